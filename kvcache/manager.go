@@ -1,0 +1,366 @@
+package kvcache
+
+import (
+	"fmt"
+
+	"servesim/model"
+)
+
+// Content identifies the tokens of a request without materialising them. Token i of the request is
+//
+//   - shared-prefix content PrefixID when i < PrefixTokens,
+//   - prompt content PromptID when i < PromptTokens,
+//   - request-unique content UniqueID otherwise (generated tokens).
+//
+// Two requests with equal PromptID have identical prompts; equal PrefixID, an identical shared prefix.
+type Content struct {
+	PrefixID     uint64
+	PrefixTokens int
+	PromptID     uint64
+	PromptTokens int
+	UniqueID     uint64
+}
+
+// mix is a 64-bit hash combiner (splitmix64 finaliser over a ^ rotated b).
+func mix(a, b uint64) uint64 {
+	x := a ^ (b + 0x9e3779b97f4a7c15 + (a << 6) + (a >> 2))
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	return x
+}
+
+// blockKey is the content key of tokens [i*bt, (i+1)*bt).
+func (c *Content) blockKey(i, bt int) uint64 {
+	end := (i + 1) * bt
+	var id uint64
+	switch {
+	case end <= c.PrefixTokens:
+		id = c.PrefixID
+	case end <= c.PromptTokens:
+		id = c.PromptID
+	default:
+		id = c.UniqueID
+	}
+	return mix(mix(id, uint64(i)), uint64(bt))
+}
+
+type chain struct {
+	bt     int
+	hashes []uint64
+}
+
+// Table is one request's block tables, one per group, plus its cached hash chains.
+type Table struct {
+	Blocks [][]BlockID
+	// base[g] is the index of the first block still held in a sliding-window group.
+	base []int
+	// hashed[g] counts blocks (attention) or boundaries (state) already entered in the cache.
+	hashed []int
+	chains []chain
+	// hit blocks found by FindHit, per group, to be touched on Admit.
+	hitBlocks [][]BlockID
+	hitTokens int
+}
+
+// Manager is the KV-cache coordinator: it maps requests to blocks in every group of a Layout,
+// finds prefix-cache hits and keeps the cache's hash entries.
+type Manager struct {
+	L         *Layout
+	Pool      *Pool
+	EagleDrop bool // drop the last matched block (EAGLE-family speculative methods)
+	Caching   bool
+	salts     []uint64
+	scratch   []BlockID
+}
+
+// NewManager builds the pool for layout l.
+func NewManager(l *Layout, eagleDrop bool) *Manager {
+	m := &Manager{L: l, Pool: NewPool(l.NumBlocks), EagleDrop: eagleDrop, Caching: l.PrefixCaching}
+	m.salts = make([]uint64, len(l.Groups))
+	for i := range l.Groups {
+		m.salts[i] = mix(0x5eed, uint64(i+1))
+	}
+	return m
+}
+
+// NewTable returns an empty table for a request.
+func (m *Manager) NewTable() *Table {
+	n := len(m.L.Groups)
+	return &Table{Blocks: make([][]BlockID, n), base: make([]int, n), hashed: make([]int, n), hitBlocks: make([][]BlockID, n)}
+}
+
+// chainHash returns the chained content hash of block i at block size bt.
+func (t *Table) chainHash(c *Content, bt, i int) uint64 {
+	var ch *chain
+	for k := range t.chains {
+		if t.chains[k].bt == bt {
+			ch = &t.chains[k]
+			break
+		}
+	}
+	if ch == nil {
+		t.chains = append(t.chains, chain{bt: bt})
+		ch = &t.chains[len(t.chains)-1]
+	}
+	for len(ch.hashes) <= i {
+		j := len(ch.hashes)
+		var parent uint64 = 0xcafef00d
+		if j > 0 {
+			parent = ch.hashes[j-1]
+		}
+		ch.hashes = append(ch.hashes, mix(parent, c.blockKey(j, bt)))
+	}
+	return ch.hashes[i]
+}
+
+func (m *Manager) blockHash(t *Table, c *Content, g, i int) Hash {
+	h := Hash(mix(m.salts[g], t.chainHash(c, m.L.Groups[g].BlockTokens, i)))
+	if h == 0 {
+		h = 1
+	}
+	return h
+}
+
+// groupHit returns the longest hit <= limit that group g supports, in tokens.
+func (m *Manager) groupHit(t *Table, c *Content, g, limit int) int {
+	gr := &m.L.Groups[g]
+	bt := gr.BlockTokens
+	switch gr.Kind {
+	case model.SpecFull:
+		n := 0
+		for (n+1)*bt <= limit {
+			if _, ok := m.Pool.Lookup(m.blockHash(t, c, g, n)); !ok {
+				break
+			}
+			n++
+		}
+		return n * bt
+	case model.SpecSliding:
+		// Needs the blocks covering the last Window tokens before the hit point.
+		need := cdiv(gr.Window, bt)
+		for j := limit / bt; j > 0; j-- {
+			ok := true
+			for i := max(0, j-need); i < j; i++ {
+				if _, hit := m.Pool.Lookup(m.blockHash(t, c, g, i)); !hit {
+					ok = false
+					break
+				}
+			}
+			if ok {
+				return j * bt
+			}
+		}
+		return 0
+	case model.SpecState:
+		// A state checkpoint exists only at block boundaries.
+		for j := limit / bt; j > 0; j-- {
+			if _, ok := m.Pool.Lookup(m.blockHash(t, c, g, j-1)); ok {
+				return j * bt
+			}
+		}
+		return 0
+	}
+	panic(fmt.Sprintf("kvcache: unknown group kind %q", gr.Kind))
+}
+
+// fixedPoint lowers limit until every group supports it.
+func (m *Manager) fixedPoint(t *Table, c *Content, limit int) int {
+	for {
+		h := limit
+		for g := range m.L.Groups {
+			h = min(h, m.groupHit(t, c, g, h))
+			if h == 0 {
+				return 0
+			}
+		}
+		if h == limit {
+			return h
+		}
+		limit = h
+	}
+}
+
+// FindHit computes the prefix-cache hit, in tokens, for a request about to be admitted with
+// tokens tokens known (prompt, plus output after a preemption). The hit is capped at tokens-1, is
+// the minimum over groups, and loses its last block for EAGLE-family drafters. The blocks to reuse
+// are remembered in t for Admit.
+func (m *Manager) FindHit(t *Table, c *Content, tokens int) int {
+	for g := range t.hitBlocks {
+		t.hitBlocks[g] = t.hitBlocks[g][:0]
+	}
+	t.hitTokens = 0
+	if !m.Caching || tokens <= 1 {
+		return 0
+	}
+	hit := m.fixedPoint(t, c, tokens-1)
+	if hit > 0 && m.EagleDrop {
+		hit = m.fixedPoint(t, c, hit-m.L.BlockSize)
+	}
+	if hit <= 0 {
+		return 0
+	}
+	for g := range m.L.Groups {
+		gr := &m.L.Groups[g]
+		if gr.Kind == model.SpecState {
+			continue
+		}
+		n := hit / gr.BlockTokens
+		first := 0
+		if gr.Kind == model.SpecSliding {
+			first = max(0, n-cdiv(gr.Window, gr.BlockTokens))
+		}
+		for i := first; i < n; i++ {
+			b, _ := m.Pool.Lookup(m.blockHash(t, c, g, i))
+			t.hitBlocks[g] = append(t.hitBlocks[g], b)
+		}
+	}
+	t.hitTokens = hit
+	return hit
+}
+
+// blocksNeeded is how many new blocks group g needs to hold tokens tokens, given what it holds.
+func (m *Manager) blocksNeeded(t *Table, g, tokens int) int {
+	gr := &m.L.Groups[g]
+	held := len(t.Blocks[g])
+	switch gr.Kind {
+	case model.SpecState:
+		return max(0, m.L.StateBlocks()-held)
+	case model.SpecSliding:
+		// Blocks wholly before the window are released as the request grows.
+		end := cdiv(tokens, gr.BlockTokens)
+		return max(0, end-t.base[g]-held)
+	}
+	return max(0, cdiv(tokens, gr.BlockTokens)-held)
+}
+
+// CanAdmit reports whether a request whose prefix hit was just found can be admitted: blocks for
+// all of its tokens plus lookahead must be free, counting cached free blocks the hit would take off
+// the free queue (vLLM's whole-prompt reservation).
+func (m *Manager) CanAdmit(t *Table, tokens int) bool {
+	need := 0
+	for g := range m.L.Groups {
+		gr := &m.L.Groups[g]
+		hitN := len(t.hitBlocks[g])
+		switch gr.Kind {
+		case model.SpecState:
+			need += m.L.StateBlocks()
+		case model.SpecSliding:
+			need += max(0, m.L.GroupBlocks(gr, tokens)-hitN)
+		default:
+			need += max(0, cdiv(tokens, gr.BlockTokens)-hitN)
+		}
+		for _, b := range t.hitBlocks[g] {
+			if m.Pool.IsFree(b) {
+				need++
+			}
+		}
+	}
+	return need <= m.Pool.NumFree()
+}
+
+// Admit takes references on the hit blocks found by FindHit.
+func (m *Manager) Admit(t *Table) {
+	for g := range m.L.Groups {
+		gr := &m.L.Groups[g]
+		if len(t.hitBlocks[g]) == 0 {
+			continue
+		}
+		if gr.Kind == model.SpecSliding {
+			// Blocks before the window are not held; the table starts at the first hit block.
+			n := t.hitTokens / gr.BlockTokens
+			t.base[g] = n - len(t.hitBlocks[g])
+		}
+		for _, b := range t.hitBlocks[g] {
+			m.Pool.Touch(b)
+		}
+		t.Blocks[g] = append(t.Blocks[g], t.hitBlocks[g]...)
+		t.hashed[g] = t.base[g] + len(t.hitBlocks[g])
+		t.hitBlocks[g] = t.hitBlocks[g][:0]
+	}
+	for g := range m.L.Groups {
+		if m.L.Groups[g].Kind == model.SpecState {
+			t.hashed[g] = t.hitTokens / m.L.Groups[g].BlockTokens
+		}
+	}
+}
+
+// Grow allocates the blocks needed to hold tokens tokens (computed + scheduled + lookahead) in
+// every group, all or nothing. It returns false when the pool is short.
+func (m *Manager) Grow(t *Table, tokens int) bool {
+	need := 0
+	for g := range m.L.Groups {
+		need += m.blocksNeeded(t, g, tokens)
+	}
+	if need == 0 {
+		return true
+	}
+	if need > m.Pool.NumFree() {
+		return false
+	}
+	for g := range m.L.Groups {
+		n := m.blocksNeeded(t, g, tokens)
+		if n > 0 {
+			t.Blocks[g], _ = m.Pool.Allocate(t.Blocks[g], n)
+		}
+	}
+	return true
+}
+
+// Commit records that computed tokens now have their KV written: full blocks are entered in the
+// prefix cache, sliding-window groups release blocks that left the window, and recurrent-state
+// checkpoints are cached at block boundaries inside the prompt.
+func (m *Manager) Commit(t *Table, c *Content, computed int) {
+	for g := range m.L.Groups {
+		gr := &m.L.Groups[g]
+		bt := gr.BlockTokens
+		switch gr.Kind {
+		case model.SpecFull, model.SpecSliding:
+			if m.Caching {
+				for full := computed / bt; t.hashed[g] < full; t.hashed[g]++ {
+					i := t.hashed[g] - t.base[g]
+					if i >= 0 && i < len(t.Blocks[g]) {
+						m.Pool.SetHash(t.Blocks[g][i], m.blockHash(t, c, g, t.hashed[g]))
+					}
+				}
+			}
+			if gr.Kind == model.SpecSliding {
+				keepFrom := (computed - gr.Window) / bt // first block still inside the window
+				if drop := keepFrom - t.base[g]; drop > 0 && drop <= len(t.Blocks[g]) {
+					m.Pool.Free(t.Blocks[g][:drop])
+					t.Blocks[g] = append(t.Blocks[g][:0], t.Blocks[g][drop:]...)
+					t.base[g] += drop
+				}
+			}
+		case model.SpecState:
+			if !m.Caching {
+				continue
+			}
+			upto := min(computed, c.PromptTokens) / bt
+			for ; t.hashed[g] < upto; t.hashed[g]++ {
+				m.Pool.CacheDetached(m.blockHash(t, c, g, t.hashed[g]))
+			}
+		}
+	}
+}
+
+// Free releases every block the request holds; cached content stays until evicted.
+func (m *Manager) Free(t *Table) {
+	for g := range t.Blocks {
+		m.Pool.Free(t.Blocks[g])
+		t.Blocks[g] = t.Blocks[g][:0]
+		t.base[g] = 0
+		t.hashed[g] = 0
+	}
+}
+
+// HeldBlocks is the number of blocks the request holds over all groups.
+func (t *Table) HeldBlocks() int {
+	n := 0
+	for _, b := range t.Blocks {
+		n += len(b)
+	}
+	return n
+}

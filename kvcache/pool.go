@@ -1,0 +1,218 @@
+package kvcache
+
+import "fmt"
+
+// BlockID indexes a block in the pool.
+type BlockID int32
+
+// NoBlock marks an empty link.
+const NoBlock BlockID = -1
+
+// Hash identifies a block's content: the chained hash of all tokens up to and including the
+// block, salted with the group it belongs to. Zero means "not hashed".
+type Hash uint64
+
+type blockMeta struct {
+	ref        int32
+	prev, next BlockID // free-queue links (valid while ref == 0)
+	hash       Hash
+	inFree     bool
+}
+
+// Pool is vLLM's BlockPool: a fixed number of equal blocks shared by every KV-cache group, a free
+// queue ordered least-recently-used first, and a map from content hash to cached block.
+//
+// A free block may still hold cached content; it is evicted (its hash dropped) only when it is
+// handed out again. Touching a cached free block takes it off the free queue.
+type Pool struct {
+	meta       []blockMeta
+	head, tail BlockID
+	numFree    int
+	cached     map[Hash]BlockID
+	// Stats.
+	Evictions int64
+}
+
+// NewPool returns a pool of n free, empty blocks.
+func NewPool(n int) *Pool {
+	p := &Pool{meta: make([]blockMeta, n), head: NoBlock, tail: NoBlock, cached: make(map[Hash]BlockID)}
+	for i := 0; i < n; i++ {
+		p.pushTail(BlockID(i))
+	}
+	return p
+}
+
+// NumBlocks is the pool size.
+func (p *Pool) NumBlocks() int { return len(p.meta) }
+
+// NumFree is the number of blocks that can be handed out (free, cached or not).
+func (p *Pool) NumFree() int { return p.numFree }
+
+// NumCached is the number of blocks holding hashed content.
+func (p *Pool) NumCached() int { return len(p.cached) }
+
+// Usage is the fraction of blocks referenced by requests.
+func (p *Pool) Usage() float64 {
+	if len(p.meta) == 0 {
+		return 0
+	}
+	return 1 - float64(p.numFree)/float64(len(p.meta))
+}
+
+func (p *Pool) pushTail(b BlockID) {
+	m := &p.meta[b]
+	m.prev, m.next, m.inFree = p.tail, NoBlock, true
+	if p.tail != NoBlock {
+		p.meta[p.tail].next = b
+	} else {
+		p.head = b
+	}
+	p.tail = b
+	p.numFree++
+}
+
+func (p *Pool) unlink(b BlockID) {
+	m := &p.meta[b]
+	if !m.inFree {
+		panic(fmt.Sprintf("kvcache: unlink of block %d that is not free", b))
+	}
+	if m.prev != NoBlock {
+		p.meta[m.prev].next = m.next
+	} else {
+		p.head = m.next
+	}
+	if m.next != NoBlock {
+		p.meta[m.next].prev = m.prev
+	} else {
+		p.tail = m.prev
+	}
+	m.prev, m.next, m.inFree = NoBlock, NoBlock, false
+	p.numFree--
+}
+
+// popFree takes the least recently used free block and evicts its cached content.
+func (p *Pool) popFree() BlockID {
+	b := p.head
+	if b == NoBlock {
+		panic("kvcache: popFree on an empty free queue")
+	}
+	p.unlink(b)
+	p.evict(b)
+	return b
+}
+
+func (p *Pool) evict(b BlockID) {
+	m := &p.meta[b]
+	if m.hash != 0 {
+		if p.cached[m.hash] == b {
+			delete(p.cached, m.hash)
+		}
+		m.hash = 0
+		p.Evictions++
+	}
+}
+
+// Allocate appends n fresh blocks to dst. It returns false (and allocates nothing) when fewer than n
+// blocks are free.
+func (p *Pool) Allocate(dst []BlockID, n int) ([]BlockID, bool) {
+	if n > p.numFree {
+		return dst, false
+	}
+	for i := 0; i < n; i++ {
+		b := p.popFree()
+		p.meta[b].ref = 1
+		dst = append(dst, b)
+	}
+	return dst, true
+}
+
+// Lookup returns the cached block with hash h.
+func (p *Pool) Lookup(h Hash) (BlockID, bool) {
+	b, ok := p.cached[h]
+	return b, ok
+}
+
+// Touch takes a reference on a cached block found by Lookup, taking it off the free queue if no
+// request held it.
+func (p *Pool) Touch(b BlockID) {
+	m := &p.meta[b]
+	if m.ref == 0 {
+		p.unlink(b)
+	}
+	m.ref++
+}
+
+// IsFree reports whether block b is on the free queue (counted by NumFree).
+func (p *Pool) IsFree(b BlockID) bool { return p.meta[b].inFree }
+
+// SetHash records that block b now holds content h, making it findable by Lookup. A block already
+// cached under h elsewhere keeps the entry (vLLM does not deduplicate).
+func (p *Pool) SetHash(b BlockID, h Hash) {
+	m := &p.meta[b]
+	if m.hash != 0 || h == 0 {
+		return
+	}
+	if _, dup := p.cached[h]; dup {
+		return
+	}
+	m.hash = h
+	p.cached[h] = b
+}
+
+// Free drops one reference on each block. Blocks whose count reaches zero join the free queue in
+// reverse order, so a request's tail blocks are evicted before its head (vLLM's free order).
+func (p *Pool) Free(blocks []BlockID) {
+	for i := len(blocks) - 1; i >= 0; i-- {
+		b := blocks[i]
+		m := &p.meta[b]
+		if m.ref <= 0 {
+			panic(fmt.Sprintf("kvcache: double free of block %d", b))
+		}
+		m.ref--
+		if m.ref == 0 {
+			p.pushTail(b)
+		}
+	}
+}
+
+// CacheDetached stores content h in a block that no request holds: the least recently used free
+// block is overwritten and rejoins the queue as most recently used. This is how a recurrent-state
+// checkpoint at a block boundary stays in the prefix cache after the request moves on. It does
+// nothing when h is already cached or no block is free.
+func (p *Pool) CacheDetached(h Hash) {
+	if h == 0 || p.head == NoBlock {
+		return
+	}
+	if _, ok := p.cached[h]; ok {
+		return
+	}
+	b := p.popFree()
+	p.meta[b].hash = h
+	p.cached[h] = b
+	p.pushTail(b)
+}
+
+// Ref returns the reference count of block b (for tests and invariant checks).
+func (p *Pool) Ref(b BlockID) int { return int(p.meta[b].ref) }
+
+// CheckInvariants verifies the free queue and counts; it panics on a broken invariant.
+func (p *Pool) CheckInvariants() {
+	n := 0
+	for b := p.head; b != NoBlock; b = p.meta[b].next {
+		if p.meta[b].ref != 0 || !p.meta[b].inFree {
+			panic(fmt.Sprintf("kvcache: block %d in free queue with ref %d", b, p.meta[b].ref))
+		}
+		n++
+		if n > len(p.meta) {
+			panic("kvcache: free queue has a cycle")
+		}
+	}
+	if n != p.numFree {
+		panic(fmt.Sprintf("kvcache: free queue length %d != numFree %d", n, p.numFree))
+	}
+	for h, b := range p.cached {
+		if p.meta[b].hash != h {
+			panic(fmt.Sprintf("kvcache: cached map says block %d holds %x, block says %x", b, h, p.meta[b].hash))
+		}
+	}
+}

@@ -1,0 +1,357 @@
+package model
+
+import "fmt"
+
+// AttnKind says how a decoder layer mixes tokens, which decides its KV-cache spec and its cost.
+type AttnKind string
+
+const (
+	// AttnGQA is softmax attention with grouped key/value heads (MHA when KVHeads == Heads).
+	AttnGQA AttnKind = "gqa"
+	// AttnMLA is multi-head latent attention: one compressed latent per token, shared by all heads.
+	AttnMLA AttnKind = "mla"
+	// AttnSparseMLA is MLA whose queries attend only to the top-k tokens chosen by a lightning
+	// indexer (DeepSeek Sparse Attention, GLM-5 "glm_moe_dsa").
+	AttnSparseMLA AttnKind = "sparse_mla"
+	// AttnLinear is a recurrent linear-attention layer (KDA, GDN, Mamba): a constant state per request.
+	AttnLinear AttnKind = "linear"
+)
+
+// FFNKind is the MLP flavour of a layer.
+type FFNKind string
+
+const (
+	FFNDense FFNKind = "dense"
+	FFNMoE   FFNKind = "moe"
+)
+
+// Attention describes one layer's token mixer. Fields that do not apply to Kind are zero.
+type Attention struct {
+	Kind     AttnKind `toml:"kind"`
+	Heads    int      `toml:"heads"`               // query heads
+	KVHeads  int      `toml:"kv_heads,omitempty"`  // GQA key/value heads
+	HeadDim  int      `toml:"head_dim,omitempty"`  // GQA q/k head dim
+	VHeadDim int      `toml:"v_head_dim,omitempty"` // value head dim (GQA: defaults to HeadDim; MLA: per-head v dim)
+	// Window > 0 makes a GQA layer sliding-window: each token attends to the last Window tokens.
+	Window int `toml:"window,omitempty"`
+
+	// MLA.
+	QLoraRank  int `toml:"q_lora_rank,omitempty"`
+	KVLoraRank int `toml:"kv_lora_rank,omitempty"`
+	QKRopeDim  int `toml:"qk_rope_head_dim,omitempty"`
+	QKNopeDim  int `toml:"qk_nope_head_dim,omitempty"`
+
+	// DSA lightning indexer (sparse MLA).
+	IndexHeads    int `toml:"index_heads,omitempty"`
+	IndexHeadDim  int `toml:"index_head_dim,omitempty"`
+	IndexTopK     int `toml:"index_topk,omitempty"`
+	IndexCompress int `toml:"index_compress,omitempty"` // tokens per stored indexer key (1 = none)
+
+	// Linear attention / recurrent state.
+	StateHeads   int   `toml:"state_heads,omitempty"`
+	StateKeyDim  int   `toml:"state_key_dim,omitempty"`
+	StateValDim  int   `toml:"state_value_dim,omitempty"`
+	ConvKernel   int   `toml:"conv_kernel,omitempty"`
+	ConvChannels int   `toml:"conv_channels,omitempty"` // channels with a short causal conv (q, k, v)
+	StateDType   DType `toml:"state_dtype,omitempty"`
+
+	// ProjParams is the number of weights in this layer's projections (q/k/v/o, lora, indexer,
+	// gates). Computed by Arch.Normalize when zero.
+	ProjParams int64 `toml:"proj_params,omitempty"`
+	// DType of the projection weights.
+	DType DType `toml:"dtype,omitempty"`
+}
+
+// FFN describes one layer's MLP.
+type FFN struct {
+	Kind FFNKind `toml:"kind"`
+	// Dense MLP intermediate width (gate and up are each this wide; down maps it back).
+	Intermediate int `toml:"intermediate,omitempty"`
+	// MoE.
+	Experts            int `toml:"experts,omitempty"`
+	TopK               int `toml:"top_k,omitempty"`
+	ExpertIntermediate int `toml:"expert_intermediate,omitempty"`
+	SharedExperts      int `toml:"shared_experts,omitempty"`
+	SharedIntermediate int `toml:"shared_intermediate,omitempty"`
+	// GatedMLP is true for SwiGLU-style MLPs (gate + up + down); false for two-matrix MLPs.
+	NotGated bool `toml:"not_gated,omitempty"`
+
+	DType       DType `toml:"dtype,omitempty"`        // dense MLP / shared expert weights
+	ExpertDType DType `toml:"expert_dtype,omitempty"` // routed expert weights
+}
+
+// LayerGroup is Count consecutive-or-not decoder layers with the same shape.
+type LayerGroup struct {
+	Count int       `toml:"count"`
+	Attn  Attention `toml:"attention"`
+	FFN   FFN       `toml:"ffn"`
+}
+
+// Arch is a decoder-only transformer, possibly hybrid and mixture-of-experts.
+type Arch struct {
+	Name       string       `toml:"name"`
+	Family     string       `toml:"family"` // HF model_type, e.g. "glm_moe_dsa", "llama"
+	Hidden     int          `toml:"hidden"`
+	Vocab      int          `toml:"vocab"`
+	TiedEmbed  bool         `toml:"tied_embeddings,omitempty"`
+	EmbedDType DType        `toml:"embed_dtype,omitempty"`
+	Layers     []LayerGroup `toml:"layers"`
+	// ExtraParamsPerLayer covers small per-layer weights not in the projections or MLP (norms,
+	// router, hyper-connection mixers), stored in bf16 and replicated on every rank.
+	ExtraParamsPerLayer int64 `toml:"extra_params_per_layer,omitempty"`
+	// SharesTargetEmbeddings marks a draft model that reuses the target model's embedding table and
+	// lm_head (EAGLE, DFlash): they are neither stored nor counted twice.
+	SharesTargetEmbeddings bool `toml:"shares_target_embeddings,omitempty"`
+}
+
+// NumLayers is the number of decoder layers.
+func (a *Arch) NumLayers() int {
+	n := 0
+	for _, g := range a.Layers {
+		n += g.Count
+	}
+	return n
+}
+
+// gated returns the number of weight matrices of width w in an MLP (3 for SwiGLU, 2 otherwise).
+func (f *FFN) matrices() int64 {
+	if f.NotGated {
+		return 2
+	}
+	return 3
+}
+
+// ExpertParams is the weight count of one routed expert.
+func (f *FFN) ExpertParams(hidden int) int64 {
+	return f.matrices() * int64(hidden) * int64(f.ExpertIntermediate)
+}
+
+// SharedParams is the weight count of all shared experts of the layer.
+func (f *FFN) SharedParams(hidden int) int64 {
+	return int64(f.SharedExperts) * f.matrices() * int64(hidden) * int64(f.SharedIntermediate)
+}
+
+// DenseParams is the weight count of a dense MLP.
+func (f *FFN) DenseParams(hidden int) int64 {
+	return f.matrices() * int64(hidden) * int64(f.Intermediate)
+}
+
+// RouterParams is the router's weight count.
+func (f *FFN) RouterParams(hidden int) int64 {
+	if f.Kind != FFNMoE {
+		return 0
+	}
+	return int64(hidden) * int64(f.Experts)
+}
+
+// defaultProjParams counts the projection weights of an attention layer from its shape.
+func (a *Attention) defaultProjParams(hidden int) int64 {
+	h := int64(hidden)
+	switch a.Kind {
+	case AttnGQA:
+		v := a.VHeadDim
+		if v == 0 {
+			v = a.HeadDim
+		}
+		q := int64(a.Heads * a.HeadDim)
+		kv := int64(a.KVHeads * (a.HeadDim + v))
+		o := int64(a.Heads * v)
+		return h*q + h*kv + o*h
+	case AttnMLA, AttnSparseMLA:
+		qk := int64(a.QKNopeDim + a.QKRopeDim)
+		var q int64
+		if a.QLoraRank > 0 {
+			q = h*int64(a.QLoraRank) + int64(a.QLoraRank)*int64(a.Heads)*qk
+		} else {
+			q = h * int64(a.Heads) * qk
+		}
+		kvA := h * int64(a.KVLoraRank+a.QKRopeDim)
+		kvB := int64(a.KVLoraRank) * int64(a.Heads) * int64(a.QKNopeDim+a.VHeadDim)
+		o := int64(a.Heads*a.VHeadDim) * h
+		p := q + kvA + kvB + o
+		if a.Kind == AttnSparseMLA {
+			// Indexer: q from the q latent, one shared key projection, per-head weights.
+			idx := int64(a.IndexHeads * a.IndexHeadDim)
+			qsrc := int64(a.QLoraRank)
+			if qsrc == 0 {
+				qsrc = h
+			}
+			p += qsrc*idx + h*int64(a.IndexHeadDim) + h*int64(a.IndexHeads)
+		}
+		return p
+	case AttnLinear:
+		qk := int64(a.StateHeads * a.StateKeyDim)
+		v := int64(a.StateHeads * a.StateValDim)
+		// q, k, v, o plus small gate/beta projections (about one more head-count-wide map each).
+		return h*(2*qk+v) + v*h + 2*h*int64(a.StateHeads)
+	}
+	return 0
+}
+
+// Normalize fills computed defaults (projection counts, dtypes) and checks the shape. It returns an
+// error naming the first inconsistent field.
+func (a *Arch) Normalize() error {
+	if a.Hidden <= 0 {
+		return fmt.Errorf("model %q: hidden = %d: must be positive", a.Name, a.Hidden)
+	}
+	if a.Vocab <= 0 {
+		return fmt.Errorf("model %q: vocab = %d: must be positive", a.Name, a.Vocab)
+	}
+	if len(a.Layers) == 0 {
+		return fmt.Errorf("model %q: no layers", a.Name)
+	}
+	if a.EmbedDType == "" {
+		a.EmbedDType = BF16
+	}
+	for i := range a.Layers {
+		g := &a.Layers[i]
+		where := fmt.Sprintf("model %q: layers[%d]", a.Name, i)
+		if g.Count <= 0 {
+			return fmt.Errorf("%s.count = %d: must be positive", where, g.Count)
+		}
+		at := &g.Attn
+		switch at.Kind {
+		case AttnGQA:
+			if at.Heads <= 0 || at.KVHeads <= 0 || at.HeadDim <= 0 {
+				return fmt.Errorf("%s.attention: gqa needs heads, kv_heads and head_dim > 0 (got %d, %d, %d)", where, at.Heads, at.KVHeads, at.HeadDim)
+			}
+			if at.Heads%at.KVHeads != 0 {
+				return fmt.Errorf("%s.attention: heads = %d is not a multiple of kv_heads = %d", where, at.Heads, at.KVHeads)
+			}
+			if at.VHeadDim == 0 {
+				at.VHeadDim = at.HeadDim
+			}
+		case AttnMLA, AttnSparseMLA:
+			if at.Heads <= 0 || at.KVLoraRank <= 0 || at.VHeadDim <= 0 {
+				return fmt.Errorf("%s.attention: mla needs heads, kv_lora_rank and v_head_dim > 0", where)
+			}
+			if at.Kind == AttnSparseMLA {
+				if at.IndexHeads <= 0 || at.IndexHeadDim <= 0 || at.IndexTopK <= 0 {
+					return fmt.Errorf("%s.attention: sparse_mla needs index_heads, index_head_dim and index_topk > 0", where)
+				}
+				if at.IndexCompress <= 0 {
+					at.IndexCompress = 1
+				}
+			}
+		case AttnLinear:
+			if at.StateHeads <= 0 || at.StateKeyDim <= 0 || at.StateValDim <= 0 {
+				return fmt.Errorf("%s.attention: linear needs state_heads, state_key_dim and state_value_dim > 0", where)
+			}
+			if at.StateDType == "" {
+				at.StateDType = FP32
+			}
+			if at.ConvChannels == 0 && at.ConvKernel > 0 {
+				at.ConvChannels = at.StateHeads * (2*at.StateKeyDim + at.StateValDim)
+			}
+		default:
+			return fmt.Errorf("%s.attention.kind = %q: want gqa, mla, sparse_mla or linear", where, at.Kind)
+		}
+		if at.Heads == 0 && at.Kind == AttnLinear {
+			at.Heads = at.StateHeads
+		}
+		if at.DType == "" {
+			at.DType = BF16
+		}
+		if at.ProjParams == 0 {
+			at.ProjParams = at.defaultProjParams(a.Hidden)
+		}
+		f := &g.FFN
+		switch f.Kind {
+		case FFNDense:
+			if f.Intermediate <= 0 {
+				return fmt.Errorf("%s.ffn: dense needs intermediate > 0", where)
+			}
+		case FFNMoE:
+			if f.Experts <= 0 || f.TopK <= 0 || f.TopK > f.Experts || f.ExpertIntermediate <= 0 {
+				return fmt.Errorf("%s.ffn: moe needs experts > 0, 0 < top_k <= experts and expert_intermediate > 0 (got %d, %d, %d)", where, f.Experts, f.TopK, f.ExpertIntermediate)
+			}
+			if f.SharedExperts > 0 && f.SharedIntermediate == 0 {
+				f.SharedIntermediate = f.ExpertIntermediate
+			}
+		default:
+			return fmt.Errorf("%s.ffn.kind = %q: want dense or moe", where, f.Kind)
+		}
+		if f.DType == "" {
+			f.DType = BF16
+		}
+		if f.ExpertDType == "" {
+			f.ExpertDType = f.DType
+		}
+	}
+	return nil
+}
+
+// ParamCount is the number of weights: total, and active per token (routed experts counted top_k
+// times, embeddings counted once for the lm_head).
+type ParamCount struct {
+	Total  int64
+	Active int64
+	// Breakdown.
+	Embedding, LMHead, Attention, DenseMLP, SharedExperts, RoutedExperts, Router, Extra int64
+}
+
+// Params counts weights.
+func (a *Arch) Params() ParamCount {
+	var c ParamCount
+	h := a.Hidden
+	if !a.SharesTargetEmbeddings {
+		c.Embedding = int64(a.Vocab) * int64(h)
+		if !a.TiedEmbed {
+			c.LMHead = c.Embedding
+		}
+	}
+	var activeRouted int64
+	for _, g := range a.Layers {
+		n := int64(g.Count)
+		c.Attention += n * g.Attn.ProjParams
+		c.Extra += n * a.ExtraParamsPerLayer
+		switch g.FFN.Kind {
+		case FFNDense:
+			c.DenseMLP += n * g.FFN.DenseParams(h)
+		case FFNMoE:
+			c.SharedExperts += n * g.FFN.SharedParams(h)
+			c.RoutedExperts += n * int64(g.FFN.Experts) * g.FFN.ExpertParams(h)
+			c.Router += n * g.FFN.RouterParams(h)
+			activeRouted += n * int64(g.FFN.TopK) * g.FFN.ExpertParams(h)
+		}
+	}
+	c.Total = c.Embedding + c.LMHead + c.Attention + c.DenseMLP + c.SharedExperts + c.RoutedExperts + c.Router + c.Extra
+	lm := c.LMHead
+	if a.TiedEmbed && !a.SharesTargetEmbeddings {
+		lm = c.Embedding
+	}
+	// Active: everything but the embedding table and the unused routed experts; the lm_head runs.
+	c.Active = c.Total - c.Embedding - c.LMHead + lm - c.RoutedExperts + activeRouted
+	return c
+}
+
+// HasKind reports whether any layer has attention kind k.
+func (a *Arch) HasKind(k AttnKind) bool {
+	for _, g := range a.Layers {
+		if g.Attn.Kind == k {
+			return true
+		}
+	}
+	return false
+}
+
+// IsMoE reports whether any layer routes to experts.
+func (a *Arch) IsMoE() bool {
+	for _, g := range a.Layers {
+		if g.FFN.Kind == FFNMoE {
+			return true
+		}
+	}
+	return false
+}
+
+// cdiv is ceiling division for positive ints.
+func cdiv(a, b int) int { return (a + b - 1) / b }
+
+// maxInt returns the larger of a and b.
+func maxInt(a, b int) int {
+	if a > b {
+		return a
+	}
+	return b
+}

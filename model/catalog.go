@@ -1,0 +1,152 @@
+package model
+
+import (
+	"bytes"
+	"embed"
+	"fmt"
+	"os"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+)
+
+//go:embed data/gpus.toml data/models/*.toml
+var dataFS embed.FS
+
+// Catalog is the set of GPUs the planner and scenarios can name.
+type Catalog struct {
+	GPUs []GPU `toml:"gpu"`
+}
+
+// decodeStrict decodes TOML and rejects keys the target does not have, naming the first one.
+func decodeStrict(data []byte, name string, v any) error {
+	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(v)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		keys := make([]string, len(und))
+		for i, k := range und {
+			keys[i] = k.String()
+		}
+		return fmt.Errorf("%s: unknown key %q", name, keys[0])
+	}
+	return nil
+}
+
+// BuiltinCatalog returns the embedded GPU catalog.
+func BuiltinCatalog() *Catalog {
+	data, err := dataFS.ReadFile("data/gpus.toml")
+	if err != nil {
+		panic(err)
+	}
+	c, err := ParseCatalog(data, "gpus.toml")
+	if err != nil {
+		panic(fmt.Sprintf("embedded GPU catalog: %v", err))
+	}
+	return c
+}
+
+// ParseCatalog reads a [[gpu]] TOML list and validates each entry.
+func ParseCatalog(data []byte, name string) (*Catalog, error) {
+	var c Catalog
+	if err := decodeStrict(data, name, &c); err != nil {
+		return nil, err
+	}
+	for i := range c.GPUs {
+		if err := c.GPUs[i].Validate(); err != nil {
+			return nil, fmt.Errorf("%s: gpu[%d]: %w", name, i, err)
+		}
+	}
+	return &c, nil
+}
+
+// Merge adds or replaces (by name) the entries of o.
+func (c *Catalog) Merge(o *Catalog) {
+	for _, g := range o.GPUs {
+		replaced := false
+		for i := range c.GPUs {
+			if strings.EqualFold(c.GPUs[i].Name, g.Name) {
+				c.GPUs[i] = g
+				replaced = true
+				break
+			}
+		}
+		if !replaced {
+			c.GPUs = append(c.GPUs, g)
+		}
+	}
+}
+
+// LoadCatalog returns the built-in catalog merged with a user file (empty path: built-in only).
+func LoadCatalog(file string) (*Catalog, error) {
+	c := BuiltinCatalog()
+	if file == "" {
+		return c, nil
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	o, err := ParseCatalog(data, file)
+	if err != nil {
+		return nil, err
+	}
+	c.Merge(o)
+	return c, nil
+}
+
+// Find returns the GPU whose name or alias matches.
+func (c *Catalog) Find(name string) (GPU, error) {
+	for _, g := range c.GPUs {
+		if g.Matches(name) {
+			return g, nil
+		}
+	}
+	names := make([]string, len(c.GPUs))
+	for i, g := range c.GPUs {
+		names[i] = g.Name
+	}
+	return GPU{}, fmt.Errorf("unknown GPU %q (known: %s)", name, strings.Join(names, ", "))
+}
+
+// BuiltinModels lists the names of the embedded model descriptions.
+func BuiltinModels() []string {
+	ents, err := dataFS.ReadDir("data/models")
+	if err != nil {
+		panic(err)
+	}
+	var out []string
+	for _, e := range ents {
+		out = append(out, strings.TrimSuffix(e.Name(), ".toml"))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ParseArch reads a model description in servesim's TOML form and normalises it.
+func ParseArch(data []byte, name string) (*Arch, error) {
+	var a Arch
+	if err := decodeStrict(data, name, &a); err != nil {
+		return nil, err
+	}
+	if err := a.Normalize(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return &a, nil
+}
+
+// BuiltinArch returns an embedded model description by name.
+func BuiltinArch(name string) (*Arch, error) {
+	n := strings.ToLower(strings.TrimSpace(name))
+	// Accept HF-style ids of the built-ins ("nvidia/GLM-5.3-Flash-NVFP4").
+	n = path.Base(n)
+	n = strings.TrimSuffix(n, "-nvfp4")
+	data, err := dataFS.ReadFile("data/models/" + n + ".toml")
+	if err != nil {
+		return nil, fmt.Errorf("unknown built-in model %q (built-in: %s)", name, strings.Join(BuiltinModels(), ", "))
+	}
+	return ParseArch(data, n+".toml")
+}

@@ -1,0 +1,515 @@
+package model
+
+import (
+	"fmt"
+	"math"
+)
+
+// Term is one component of a step's time.
+type Term int
+
+const (
+	TermWeights   Term = iota // streaming weights from device memory (GEMMs bound by bandwidth)
+	TermCompute               // GEMM math bound by tensor-core throughput, plus elementwise traffic
+	TermAttention             // softmax attention, sparse-MLA gather and the DSA indexer
+	TermState                 // recurrent-state traffic and the linear-attention scan
+	TermAllReduce             // tensor-parallel all-reduces
+	TermDrafter               // the speculative drafter's forward pass
+	TermOverhead              // fixed GPU-side step cost, and CPU time not hidden by async scheduling
+	TermPadding               // extra work from padding decode batches to a CUDA-graph size
+	NumTerms
+)
+
+var termNames = [NumTerms]string{"weights", "compute", "attention", "state", "allreduce", "drafter", "overhead", "padding"}
+
+func (t Term) String() string { return termNames[t] }
+
+// StepCost is the time of one engine step, split into terms (seconds).
+type StepCost struct {
+	Terms [NumTerms]float64
+	GPU   float64 // GPU-side time
+	CPU   float64 // CPU scheduling time for the step
+	Total float64 // wall time of the step
+}
+
+// Binding returns the largest term.
+func (c *StepCost) Binding() Term {
+	b := Term(0)
+	for t := Term(1); t < NumTerms; t++ {
+		if c.Terms[t] > c.Terms[b] {
+			b = t
+		}
+	}
+	return b
+}
+
+// gemm is a set of weight matrices read once per step and multiplied by M rows.
+type gemm struct {
+	bytes  float64 // per GPU
+	params float64 // per GPU (FLOPs = 2 x M x params)
+	peak   float64 // FLOP/s of the dtype class
+}
+
+// moeLayers is a set of identical MoE layers.
+type moeLayers struct {
+	layers        float64
+	experts       float64
+	topK          float64
+	perRank       float64 // experts held by one rank (E/EP, or E when TP-sharded)
+	shard         float64 // fraction of each expert a rank holds (1/TP without EP, else 1)
+	ranks         float64 // EP ranks
+	expertBytes   float64
+	expertParams  float64
+	peak          float64
+	zMax          float64 // expected max of `ranks` standard normals
+	logMissPerTok float64 // log(1 - topK/E)
+}
+
+type sparseMLA struct {
+	layers        float64
+	heads         float64 // per rank
+	latent        float64 // kv_lora_rank (absorbed q.c and p.c width)
+	rope          float64
+	topK          int
+	idxFlopsPerQK float64 // 2 x index heads x index dim (replicated on every rank)
+	compress      float64
+	kvBytes       float64 // per token (fp8_ds_mla latent)
+	idxBytes      float64 // per stored indexer key
+}
+
+type gqa struct {
+	layers  float64
+	heads   float64 // per rank
+	qkDim   float64
+	vDim    float64
+	window  int
+	kvBytes float64 // per token per GPU
+}
+
+type mla struct {
+	layers        float64
+	heads         float64
+	latent, rope  float64
+	nope, vDim    float64
+	kvBytes       float64
+}
+
+type linear struct {
+	layers        float64
+	stateBytes    float64 // per request per GPU per layer, including conv state
+	flopsPerToken float64 // chunked scan, per GPU
+}
+
+type attnSet struct {
+	sparse []sparseMLA
+	gqa    []gqa
+	mla    []mla
+	linear []linear
+}
+
+// CostModel turns a step's shape into time on one deployment with one parameter set. Build it
+// with NewCostModel; it is immutable and safe to share between simulations.
+type CostModel struct {
+	d        *Deployment
+	p        Params
+	bw       float64 // achieved memory bandwidth, bytes/s
+	bf16Peak float64
+	fp8Peak  float64
+	tp       int
+	dense    []gemm
+	moe      []moeLayers
+	lmHead   gemm
+	attn     attnSet
+	layers   float64
+	hidden   float64
+	arAlpha  float64 // seconds per all-reduce
+	arBeta   float64 // seconds per payload byte
+	// drafter
+	draft       bool
+	k           int
+	draftDense  gemm
+	draftKV     gemm // context K/V projection of new tokens for the drafter
+	draftAttn   attnSet
+	draftLayers float64
+	maxCapture  int
+	graphs      bool
+	async       bool
+}
+
+// expected maximum of n standard normal variables, for n = 1, 2, 4, 8, 16, 32, 64.
+func expectedMaxNormal(n int) float64 {
+	switch {
+	case n <= 1:
+		return 0
+	case n == 2:
+		return 0.5642
+	case n <= 4:
+		return 1.0294
+	case n <= 8:
+		return 1.4236
+	case n <= 16:
+		return 1.7660
+	case n <= 32:
+		return 2.0697
+	}
+	return 2.3419
+}
+
+// NewCostModel precomputes the per-GPU quantities of d under parameters p.
+func NewCostModel(d *Deployment, p Params) *CostModel {
+	g := &d.Hardware.GPU
+	e := &d.Engine
+	c := &CostModel{d: d, p: p, tp: e.TensorParallel}
+	c.bw = g.BandwidthBytesPerS() * p[PMemBWEff]
+	c.bf16Peak = g.PeakFLOPS(BF16)
+	c.fp8Peak = g.PeakFLOPS(FP8)
+	c.hidden = float64(d.Model.Hidden)
+	c.layers = float64(d.Model.NumLayers())
+	c.dense = denseGEMMs(d.Model, g, c.tp)
+	c.attn = attnFor(d.Model, c.tp, e.KVDType())
+	ep := e.EPSize()
+	for _, lg := range d.Model.Layers {
+		f := lg.FFN
+		if f.Kind != FFNMoE {
+			continue
+		}
+		m := moeLayers{layers: float64(lg.Count), experts: float64(f.Experts), topK: float64(f.TopK),
+			expertBytes: float64(f.ExpertParams(d.Model.Hidden)) * f.ExpertDType.BytesPerParam(),
+			expertParams: float64(f.ExpertParams(d.Model.Hidden)), peak: g.PeakFLOPS(f.ExpertDType)}
+		if ep > 1 {
+			m.ranks = float64(ep)
+			m.perRank = math.Ceil(float64(f.Experts) / float64(ep))
+			m.shard = 1
+			m.zMax = expectedMaxNormal(ep)
+		} else {
+			m.ranks = 1
+			m.perRank = float64(f.Experts)
+			m.shard = 1 / float64(c.tp)
+		}
+		m.logMissPerTok = math.Log1p(-m.topK / m.experts)
+		c.moe = append(c.moe, m)
+	}
+	if !d.Model.SharesTargetEmbeddings {
+		lm := float64(d.Model.Vocab) * c.hidden / float64(c.tp)
+		c.lmHead = gemm{bytes: lm * d.Model.EmbedDType.BytesPerParam(), params: lm, peak: g.PeakFLOPS(d.Model.EmbedDType)}
+	}
+	n := float64(c.tp)
+	if c.tp > 1 {
+		c.arAlpha = p[PARLatencyMult] * 2 * (n - 1) * g.LinkLatencyUS * 1e-6
+		c.arBeta = 2 * (n - 1) / n / (g.LinkBytesPerS() * p[PARBWEff])
+	}
+	if d.Drafter != nil && e.Speculative.Enabled() {
+		c.draft = true
+		c.k = e.SpecTokens()
+		var b, prm float64
+		for _, x := range denseGEMMs(d.Drafter, g, c.tp) {
+			b += x.bytes
+			prm += x.params
+		}
+		c.draftDense = gemm{bytes: b, params: prm, peak: c.bf16Peak}
+		dkv := BF16
+		c.draftAttn = attnFor(d.Drafter, c.tp, dkv)
+		// K and V projections per drafter layer, applied to every new context token.
+		var kvp float64
+		for _, lg := range d.Drafter.Layers {
+			a := lg.Attn
+			kvp += float64(lg.Count) * c.hidden * float64(a.KVHeads*(a.HeadDim+a.VHeadDim)) / n
+		}
+		c.draftKV = gemm{bytes: kvp * 2, params: kvp, peak: c.bf16Peak}
+		c.draftLayers = float64(d.Drafter.NumLayers())
+	} else if e.Speculative.Enabled() {
+		c.k = e.SpecTokens()
+	}
+	c.graphs = !e.EnforceEager
+	c.maxCapture = e.MaxCaptureSize
+	c.async = e.AsyncScheduling
+	return c
+}
+
+// Params returns the parameters the model was built with.
+func (c *CostModel) Params() *Params { return &c.p }
+
+// Deployment returns the deployment the model was built for.
+func (c *CostModel) Deployment() *Deployment { return c.d }
+
+// denseGEMMs groups a model's non-expert weights by dtype: attention projections, dense MLPs,
+// shared experts, router and small per-layer weights, split over tp ranks.
+func denseGEMMs(a *Arch, g *GPU, tp int) []gemm {
+	by := map[DType]*gemm{}
+	var order []DType
+	add := func(dt DType, params float64) {
+		x, ok := by[dt]
+		if !ok {
+			x = &gemm{peak: g.PeakFLOPS(dt)}
+			by[dt] = x
+			order = append(order, dt)
+		}
+		x.params += params
+		x.bytes += params * dt.BytesPerParam()
+	}
+	t := float64(tp)
+	h := a.Hidden
+	for _, lg := range a.Layers {
+		n := float64(lg.Count)
+		add(lg.Attn.DType, n*float64(lg.Attn.ProjParams)/t)
+		switch lg.FFN.Kind {
+		case FFNDense:
+			add(lg.FFN.DType, n*float64(lg.FFN.DenseParams(h))/t)
+		case FFNMoE:
+			add(lg.FFN.DType, n*float64(lg.FFN.SharedParams(h))/t)
+			add(BF16, n*float64(lg.FFN.RouterParams(h)))
+		}
+		add(BF16, n*float64(a.ExtraParamsPerLayer))
+	}
+	out := make([]gemm, 0, len(order))
+	for _, dt := range order {
+		out = append(out, *by[dt])
+	}
+	return out
+}
+
+func attnFor(a *Arch, tp int, kv DType) attnSet {
+	var s attnSet
+	t := float64(tp)
+	for _, lg := range a.Layers {
+		at := lg.Attn
+		n := float64(lg.Count)
+		spec := kvSpecFor(&at, tp, kv, "")
+		switch at.Kind {
+		case AttnSparseMLA:
+			idx := float64(at.IndexHeadDim + 4)
+			s.sparse = append(s.sparse, sparseMLA{layers: n, heads: float64(at.Heads) / t, latent: float64(at.KVLoraRank),
+				rope: float64(at.QKRopeDim), topK: at.IndexTopK, idxFlopsPerQK: 2 * float64(at.IndexHeads*at.IndexHeadDim),
+				compress: float64(at.IndexCompress), kvBytes: spec.BytesPerToken - idx/float64(at.IndexCompress), idxBytes: idx})
+		case AttnMLA:
+			s.mla = append(s.mla, mla{layers: n, heads: float64(at.Heads) / t, latent: float64(at.KVLoraRank), rope: float64(at.QKRopeDim),
+				nope: float64(at.QKNopeDim), vDim: float64(at.VHeadDim), kvBytes: spec.BytesPerToken})
+		case AttnGQA:
+			s.gqa = append(s.gqa, gqa{layers: n, heads: float64(at.Heads) / t, qkDim: float64(at.HeadDim), vDim: float64(at.VHeadDim),
+				window: at.Window, kvBytes: spec.BytesPerToken})
+		case AttnLinear:
+			h := float64(at.StateHeads) / t
+			dk, dv := float64(at.StateKeyDim), float64(at.StateValDim)
+			// Chunked delta-rule scan (chunk 64): state update and output (about 6 dk dv per
+			// token and head) plus intra-chunk attention (about 4 x 64 x (dk + dv)).
+			s.linear = append(s.linear, linear{layers: n, stateBytes: spec.StateBytes, flopsPerToken: h * (6*dk*dv + 4*64*(dk+dv))})
+		}
+	}
+	return s
+}
+
+// sumMinPos returns sum over positions p = s+1 .. s+t of min(p, k): the attended tokens of t
+// causal queries after s cached tokens with a cap of k (k <= 0: no cap).
+func sumMinPos(s, t, k int) float64 {
+	lo, hi := float64(s+1), float64(s+t)
+	if k <= 0 || hi <= float64(k) {
+		return (lo + hi) * float64(t) / 2
+	}
+	if lo >= float64(k) {
+		return float64(k) * float64(t)
+	}
+	// lo..k uncapped, k+1..hi capped.
+	kk := float64(k)
+	return (lo+kk)*(kk-lo+1)/2 + kk*(hi-kk)
+}
+
+// gemmTime is the roofline time of a GEMM set with M rows, attributed to weights or compute.
+func (c *CostModel) gemmTime(x gemm, m float64, st *StepCost, into Term) {
+	if x.bytes == 0 || m <= 0 {
+		return
+	}
+	eff := c.p[PGEMMEff] * m / (m + c.p[PGEMMHalfM])
+	tb := x.bytes / c.bw
+	tf := 2 * m * x.params / (x.peak * eff)
+	switch {
+	case into != TermWeights:
+		st.Terms[into] += math.Max(tb, tf)
+	case tb >= tf:
+		st.Terms[TermWeights] += tb
+	default:
+		st.Terms[TermCompute] += tf
+	}
+}
+
+// moeTime adds the routed-expert time for T tokens.
+func (c *CostModel) moeTime(t float64, st *StepCost) {
+	for i := range c.moe {
+		m := &c.moe[i]
+		pTouch := -math.Expm1(t * m.logMissPerTok)
+		mean := m.perRank * pTouch
+		sd := math.Sqrt(m.perRank * pTouch * (1 - pTouch))
+		loaded := math.Min(m.perRank, mean+m.zMax*sd)
+		bytes := loaded * m.expertBytes * m.shard
+		// Rows per touched expert, and the busiest rank's FLOPs.
+		rows := t * m.topK / (m.experts * math.Max(pTouch, 1e-12))
+		flops := 2 * rows * loaded * m.expertParams * m.shard
+		eff := c.p[PGEMMEff] * rows / (rows + c.p[PGEMMHalfM])
+		tb := bytes / c.bw * m.layers
+		tf := flops / (m.peak * eff) * m.layers
+		if tb >= tf {
+			st.Terms[TermWeights] += tb
+		} else {
+			st.Terms[TermCompute] += tf
+		}
+	}
+}
+
+// attnTime adds attention, indexer and state time for one request's work into term.
+func (c *CostModel) attnTime(a *attnSet, w SeqWork, st *StepCost, term Term) {
+	s, t := w.Start, w.Tokens
+	ft := float64(t)
+	eff := c.p[PAttnEff]
+	for i := range a.sparse {
+		x := &a.sparse[i]
+		// Indexer: every query scores all earlier compressed keys (fp8, replicated on ranks).
+		keys := sumMinPos(s, t, 0) / x.compress
+		tIdx := math.Max(x.idxFlopsPerQK*keys/(c.fp8Peak*eff), float64(s+t)/x.compress*x.idxBytes/c.bw)
+		// Sparse attention over the selected top-k tokens (absorbed MLA: q.c and p.c).
+		sel := sumMinPos(s, t, x.topK)
+		flops := 2 * x.heads * sel * (2*x.latent + x.rope)
+		tAtt := math.Max(flops/(c.bf16Peak*eff), sel*x.kvBytes/c.bw)
+		st.Terms[term] += (tIdx + tAtt) * x.layers
+	}
+	for i := range a.gqa {
+		x := &a.gqa[i]
+		ctx := sumMinPos(s, t, x.window)
+		flops := 2 * x.heads * ctx * (x.qkDim + x.vDim)
+		held := float64(s + t)
+		if x.window > 0 {
+			held = math.Min(held, float64(x.window))
+		}
+		st.Terms[term] += math.Max(flops/(c.bf16Peak*eff), held*x.kvBytes/c.bw) * x.layers
+	}
+	for i := range a.mla {
+		x := &a.mla[i]
+		ctx := sumMinPos(s, t, 0)
+		var flops float64
+		if w.Decode {
+			flops = 2 * x.heads * ctx * (2*x.latent + x.rope)
+		} else {
+			flops = 2 * x.heads * ctx * (x.nope + x.rope + x.vDim)
+		}
+		st.Terms[term] += math.Max(flops/(c.bf16Peak*eff), float64(s+t)*x.kvBytes/c.bw) * x.layers
+	}
+	for i := range a.linear {
+		x := &a.linear[i]
+		if w.Decode {
+			// Read the state once, write one state per verified position (kept for rollback).
+			st.Terms[TermState] += (1 + ft) * x.stateBytes / c.bw * x.layers
+		} else {
+			scan := ft * x.flopsPerToken / (c.bf16Peak * c.p[PLinearAttnEff])
+			st.Terms[TermState] += (scan + 2*x.stateBytes/c.bw) * x.layers
+		}
+	}
+}
+
+// allReduce is the time of count all-reduces of rows x hidden bf16 values.
+func (c *CostModel) allReduce(rows, count float64) float64 {
+	if c.tp <= 1 || rows <= 0 {
+		return 0
+	}
+	return count * (c.arAlpha + rows*c.hidden*2*c.arBeta)
+}
+
+// padTokens is the CUDA-graph size a uniform decode batch of n tokens runs at.
+func (c *CostModel) padTokens(n int) int {
+	if !c.graphs || n > c.maxCapture {
+		return n
+	}
+	if n <= 8 {
+		for _, s := range [...]int{1, 2, 4, 8} {
+			if n <= s {
+				return s
+			}
+		}
+	}
+	return (n + 7) / 8 * 8
+}
+
+// tokenTerms adds the terms that scale with the number of rows run through the model.
+func (c *CostModel) tokenTerms(t float64, logits float64, st *StepCost) {
+	for _, x := range c.dense {
+		c.gemmTime(x, t, st, TermWeights)
+	}
+	c.moeTime(t, st)
+	c.gemmTime(c.lmHead, logits, st, TermWeights)
+	// Elementwise traffic (norms, activations, residuals, routing): memory-bound.
+	st.Terms[TermCompute] += c.p[PActPasses] * t * c.hidden * 2 * c.layers / c.bw
+	st.Terms[TermAllReduce] += c.allReduce(t, 2*c.layers)
+}
+
+// Step returns the time of one engine step.
+func (c *CostModel) Step(s *StepShape) StepCost {
+	var st StepCost
+	if len(s.Seqs) == 0 {
+		return st
+	}
+	t := float64(s.Tokens)
+	// Logit rows: every verified position of decode entries, one row per other emitting entry.
+	logits := float64(s.DecodeTokens + s.EmitSeqs - s.DecodeSeqs)
+	c.tokenTerms(t, logits, &st)
+	if s.UniformDecode() {
+		if pt := c.padTokens(s.Tokens); pt != s.Tokens {
+			var pad StepCost
+			c.tokenTerms(float64(pt), logits, &pad)
+			var base StepCost
+			c.tokenTerms(t, logits, &base)
+			for i := range pad.Terms {
+				st.Terms[TermPadding] += pad.Terms[i] - base.Terms[i]
+			}
+		}
+	}
+	for _, w := range s.Seqs {
+		c.attnTime(&c.attn, w, &st, TermAttention)
+	}
+	if c.draft && s.EmitSeqs > 0 {
+		c.drafterTime(s, &st)
+	}
+	st.Terms[TermOverhead] += c.p[PStepOverheadUS] * 1e-6
+	for _, v := range st.Terms {
+		st.GPU += v
+	}
+	st.CPU = (c.p[PCPUStepUS] + c.p[PCPUPerReqUS]*float64(len(s.Seqs))) * 1e-6
+	if c.async {
+		if st.CPU > st.GPU {
+			st.Terms[TermOverhead] += st.CPU - st.GPU
+			st.Total = st.CPU
+		} else {
+			st.Total = st.GPU
+		}
+	} else {
+		st.Terms[TermOverhead] += st.CPU
+		st.Total = st.GPU + st.CPU
+	}
+	return st
+}
+
+// drafterTime adds the DFlash drafter pass: context K/V for every new token, then one forward
+// over 1 + k query positions per emitting request, and k draft logits per request.
+func (c *CostModel) drafterTime(s *StepShape, st *StepCost) {
+	var d StepCost
+	q := float64(s.EmitSeqs * (1 + c.k))
+	c.gemmTime(c.draftKV, float64(s.Tokens), &d, TermDrafter)
+	c.gemmTime(c.draftDense, q, &d, TermDrafter)
+	c.gemmTime(c.lmHead, float64(s.EmitSeqs*c.k), &d, TermDrafter)
+	d.Terms[TermDrafter] += c.allReduce(q, 2*c.draftLayers)
+	for _, w := range s.Seqs {
+		if !w.Emits {
+			continue
+		}
+		c.attnTime(&c.draftAttn, SeqWork{Start: w.Start + w.Tokens, Tokens: 1 + c.k, Decode: true}, &d, TermDrafter)
+	}
+	for _, v := range d.Terms {
+		st.Terms[TermDrafter] += v
+	}
+}
+
+// TokensPerStep is the expected tokens a decoding request emits per step (tau).
+func (c *CostModel) TokensPerStep() float64 { return c.p.MeanEmitted(c.k) }
+
+// FrontendSeconds is the API-server time before a prompt of n tokens reaches the engine.
+func (c *CostModel) FrontendSeconds(n int) float64 { return c.p[PFrontendUSPerTok] * 1e-6 * float64(n) }
+
+func (c *CostModel) String() string {
+	return fmt.Sprintf("cost model: %s on %d x %s", c.d.Model.Name, c.d.Hardware.Count, c.d.Hardware.GPU.Name)
+}

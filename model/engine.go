@@ -1,0 +1,175 @@
+package model
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Speculative is vLLM's --speculative-config.
+type Speculative struct {
+	// Method is "" (off), or one of dflash, eagle, eagle3, mtp, ngram, draft_model.
+	Method string `toml:"method"`
+	// Model is the draft model's name (a built-in description or a HF id, informational when
+	// DraftModel is given).
+	Model     string `toml:"model,omitempty"`
+	NumTokens int    `toml:"num_speculative_tokens"`
+	// KVCacheDType of the drafter's layers ("auto" = the drafter's weight dtype, bf16).
+	KVCacheDType string `toml:"kv_cache_dtype,omitempty"`
+}
+
+// Enabled reports whether speculative decoding is on.
+func (s *Speculative) Enabled() bool { return s.Method != "" && s.NumTokens > 0 }
+
+// EagleFamily reports whether the method drops the last matched prefix-cache block
+// (reference/vllm-engine.md section 4): eagle, eagle3, mtp and dflash need the hidden states
+// before the generation point.
+func (s *Speculative) EagleFamily() bool {
+	switch s.Method {
+	case "eagle", "eagle3", "mtp", "dflash", "deepseek_mtp":
+		return true
+	}
+	return false
+}
+
+// Engine is the vLLM serving configuration: the flags of `vllm serve` that change what the
+// simulation does. Defaults are vLLM's.
+type Engine struct {
+	Name    string `toml:"name"`    // "vllm"
+	Version string `toml:"version"` // informational; calibration is tied to it
+
+	TensorParallel   int  `toml:"tensor_parallel_size"`
+	DataParallel     int  `toml:"data_parallel_size"`
+	PipelineParallel int  `toml:"pipeline_parallel_size"`
+	ExpertParallel   bool `toml:"enable_expert_parallel"`
+
+	MaxModelLen          int     `toml:"max_model_len"`
+	GPUMemoryUtilization float64 `toml:"gpu_memory_utilization"`
+	// KVCacheDType: "auto" (the model dtype, bf16), "fp8", "fp8_e4m3", "fp8_e5m2".
+	KVCacheDType        string `toml:"kv_cache_dtype"`
+	MaxNumBatchedTokens int    `toml:"max_num_batched_tokens"`
+	MaxNumSeqs          int    `toml:"max_num_seqs"`
+	ChunkedPrefill      bool   `toml:"enable_chunked_prefill"`
+	PrefixCaching       bool   `toml:"enable_prefix_caching"`
+	// BlockSize is the attention block size in tokens; 0 lets the engine choose (16, or larger
+	// for hybrid models whose state pages force a bigger block).
+	BlockSize int `toml:"block_size"`
+	// AsyncScheduling overlaps CPU scheduling of step n+1 with GPU execution of step n.
+	AsyncScheduling bool `toml:"async_scheduling"`
+	// EnforceEager disables CUDA graphs.
+	EnforceEager bool `toml:"enforce_eager"`
+	// MaxCaptureSize is the largest decode batch (in tokens) captured as a CUDA graph.
+	MaxCaptureSize int `toml:"max_cudagraph_capture_size"`
+
+	Speculative Speculative `toml:"speculative"`
+
+	// Informational flags kept for the report.
+	Quantization     string `toml:"quantization,omitempty"`
+	AttentionBackend string `toml:"attention_backend,omitempty"`
+	MoEBackend       string `toml:"moe_backend,omitempty"`
+	ServedModel      string `toml:"served_model,omitempty"`
+}
+
+// DefaultEngine is vLLM's default configuration for one GPU.
+func DefaultEngine() Engine {
+	return Engine{
+		Name:                 "vllm",
+		TensorParallel:       1,
+		DataParallel:         1,
+		PipelineParallel:     1,
+		MaxModelLen:          0, // model's own limit; must be set for simulation
+		GPUMemoryUtilization: 0.9,
+		KVCacheDType:         "auto",
+		MaxNumBatchedTokens:  8192,
+		MaxNumSeqs:           256,
+		ChunkedPrefill:       true,
+		PrefixCaching:        true,
+		AsyncScheduling:      true,
+		MaxCaptureSize:       512,
+	}
+}
+
+// KVDType is the KV-cache storage type.
+func (e *Engine) KVDType() DType {
+	switch strings.ToLower(e.KVCacheDType) {
+	case "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_ds_mla":
+		return FP8
+	case "fp16", "float16":
+		return FP16
+	}
+	return BF16
+}
+
+// SpecTokens is k, the number of speculative tokens (0 when off).
+func (e *Engine) SpecTokens() int {
+	if !e.Speculative.Enabled() {
+		return 0
+	}
+	return e.Speculative.NumTokens
+}
+
+// EPSize is the number of ranks the routed experts are split over (TP x DP with expert parallel,
+// else 1: experts are then TP-sharded instead).
+func (e *Engine) EPSize() int {
+	if !e.ExpertParallel {
+		return 1
+	}
+	return e.TensorParallel * e.DataParallel
+}
+
+// GPUs is the number of GPUs the engine occupies.
+func (e *Engine) GPUs() int { return e.TensorParallel * e.DataParallel * e.PipelineParallel }
+
+// Validate checks each field on its own; Deployment.Validate checks them against the model and
+// hardware. Errors name the field in its TOML spelling.
+func (e *Engine) Validate() error {
+	pos := func(name string, v int) error {
+		if v <= 0 {
+			return fmt.Errorf("engine.%s = %d: must be a positive integer", name, v)
+		}
+		return nil
+	}
+	for _, c := range []struct {
+		n string
+		v int
+	}{
+		{"tensor_parallel_size", e.TensorParallel}, {"data_parallel_size", e.DataParallel},
+		{"pipeline_parallel_size", e.PipelineParallel}, {"max_model_len", e.MaxModelLen},
+		{"max_num_batched_tokens", e.MaxNumBatchedTokens}, {"max_num_seqs", e.MaxNumSeqs},
+	} {
+		if err := pos(c.n, c.v); err != nil {
+			return err
+		}
+	}
+	if e.PipelineParallel != 1 {
+		return fmt.Errorf("engine.pipeline_parallel_size = %d: only 1 is simulated", e.PipelineParallel)
+	}
+	if !(e.GPUMemoryUtilization > 0 && e.GPUMemoryUtilization <= 1) {
+		return fmt.Errorf("engine.gpu_memory_utilization = %v: must be in (0, 1]", e.GPUMemoryUtilization)
+	}
+	switch strings.ToLower(e.KVCacheDType) {
+	case "auto", "bf16", "bfloat16", "fp16", "float16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_ds_mla":
+	default:
+		return fmt.Errorf("engine.kv_cache_dtype = %q: want auto, bf16, fp16, fp8, fp8_e4m3 or fp8_e5m2", e.KVCacheDType)
+	}
+	if e.BlockSize < 0 || (e.BlockSize > 0 && e.BlockSize%16 != 0) {
+		return fmt.Errorf("engine.block_size = %d: must be 0 (auto) or a positive multiple of 16", e.BlockSize)
+	}
+	if e.MaxCaptureSize < 0 {
+		return fmt.Errorf("engine.max_cudagraph_capture_size = %d: must be >= 0", e.MaxCaptureSize)
+	}
+	if !e.ChunkedPrefill && e.MaxNumBatchedTokens < e.MaxModelLen {
+		return fmt.Errorf("engine.max_num_batched_tokens = %d is below max_model_len = %d with chunked prefill off: vLLM refuses this", e.MaxNumBatchedTokens, e.MaxModelLen)
+	}
+	s := &e.Speculative
+	if s.Method != "" {
+		switch s.Method {
+		case "dflash", "eagle", "eagle3", "mtp", "deepseek_mtp", "ngram", "draft_model":
+		default:
+			return fmt.Errorf("engine.speculative.method = %q: want dflash, eagle, eagle3, mtp, ngram or draft_model", s.Method)
+		}
+		if s.NumTokens <= 0 || s.NumTokens > 32 {
+			return fmt.Errorf("engine.speculative.num_speculative_tokens = %d: must be in 1..32", s.NumTokens)
+		}
+	}
+	return nil
+}

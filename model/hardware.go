@@ -1,0 +1,149 @@
+package model
+
+import (
+	"fmt"
+	"strings"
+)
+
+// LinkKind is a GPU-to-GPU interconnect family.
+type LinkKind string
+
+const (
+	LinkPCIe   LinkKind = "pcie"
+	LinkNVLink LinkKind = "nvlink"
+	LinkXGMI   LinkKind = "xgmi" // AMD Infinity Fabric
+)
+
+// GPU is one accelerator model: published facts only (reference/hardware.md). Peaks are dense
+// (no 2:4 sparsity). Nothing here is calibrated.
+type GPU struct {
+	Name    string   `toml:"name"`
+	Aliases []string `toml:"aliases,omitempty"`
+	Vendor  string   `toml:"vendor"`
+	// MemoryGiB is the device memory the driver reports (what vLLM's gpu_memory_utilization
+	// multiplies), in GiB.
+	MemoryGiB float64 `toml:"memory_gib"`
+	// MemoryGB is the marketing capacity in GB, for display.
+	MemoryGB      float64 `toml:"memory_gb"`
+	MemoryKind    string  `toml:"memory_kind"`
+	BandwidthGBps float64 `toml:"bandwidth_gbps"` // peak device-memory bandwidth, GB/s
+	BF16TFLOPS    float64 `toml:"bf16_tflops"`
+	FP8TFLOPS     float64 `toml:"fp8_tflops"`
+	FP4TFLOPS     float64 `toml:"fp4_tflops"` // 0 = no FP4 tensor cores
+	// FP4Formats lists the 4-bit formats with native tensor-core support ("nvfp4", "mxfp4").
+	FP4Formats []string `toml:"fp4_formats,omitempty"`
+	// GPU-GPU link: kind, per-GPU bandwidth per direction (GB/s), and one-hop latency (us).
+	Link          LinkKind `toml:"link"`
+	LinkGBps      float64  `toml:"link_gbps"`
+	LinkLatencyUS float64  `toml:"link_latency_us"`
+	HostLink      string   `toml:"host_link"`
+	// PricePerHour is an editable list price per GPU-hour in USD, for the planner's ranking.
+	PricePerHour float64 `toml:"price_per_hour"`
+	Notes        string  `toml:"notes,omitempty"`
+}
+
+// BandwidthBytesPerS is the peak memory bandwidth in bytes/s.
+func (g *GPU) BandwidthBytesPerS() float64 { return g.BandwidthGBps * 1e9 }
+
+// MemoryBytes is the device memory in bytes.
+func (g *GPU) MemoryBytes() float64 { return g.MemoryGiB * (1 << 30) }
+
+// LinkBytesPerS is the GPU-GPU bandwidth per direction in bytes/s.
+func (g *GPU) LinkBytesPerS() float64 { return g.LinkGBps * 1e9 }
+
+// PeakFLOPS is the dense tensor-core peak, in FLOP/s, for GEMMs whose weights are stored in d.
+// A 4-bit format the GPU does not support natively falls back to its bf16 rate (dequantise, then
+// bf16 MMA); SupportsWeights tells the caller whether that is acceptable.
+func (g *GPU) PeakFLOPS(d DType) float64 {
+	switch d.ComputeClass() {
+	case NVFP4:
+		if g.FP4TFLOPS > 0 && g.SupportsFP4(d) {
+			return g.FP4TFLOPS * 1e12
+		}
+		if g.FP8TFLOPS > 0 {
+			return g.FP8TFLOPS * 1e12
+		}
+		return g.BF16TFLOPS * 1e12
+	case FP8:
+		if g.FP8TFLOPS > 0 {
+			return g.FP8TFLOPS * 1e12
+		}
+		return g.BF16TFLOPS * 1e12
+	}
+	return g.BF16TFLOPS * 1e12
+}
+
+// SupportsFP4 reports whether the GPU runs 4-bit format d on tensor cores.
+func (g *GPU) SupportsFP4(d DType) bool {
+	for _, f := range g.FP4Formats {
+		if f == string(d) {
+			return true
+		}
+	}
+	return false
+}
+
+// SupportsWeights says whether a checkpoint whose weights are stored in d runs natively; if not,
+// the reason.
+func (g *GPU) SupportsWeights(d DType) (bool, string) {
+	switch d {
+	case NVFP4, MXFP4:
+		if !g.SupportsFP4(d) {
+			return false, fmt.Sprintf("%s has no %s tensor cores (it would run only through emulation or dequantisation, whose speed servesim does not invent)", g.Name, d)
+		}
+	case FP8:
+		if g.FP8TFLOPS == 0 {
+			return false, fmt.Sprintf("%s has no fp8 tensor cores", g.Name)
+		}
+	}
+	return true, ""
+}
+
+// Validate checks that the facts needed by the cost model are present.
+func (g *GPU) Validate() error {
+	switch {
+	case g.Name == "":
+		return fmt.Errorf("gpu: name is empty")
+	case g.MemoryGiB <= 0:
+		return fmt.Errorf("gpu %q: memory_gib = %v: must be positive", g.Name, g.MemoryGiB)
+	case g.BandwidthGBps <= 0:
+		return fmt.Errorf("gpu %q: bandwidth_gbps = %v: must be positive", g.Name, g.BandwidthGBps)
+	case g.BF16TFLOPS <= 0:
+		return fmt.Errorf("gpu %q: bf16_tflops = %v: must be positive", g.Name, g.BF16TFLOPS)
+	case g.LinkGBps <= 0:
+		return fmt.Errorf("gpu %q: link_gbps = %v: must be positive (PCIe counts)", g.Name, g.LinkGBps)
+	case g.LinkLatencyUS <= 0:
+		return fmt.Errorf("gpu %q: link_latency_us = %v: must be positive", g.Name, g.LinkLatencyUS)
+	}
+	switch g.Link {
+	case LinkPCIe, LinkNVLink, LinkXGMI:
+	default:
+		return fmt.Errorf("gpu %q: link = %q: want pcie, nvlink or xgmi", g.Name, g.Link)
+	}
+	for _, f := range g.FP4Formats {
+		if f != string(NVFP4) && f != string(MXFP4) {
+			return fmt.Errorf("gpu %q: fp4_formats has %q: want nvfp4 or mxfp4", g.Name, f)
+		}
+	}
+	return nil
+}
+
+// Matches reports whether name (case-insensitive) is the GPU's name or an alias.
+func (g *GPU) Matches(name string) bool {
+	n := strings.ToLower(strings.TrimSpace(name))
+	if strings.ToLower(g.Name) == n {
+		return true
+	}
+	for _, a := range g.Aliases {
+		if strings.ToLower(a) == n {
+			return true
+		}
+	}
+	return false
+}
+
+// Hardware is the machine a deployment runs on: Count GPUs of one kind.
+type Hardware struct {
+	GPU   GPU `toml:"gpu"`
+	Count int `toml:"count"`
+}

@@ -1,0 +1,245 @@
+package scenario
+
+import (
+	"bytes"
+	_ "embed"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+
+	"servesim/bench"
+	"servesim/model"
+)
+
+//go:embed data/seed.toml
+var seedTOML []byte
+
+//go:embed data/seed_measured.txt
+var seedMeasured []byte
+
+// SeedMeasured returns the embedded measured seed matrix (the published page, as it is).
+func SeedMeasured() []byte { return seedMeasured }
+
+// HardwareSpec names the GPUs.
+type HardwareSpec struct {
+	GPU   string `toml:"gpu"`
+	Count int    `toml:"count"`
+	// GPUFile optionally adds or overrides catalog entries ([[gpu]] TOML).
+	GPUFile string `toml:"gpu_file,omitempty"`
+}
+
+// ModelSpec names the served model and its drafter: a built-in name, a servesim model TOML, or a
+// Hugging Face config.json.
+type ModelSpec struct {
+	Name    string `toml:"name,omitempty"`
+	File    string `toml:"file,omitempty"`
+	Drafter string `toml:"drafter,omitempty"`
+}
+
+// Scenario is everything a run needs. Defaults, then TOML, then flags, then Validate.
+type Scenario struct {
+	Name     string             `toml:"name"`
+	Seed     uint64             `toml:"seed"`
+	Hardware HardwareSpec       `toml:"hardware"`
+	Model    ModelSpec          `toml:"model"`
+	Engine   model.Engine       `toml:"engine"`
+	Protocol bench.Protocol     `toml:"protocol"`
+	Params   map[string]float64 `toml:"params,omitempty"`
+	// ParamsFile is a calibrated parameter file to start from (before Params overrides).
+	ParamsFile string `toml:"params_file,omitempty"`
+
+	// dir is the directory relative paths resolve against.
+	dir string
+}
+
+// Default returns the embedded seed scenario.
+func Default() *Scenario {
+	s, err := Parse(seedTOML, "seed.toml")
+	if err != nil {
+		panic(fmt.Sprintf("embedded seed scenario: %v", err))
+	}
+	return s
+}
+
+// Parse reads a scenario strictly: unknown keys are errors naming the key and line.
+func Parse(data []byte, name string) (*Scenario, error) {
+	s := &Scenario{Engine: model.DefaultEngine(), Protocol: bench.SeedProtocol()}
+	// Protocol lists replace, not merge: clear the defaults the file sets.
+	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(s)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, tomlError(err))
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		return nil, fmt.Errorf("%s: unknown key %q (see `servesim config` for the accepted keys)", name, und[0].String())
+	}
+	if err := s.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return s, nil
+}
+
+// tomlError shortens BurntSushi's parse errors to "line N: ...".
+func tomlError(err error) error {
+	if pe, ok := err.(toml.ParseError); ok {
+		return fmt.Errorf("line %d: %s", pe.Position.Line, pe.Message)
+	}
+	return err
+}
+
+// Load reads a scenario file.
+func Load(path string) (*Scenario, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	s, err := Parse(data, path)
+	if err != nil {
+		return nil, err
+	}
+	s.dir = filepath.Dir(path)
+	return s, nil
+}
+
+func (s *Scenario) path(p string) string {
+	if p == "" || filepath.IsAbs(p) || s.dir == "" {
+		return p
+	}
+	return filepath.Join(s.dir, p)
+}
+
+// Validate checks the fields that do not need the catalog.
+func (s *Scenario) Validate() error {
+	if s.Hardware.GPU == "" {
+		return fmt.Errorf("hardware.gpu: empty: want a GPU name (see `servesim hardware list`)")
+	}
+	if s.Hardware.Count <= 0 {
+		return fmt.Errorf("hardware.count = %d: must be a positive integer", s.Hardware.Count)
+	}
+	if s.Model.Name == "" && s.Model.File == "" {
+		return fmt.Errorf("model: want name (built-in: %s) or file", strings.Join(model.BuiltinModels(), ", "))
+	}
+	if err := s.Engine.Validate(); err != nil {
+		return err
+	}
+	if err := s.Protocol.Validate(); err != nil {
+		return err
+	}
+	var p model.Params = model.Priors()
+	if err := p.Set(s.Params); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Deployment resolves names against the catalogs and builds the deployment.
+func (s *Scenario) Deployment() (*model.Deployment, error) {
+	cat, err := model.LoadCatalog(s.path(s.Hardware.GPUFile))
+	if err != nil {
+		return nil, fmt.Errorf("hardware.gpu_file: %w", err)
+	}
+	gpu, err := cat.Find(s.Hardware.GPU)
+	if err != nil {
+		return nil, fmt.Errorf("hardware.gpu: %w", err)
+	}
+	arch, err := loadArch(s.Model.Name, s.path(s.Model.File))
+	if err != nil {
+		return nil, fmt.Errorf("model: %w", err)
+	}
+	d := &model.Deployment{Model: arch, Hardware: model.Hardware{GPU: gpu, Count: s.Hardware.Count}, Engine: s.Engine}
+	if s.Engine.Speculative.Enabled() && s.Engine.Speculative.Method != "ngram" {
+		name := s.Model.Drafter
+		if name == "" {
+			name = s.Engine.Speculative.Model
+		}
+		if name != "" {
+			dr, err := loadArch(name, "")
+			if err != nil {
+				if _, ferr := os.Stat(s.path(name)); ferr == nil {
+					dr, err = loadArch("", s.path(name))
+				}
+			}
+			if err != nil {
+				return nil, fmt.Errorf("model.drafter: %w", err)
+			}
+			d.Drafter = dr
+		}
+	}
+	if err := d.Validate(); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// ArchLoader reads model files other than servesim TOML (set by the hf package's user, the CLI,
+// to keep this package free of the config.json parser).
+var ArchLoader func(path string) (*model.Arch, error)
+
+func loadArch(name, file string) (*model.Arch, error) {
+	if file != "" {
+		if strings.HasSuffix(file, ".toml") {
+			data, err := os.ReadFile(file)
+			if err != nil {
+				return nil, err
+			}
+			return model.ParseArch(data, file)
+		}
+		if ArchLoader == nil {
+			return nil, fmt.Errorf("%s: only servesim model TOML files can be read here", file)
+		}
+		return ArchLoader(file)
+	}
+	return model.BuiltinArch(name)
+}
+
+// ResolveParams returns the parameters: priors, then the params file, then [params] overrides.
+func (s *Scenario) ResolveParams(base model.Params) (model.Params, error) {
+	p := base
+	if err := p.Set(s.Params); err != nil {
+		return p, err
+	}
+	if err := p.Validate(); err != nil {
+		return p, err
+	}
+	return p, nil
+}
+
+// Encode writes the scenario as TOML, the parameters last with their units and bounds, so a user
+// can copy and edit it.
+func (s *Scenario) Encode(w *bytes.Buffer, p model.Params, source string) error {
+	c := *s
+	c.Params = nil
+	fmt.Fprintln(w, "# servesim scenario (resolved). Edit and load with --config FILE.")
+	enc := toml.NewEncoder(w)
+	enc.Indent = ""
+	if err := enc.Encode(c); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\n# Step-time and memory parameters (%s). Each: value # unit [lo, hi] meaning.\n[params]\n", source)
+	for i := range model.Table {
+		d := &model.Table[i]
+		fmt.Fprintf(w, "%s = %s # %s [%g, %g] %s\n", d.Name, fmtFloat(p[i]), d.Unit, d.Lo, d.Hi, d.Meaning)
+	}
+	return nil
+}
+
+func fmtFloat(v float64) string {
+	s := fmt.Sprintf("%.6g", v)
+	if !strings.ContainsAny(s, ".e") {
+		s += ".0"
+	}
+	return s
+}
+
+// SortedParamNames is a helper for deterministic output.
+func SortedParamNames(m map[string]float64) []string {
+	k := make([]string, 0, len(m))
+	for n := range m {
+		k = append(k, n)
+	}
+	sort.Strings(k)
+	return k
+}

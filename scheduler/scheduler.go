@@ -1,0 +1,325 @@
+package scheduler
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"servesim/kvcache"
+	"servesim/model"
+)
+
+// Config holds the engine limits the step policy uses.
+type Config struct {
+	MaxNumBatchedTokens int
+	MaxNumSeqs          int
+	MaxModelLen         int
+	ChunkedPrefill      bool
+	// SpecTokens is k; 0 without speculative decoding.
+	SpecTokens int
+	// AlignBlock > 0 cuts non-final prefill chunks at multiples of this many tokens (hybrid
+	// models in "align" prefix-caching mode).
+	AlignBlock int
+	// AcceptCDF[i] = P(accepted >= i+1), decreasing; len == SpecTokens.
+	AcceptCDF []float64
+}
+
+// Entry is one request's share of a step.
+type Entry struct {
+	Req *Request
+	// Start is the number of tokens computed before this step; Tokens are scheduled now.
+	Start, Tokens int
+	// Emits is true when the step completes every known token, so the request samples output.
+	Emits bool
+	// Drafts is the number of draft tokens verified (part of Tokens).
+	Drafts int
+	// Decode is true for a pure decode (verification) entry: no prompt tokens left before it.
+	Decode bool
+}
+
+// Batch is what one engine step runs.
+type Batch struct {
+	Entries   []Entry
+	Preempted []*Request
+	NumTokens int
+}
+
+// Output is what a step produced for one request.
+type Output struct {
+	Req      *Request
+	Tokens   int // emitted this step (0 for a partial prefill chunk)
+	Accepted int // drafts accepted
+	Finished bool
+}
+
+// Scheduler is vLLM v1's step policy (reference/vllm-engine.md section 3). It is single-threaded
+// and deterministic given its random source.
+type Scheduler struct {
+	cfg     Config
+	kv      *kvcache.Manager
+	rng     *rand.Rand
+	running []*Request
+	waiting []*Request // FCFS; preempted requests go to the front
+	seq     int64
+	outs    []Output
+	// Stats.
+	Preemptions int64
+	Steps       int64
+}
+
+// New returns a scheduler over a KV-cache manager, drawing acceptance from rng.
+func New(cfg Config, kv *kvcache.Manager, rng *rand.Rand) *Scheduler {
+	if len(cfg.AcceptCDF) != cfg.SpecTokens {
+		panic(fmt.Sprintf("scheduler: %d acceptance rates for %d speculative tokens", len(cfg.AcceptCDF), cfg.SpecTokens))
+	}
+	return &Scheduler{cfg: cfg, kv: kv, rng: rng}
+}
+
+// KV returns the cache manager.
+func (s *Scheduler) KV() *kvcache.Manager { return s.kv }
+
+// NumRunning is vLLM's num_requests_running.
+func (s *Scheduler) NumRunning() int { return len(s.running) }
+
+// NumWaiting is vLLM's num_requests_waiting.
+func (s *Scheduler) NumWaiting() int { return len(s.waiting) }
+
+// HasWork reports whether a step would schedule anything.
+func (s *Scheduler) HasWork() bool { return len(s.running) > 0 || len(s.waiting) > 0 }
+
+// Running returns the running requests in admission order (read-only).
+func (s *Scheduler) Running() []*Request { return s.running }
+
+// Add queues a new request.
+func (s *Scheduler) Add(r *Request) {
+	if r.MaxTokens <= 0 {
+		panic(fmt.Sprintf("scheduler: %v has max_tokens %d", r, r.MaxTokens))
+	}
+	r.State = Waiting
+	r.table = s.kv.NewTable()
+	s.waiting = append(s.waiting, r)
+}
+
+// Abort removes a request wherever it is and frees its blocks. Aborting a finished request is a
+// no-op.
+func (s *Scheduler) Abort(r *Request) {
+	switch r.State {
+	case Finished:
+		return
+	case Waiting:
+		s.waiting = remove(s.waiting, r)
+	case Running:
+		s.running = remove(s.running, r)
+	}
+	s.kv.Free(r.table)
+	r.State = Finished
+	r.Reason = FinishedCancelled
+}
+
+func remove(list []*Request, r *Request) []*Request {
+	for i, x := range list {
+		if x == r {
+			copy(list[i:], list[i+1:])
+			list[len(list)-1] = nil
+			return list[:len(list)-1]
+		}
+	}
+	panic(fmt.Sprintf("scheduler: %v not in its queue", r))
+}
+
+// preemptLast frees the newest running request and puts it at the front of the waiting queue.
+func (s *Scheduler) preemptLast(b *Batch) *Request {
+	r := s.running[len(s.running)-1]
+	s.running[len(s.running)-1] = nil
+	s.running = s.running[:len(s.running)-1]
+	s.kv.Free(r.table)
+	r.State = Waiting
+	r.Computed = 0
+	r.Drafts = 0
+	r.Preemptions++
+	s.Preemptions++
+	s.waiting = append(s.waiting, nil)
+	copy(s.waiting[1:], s.waiting)
+	s.waiting[0] = r
+	b.Preempted = append(b.Preempted, r)
+	return r
+}
+
+// chunk applies the model-length cap, the budget and chunk alignment to a request needing need
+// tokens from start; it returns 0 when nothing can be scheduled.
+func (s *Scheduler) chunk(start, need, budget int) int {
+	n := min(need, budget, s.cfg.MaxModelLen-1-start+1)
+	if n <= 0 {
+		return 0
+	}
+	if n < need && s.cfg.AlignBlock > 0 {
+		n = (start+n)/s.cfg.AlignBlock*s.cfg.AlignBlock - start
+	}
+	return max(n, 0)
+}
+
+// Schedule builds the next step into b (reusing its storage).
+func (s *Scheduler) Schedule(b *Batch) {
+	b.Entries = b.Entries[:0]
+	b.Preempted = b.Preempted[:0]
+	b.NumTokens = 0
+	budget := s.cfg.MaxNumBatchedTokens
+	k := s.cfg.SpecTokens
+
+	// RUNNING first, in admission order.
+	for i := 0; i < len(s.running) && budget > 0; i++ {
+		r := s.running[i]
+		known := r.NumTokens() - r.Computed
+		need := known + r.Drafts
+		n := s.chunk(r.Computed, need, budget)
+		if n <= 0 {
+			continue
+		}
+		emits := n >= known
+		look := 0
+		if emits {
+			look = k
+		}
+		scheduled := true
+		for !s.kv.Grow(r.table, r.Computed+n+look) {
+			victim := s.preemptLast(b)
+			if victim == r {
+				scheduled = false
+				break
+			}
+		}
+		if !scheduled {
+			break
+		}
+		drafts := 0
+		if emits {
+			drafts = n - known
+		}
+		b.Entries = append(b.Entries, Entry{Req: r, Start: r.Computed, Tokens: n, Emits: emits, Drafts: drafts, Decode: known == 1 && r.Output > 0})
+		b.NumTokens += n
+		budget -= n
+	}
+
+	// WAITING, first come first served. Nothing is admitted in a step that preempted.
+	for len(s.waiting) > 0 && budget > 0 && len(s.running) < s.cfg.MaxNumSeqs && len(b.Preempted) == 0 {
+		r := s.waiting[0]
+		total := r.NumTokens()
+		hit := s.kv.FindHit(r.table, &r.Content, total)
+		need := total - hit
+		if !s.cfg.ChunkedPrefill && need > budget {
+			break
+		}
+		n := s.chunk(hit, need, budget)
+		if n <= 0 {
+			break
+		}
+		emits := n >= need
+		look := 0
+		if emits {
+			look = k
+		}
+		if !s.kv.CanAdmit(r.table, total+look) {
+			break // head of line: admission never preempts
+		}
+		s.kv.Admit(r.table)
+		if !s.kv.Grow(r.table, hit+n+look) {
+			panic(fmt.Sprintf("scheduler: %v passed the admission check but could not grow to %d tokens", r, hit+n+look))
+		}
+		s.waiting[0] = nil
+		s.waiting = s.waiting[1:]
+		r.State = Running
+		r.Computed = hit
+		r.CachedTokens = hit
+		r.Admitted++
+		s.seq++
+		r.order = s.seq
+		s.running = append(s.running, r)
+		b.Entries = append(b.Entries, Entry{Req: r, Start: hit, Tokens: n, Emits: emits})
+		b.NumTokens += n
+		budget -= n
+	}
+	if len(b.Entries) > 0 {
+		s.Steps++
+	}
+}
+
+// sampleAccepted draws how many of d drafts are accepted: one uniform draw against the
+// per-position rates P(accepted >= i), equivalent to accepting position by position until the
+// first rejection.
+func (s *Scheduler) sampleAccepted(d int) int {
+	if d == 0 {
+		return 0
+	}
+	u := s.rng.Float64()
+	a := 0
+	for a < d && u < s.cfg.AcceptCDF[a] {
+		a++
+	}
+	return a
+}
+
+// Update applies the results of a finished step and returns what each request emitted. Entries of
+// requests aborted while the step ran are skipped. The returned slice is reused by the next call.
+func (s *Scheduler) Update(b *Batch) []Output {
+	s.outs = s.outs[:0]
+	finished := false
+	for i := range b.Entries {
+		e := &b.Entries[i]
+		r := e.Req
+		if r.State != Running || r.Computed != e.Start {
+			continue // aborted, or preempted later in the same schedule pass
+		}
+		prefill := min(e.Tokens-e.Drafts, r.NumTokens()-r.Computed)
+		if !e.Decode {
+			r.PrefilledTokens += prefill
+		}
+		if !e.Emits {
+			r.Computed += e.Tokens
+			s.kv.Commit(r.table, &r.Content, r.Computed)
+			s.outs = append(s.outs, Output{Req: r})
+			continue
+		}
+		acc := s.sampleAccepted(e.Drafts)
+		r.Computed = r.NumTokens() + acc
+		emitted := min(acc+1, r.MaxTokens-r.Output)
+		r.Output += emitted
+		s.kv.Commit(r.table, &r.Content, r.Computed)
+		o := Output{Req: r, Tokens: emitted, Accepted: acc}
+		switch {
+		case r.Output >= r.MaxTokens:
+			r.Reason = FinishedLength
+		case r.NumTokens() >= s.cfg.MaxModelLen:
+			r.Reason = FinishedModelLen
+		default:
+			r.Drafts = s.cfg.SpecTokens
+		}
+		if r.Reason != NotFinished {
+			o.Finished = true
+			r.State = Finished
+			r.Drafts = 0
+			s.kv.Free(r.table)
+			finished = true
+		}
+		s.outs = append(s.outs, o)
+	}
+	if finished {
+		j := 0
+		for _, r := range s.running {
+			if r.State == Running {
+				s.running[j] = r
+				j++
+			}
+		}
+		clear(s.running[j:])
+		s.running = s.running[:j]
+	}
+	return s.outs
+}
+
+// Shape describes the batch for the cost model.
+func (b *Batch) Shape(dst *model.StepShape) {
+	dst.Reset()
+	for i := range b.Entries {
+		e := &b.Entries[i]
+		dst.Add(model.SeqWork{Start: e.Start, Tokens: e.Tokens, Decode: e.Decode, Emits: e.Emits})
+	}
+}

@@ -1,0 +1,72 @@
+package sim
+
+import (
+	"fmt"
+
+	"servesim/kvcache"
+	"servesim/model"
+	"servesim/scheduler"
+)
+
+// Server is a deployment made ready to simulate: its memory budget, KV layout and cost model.
+type Server struct {
+	Deployment *model.Deployment
+	Params     model.Params
+	Memory     model.MemoryBudget
+	Layout     *kvcache.Layout
+	Cost       *model.CostModel
+}
+
+// NewServer sizes the KV cache and builds the cost model. It fails, with the numbers, when the
+// deployment cannot start (weights do not fit, one max-length request does not fit).
+func NewServer(d *model.Deployment, p model.Params) (*Server, error) {
+	if err := d.Validate(); err != nil {
+		return nil, err
+	}
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Server{Deployment: d, Params: p}
+	s.Memory = d.Memory(&p)
+	if msg := s.Memory.FitError(); msg != "" {
+		return nil, fmt.Errorf("%s on %d x %s: %s", d.Model.Name, d.Hardware.Count, d.Hardware.GPU.Name, msg)
+	}
+	e := &d.Engine
+	l, err := kvcache.NewLayout(d.KVSpecs(), s.Memory.AvailableKV, kvcache.Options{
+		BlockSize: e.BlockSize, SpecTokens: e.SpecTokens(), MaxModelLen: e.MaxModelLen,
+		MaxNumBatchedTokens: e.MaxNumBatchedTokens, PrefixCaching: e.PrefixCaching})
+	if err != nil {
+		return nil, fmt.Errorf("%s on %d x %s: %w", d.Model.Name, d.Hardware.Count, d.Hardware.GPU.Name, err)
+	}
+	s.Layout = l
+	s.Cost = model.NewCostModel(d, p)
+	return s, nil
+}
+
+// SchedulerConfig is the step policy's configuration for this server.
+func (s *Server) SchedulerConfig() scheduler.Config {
+	e := &s.Deployment.Engine
+	cfg := scheduler.Config{
+		MaxNumBatchedTokens: e.MaxNumBatchedTokens,
+		MaxNumSeqs:          e.MaxNumSeqs,
+		MaxModelLen:         e.MaxModelLen,
+		ChunkedPrefill:      e.ChunkedPrefill,
+		SpecTokens:          e.SpecTokens(),
+		AcceptCDF:           s.Params.AcceptanceCDF(e.SpecTokens()),
+	}
+	if s.Layout.Hybrid && e.PrefixCaching {
+		cfg.AlignBlock = s.Layout.BlockSize
+	}
+	return cfg
+}
+
+// NewEngine starts a fresh engine (empty cache) on this server.
+func (s *Server) NewEngine(seed uint64) *Engine {
+	return New(Config{
+		Scheduler: s.SchedulerConfig(),
+		Layout:    s.Layout,
+		EagleDrop: s.Deployment.Engine.Speculative.EagleFamily(),
+		Cost:      s.Cost,
+		Seed:      seed,
+	})
+}

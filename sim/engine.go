@@ -1,0 +1,319 @@
+package sim
+
+import (
+	"container/heap"
+	"errors"
+	"fmt"
+
+	"servesim/kvcache"
+	"servesim/model"
+	"servesim/scheduler"
+	"servesim/vtime"
+)
+
+// StepCoster gives the wall time of one engine step. *model.CostModel implements it.
+type StepCoster interface {
+	Step(s *model.StepShape) model.StepCost
+	FrontendSeconds(promptTokens int) float64
+}
+
+// RequestSpec is what a client sends.
+type RequestSpec struct {
+	PromptTokens int
+	MaxTokens    int
+	// PromptID identifies the prompt's content: equal IDs are identical prompts.
+	PromptID uint64
+	// PrefixID/PrefixTokens identify a shared leading part of otherwise different prompts.
+	PrefixID     uint64
+	PrefixTokens int
+	// Tag is free for the client (stream index, workload row).
+	Tag int
+}
+
+// Chunk is one streamed delivery of tokens.
+type Chunk struct {
+	At     vtime.Time
+	Tokens int
+}
+
+// Record is everything the simulation knows about one request, from the client's side.
+type Record struct {
+	ID   scheduler.RequestID
+	Spec RequestSpec
+	// Send is when the client sent it; Arrive when the engine queued it (after the frontend).
+	Send, Arrive vtime.Time
+	// FirstToken and LastToken are -1 until a token arrives.
+	FirstToken, LastToken vtime.Time
+	// End is when it finished or was cancelled (-1 while live).
+	End       vtime.Time
+	Tokens    int
+	Finished  bool // reached max_tokens or max_model_len
+	Cancelled bool
+	// Chunks is filled only when Engine.KeepChunks is set.
+	Chunks []Chunk
+	// Engine-side facts.
+	Preemptions  int
+	CachedTokens int // prefix-cache hit at first admission
+	Prefilled    int // tokens computed in prefill chunks, recomputation included
+	req          *scheduler.Request
+}
+
+// Live reports whether the request has not finished or been cancelled.
+func (r *Record) Live() bool { return r.End < 0 }
+
+// Hooks lets a client react to the engine. Every hook runs inside the event loop, at simulated
+// time now; it may submit or cancel requests and set timers.
+type Hooks struct {
+	// OnTokens is called when a request receives n tokens (done is true on its last delivery).
+	OnTokens func(e *Engine, r *Record, n int, done bool)
+}
+
+// Config sets up an engine.
+type Config struct {
+	Scheduler scheduler.Config
+	Layout    *kvcache.Layout
+	EagleDrop bool
+	Cost      StepCoster
+	// Seed for the acceptance draws.
+	Seed uint64
+	// Limits guard against runaway runs.
+	MaxEvents  int64
+	MaxSimTime vtime.Time
+}
+
+// ErrLimit is returned when a run exceeds its event or simulated-time guard.
+var ErrLimit = errors.New("simulation limit reached")
+
+// Engine is a deterministic discrete-event simulation of one serving engine: a virtual clock, an
+// event queue with a total order (time, class, sequence), the scheduler and the cost model. It has
+// no goroutines and no wall clock.
+type Engine struct {
+	now        vtime.Time
+	q          eventQueue
+	seq        uint64
+	sched      *scheduler.Scheduler
+	cost       StepCoster
+	busy       bool
+	batch      scheduler.Batch
+	shape      model.StepShape
+	nextID     scheduler.RequestID
+	byReq      map[*scheduler.Request]*Record
+	Hooks      Hooks
+	cfg        Config
+	events     int64
+	err        error
+	KeepChunks bool
+	// frontendFree is when the API server finishes the prompts it has accepted.
+	frontendFree vtime.Time
+
+	// Statistics.
+	Steps        int64
+	BusyTime     vtime.Duration
+	runIntegral  float64 // integral of num_requests_running over time, request-seconds
+	lastRunCount int
+	lastRunT     vtime.Time
+	LastStep     model.StepCost
+}
+
+// New builds an engine.
+func New(cfg Config) *Engine {
+	kv := kvcache.NewManager(cfg.Layout, cfg.EagleDrop)
+	rng := newRand(cfg.Seed)
+	if cfg.MaxEvents == 0 {
+		cfg.MaxEvents = 50_000_000
+	}
+	if cfg.MaxSimTime == 0 {
+		cfg.MaxSimTime = vtime.Time(30 * 24 * 3600 * vtime.Second)
+	}
+	return &Engine{sched: scheduler.New(cfg.Scheduler, kv, rng), cost: cfg.Cost, byReq: map[*scheduler.Request]*Record{}, cfg: cfg}
+}
+
+// Now is the simulated time.
+func (e *Engine) Now() vtime.Time { return e.now }
+
+// Scheduler exposes the scheduler (read-only use).
+func (e *Engine) Scheduler() *scheduler.Scheduler { return e.sched }
+
+// Err is the first error the run hit (a guard), or nil.
+func (e *Engine) Err() error { return e.err }
+
+// Submit sends a request now; it reaches the engine after the frontend's processing time.
+func (e *Engine) Submit(spec RequestSpec) *Record {
+	e.nextID++
+	r := &Record{ID: e.nextID, Spec: spec, Send: e.now, Arrive: -1, FirstToken: -1, LastToken: -1, End: -1}
+	// The API server processes prompts one at a time (tokenisation is CPU-bound in one process):
+	// a burst of long prompts reaches the engine staggered.
+	d := vtime.FromSeconds(e.cost.FrontendSeconds(spec.PromptTokens))
+	begin := max(e.now, e.frontendFree)
+	e.frontendFree = begin.Add(d)
+	e.push(event{at: e.frontendFree, class: classArrival, rec: r})
+	return r
+}
+
+// Cancel aborts a request (the client closed its stream).
+func (e *Engine) Cancel(r *Record) {
+	if !r.Live() {
+		return
+	}
+	e.noteRunning()
+	r.Cancelled = true
+	r.End = e.now
+	if r.req != nil {
+		e.sched.Abort(r.req)
+		delete(e.byReq, r.req)
+	}
+	e.maybeStep()
+}
+
+// At schedules fn at time t (>= now).
+func (e *Engine) At(t vtime.Time, fn func(*Engine)) {
+	if t < e.now {
+		panic(fmt.Sprintf("sim: timer at %v before now %v", t, e.now))
+	}
+	e.push(event{at: t, class: classTimer, fn: fn})
+}
+
+func (e *Engine) push(ev event) {
+	e.seq++
+	ev.seq = e.seq
+	heap.Push(&e.q, ev)
+}
+
+// noteRunning accumulates the num_requests_running integral up to now.
+func (e *Engine) noteRunning() {
+	e.runIntegral += float64(e.lastRunCount) * e.now.Sub(e.lastRunT).Seconds()
+	e.lastRunT = e.now
+	e.lastRunCount = e.sched.NumRunning()
+}
+
+// RunningIntegral returns the integral of num_requests_running up to now, in request-seconds.
+func (e *Engine) RunningIntegral() float64 {
+	return e.runIntegral + float64(e.lastRunCount)*e.now.Sub(e.lastRunT).Seconds()
+}
+
+// maybeStep starts a step if the GPU is idle and there is work.
+func (e *Engine) maybeStep() {
+	if e.busy || !e.sched.HasWork() {
+		return
+	}
+	e.sched.Schedule(&e.batch)
+	e.noteRunning()
+	if len(e.batch.Entries) == 0 {
+		if e.sched.NumRunning() == 0 && e.sched.NumWaiting() > 0 {
+			// Nothing runs and the head of the queue can never be admitted.
+			e.fail(fmt.Errorf("at %v: request at the head of the queue does not fit in the KV cache even with the engine idle", e.now))
+		}
+		return
+	}
+	e.batch.Shape(&e.shape)
+	c := e.cost.Step(&e.shape)
+	e.LastStep = c
+	d := vtime.FromSeconds(c.Total)
+	if d <= 0 {
+		d = 1
+	}
+	e.busy = true
+	e.Steps++
+	e.BusyTime += d
+	e.push(event{at: e.now.Add(d), class: classStep})
+}
+
+func (e *Engine) fail(err error) {
+	if e.err == nil {
+		e.err = err
+	}
+}
+
+func (e *Engine) handle(ev event) {
+	switch ev.class {
+	case classStep:
+		e.busy = false
+		outs := e.sched.Update(&e.batch)
+		for _, o := range outs {
+			rec := e.byReq[o.Req]
+			if rec == nil {
+				continue
+			}
+			rec.Prefilled = o.Req.PrefilledTokens
+			rec.Preemptions = o.Req.Preemptions
+			if o.Tokens == 0 {
+				continue
+			}
+			if rec.FirstToken < 0 {
+				rec.FirstToken = e.now
+			}
+			rec.LastToken = e.now
+			rec.Tokens += o.Tokens
+			if e.KeepChunks {
+				rec.Chunks = append(rec.Chunks, Chunk{At: e.now, Tokens: o.Tokens})
+			}
+			if o.Finished {
+				rec.Finished = true
+				rec.End = e.now
+				delete(e.byReq, o.Req)
+			}
+			if e.Hooks.OnTokens != nil {
+				e.Hooks.OnTokens(e, rec, o.Tokens, o.Finished)
+			}
+		}
+		e.noteRunning()
+	case classArrival:
+		rec := ev.rec
+		if !rec.Live() {
+			return // cancelled before it reached the engine
+		}
+		rec.Arrive = e.now
+		req := &scheduler.Request{ID: rec.ID, MaxTokens: rec.Spec.MaxTokens}
+		req.Content = kvcache.Content{PrefixID: rec.Spec.PrefixID, PrefixTokens: rec.Spec.PrefixTokens,
+			PromptID: rec.Spec.PromptID, PromptTokens: rec.Spec.PromptTokens, UniqueID: uint64(rec.ID)<<20 ^ 0x9e3779b97f4a7c15}
+		rec.req = req
+		e.byReq[req] = rec
+		e.sched.Add(req)
+	case classTimer:
+		ev.fn(e)
+	}
+}
+
+// RunUntil processes every event up to and including time t, then sets the clock to t. It
+// returns an error when a guard trips.
+func (e *Engine) RunUntil(t vtime.Time) error {
+	for e.err == nil && e.q.Len() > 0 && e.q.peek().at <= t {
+		e.step()
+	}
+	if e.err == nil && t > e.now && t != vtime.Never {
+		e.now = t
+	}
+	return e.err
+}
+
+// RunWhile processes events while cond() holds, and at most until time limit; it returns when
+// cond is false, the queue is empty, or the limit is reached.
+func (e *Engine) RunWhile(cond func() bool, limit vtime.Time) error {
+	for e.err == nil && cond() && e.q.Len() > 0 && e.q.peek().at <= limit {
+		e.step()
+	}
+	return e.err
+}
+
+// RunUntilIdle processes events until nothing is queued, running or waiting.
+func (e *Engine) RunUntilIdle() error {
+	return e.RunWhile(func() bool { return true }, vtime.Never)
+}
+
+func (e *Engine) step() {
+	ev := heap.Pop(&e.q).(event)
+	if ev.at < e.now {
+		panic(fmt.Sprintf("sim: event at %v processed at %v: time went backwards", ev.at, e.now))
+	}
+	e.events++
+	if e.events > e.cfg.MaxEvents || ev.at > e.cfg.MaxSimTime {
+		e.fail(fmt.Errorf("%w: %d events, simulated time %v", ErrLimit, e.events, ev.at))
+		return
+	}
+	e.now = ev.at
+	e.handle(ev)
+	e.maybeStep()
+}
+
+// Events is the number of events processed.
+func (e *Engine) Events() int64 { return e.events }
