@@ -195,18 +195,6 @@ func loadArch(name, file string) (*model.Arch, error) {
 	return model.BuiltinArch(name)
 }
 
-// ResolveParams returns the parameters: priors, then the params file, then [params] overrides.
-func (s *Scenario) ResolveParams(base model.Params) (model.Params, error) {
-	p := base
-	if err := p.Set(s.Params); err != nil {
-		return p, err
-	}
-	if err := p.Validate(); err != nil {
-		return p, err
-	}
-	return p, nil
-}
-
 // Encode writes the scenario as TOML, the parameters last with their units and bounds, so a user
 // can copy and edit it.
 func (s *Scenario) Encode(w *bytes.Buffer, p model.Params, source string) error {
@@ -243,3 +231,6 @@ func SortedParamNames(m map[string]float64) []string {
 	sort.Strings(k)
 	return k
 }
+
+// BuiltinOrNil resolves a model name against the built-in descriptions.
+func BuiltinOrNil(name string) (*model.Arch, error) { return model.BuiltinArch(name) }

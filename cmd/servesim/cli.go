@@ -1,0 +1,138 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/spf13/pflag"
+)
+
+// command is one subcommand: its flags, help and action.
+type command struct {
+	Name  string
+	Args  string // usage of positional arguments
+	Short string
+	Long  string
+	// Setup registers flags and returns the action to run with the remaining arguments.
+	Setup func(fs *pflag.FlagSet, env *env) func(args []string) error
+}
+
+// env carries the output streams to a command.
+type env struct {
+	stdout, stderr io.Writer
+}
+
+// usageError marks an error in how the command was called (exit 2).
+type usageError struct{ err error }
+
+func (u usageError) Error() string { return u.err.Error() }
+func (u usageError) Unwrap() error { return u.err }
+
+func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+
+var commands []*command
+
+func register(c *command) { commands = append(commands, c) }
+
+func findCommand(name string) *command {
+	for _, c := range commands {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+func printHelp(w io.Writer) {
+	fmt.Fprintln(w, `servesim: a discrete-event simulator and capacity planner for LLM serving on vLLM-style engines.
+
+Usage:
+  servesim <command> [flags] [arguments]
+
+Commands:`)
+	cs := append([]*command(nil), commands...)
+	sort.Slice(cs, func(i, j int) bool { return cs[i].Name < cs[j].Name })
+	for _, c := range cs {
+		fmt.Fprintf(w, "  %-10s %s\n", c.Name, c.Short)
+	}
+	fmt.Fprintln(w, `
+Run 'servesim <command> --help' for a command's flags.
+With no --config, commands use the embedded seed scenario: GLM-5.3-Flash NVFP4 on
+4 x RTX PRO 6000 Blackwell Server Edition, vLLM TP4 + EP, DFlash k=7, llm-inference-bench.`)
+}
+
+// run is the whole program: it returns the exit code (0 ok, 1 failed run, 2 usage).
+func run(args []string, stdout, stderr io.Writer) (code int) {
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(stderr, "servesim: internal error: %v\n(this is a bug in servesim; please report it with the command line)\n", r)
+			code = 1
+		}
+	}()
+	if len(args) == 0 {
+		printHelp(stderr)
+		return 2
+	}
+	name := args[0]
+	switch name {
+	case "help", "-h", "--help":
+		if len(args) > 1 {
+			if c := findCommand(args[1]); c != nil {
+				fs := newFlagSet(c, stdout)
+				c.Setup(fs, &env{stdout, stderr})
+				printCommandHelp(stdout, c, fs)
+				return 0
+			}
+		}
+		printHelp(stdout)
+		return 0
+	}
+	c := findCommand(name)
+	if c == nil {
+		fmt.Fprintf(stderr, "servesim: unknown command %q\n\n", name)
+		printHelp(stderr)
+		return 2
+	}
+	fs := newFlagSet(c, stderr)
+	e := &env{stdout: stdout, stderr: stderr}
+	action := c.Setup(fs, e)
+	if err := fs.Parse(args[1:]); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			printCommandHelp(stdout, c, fs)
+			return 0
+		}
+		fmt.Fprintf(stderr, "servesim %s: %v\n", c.Name, err)
+		fmt.Fprintf(stderr, "Run 'servesim %s --help' for usage.\n", c.Name)
+		return 2
+	}
+	if err := action(fs.Args()); err != nil {
+		var u usageError
+		if errors.As(err, &u) {
+			fmt.Fprintf(stderr, "servesim %s: %v\nRun 'servesim %s --help' for usage.\n", c.Name, err, c.Name)
+			return 2
+		}
+		fmt.Fprintf(stderr, "servesim %s: %v\n", c.Name, err)
+		return 1
+	}
+	return 0
+}
+
+func newFlagSet(c *command, out io.Writer) *pflag.FlagSet {
+	fs := pflag.NewFlagSet("servesim "+c.Name, pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.SortFlags = false
+	return fs
+}
+
+func printCommandHelp(w io.Writer, c *command, fs *pflag.FlagSet) {
+	fmt.Fprintf(w, "Usage: servesim %s [flags] %s\n\n%s\n", c.Name, c.Args, c.Short)
+	if c.Long != "" {
+		fmt.Fprintf(w, "\n%s\n", strings.TrimSpace(c.Long))
+	}
+	if u := fs.FlagUsages(); u != "" {
+		fmt.Fprintf(w, "\nFlags:\n%s", u)
+	}
+}

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"servesim/bench"
+	"servesim/matrix"
+	"servesim/sim"
+)
+
+func init() {
+	register(&command{
+		Name:  "matrix",
+		Short: "simulate the benchmark matrix (prefill rows and decode cells) and compare with measurements",
+		Long: `Runs the scenario's benchmark protocol (llm-inference-bench by default) against the simulated
+server and prints the matrix in the benchmark's layout. For the embedded seed scenario the measured
+seed matrix is shown side by side with every prediction, with the error and a summary of status
+matches and mean/median absolute percentage errors. Use --measured FILE to compare with your own
+run (the benchmark's published text page, servesim CSV, or JSON), or --measured none to skip it.
+
+CSV columns: phase,context,context_tokens,concurrency,status,total_tok_s,per_request_tok_s,
+ttft_ms,tbt_ms,avg_active,completed,output_tokens,measured_s (predicted values).`,
+		Setup: func(fs *pflag.FlagSet, e *env) func([]string) error {
+			var sf scenarioFlags
+			sf.register(fs)
+			format := fs.String("format", "table", "output `format`: table, markdown, csv or json")
+			measured := fs.String("measured", "", "measured matrix `file` to compare with (default: the embedded seed for the seed scenario; 'none' to skip)")
+			var out outFlag
+			out.register(fs, "the matrix")
+			return func(args []string) error {
+				if len(args) > 0 {
+					return usagef("unexpected argument %q", args[0])
+				}
+				switch *format {
+				case "table", "markdown", "csv", "json":
+				default:
+					return usagef("--format %q: want table, markdown, csv or json", *format)
+				}
+				if err := out.check(); err != nil {
+					return err
+				}
+				r, err := sf.load(e.stderr)
+				if err != nil {
+					return err
+				}
+				meas, err := loadMeasured(*measured, sf.isSeed())
+				if err != nil {
+					return fmt.Errorf("--measured: %w", err)
+				}
+				srv, err := sim.NewServer(r.Deployment, r.Params)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(e.stderr, "servesim: %s; parameters: %s (%s)\n", r.Scenario.Name, r.ParamsFrom, r.Source)
+				start := time.Now()
+				res, err := bench.RunMatrix(srv, &r.Scenario.Protocol, bench.Options{Seed: r.Scenario.Seed, Progress: progressPrinter(e, start)})
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(e.stderr, "servesim: simulated %d cells, %d engine steps, %.0f s of server time in %.2f s\n",
+					len(res.Matrix.Prefill)+len(res.Matrix.Decode), res.Steps, res.SimEnd.Seconds(), time.Since(start).Seconds())
+				if *format == "csv" {
+					meas = nil // the CSV is the predicted matrix, in the documented columns
+				}
+				var buf bytes.Buffer
+				if err := matrix.Render(&buf, res.Matrix, meas, *format); err != nil {
+					return err
+				}
+				return out.write(e.stdout, &buf)
+			}
+		},
+	})
+}
+
+// progressPrinter reports progress on stderr once a run has taken more than two seconds.
+func progressPrinter(e *env, start time.Time) func(done, total int, label string) {
+	last := start
+	return func(done, total int, label string) {
+		now := time.Now()
+		if now.Sub(start) < 2*time.Second || (now.Sub(last) < time.Second && done < total) {
+			return
+		}
+		last = now
+		fmt.Fprintf(e.stderr, "\r  %d/%d cells (%s)   ", done, total, label)
+		if done == total {
+			fmt.Fprintln(e.stderr)
+		}
+	}
+}

@@ -1,0 +1,146 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"servesim/internal/fsutil"
+	"servesim/matrix"
+	"servesim/model/hf"
+	"servesim/scenario"
+	"servesim/vllmcmd"
+)
+
+func init() {
+	scenario.ArchLoader = hf.Load
+}
+
+// scenarioFlags are the flags every simulating command shares.
+type scenarioFlags struct {
+	config       string
+	params       string
+	uncalibrated bool
+	vllmCmd      string
+	seed         int64
+}
+
+func (f *scenarioFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&f.config, "config", "", "scenario TOML `file` (default: the embedded seed scenario; see 'servesim config')")
+	fs.StringVar(&f.params, "params", "", "parameter `file` from 'servesim fit --out' (default: the built-in calibration that matches, else priors)")
+	fs.BoolVar(&f.uncalibrated, "uncalibrated", false, "use the physical priors, ignoring every calibration")
+	fs.StringVar(&f.vllmCmd, "vllm-cmd", "", "a `vllm serve ...` launch command whose flags replace the scenario's engine section")
+	fs.Int64Var(&f.seed, "seed", -1, "random seed for speculative acceptance (default: the scenario's)")
+}
+
+// isSeed reports whether the run uses the embedded seed scenario unchanged.
+func (f *scenarioFlags) isSeed() bool { return f.config == "" && f.vllmCmd == "" }
+
+// load resolves the scenario, printing notes (ignored vLLM flags) to stderr.
+func (f *scenarioFlags) load(stderr io.Writer) (*scenario.Resolved, error) {
+	if f.params != "" && f.uncalibrated {
+		return nil, usagef("--params and --uncalibrated contradict each other")
+	}
+	var s *scenario.Scenario
+	if f.config != "" {
+		var err error
+		if s, err = scenario.Load(f.config); err != nil {
+			return nil, err
+		}
+	} else {
+		s = scenario.Default()
+	}
+	if f.vllmCmd != "" {
+		if err := applyVLLM(s, f.vllmCmd, stderr); err != nil {
+			return nil, err
+		}
+	}
+	if f.seed >= 0 {
+		s.Seed = uint64(f.seed)
+	}
+	return s.Resolve(scenario.ResolveOptions{ParamsFile: f.params, Uncalibrated: f.uncalibrated})
+}
+
+// applyVLLM parses a launch command into the scenario's engine section.
+func applyVLLM(s *scenario.Scenario, cmdline string, stderr io.Writer) error {
+	words, err := vllmcmd.Split(cmdline)
+	if err != nil {
+		return fmt.Errorf("--vllm-cmd: %w", err)
+	}
+	return applyVLLMArgs(s, words, stderr)
+}
+
+func applyVLLMArgs(s *scenario.Scenario, words []string, stderr io.Writer) error {
+	res, err := vllmcmd.Parse(words, s.Engine)
+	if err != nil {
+		return fmt.Errorf("vllm command: %w", err)
+	}
+	s.Engine = res.Engine
+	if res.Model != "" {
+		if _, err := scenario.BuiltinOrNil(res.Model); err == nil {
+			s.Model.Name = res.Model
+			s.Model.File = ""
+		} else {
+			fmt.Fprintf(stderr, "note: model %q is not a built-in description; keeping the scenario's model (%s)\n", res.Model, s.Model.Name)
+		}
+	}
+	if n := s.Engine.GPUs(); n != s.Hardware.Count {
+		fmt.Fprintf(stderr, "note: the command uses %d GPUs (TP %d x DP %d); hardware.count %d -> %d\n", n, s.Engine.TensorParallel, s.Engine.DataParallel, s.Hardware.Count, n)
+		s.Hardware.Count = n
+	}
+	if len(res.Ignored) > 0 {
+		fmt.Fprintf(stderr, "ignored (no effect on the simulation): %s\n", strings.Join(res.Ignored, " "))
+	}
+	if len(res.Unknown) > 0 {
+		fmt.Fprintf(stderr, "unrecognised (not simulated): %s\n", strings.Join(res.Unknown, " "))
+	}
+	for _, n := range res.Notes {
+		fmt.Fprintf(stderr, "note: %s\n", n)
+	}
+	return nil
+}
+
+// outFlag handles --out: stdout when empty, else an atomically written file checked up front.
+type outFlag struct{ path string }
+
+func (o *outFlag) register(fs *pflag.FlagSet, what string) {
+	fs.StringVarP(&o.path, "out", "o", "", "write "+what+" to `file` (atomically) instead of stdout")
+}
+
+// check fails before long work when the destination cannot be written.
+func (o *outFlag) check() error {
+	if o.path == "" {
+		return nil
+	}
+	return fsutil.CheckWritable(o.path)
+}
+
+func (o *outFlag) write(stdout io.Writer, buf *bytes.Buffer) error {
+	if o.path == "" {
+		_, err := stdout.Write(buf.Bytes())
+		return err
+	}
+	return fsutil.WriteFile(o.path, buf.Bytes())
+}
+
+// loadMeasured reads --measured, or the embedded seed for the seed scenario.
+func loadMeasured(path string, seedScenario bool) (*matrix.Matrix, error) {
+	switch {
+	case path == "none":
+		return nil, nil
+	case path != "":
+		return matrix.Load(path)
+	case seedScenario:
+		return matrix.LoadBytes(scenario.SeedMeasured(), "embedded seed (000_514fe97e62255cf0.txt)")
+	}
+	return nil, nil
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}

@@ -1,0 +1,59 @@
+package matrix
+
+import "fmt"
+
+// matchKey is the key cells are matched by: prefill rows are one per context, whatever
+// concurrency they carry.
+func matchKey(c *Cell) Key {
+	k := c.Key()
+	if k.Phase == Prefill {
+		k.Concurrency = 0
+	}
+	return k
+}
+
+// Validate checks the matrix's invariants: each cell sits in the slice of its phase and has a
+// context label, positive context tokens and concurrency, a known status and counts >= -1, and
+// no two cells share a key (prefill rows: no two share a context).
+func (m *Matrix) Validate() error {
+	seen := map[Key]bool{}
+	for _, part := range []struct {
+		phase Phase
+		cells []Cell
+	}{{Prefill, m.Prefill}, {Decode, m.Decode}} {
+		for i := range part.cells {
+			c := &part.cells[i]
+			if err := validCell(c, part.phase, seen); err != nil {
+				return fmt.Errorf("%s[%d] (%s): %w", part.phase, i, c.Key(), err)
+			}
+		}
+	}
+	return nil
+}
+
+func validCell(c *Cell, phase Phase, seen map[Key]bool) error {
+	switch {
+	case c.Phase != phase:
+		return fmt.Errorf("phase %q: want %q", c.Phase, phase)
+	case c.Context == "":
+		return fmt.Errorf("empty context label: want a label such as 8K")
+	case c.ContextTokens <= 0:
+		return fmt.Errorf("context tokens %d: want > 0", c.ContextTokens)
+	case c.Concurrency < 1:
+		return fmt.Errorf("concurrency %d: want >= 1", c.Concurrency)
+	case !knownStatus(c.Status):
+		return fmt.Errorf("status %q: want Valid, Requests queued, Over capacity or Error", c.Status)
+	case c.Completed < -1 || c.OutputTokens < -1:
+		return fmt.Errorf("counts %d, %d: want >= 0 or -1 (absent)", c.Completed, c.OutputTokens)
+	}
+	k := matchKey(c)
+	if seen[k] {
+		return fmt.Errorf("duplicate cell: want one cell per key")
+	}
+	seen[k] = true
+	return nil
+}
+
+func knownStatus(s Status) bool {
+	return s == Valid || s == RequestsQueued || s == OverCapacity || s == Error
+}

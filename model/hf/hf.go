@@ -1,0 +1,354 @@
+package hf
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"servesim/model"
+)
+
+// Sanity limits on config values. They are far above any published model and keep every weight
+// count of Arch.Params inside int64 and every loop over layers short, whatever the input.
+const (
+	maxLayers       = 1024
+	maxHidden       = 1 << 16 // 65,536
+	maxVocab        = 1 << 22 // 4,194,304
+	maxHeads        = 1 << 12
+	maxHeadDim      = 1 << 12
+	maxIntermediate = 1 << 18 // 262,144
+	maxExperts      = 1 << 12
+	maxRank         = 1 << 16 // lora ranks
+	maxWindow       = 1 << 30
+)
+
+// rawConfig is the union of the config.json fields the supported families use. Pointers tell an
+// absent (or null) field from a zero.
+type rawConfig struct {
+	ModelType     string   `json:"model_type"`
+	Architectures []string `json:"architectures"`
+	NameOrPath    string   `json:"_name_or_path"`
+	TorchDType    *string  `json:"torch_dtype"`
+	DType         *string  `json:"dtype"`
+
+	Hidden            *int  `json:"hidden_size"`
+	Layers            *int  `json:"num_hidden_layers"`
+	Vocab             *int  `json:"vocab_size"`
+	Heads             *int  `json:"num_attention_heads"`
+	KVHeads           *int  `json:"num_key_value_heads"`
+	HeadDim           *int  `json:"head_dim"`
+	Intermediate      *int  `json:"intermediate_size"`
+	TieWordEmbeddings *bool `json:"tie_word_embeddings"`
+	AttentionBias     *bool `json:"attention_bias"`
+	MLPBias           *bool `json:"mlp_bias"`
+
+	SlidingWindow    *int     `json:"sliding_window"`
+	UseSlidingWindow *bool    `json:"use_sliding_window"`
+	MaxWindowLayers  *int     `json:"max_window_layers"`
+	LayerTypes       []string `json:"layer_types"`
+
+	// MoE, under the names the families use.
+	NumExperts         *int  `json:"num_experts"`
+	NumLocalExperts    *int  `json:"num_local_experts"`
+	NRoutedExperts     *int  `json:"n_routed_experts"`
+	NumExpertsPerTok   *int  `json:"num_experts_per_tok"`
+	NumExpertsPerToken *int  `json:"num_experts_per_token"`
+	ExpertsPerToken    *int  `json:"experts_per_token"`
+	MoEIntermediate    *int  `json:"moe_intermediate_size"`
+	NSharedExperts     *int  `json:"n_shared_experts"`
+	NumSharedExperts   *int  `json:"num_shared_experts"`
+	SharedIntermediate *int  `json:"shared_expert_intermediate_size"`
+	DecoderSparseStep  *int  `json:"decoder_sparse_step"`
+	MLPOnlyLayers      []int `json:"mlp_only_layers"`
+	FirstKDenseReplace *int  `json:"first_k_dense_replace"`
+	MoELayerFreq       *int  `json:"moe_layer_freq"`
+
+	// MLA and the DSA indexer.
+	QLoraRank     *int `json:"q_lora_rank"`
+	KVLoraRank    *int `json:"kv_lora_rank"`
+	QKRopeHeadDim *int `json:"qk_rope_head_dim"`
+	QKNopeHeadDim *int `json:"qk_nope_head_dim"`
+	VHeadDim      *int `json:"v_head_dim"`
+	IndexNHeads   *int `json:"index_n_heads"`
+	IndexHeadDim  *int `json:"index_head_dim"`
+	IndexTopK     *int `json:"index_topk"`
+
+	// Gated DeltaNet (qwen3_next).
+	LinearNumKeyHeads     *int `json:"linear_num_key_heads"`
+	LinearNumValueHeads   *int `json:"linear_num_value_heads"`
+	LinearKeyHeadDim      *int `json:"linear_key_head_dim"`
+	LinearValueHeadDim    *int `json:"linear_value_head_dim"`
+	LinearConvKernelDim   *int `json:"linear_conv_kernel_dim"`
+	FullAttentionInterval *int `json:"full_attention_interval"`
+
+	// Kimi Delta Attention (kimi_linear).
+	LinearAttnConfig *rawLinearAttn `json:"linear_attn_config"`
+
+	QuantizationConfig json.RawMessage `json:"quantization_config"`
+}
+
+type rawLinearAttn struct {
+	KDALayers           []int `json:"kda_layers"`
+	FullAttnLayers      []int `json:"full_attn_layers"`
+	NumHeads            *int  `json:"num_heads"`
+	HeadDim             *int  `json:"head_dim"`
+	ShortConvKernelSize *int  `json:"short_conv_kernel_size"`
+}
+
+// Parse reads a Hugging Face config.json and returns the normalized architecture. name becomes
+// Arch.Name; when empty, the config's _name_or_path or its model_type is used. The quantization
+// of the weights is read from the config's quantization_config, if any.
+func Parse(configJSON []byte, name string) (*model.Arch, error) {
+	return parse(configJSON, nil, name, "config.json", "hf_quant_config.json")
+}
+
+// ParseWithQuant is Parse with the contents of a ModelOpt hf_quant_config.json (nil when the
+// checkpoint has none). When both are present, hf_quant_config.json decides the weight formats.
+func ParseWithQuant(configJSON, hfQuantConfigJSON []byte, name string) (*model.Arch, error) {
+	return parse(configJSON, hfQuantConfigJSON, name, "config.json", "hf_quant_config.json")
+}
+
+// Load reads the config.json at path, and the hf_quant_config.json beside it if there is one. The
+// model is named after the file's directory.
+func Load(path string) (*model.Arch, error) {
+	cfg, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("hf: %w", err)
+	}
+	qpath := filepath.Join(filepath.Dir(path), "hf_quant_config.json")
+	q, err := os.ReadFile(qpath)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("hf: %w", err)
+		}
+		q = nil
+	}
+	name := filepath.Base(filepath.Dir(path))
+	if abs, err := filepath.Abs(path); err == nil {
+		name = filepath.Base(filepath.Dir(abs))
+	}
+	return parse(cfg, q, name, path, qpath)
+}
+
+// family is one supported model_type.
+type family struct {
+	modelType string
+	arches    []string // architectures[] entries that identify it when model_type is missing
+	build     func(r *reader, c *rawConfig) []layer
+}
+
+var families = []family{
+	{"llama", []string{"LlamaForCausalLM"}, buildDense},
+	{"mistral", []string{"MistralForCausalLM"}, buildDense},
+	{"qwen2", []string{"Qwen2ForCausalLM"}, buildDense},
+	{"qwen3", []string{"Qwen3ForCausalLM"}, buildDense},
+	{"mixtral", []string{"MixtralForCausalLM"}, buildMoEGQA},
+	{"qwen3_moe", []string{"Qwen3MoeForCausalLM"}, buildMoEGQA},
+	{"gpt_oss", []string{"GptOssForCausalLM"}, buildMoEGQA},
+	{"deepseek_v3", []string{"DeepseekV3ForCausalLM"}, buildMLA},
+	{"kimi_k2", nil, buildMLA},
+	{"deepseek_v32", []string{"DeepseekV32ForCausalLM"}, buildMLA},
+	{"glm_moe_dsa", []string{"GlmMoeDsaForCausalLM"}, buildMLA},
+	{"kimi_linear", []string{"KimiLinearForCausalLM"}, buildMLA},
+	{"qwen3_next", []string{"Qwen3NextForCausalLM"}, buildQwen3Next},
+}
+
+// Families lists the supported model_type values, sorted.
+func Families() []string {
+	out := make([]string, len(families))
+	for i, f := range families {
+		out[i] = f.modelType
+	}
+	sort.Strings(out)
+	return out
+}
+
+func lookupFamily(c *rawConfig) (family, string, bool) {
+	for _, f := range families {
+		if f.modelType == c.ModelType {
+			return f, c.ModelType, true
+		}
+	}
+	if c.ModelType == "" {
+		for _, a := range c.Architectures {
+			for _, f := range families {
+				for _, fa := range f.arches {
+					if fa == a {
+						return f, f.modelType, true
+					}
+				}
+			}
+		}
+	}
+	return family{}, "", false
+}
+
+// layer is the shape of one decoder layer before grouping, with the module names that quantization
+// exclusion lists are matched against.
+type layer struct {
+	attn       model.Attention
+	ffn        model.FFN
+	attnPrefix string // "self_attn" or "linear_attn"
+	moePrefix  string // "mlp" or "block_sparse_moe"
+	sharedName string // "shared_experts" or "shared_expert"
+	extra      int64  // small weights (norms, biases, router bias), folded into ExtraParamsPerLayer
+}
+
+func parse(cfgJSON, quantJSON []byte, name, file, quantFile string) (*model.Arch, error) {
+	var c rawConfig
+	if err := decode(cfgJSON, &c); err != nil {
+		return nil, fmt.Errorf("hf: %s: %w", file, err)
+	}
+	fam, mt, ok := lookupFamily(&c)
+	if !ok {
+		what := fmt.Sprintf("model_type %q", c.ModelType)
+		if c.ModelType == "" {
+			what = fmt.Sprintf("no model_type (architectures %q)", c.Architectures)
+		}
+		return nil, fmt.Errorf("hf: %s: unsupported %s: supported families are %s", file, what, strings.Join(Families(), ", "))
+	}
+	r := &reader{file: file, family: mt}
+	base := model.BF16
+	for _, f := range []struct {
+		key string
+		v   *string
+	}{{"torch_dtype", c.TorchDType}, {"dtype", c.DType}} {
+		if f.v == nil {
+			continue
+		}
+		d, err := model.ParseDType(*f.v)
+		if err != nil || (d != model.BF16 && d != model.FP16 && d != model.FP32) {
+			return nil, fmt.Errorf("hf: %s: %s = %q: want bfloat16, float16 or float32", file, f.key, *f.v)
+		}
+		base = d
+		break
+	}
+	hidden := r.req("hidden_size", c.Hidden, maxHidden)
+	vocab := r.req("vocab_size", c.Vocab, maxVocab)
+	n := r.req("num_hidden_layers", c.Layers, maxLayers)
+	if r.err != nil {
+		return nil, r.err
+	}
+	layers := fam.build(r, &c)
+	if r.err != nil {
+		return nil, r.err
+	}
+	if len(layers) != n {
+		// A builder bug, not an input problem.
+		panic(fmt.Sprintf("hf: %s builder made %d layers for num_hidden_layers = %d", mt, len(layers), n))
+	}
+
+	q, err := parseQuant(c.QuantizationConfig, quantJSON, file, quantFile)
+	if err != nil {
+		return nil, err
+	}
+	if q.ex, err = compileExcludes(q.exclude, n, q.file, q.obj); err != nil {
+		return nil, err
+	}
+	for i := range layers {
+		q.apply(i, &layers[i], base)
+	}
+
+	if name == "" {
+		name = c.NameOrPath
+	}
+	if name == "" {
+		name = mt
+	}
+	a := &model.Arch{
+		Name:       name,
+		Family:     mt,
+		Hidden:     hidden,
+		Vocab:      vocab,
+		TiedEmbed:  c.TieWordEmbeddings != nil && *c.TieWordEmbeddings,
+		EmbedDType: base,
+	}
+	// Final norm plus the per-layer small weights, spread evenly over the layers (rounded).
+	extra := int64(hidden)
+	type shape struct {
+		attn model.Attention
+		ffn  model.FFN
+	}
+	index := map[shape]int{}
+	for _, l := range layers {
+		extra += l.extra
+		key := shape{l.attn, l.ffn}
+		if j, ok := index[key]; ok {
+			a.Layers[j].Count++
+			continue
+		}
+		index[key] = len(a.Layers)
+		a.Layers = append(a.Layers, model.LayerGroup{Count: 1, Attn: l.attn, FFN: l.ffn})
+	}
+	a.ExtraParamsPerLayer = (extra + int64(n)/2) / int64(n)
+	if err := a.Normalize(); err != nil {
+		return nil, fmt.Errorf("hf: %s: %w", file, err)
+	}
+	return a, nil
+}
+
+// decode unmarshals JSON, naming the offending field of a type mismatch.
+func decode(data []byte, v any) error {
+	if err := json.Unmarshal(data, v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return fmt.Errorf("field %q: got a JSON %s, want %s", te.Field, te.Value, te.Type)
+		}
+		return err
+	}
+	return nil
+}
+
+// reader checks config fields, keeping the first error.
+type reader struct {
+	file, family string
+	err          error
+}
+
+func (r *reader) fail(format string, args ...any) {
+	if r.err == nil {
+		r.err = fmt.Errorf("hf: %s: model_type %q: %s", r.file, r.family, fmt.Sprintf(format, args...))
+	}
+}
+
+// req returns a required positive field.
+func (r *reader) req(field string, p *int, max int) int {
+	if p == nil {
+		r.fail("missing required field %q", field)
+		return 1
+	}
+	return r.check(field, *p, 1, max)
+}
+
+// opt returns an optional field, def when absent; min is 0 or 1.
+func (r *reader) opt(field string, p *int, def, min, max int) int {
+	if p == nil {
+		return def
+	}
+	return r.check(field, *p, min, max)
+}
+
+func (r *reader) check(field string, v, min, max int) int {
+	if v < min || v > max {
+		r.fail("%s = %d: want %d..%d", field, v, min, max)
+		return min
+	}
+	return v
+}
+
+// first returns the first non-nil pointer of ps, with the field name it came from.
+func first(names []string, ps ...*int) (string, *int) {
+	for i, p := range ps {
+		if p != nil {
+			return names[i], p
+		}
+	}
+	return strings.Join(names, " or "), nil
+}
+
+func flag(p *bool) bool { return p != nil && *p }

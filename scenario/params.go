@@ -1,0 +1,113 @@
+package scenario
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+
+	"servesim/model"
+)
+
+// CalibrationKey ties a fitted parameter set to what it was fitted on.
+type CalibrationKey struct {
+	GPU           string `toml:"gpu"`
+	Model         string `toml:"model"`
+	Family        string `toml:"family"`
+	Engine        string `toml:"engine"`
+	EngineVersion string `toml:"engine_version"`
+	Note          string `toml:"note,omitempty"`
+}
+
+// ParamsFile is a parameter set on disk: where it came from, and the values.
+type ParamsFile struct {
+	Calibration CalibrationKey     `toml:"calibration"`
+	Params      map[string]float64 `toml:"params"`
+}
+
+// ParseParamsFile reads a params TOML file strictly.
+func ParseParamsFile(data []byte, name string) (*ParamsFile, error) {
+	var f ParamsFile
+	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, tomlError(err))
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		return nil, fmt.Errorf("%s: unknown key %q", name, und[0].String())
+	}
+	if len(f.Params) == 0 {
+		return nil, fmt.Errorf("%s: no [params] table", name)
+	}
+	p := model.Priors()
+	if err := p.Set(f.Params); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return &f, nil
+}
+
+// LoadParamsFile reads a params file from disk.
+func LoadParamsFile(path string) (*ParamsFile, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return ParseParamsFile(data, path)
+}
+
+// Values returns priors overridden by the file's values.
+func (f *ParamsFile) Values() model.Params {
+	p := model.Priors()
+	_ = p.Set(f.Params) // validated on parse
+	return p
+}
+
+// Encode writes a params file in table order with units and bounds as comments.
+func (f *ParamsFile) Encode(w *bytes.Buffer) {
+	fmt.Fprintln(w, "# servesim parameter set. Load with --params FILE.")
+	fmt.Fprintln(w, "[calibration]")
+	k := f.Calibration
+	for _, kv := range [][2]string{{"gpu", k.GPU}, {"model", k.Model}, {"family", k.Family}, {"engine", k.Engine}, {"engine_version", k.EngineVersion}, {"note", k.Note}} {
+		if kv[1] != "" || kv[0] != "note" {
+			fmt.Fprintf(w, "%s = %q\n", kv[0], kv[1])
+		}
+	}
+	fmt.Fprintln(w, "\n[params]")
+	p := f.Values()
+	for i := range model.Table {
+		d := &model.Table[i]
+		fmt.Fprintf(w, "%s = %s # %s [%g, %g]\n", d.Name, fmtFloat(p[i]), d.Unit, d.Lo, d.Hi)
+	}
+}
+
+// Source says how a prediction's parameters relate to measurements.
+type Source string
+
+const (
+	// SourceCalibrated: fitted on this GPU, model family and engine version.
+	SourceCalibrated Source = "calibrated"
+	// SourceTransferred: fitted on another GPU (or engine version) of the same model family; the
+	// dimensionless efficiencies carry over, the hardware facts are the new GPU's.
+	SourceTransferred Source = "transferred"
+	// SourcePrior: no calibration applies; physical priors only.
+	SourcePrior Source = "prior"
+)
+
+// Match classifies how a calibration applies to a deployment.
+func (k *CalibrationKey) Match(d *model.Deployment) Source {
+	if k == nil || k.Model == "" {
+		return SourcePrior
+	}
+	sameFamily := strings.EqualFold(k.Family, d.Model.Family) || strings.EqualFold(k.Model, d.Model.Name)
+	if !sameFamily || !strings.EqualFold(k.Engine, d.Engine.Name) {
+		return SourcePrior
+	}
+	if d.Hardware.GPU.Matches(k.GPU) && k.EngineVersion == d.Engine.Version {
+		return SourceCalibrated
+	}
+	return SourceTransferred
+}

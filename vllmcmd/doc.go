@@ -1,0 +1,69 @@
+// Package vllmcmd reads a vLLM launch command (`vllm serve MODEL --flag ...`) into a
+// model.Engine, so a scenario can be given the exact command a benchmark was run with.
+//
+// Reading order: split.go (Split: shell words), parse.go (Parse, Result: program, environment,
+// flag loop), flags.go (the flag table and the value parsers).
+//
+// Use Split then Parse:
+//
+//	words, err := vllmcmd.Split(line)
+//	res, err := vllmcmd.Parse(words, model.DefaultEngine())
+//
+// Split is a POSIX-shell word splitter without expansion: quotes, backslash escapes, line
+// continuations and comments are handled, $HOME and ${VAR} stay literal text. Parse accepts
+// `vllm serve`, any path ending in /vllm, `python -m vllm.entrypoints.openai.api_server`, `python -m
+// vllm.entrypoints.cli.main serve`, or the flags alone; before the program an `env` prefix (with -i
+// and -u NAME), bare A=B assignments and nohup; after the command, shell redirections are skipped
+// and a control operator (|, &&, ;, &) ends it.
+//
+// Mapped flags (flag -> model.Engine field), with vLLM's spellings --flag value, --flag=value,
+// --flag_with_underscores, and for booleans --flag, --flag=false and --no-flag:
+//
+//	--tensor-parallel-size, -tp      TensorParallel
+//	--data-parallel-size, -dp        DataParallel
+//	--pipeline-parallel-size, -pp    PipelineParallel
+//	--enable-expert-parallel         ExpertParallel
+//	--max-model-len                  MaxModelLen (1048576, 1M = 2^20, 1m = 10^6, 128K = 131072, 128k = 128000, 25.6k)
+//	--gpu-memory-utilization         GPUMemoryUtilization, in (0, 1]
+//	--kv-cache-dtype                 KVCacheDType
+//	--max-num-batched-tokens         MaxNumBatchedTokens
+//	--max-num-seqs                   MaxNumSeqs
+//	--enable-chunked-prefill         ChunkedPrefill
+//	--enable-prefix-caching          PrefixCaching
+//	--block-size                     BlockSize
+//	--async-scheduling               AsyncScheduling
+//	--enforce-eager                  EnforceEager
+//	--max-cudagraph-capture-size     MaxCaptureSize
+//	--compilation-config JSON        MaxCaptureSize from max_cudagraph_capture_size, else the largest of cudagraph_capture_sizes
+//	--speculative-config JSON        Speculative (method, model, num_speculative_tokens, kv_cache_dtype)
+//	--speculative-model, --num-speculative-tokens   Speculative, the older spelling
+//	--quantization, -q               Quantization
+//	--attention-backend              AttentionBackend (else the VLLM_ATTENTION_BACKEND variable)
+//	--moe-backend                    MoEBackend
+//	--served-model-name              ServedModel (the first name), else the model; like vLLM it
+//	                                 takes every following word up to the next flag as a name
+//
+// Engine.Name is always "vllm". --speculative-config replaces the base's Speculative as a whole;
+// every other field the command does not mention keeps the base's value.
+//
+// Ignored flags are known to leave the simulation unchanged and are listed in Result.Ignored with
+// their values (API keys and tokens as <redacted>): the server's address and TLS, API keys, tool and
+// reasoning parsers, chat templates, logging, weight loading (--load-format, --download-dir,
+// --model-loader-extra-config, which must still be valid JSON), tokenizer and revision choices,
+// --seed, --dtype (noted: the weights' dtype comes from the model description), --swap-space,
+// --distributed-executor-backend, --linear-backend, --enable-ep-weight-filter,
+// --trust-remote-code and similar. Anything else is listed in Result.Unknown, not rejected; since
+// Parse cannot know whether an unknown flag takes a value, it takes the next word as its value
+// unless that word is a flag. Other short flags (-O3 and the like) are unknown.
+//
+// Environment assignments go to Result.Env; the ones known to matter (VLLM_ATTENTION_BACKEND,
+// VLLM_USE_V2_MODEL_RUNNER, NCCL_P2P_DISABLE, a CUDA_VISIBLE_DEVICES shorter than the engine, ...)
+// also get a Note.
+//
+// Errors: a malformed value is an error naming the flag and what was expected
+// (`--max-num-seqs "abc": want a positive integer`, `--speculative-config: invalid JSON at offset
+// 12: ...`), as is a value flag with no value and an unterminated quote (Split names its column).
+// Parse does not call Engine.Validate: the caller does, once the scenario is complete.
+//
+// Everything here is pure and deterministic, and no input makes it panic (FuzzParse).
+package vllmcmd
