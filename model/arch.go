@@ -28,9 +28,9 @@ const (
 // Attention describes one layer's token mixer. Fields that do not apply to Kind are zero.
 type Attention struct {
 	Kind     AttnKind `toml:"kind"`
-	Heads    int      `toml:"heads"`               // query heads
-	KVHeads  int      `toml:"kv_heads,omitempty"`  // GQA key/value heads
-	HeadDim  int      `toml:"head_dim,omitempty"`  // GQA q/k head dim
+	Heads    int      `toml:"heads"`                // query heads
+	KVHeads  int      `toml:"kv_heads,omitempty"`   // GQA key/value heads
+	HeadDim  int      `toml:"head_dim,omitempty"`   // GQA q/k head dim
 	VHeadDim int      `toml:"v_head_dim,omitempty"` // value head dim (GQA: defaults to HeadDim; MLA: per-head v dim)
 	// Window > 0 makes a GQA layer sliding-window: each token attends to the last Window tokens.
 	Window int `toml:"window,omitempty"`

@@ -87,11 +87,11 @@ type gqa struct {
 }
 
 type mla struct {
-	layers        float64
-	heads         float64
-	latent, rope  float64
-	nope, vDim    float64
-	kvBytes       float64
+	layers       float64
+	heads        float64
+	latent, rope float64
+	nope, vDim   float64
+	kvBytes      float64
 }
 
 type linear struct {
@@ -174,7 +174,7 @@ func NewCostModel(d *Deployment, p Params) *CostModel {
 			continue
 		}
 		m := moeLayers{layers: float64(lg.Count), experts: float64(f.Experts), topK: float64(f.TopK),
-			expertBytes: float64(f.ExpertParams(d.Model.Hidden)) * f.ExpertDType.BytesPerParam(),
+			expertBytes:  float64(f.ExpertParams(d.Model.Hidden)) * f.ExpertDType.BytesPerParam(),
 			expertParams: float64(f.ExpertParams(d.Model.Hidden)), peak: g.PeakFLOPS(f.ExpertDType)}
 		if ep > 1 {
 			m.ranks = float64(ep)

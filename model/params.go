@@ -31,9 +31,9 @@ const (
 	PARBWEff       // achieved fraction of link bandwidth for all-reduce payload
 
 	// Overheads.
-	PStepOverheadUS // fixed GPU-side cost per step: launches, sampling, synchronisation
-	PCPUStepUS      // CPU scheduling and input preparation per step
-	PCPUPerReqUS    // additional CPU work per scheduled request per step
+	PStepOverheadUS   // fixed GPU-side cost per step: launches, sampling, synchronisation
+	PCPUStepUS        // CPU scheduling and input preparation per step
+	PCPUPerReqUS      // additional CPU work per scheduled request per step
 	PFrontendUSPerTok // API-server cost per prompt token before the engine sees a request (tokenisation)
 
 	// Speculative decoding acceptance (reference/vllm-engine.md section 5).

@@ -32,10 +32,10 @@ func (s State) String() string {
 type FinishReason uint8
 
 const (
-	NotFinished FinishReason = iota
-	FinishedLength           // reached max_tokens
-	FinishedCancelled        // aborted by the client
-	FinishedModelLen         // reached max_model_len
+	NotFinished       FinishReason = iota
+	FinishedLength                 // reached max_tokens
+	FinishedCancelled              // aborted by the client
+	FinishedModelLen               // reached max_model_len
 )
 
 // Request is one generation request inside the engine.
