@@ -1,6 +1,11 @@
 package matrix
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
 
 // matchKey is the key cells are matched by: prefill rows are one per context, whatever
 // concurrency they carry.
@@ -13,8 +18,9 @@ func matchKey(c *Cell) Key {
 }
 
 // Validate checks the matrix's invariants: each cell sits in the slice of its phase and has a
-// context label, positive context tokens and concurrency, a known status and counts >= -1, and
-// no two cells share a key (prefill rows: no two share a context).
+// clean context label (non-empty, trimmed, printable UTF-8), positive context tokens and
+// concurrency, a known status and counts >= -1, and no two cells share a key (prefill rows: no
+// two share a context).
 func (m *Matrix) Validate() error {
 	seen := map[Key]bool{}
 	for _, part := range []struct {
@@ -35,8 +41,8 @@ func validCell(c *Cell, phase Phase, seen map[Key]bool) error {
 	switch {
 	case c.Phase != phase:
 		return fmt.Errorf("phase %q: want %q", c.Phase, phase)
-	case c.Context == "":
-		return fmt.Errorf("empty context label: want a label such as 8K")
+	case !cleanLabel(c.Context):
+		return fmt.Errorf("context label %q: want a label such as 8K (no surrounding space or control characters)", c.Context)
 	case c.ContextTokens <= 0:
 		return fmt.Errorf("context tokens %d: want > 0", c.ContextTokens)
 	case c.Concurrency < 1:
@@ -56,4 +62,13 @@ func validCell(c *Cell, phase Phase, seen map[Key]bool) error {
 
 func knownStatus(s Status) bool {
 	return s == Valid || s == RequestsQueued || s == OverCapacity || s == Error
+}
+
+// cleanLabel reports whether a context label is non-empty, trimmed, valid UTF-8 and free of
+// control characters, so that every format writes and reads it unchanged.
+func cleanLabel(s string) bool {
+	if s == "" || s != strings.TrimSpace(s) || !utf8.ValidString(s) {
+		return false
+	}
+	return strings.IndexFunc(s, unicode.IsControl) < 0
 }

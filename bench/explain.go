@@ -1,0 +1,115 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"text/tabwriter"
+
+	"servesim/model"
+	"servesim/sim"
+)
+
+// Explanation splits the steady decode step and a prefill chunk of one cell into cost terms.
+type Explanation struct {
+	Context     int // tokens of context per request
+	Concurrency int // requested streams
+	Running     int // streams the engine runs at once (min(C, max_num_seqs))
+	SpecTokens  int
+	// TokensPerStep is tau, the expected emitted tokens per decode step per request.
+	TokensPerStep float64
+	// Decode is the steady step: Running requests each verifying 1 + k tokens at Context.
+	Decode       model.StepCost
+	DecodeTokens int // tokens scheduled in the decode step
+	// PerRequestTokS and TotalTokS are the steady-state rates the decode step implies.
+	PerRequestTokS float64
+	TotalTokS      float64
+	// Prefill is one chunk of a cold prompt of Context tokens, taken at the middle of the prompt,
+	// alongside the decode batch of Running-1 other requests (a mixed step).
+	Prefill          model.StepCost
+	PrefillChunk     int
+	PrefillStart     int
+	PrefillAloneTokS float64 // prefill tok/s of the same chunk on an idle server
+}
+
+// Explain computes the steady decode step and a representative prefill chunk for a cell.
+func Explain(srv *sim.Server, contextTokens, concurrency int) (*Explanation, error) {
+	d := srv.Deployment
+	if contextTokens <= 0 || contextTokens >= d.Engine.MaxModelLen {
+		return nil, fmt.Errorf("context %d tokens: must be in 1..%d (max_model_len)", contextTokens, d.Engine.MaxModelLen-1)
+	}
+	if concurrency <= 0 {
+		return nil, fmt.Errorf("concurrency %d: must be positive", concurrency)
+	}
+	k := d.Engine.SpecTokens()
+	x := &Explanation{Context: contextTokens, Concurrency: concurrency, Running: min(concurrency, d.Engine.MaxNumSeqs), SpecTokens: k}
+	x.TokensPerStep = srv.Params.MeanEmitted(k)
+	var s model.StepShape
+	for i := 0; i < x.Running; i++ {
+		s.Add(model.SeqWork{Start: contextTokens, Tokens: 1 + k, Decode: true, Emits: true})
+	}
+	x.Decode = srv.Cost.Step(&s)
+	x.DecodeTokens = s.Tokens
+	x.PerRequestTokS = x.TokensPerStep / x.Decode.Total
+	x.TotalTokS = x.PerRequestTokS * float64(x.Running)
+
+	budget := d.Engine.MaxNumBatchedTokens
+	others := x.Running - 1
+	chunk := budget - others*(1+k)
+	if chunk <= 0 {
+		chunk = 1
+	}
+	if srv.Layout.Hybrid && d.Engine.PrefixCaching && chunk > srv.Layout.BlockSize {
+		chunk = chunk / srv.Layout.BlockSize * srv.Layout.BlockSize
+	}
+	chunk = min(chunk, contextTokens)
+	start := max(0, contextTokens/2-chunk/2)
+	x.PrefillChunk, x.PrefillStart = chunk, start
+	s.Reset()
+	for i := 0; i < others; i++ {
+		s.Add(model.SeqWork{Start: contextTokens, Tokens: 1 + k, Decode: true, Emits: true})
+	}
+	s.Add(model.SeqWork{Start: start, Tokens: chunk})
+	x.Prefill = srv.Cost.Step(&s)
+	s.Reset()
+	s.Add(model.SeqWork{Start: start, Tokens: chunk})
+	alone := srv.Cost.Step(&s)
+	x.PrefillAloneTokS = float64(chunk) / alone.Total
+	return x, nil
+}
+
+// Write prints the explanation as a table of terms.
+func (x *Explanation) Write(w io.Writer) error {
+	fmt.Fprintf(w, "Cell: context %d tokens, %d streams requested, %d run at once", x.Context, x.Concurrency, x.Running)
+	if x.SpecTokens > 0 {
+		fmt.Fprintf(w, ", speculative k = %d (tau = %.2f emitted tokens per step)", x.SpecTokens, x.TokensPerStep)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "term\tdecode step ms\tshare\tprefill step ms\tshare\t\n")
+	for t := model.Term(0); t < model.NumTerms; t++ {
+		fmt.Fprintf(tw, "%s\t%.3f\t%.1f%%\t%.3f\t%.1f%%\t\n", t, x.Decode.Terms[t]*1e3, pct(x.Decode.Terms[t], x.Decode.Total),
+			x.Prefill.Terms[t]*1e3, pct(x.Prefill.Terms[t], x.Prefill.Total))
+	}
+	fmt.Fprintf(tw, "total (wall)\t%.3f\t\t%.3f\t\t\n", x.Decode.Total*1e3, x.Prefill.Total*1e3)
+	fmt.Fprintf(tw, "  GPU / CPU\t%.3f / %.3f\t\t%.3f / %.3f\t\t\n", x.Decode.GPU*1e3, x.Decode.CPU*1e3, x.Prefill.GPU*1e3, x.Prefill.CPU*1e3)
+	tw.Flush()
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "Decode step: %d requests x %d tokens = %d tokens per step; binds on %s.\n", x.Running, 1+x.SpecTokens, x.DecodeTokens, x.Decode.Binding())
+	fmt.Fprintf(w, "  per request: %.1f tok/s (%.2f ms between tokens); total: %.1f tok/s\n", x.PerRequestTokS, 1e3/x.PerRequestTokS, x.TotalTokS)
+	fmt.Fprintf(w, "Prefill step: a %d-token chunk at position %d", x.PrefillChunk, x.PrefillStart)
+	if x.Running > 1 {
+		fmt.Fprintf(w, " beside %d decoding requests", x.Running-1)
+	}
+	fmt.Fprintf(w, "; binds on %s.\n", x.Prefill.Binding())
+	fmt.Fprintf(w, "  prefill alone: %.0f tok/s\n", x.PrefillAloneTokS)
+	return nil
+}
+
+func pct(a, b float64) float64 {
+	if b == 0 {
+		return math.NaN()
+	}
+	return 100 * a / b
+}

@@ -1,0 +1,68 @@
+package calibration
+
+// ParamEstimate is one fitted parameter with its uncertainty.
+type ParamEstimate struct {
+	Value float64 `json:"value"`
+	Unit  string  `json:"unit"`
+	Lo    float64 `json:"lo"`
+	Hi    float64 `json:"hi"`
+	// StdErr is the standard error from the Jacobian at the optimum (or a seeded bootstrap);
+	// NaN-free: -1 when it could not be estimated.
+	StdErr  float64 `json:"stderr"`
+	Prior   float64 `json:"prior"`
+	Meaning string  `json:"meaning"`
+	// AtBound is true when the value sits within 1 % of a bound (a warning: the model may be
+	// missing a mechanism, or the bound is too tight).
+	AtBound bool `json:"at_bound"`
+	Fitted  bool `json:"fitted"`
+}
+
+// Errors summarises prediction errors over a set of cells (percentages).
+type Errors struct {
+	Cells                int     `json:"cells"`
+	DecodeTotalMAPE      float64 `json:"decode_total_mape"`
+	DecodePerRequestMAPE float64 `json:"decode_per_request_mape"`
+	PrefillMAPE          float64 `json:"prefill_mape"`
+	TTFTMdAPE            float64 `json:"ttft_mdape"`
+	TBTMAPE              float64 `json:"tbt_mape"`
+	StatusMatched        int     `json:"status_matched"`
+	StatusCells          int     `json:"status_cells"`
+}
+
+// CellError is one cell's largest error, for the worst-cells list.
+type CellError struct {
+	Cell      string  `json:"cell"`
+	Metric    string  `json:"metric"`
+	Predicted float64 `json:"predicted"`
+	Measured  float64 `json:"measured"`
+	APE       float64 `json:"ape"`
+}
+
+// Split is one cross-validation split: fitted on Train cells, judged on Test cells.
+type Split struct {
+	Name   string `json:"name"`
+	Filter string `json:"filter"`
+	Train  Errors `json:"train"`
+	Test   Errors `json:"test"`
+	// Parameters fitted on the split's training cells.
+	Parameters map[string]float64 `json:"parameters,omitempty"`
+}
+
+// Report is the machine-readable result of a fit (servesim fit --report).
+type Report struct {
+	NParameters int                      `json:"n_parameters"`
+	Parameters  map[string]ParamEstimate `json:"parameters"`
+	Train       Errors                   `json:"train"`
+	Test        *Errors                  `json:"test,omitempty"`
+	TrainFilter string                   `json:"train_filter,omitempty"`
+	CV          []Split                  `json:"cv,omitempty"`
+	Worst       []CellError              `json:"worst_cells,omitempty"`
+	Loss        float64                  `json:"loss"`
+	Evaluations int                      `json:"evaluations"`
+	Starts      int                      `json:"starts"`
+	Seed        uint64                   `json:"seed"`
+	Converged   bool                     `json:"converged"`
+	Status      string                   `json:"status"`
+	// KVTokens is the measured kv_cache_size_tokens that pinned the memory terms (0 = none).
+	KVTokens int `json:"kv_tokens,omitempty"`
+}

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"bytes"
+
+	"github.com/spf13/pflag"
+
+	"servesim/bench"
+	"servesim/matrix"
+	"servesim/sim"
+)
+
+func init() {
+	register(&command{
+		Name:  "explain",
+		Short: "split a cell's decode step and prefill chunk into cost terms, and say which resource binds",
+		Long: `Prints the steady decode step of a (context x concurrency) cell and a prefill chunk split into
+terms: weights read, compute, attention/indexer, recurrent-state traffic, all-reduce, drafter,
+CPU/overhead and CUDA-graph padding; the tokens per step; the per-request and total tok/s they
+imply; and the binding term.
+
+Example:
+  servesim explain --context 32K --concurrency 32`,
+		Setup: func(fs *pflag.FlagSet, e *env) func([]string) error {
+			var sf scenarioFlags
+			sf.register(fs)
+			ctx := fs.String("context", "8K", "context per request: `tokens` or KiB of tokens (8K, 1019K)")
+			conc := fs.Int("concurrency", 1, "simultaneous requests (`C`)")
+			var out outFlag
+			out.register(fs, "the explanation")
+			return func(args []string) error {
+				if len(args) > 0 {
+					return usagef("unexpected argument %q", args[0])
+				}
+				n, err := matrix.ParseContext(*ctx)
+				if err != nil {
+					return usagef("--context: %v", err)
+				}
+				if *conc <= 0 {
+					return usagef("--concurrency %d: must be a positive integer", *conc)
+				}
+				if err := out.check(); err != nil {
+					return err
+				}
+				r, err := sf.load(e.stderr)
+				if err != nil {
+					return err
+				}
+				srv, err := sim.NewServer(r.Deployment, r.Params)
+				if err != nil {
+					return err
+				}
+				x, err := bench.Explain(srv, n, *conc)
+				if err != nil {
+					return err
+				}
+				var buf bytes.Buffer
+				if err := x.Write(&buf); err != nil {
+					return err
+				}
+				return out.write(e.stdout, &buf)
+			}
+		},
+	})
+}
