@@ -1,0 +1,121 @@
+package kvcache
+
+import (
+	"math"
+	"testing"
+
+	"servesim/model"
+)
+
+// seedSpecs are the per-GPU specs of the seed deployment (GLM-5.3-Flash, TP 4, fp8 KV, DFlash
+// drafter with bf16 KV), written out from their definitions:
+//   - KDA state: 64 heads / 4 ranks x 128 x 128 x 4 B = 1,048,576 B, plus the conv state
+//     (kernel 4 - 1) x 3 x 8,192 channels / 4 ranks x 2 B = 36,864 B;
+//   - sparse MLA: 656 B fp8_ds_mla + 132 B indexer key per 4 tokens = 689 B per token;
+//   - drafter GQA: 8 KV heads / 4 ranks x (128 + 128) x 2 B = 1,024 B per token, window 2,048.
+func seedSpecs() []model.KVSpec {
+	return []model.KVSpec{
+		{Name: "linear", Kind: model.SpecState, Layers: 34, StateBytes: 1048576 + 36864, AlignTokens: 16},
+		{Name: "sparse_mla", Kind: model.SpecFull, Layers: 11, BytesPerToken: 689, AlignTokens: 64},
+		{Name: "drafter", Kind: model.SpecSliding, Layers: 5, BytesPerToken: 1024, Window: 2048, AlignTokens: 16},
+	}
+}
+
+func TestLayoutSeedHybrid(t *testing.T) {
+	const avail = 40 << 30
+	l, err := NewLayout(seedSpecs(), avail, Options{SpecTokens: 7, MaxModelLen: 1 << 20, MaxNumBatchedTokens: 8192, PrefixCaching: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Attention block: ceil(1,085,440 / 689) = 1,576 tokens, rounded up to a multiple of 16.
+	if l.BlockSize != 1584 {
+		t.Errorf("BlockSize = %d, want 1584", l.BlockSize)
+	}
+	if got, want := l.PageBytes, 1584.0*689; got != want {
+		t.Errorf("PageBytes = %v, want %v", got, want)
+	}
+	// Group size: the smallest layer count among the kinds (5 drafter layers); 34 -> 7 groups,
+	// 11 -> 3 groups, 5 -> 1 group.
+	if l.GroupSize != 5 || len(l.Groups) != 11 {
+		t.Fatalf("GroupSize %d, groups %d; want 5 and 11", l.GroupSize, len(l.Groups))
+	}
+	kinds := map[model.KVSpecKind]int{}
+	for _, g := range l.Groups {
+		kinds[g.Kind]++
+	}
+	if kinds[model.SpecState] != 7 || kinds[model.SpecFull] != 3 || kinds[model.SpecSliding] != 1 {
+		t.Errorf("groups by kind = %v, want 7 state, 3 full, 1 sliding", kinds)
+	}
+	// The drafter's block must divide the main block and fit the page: 1,584 / 2 = 792.
+	if bt := l.Groups[len(l.Groups)-1].BlockTokens; bt != 792 {
+		t.Errorf("drafter block = %d tokens, want 792", bt)
+	}
+	wantBlocks := int(avail / (l.PageBytes * 5))
+	if l.NumBlocks != wantBlocks {
+		t.Errorf("NumBlocks = %d, want %d", l.NumBlocks, wantBlocks)
+	}
+	// blocks(L) = 3 x cdiv(L, 1584) + 7 x (2 + 7) + min(cdiv(L, 792), cdiv(2048 + 8192, 792) + 1).
+	L := 1 << 20
+	want := 3*((L+1583)/1584) + 7*9 + min((L+791)/792, (2048+8192+791)/792+1)
+	if l.BlocksPerRequestMax != want {
+		t.Errorf("BlocksPerRequestMax = %d, want %d", l.BlocksPerRequestMax, want)
+	}
+	if got := int(float64(l.NumBlocks) / float64(want) * float64(L)); l.KVCacheSizeTokens != got {
+		t.Errorf("KVCacheSizeTokens = %d, want %d", l.KVCacheSizeTokens, got)
+	}
+}
+
+func TestLayoutUniformGQA(t *testing.T) {
+	// Llama-3.1-70B on TP 8, bf16: 80 layers x 1 KV head per rank x (128 + 128) x 2 B.
+	specs := []model.KVSpec{{Name: "gqa", Kind: model.SpecFull, Layers: 80, BytesPerToken: 512, AlignTokens: 16}}
+	const avail = 30 << 30
+	l, err := NewLayout(specs, avail, Options{MaxModelLen: 131072, MaxNumBatchedTokens: 8192, PrefixCaching: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.BlockSize != 16 || len(l.Groups) != 1 || l.GroupSize != 80 {
+		t.Fatalf("block %d, groups %d, group size %d; want 16, 1, 80", l.BlockSize, len(l.Groups), l.GroupSize)
+	}
+	blocks := avail / (16 * 512 * 80)
+	if l.NumBlocks != blocks {
+		t.Errorf("NumBlocks = %d, want %d", l.NumBlocks, blocks)
+	}
+	// One group: kv_cache_size_tokens is num_blocks x block_size up to the int truncation.
+	if d := math.Abs(float64(l.KVCacheSizeTokens - blocks*16)); d > 1 {
+		t.Errorf("KVCacheSizeTokens = %d, want about %d", l.KVCacheSizeTokens, blocks*16)
+	}
+	if got, want := l.BytesPerToken(), 512.0*80; got != want {
+		t.Errorf("BytesPerToken = %v, want %v", got, want)
+	}
+}
+
+func TestLayoutErrors(t *testing.T) {
+	specs := []model.KVSpec{{Name: "gqa", Kind: model.SpecFull, Layers: 80, BytesPerToken: 512, AlignTokens: 16}}
+	if _, err := NewLayout(specs, -1, Options{MaxModelLen: 1024}); err == nil {
+		t.Error("negative available memory: want an error")
+	}
+	// 1 GiB holds 1 GiB / 40,960 B = 26,214 tokens: a 131,072-token request does not fit.
+	if _, err := NewLayout(specs, 1<<30, Options{MaxModelLen: 131072}); err == nil {
+		t.Error("max_model_len larger than the cache: want an error")
+	}
+	if _, err := NewLayout(nil, 1<<30, Options{MaxModelLen: 1024}); err == nil {
+		t.Error("no specs: want an error")
+	}
+}
+
+func TestSecondaryBlockTokens(t *testing.T) {
+	for _, c := range []struct {
+		main        int
+		page, bytes float64
+		want        int
+	}{
+		{1584, 1584 * 689, 1024, 792}, // bigger per-token bytes: halve the block
+		{1584, 1584 * 689, 689, 1584}, // same kind of size: same block
+		{1584, 1584 * 689, 100, 1584}, // smaller: same block, page padded
+		{16, 16 * 100, 1700, 0},       // does not fit even one token per block... 16/16 = 1 token x 1700 > 1600
+	} {
+		if got := secondaryBlockTokens(c.main, c.page, c.bytes); got != c.want {
+			t.Errorf("secondaryBlockTokens(%d, %v, %v) = %d, want %d", c.main, c.page, c.bytes, got, c.want)
+		}
+	}
+}
