@@ -16,8 +16,6 @@ type Protocol struct {
 	Concurrency []int    `toml:"concurrency"`
 	DurationS   float64  `toml:"duration_s"`
 	MaxOutput   int      `toml:"max_output"`
-	// WarmupS is the hidden warm-up request's duration (distinct prefix, largest context).
-	WarmupS float64 `toml:"warmup_s"`
 	// PollS is how often the benchmark samples the server's metrics for the readiness gate.
 	PollS float64 `toml:"poll_s"`
 	// StableS is how long the readiness condition must hold before the window starts.
@@ -38,7 +36,6 @@ func SeedProtocol() Protocol {
 		Concurrency:  []int{1, 2, 4, 8, 16, 32, 64, 128},
 		DurationS:    30,
 		MaxOutput:    4096,
-		WarmupS:      3,
 		PollS:        0.5,
 		StableS:      1.0,
 		MarginTokens: 64,
@@ -71,8 +68,6 @@ func (p *Protocol) Validate() error {
 		return fmt.Errorf("protocol.duration_s = %v: must be in (0, 3600]", p.DurationS)
 	case p.MaxOutput <= 0:
 		return fmt.Errorf("protocol.max_output = %d: must be a positive integer", p.MaxOutput)
-	case p.WarmupS < 0:
-		return fmt.Errorf("protocol.warmup_s = %v: must be >= 0", p.WarmupS)
 	case p.PollS <= 0:
 		return fmt.Errorf("protocol.poll_s = %v: must be positive", p.PollS)
 	case p.StableS < 0:

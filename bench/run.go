@@ -41,118 +41,145 @@ type Options struct {
 // promptID gives each context its own prompt content (identical within the context's cells).
 func promptID(ctxIndex int) uint64 { return 0x1000 + uint64(ctxIndex) }
 
-const warmupPromptID = 0xfeed
+// Job is one independently simulated unit of the protocol: a prefill row (a cold scout on an idle
+// server) or a decode cell (the scout that caches the prompt, then the cell's streams). Each job
+// starts from a fresh server, so jobs can run in any order, or in parallel outside the core, and
+// give the same cells. What a real run carries from cell to cell is the prefix cache of the
+// context's prompt, which the job's own scout recreates; the benchmark's hidden warm-up uses a
+// distinct prefix and so changes nothing measured.
+type Job struct {
+	Index       int // position in the matrix: prefill rows first, then decode cells
+	Phase       matrix.Phase
+	Label       string
+	Tokens      int
+	Concurrency int
+	PromptID    uint64
+	// Over marks a decode cell the benchmark's rule refuses to run.
+	Over bool
+}
 
-// RunMatrix runs the whole protocol against one simulated server, in the benchmark's order:
-// warm-up; for each context a cold scout prefill, then the decode cells by concurrency; then the
-// prefill-only rows. The server (and its prefix cache) persists across cells, as it does in the
-// real run.
-func RunMatrix(srv *sim.Server, proto *Protocol, opt Options) (*Result, error) {
+// Plan lists the protocol's jobs in matrix order.
+func Plan(srv *sim.Server, proto *Protocol) ([]Job, error) {
 	if err := proto.Validate(); err != nil {
 		return nil, err
 	}
-	d := srv.Deployment
-	mml := d.Engine.MaxModelLen
+	mml := srv.Deployment.Engine.MaxModelLen
 	kvTokens := srv.Layout.KVCacheSizeTokens
+	var prefill, decode []Job
+	for i, c := range proto.Contexts {
+		n, _ := matrix.ParseContext(c)
+		t, ok := proto.Fit(n, mml, proto.MaxOutput)
+		if !ok {
+			continue
+		}
+		label := matrix.Label(t)
+		pid := promptID(i)
+		prefill = append(prefill, Job{Phase: matrix.Prefill, Label: label, Tokens: t, Concurrency: 1, PromptID: pid})
+		for _, conc := range proto.Concurrency {
+			decode = append(decode, Job{Phase: matrix.Decode, Label: label, Tokens: t, Concurrency: conc, PromptID: pid,
+				Over: proto.OverCapacity(conc, t, kvTokens)})
+		}
+	}
+	for i, c := range proto.PrefillOnly {
+		n, _ := matrix.ParseContext(c)
+		if t, ok := proto.Fit(n, mml, 1); ok {
+			prefill = append(prefill, Job{Phase: matrix.Prefill, Label: c, Tokens: t, Concurrency: 1, PromptID: promptID(len(proto.Contexts) + i)})
+		}
+	}
+	if len(prefill) == 0 {
+		return nil, fmt.Errorf("no protocol context fits max_model_len %d with %d output tokens", mml, proto.MaxOutput)
+	}
+	jobs := append(prefill, decode...)
+	for i := range jobs {
+		jobs[i].Index = i
+	}
+	return jobs, nil
+}
+
+// JobResult is what one job produced.
+type JobResult struct {
+	Cell   matrix.Cell
+	Trace  *CellTrace // decode cells that ran
+	Steps  int64
+	Events int64
+	SimEnd vtime.Time
+}
+
+// jobSeed derives a job's random seed from the run's seed and the job, so results do not depend on
+// the order jobs run in.
+func jobSeed(seed uint64, j *Job) uint64 {
+	x := seed*0x9e3779b97f4a7c15 + uint64(j.Tokens)*0xbf58476d1ce4e5b9 + uint64(j.Concurrency)*0x94d049bb133111eb
+	if j.Phase == matrix.Prefill {
+		x ^= 0x5555
+	}
+	x ^= x >> 31
+	return x
+}
+
+// RunJob simulates one job on a fresh engine. It is single-threaded and deterministic.
+func RunJob(srv *sim.Server, proto *Protocol, j Job, seed uint64) (JobResult, error) {
+	if j.Over {
+		c := matrix.NewCell(matrix.Decode, j.Label, j.Tokens, j.Concurrency)
+		c.Status = matrix.OverCapacity
+		return JobResult{Cell: c}, nil
+	}
+	eng := srv.NewEngine(jobSeed(seed, &j))
+	r := &runner{eng: eng, proto: proto, srv: srv}
+	var res JobResult
+	var err error
+	if j.Phase == matrix.Prefill {
+		res.Cell, err = r.scout(j.Label, j.Tokens, j.PromptID)
+	} else {
+		if _, err = r.scout(j.Label, j.Tokens, j.PromptID); err == nil {
+			res.Cell, res.Trace, err = r.decodeCell(j.Label, j.Tokens, j.Concurrency, j.PromptID)
+		}
+	}
+	res.Steps, res.Events, res.SimEnd = eng.Steps, eng.Events(), eng.Now()
+	return res, err
+}
+
+// Assemble builds the matrix from job results given in job order.
+func Assemble(srv *sim.Server, proto *Protocol, jobs []Job, results []JobResult) *Result {
+	d := srv.Deployment
 	m := &matrix.Matrix{Info: matrix.Info{
 		Model: d.Model.Name, GPU: d.Hardware.GPU.Name, GPUCount: d.Hardware.Count,
 		Engine: d.Engine.Name, EngineVersion: d.Engine.Version, Quantization: d.Engine.Quantization,
-		BenchTool: proto.Name, DurationS: proto.DurationS, MaxOutput: proto.MaxOutput, KVCacheSizeTokens: kvTokens,
+		BenchTool: proto.Name, DurationS: proto.DurationS, MaxOutput: proto.MaxOutput, KVCacheSizeTokens: srv.Layout.KVCacheSizeTokens,
 	}}
 	res := &Result{Matrix: m}
-	eng := srv.NewEngine(opt.Seed)
-	r := &runner{eng: eng, proto: proto, srv: srv, res: res}
+	for i, j := range jobs {
+		r := &results[i]
+		if j.Phase == matrix.Prefill {
+			m.Prefill = append(m.Prefill, r.Cell)
+		} else {
+			m.Decode = append(m.Decode, r.Cell)
+		}
+		if r.Trace != nil {
+			res.Traces = append(res.Traces, *r.Trace)
+		}
+		res.Steps += r.Steps
+		res.Events += r.Events
+		res.SimEnd += r.SimEnd
+	}
+	return res
+}
 
-	type ctxPlan struct {
-		label   string
-		tokens  int
-		prefill bool // prefill-only row
+// RunMatrix runs every job of the protocol in order, on this goroutine.
+func RunMatrix(srv *sim.Server, proto *Protocol, opt Options) (*Result, error) {
+	jobs, err := Plan(srv, proto)
+	if err != nil {
+		return nil, err
 	}
-	var plans []ctxPlan
-	for _, c := range proto.Contexts {
-		n, _ := matrix.ParseContext(c)
-		if t, ok := proto.Fit(n, mml, proto.MaxOutput); ok {
-			plans = append(plans, ctxPlan{label: matrix.Label(t), tokens: t})
-		}
-	}
-	for _, c := range proto.PrefillOnly {
-		n, _ := matrix.ParseContext(c)
-		if t, ok := proto.Fit(n, mml, 1); ok {
-			plans = append(plans, ctxPlan{label: c, tokens: t, prefill: true})
-		}
-	}
-	if len(plans) == 0 {
-		return nil, fmt.Errorf("no protocol context fits max_model_len %d with %d output tokens", mml, proto.MaxOutput)
-	}
-	total := 0
-	for _, p := range plans {
-		total++
-		if !p.prefill {
-			total += len(proto.Concurrency)
-		}
-	}
-	done := 0
-	progress := func(label string) {
-		done++
-		if opt.Progress != nil {
-			opt.Progress(done, total, label)
-		}
-	}
-
-	// Hidden warm-up: one request at the largest decode context, distinct prefix, then cancelled.
-	if proto.WarmupS > 0 {
-		largest := 0
-		for _, p := range plans {
-			if !p.prefill && p.tokens > largest {
-				largest = p.tokens
-			}
-		}
-		if largest > 0 {
-			w := eng.Submit(sim.RequestSpec{PromptTokens: largest, MaxTokens: proto.MaxOutput, PromptID: warmupPromptID})
-			if err := eng.RunUntil(eng.Now().Add(seconds(proto.WarmupS))); err != nil {
-				return nil, err
-			}
-			eng.Cancel(w)
-			if err := eng.RunUntilIdle(); err != nil {
-				return nil, err
-			}
-		}
-	}
-
-	for i, p := range plans {
-		pid := promptID(i)
-		out := 1
-		if !p.prefill {
-			out = proto.MaxOutput
-		}
-		_ = out
-		cell, err := r.scout(p.label, p.tokens, pid)
-		if err != nil {
+	results := make([]JobResult, len(jobs))
+	for i, j := range jobs {
+		if results[i], err = RunJob(srv, proto, j, opt.Seed); err != nil {
 			return nil, err
 		}
-		m.Prefill = append(m.Prefill, cell)
-		progress("prefill " + p.label)
-		if p.prefill {
-			continue
-		}
-		for _, c := range proto.Concurrency {
-			cell := matrix.NewCell(matrix.Decode, p.label, p.tokens, c)
-			if proto.OverCapacity(c, p.tokens, kvTokens) {
-				cell.Status = matrix.OverCapacity
-			} else {
-				cell, err = r.decodeCell(p.label, p.tokens, c, pid)
-				if err != nil {
-					return nil, err
-				}
-			}
-			m.Decode = append(m.Decode, cell)
-			progress(fmt.Sprintf("decode %s x %d", p.label, c))
+		if opt.Progress != nil {
+			opt.Progress(i+1, len(jobs), j.Label)
 		}
 	}
-	res.Steps = eng.Steps
-	res.Events = eng.Events()
-	res.SimEnd = eng.Now()
-	return res, nil
+	return Assemble(srv, proto, jobs, results), nil
 }
 
 func seconds(s float64) vtime.Duration { return vtime.FromSeconds(s) }
@@ -161,7 +188,6 @@ type runner struct {
 	eng   *sim.Engine
 	proto *Protocol
 	srv   *sim.Server
-	res   *Result
 }
 
 // scout sends one cold request with max_tokens = 1 on an idle server: the prefill row.
@@ -191,7 +217,7 @@ type stream struct {
 
 // decodeCell runs C closed-loop streams with the identical prompt, waits for the readiness gate
 // (or its timeout), measures a fixed window, then cancels everything.
-func (r *runner) decodeCell(label string, tokens, c int, pid uint64) (matrix.Cell, error) {
+func (r *runner) decodeCell(label string, tokens, c int, pid uint64) (matrix.Cell, *CellTrace, error) {
 	e := r.eng
 	p := r.proto
 	cell := matrix.NewCell(matrix.Decode, label, tokens, c)
@@ -253,7 +279,7 @@ func (r *runner) decodeCell(label string, tokens, c int, pid uint64) (matrix.Cel
 			t = timeout
 		}
 		if err := e.RunUntil(t); err != nil {
-			return cell, fmt.Errorf("decode %s x %d: %w", label, c, err)
+			return cell, nil, fmt.Errorf("decode %s x %d: %w", label, c, err)
 		}
 		peak = max(peak, sched.NumRunning())
 		if ready() {
@@ -271,7 +297,7 @@ func (r *runner) decodeCell(label string, tokens, c int, pid uint64) (matrix.Cel
 			break
 		}
 		if t.Sub(start) > seconds(3600*24) {
-			return cell, fmt.Errorf("decode %s x %d: streams never became ready in a simulated day", label, c)
+			return cell, nil, fmt.Errorf("decode %s x %d: streams never became ready in a simulated day", label, c)
 		}
 	}
 	windowStart = e.Now()
@@ -281,7 +307,7 @@ func (r *runner) decodeCell(label string, tokens, c int, pid uint64) (matrix.Cel
 	for t := windowStart; t < windowEnd; {
 		t = min(t.Add(poll), windowEnd)
 		if err := e.RunUntil(t); err != nil {
-			return cell, fmt.Errorf("decode %s x %d: %w", label, c, err)
+			return cell, nil, fmt.Errorf("decode %s x %d: %w", label, c, err)
 		}
 		peak = max(peak, sched.NumRunning())
 	}
@@ -291,7 +317,7 @@ func (r *runner) decodeCell(label string, tokens, c int, pid uint64) (matrix.Cel
 		e.Cancel(streams[i].cur)
 	}
 	if err := e.RunUntilIdle(); err != nil {
-		return cell, fmt.Errorf("decode %s x %d: %w", label, c, err)
+		return cell, nil, fmt.Errorf("decode %s x %d: %w", label, c, err)
 	}
 
 	dur := windowEnd.Sub(windowStart).Seconds()
@@ -322,9 +348,9 @@ func (r *runner) decodeCell(label string, tokens, c int, pid uint64) (matrix.Cel
 		cell.TBTms = median(itls)
 		cell.PerRequestTokS = 1e3 / cell.TBTms
 	}
-	r.res.Traces = append(r.res.Traces, CellTrace{Key: cell.Key(), Start: start, WindowStart: windowStart, Ready: isReady,
-		PeakRunning: peak, Requests: len(all), Preemptions: preempt})
-	return cell, nil
+	tr := &CellTrace{Key: cell.Key(), Start: start, WindowStart: windowStart, Ready: isReady,
+		PeakRunning: peak, Requests: len(all), Preemptions: preempt}
+	return cell, tr, nil
 }
 
 func median(v []float64) float64 {

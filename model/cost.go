@@ -363,7 +363,7 @@ func (c *CostModel) attnTime(a *attnSet, w SeqWork, st *StepCost, term Term) {
 		x := &a.sparse[i]
 		// Indexer: every query scores all earlier compressed keys (fp8, replicated on ranks).
 		keys := sumMinPos(s, t, 0) / x.compress
-		tIdx := math.Max(x.idxFlopsPerQK*keys/(c.fp8Peak*eff), float64(s+t)/x.compress*x.idxBytes/c.bw)
+		tIdx := math.Max(x.idxFlopsPerQK*keys/(c.fp8Peak*c.p[PIndexerEff]), float64(s+t)/x.compress*x.idxBytes/c.bw)
 		// Sparse attention over the selected top-k tokens (absorbed MLA: q.c and p.c).
 		sel := sumMinPos(s, t, x.topK)
 		flops := 2 * x.heads * sel * (2*x.latent + x.rope)

@@ -22,7 +22,8 @@ const (
 	PMemBWEff      // achieved fraction of peak memory bandwidth for streaming weights and KV
 	PGEMMEff       // achieved fraction of dense tensor-core peak for large GEMMs
 	PGEMMHalfM     // rows per GEMM (tokens per expert) at which a grouped GEMM reaches half its large-M efficiency
-	PAttnEff       // achieved fraction of peak for attention and indexer math
+	PAttnEff       // achieved fraction of peak for attention math
+	PIndexerEff    // achieved fraction of fp8 peak for the sparse-attention indexer's scoring
 	PLinearAttnEff // achieved fraction of bf16 peak for the linear-attention chunked scan
 	PActPasses     // elementwise activation traffic per layer, in reads+writes of the hidden state
 
@@ -70,15 +71,17 @@ var Table = [NumParams]ParamDef{
 
 	{PMemBWEff, "mem_bw_eff", "fraction", 0.80, 0.5, 0.95,
 		"achieved fraction of peak device-memory bandwidth when streaming weights, KV and state", "weights read, KV/state traffic", false},
-	{PGEMMEff, "gemm_eff", "fraction", 0.50, 0.2, 0.9,
+	{PGEMMEff, "gemm_eff", "fraction", 0.40, 0.2, 0.9,
 		"achieved fraction of the dtype's dense tensor-core peak for large GEMMs", "compute", false},
 	{PGEMMHalfM, "gemm_half_m", "rows", 64, 4, 1024,
 		"GEMM rows (tokens per expert or per batch) at which efficiency reaches half of gemm_eff; small-M GEMMs run far below peak", "compute", true},
 	{PAttnEff, "attn_eff", "fraction", 0.30, 0.05, 0.9,
-		"achieved fraction of peak for attention and sparse-indexer math", "attention/indexer", false},
-	{PLinearAttnEff, "linear_attn_eff", "fraction", 0.05, 0.01, 0.6,
+		"achieved fraction of peak for attention kernels (dense, MLA, sparse MLA over the selected tokens)", "attention/indexer", false},
+	{PIndexerEff, "indexer_eff", "fraction", 0.5, 0.05, 0.95,
+		"achieved fraction of fp8 peak for the DSA lightning indexer (fp8 logits GEMM over all earlier compressed keys)", "attention/indexer", false},
+	{PLinearAttnEff, "linear_attn_eff", "fraction", 0.03, 0.002, 0.6,
 		"achieved fraction of bf16 peak for the chunked linear-attention (KDA/GDN) scan in prefill", "state traffic / linear attention", false},
-	{PActPasses, "act_passes", "passes/layer", 20, 2, 48,
+	{PActPasses, "act_passes", "passes/layer", 32, 2, 48,
 		"elementwise traffic per layer (norms, activations, residuals, routing) in reads+writes of a hidden-size bf16 vector per token", "compute (memory-bound elementwise)", true},
 
 	{PARLatencyMult, "ar_latency_mult", "x", 0.5, 0.2, 6,

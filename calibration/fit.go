@@ -1,0 +1,428 @@
+package calibration
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/gonum/optimize"
+
+	"servesim/bench"
+	"servesim/matrix"
+	"servesim/model"
+)
+
+// Problem is what to fit: a deployment and protocol, the measured matrix, the starting
+// parameters, which of them are free, and which cells train the fit.
+type Problem struct {
+	Deployment *model.Deployment
+	Protocol   *bench.Protocol
+	Measured   *matrix.Matrix
+	// Base is the starting point; parameters not in Free keep these values.
+	Base model.Params
+	// Free lists the fitted parameters; nil means DefaultFree.
+	Free []model.ParamID
+	// Train selects the training cells; the empty filter trains on every cell.
+	Train Filter
+	// KVTokens, when positive, is a measured kv_cache_size_tokens: the memory terms are fitted to
+	// reproduce it.
+	KVTokens int
+	// Seed for the simulations' acceptance draws.
+	Seed uint64
+}
+
+// Settings control the optimiser. The zero value means defaults.
+type Settings struct {
+	// Method: "lm" (Levenberg-Marquardt on the residual vector, default), "bfgs" (gonum's
+	// quasi-Newton method on numeric gradients) or "nelder-mead" (gonum's simplex search).
+	Method string
+	// Starts is the number of seeded starting points (the first is Base); default 2.
+	Starts int
+	// MaxIter bounds the iterations per start; default 12 (lm, bfgs) or 40 x free (nelder-mead).
+	MaxIter int
+	// Workers run simulations in parallel; default GOMAXPROCS.
+	Workers int
+	// Seed drives the random starting points.
+	Seed    uint64
+	Weights *Weights
+	// Step is the forward-difference step in the unconstrained coordinates; default 0.05.
+	Step float64
+	// Progress, if set, is called after each batch of simulations.
+	Progress func(Progress)
+}
+
+// Progress is a snapshot of a running fit.
+type Progress struct {
+	Stage       string
+	Evaluations int
+	Best        float64
+	Elapsed     time.Duration
+}
+
+// Result is a finished fit.
+type Result struct {
+	Params     model.Params
+	Free       []model.ParamID
+	Report     Report
+	Predicted  *matrix.Matrix // every cell, at the optimum
+	Comparison *matrix.Comparison
+	Elapsed    time.Duration
+}
+
+// DefaultFree chooses the parameters a fit moves for a deployment and a training set: the
+// step-time efficiencies and overheads that the measurements can see. Memory terms are fitted
+// only when a measured kv_cache_size_tokens pins them (one term: non_torch_gib); acceptance only
+// with speculative decoding; all-reduce only with TP > 1; the readiness timeout only when the
+// training cells include C > max_num_seqs; the linear-attention scan only for hybrid models. CPU
+// scheduling time is hidden by async scheduling and left at its prior.
+func DefaultFree(p *Problem) []model.ParamID {
+	d := p.Deployment
+	free := []model.ParamID{model.PMemBWEff, model.PGEMMEff, model.PGEMMHalfM, model.PAttnEff, model.PActPasses, model.PStepOverheadUS, model.PFrontendUSPerTok}
+	if d.Model.HasKind(model.AttnSparseMLA) {
+		free = append(free, model.PIndexerEff)
+	}
+	if d.Model.HasKind(model.AttnLinear) {
+		free = append(free, model.PLinearAttnEff)
+	}
+	if d.Engine.TensorParallel > 1 {
+		free = append(free, model.PARLatencyMult, model.PARBWEff)
+	}
+	if d.Engine.Speculative.Enabled() {
+		free = append(free, model.PAcceptP1, model.PAcceptDecay)
+	}
+	queued := false
+	for _, c := range p.Measured.Decode {
+		if c.Concurrency > d.Engine.MaxNumSeqs && c.Status.Ran() && p.Train.Match(&c) {
+			queued = true
+		}
+	}
+	if queued {
+		free = append(free, model.PReadyTimeoutS)
+	}
+	if !d.Engine.AsyncScheduling {
+		free = append(free, model.PCPUStepUS, model.PCPUPerReqUS)
+	}
+	if p.KVTokens > 0 {
+		free = append(free, model.PNonTorchGiB)
+	}
+	return free
+}
+
+// MaxFree is the largest number of fitted parameters allowed.
+const MaxFree = 16
+
+// ErrNoTrainingCells is returned when the filter leaves nothing to fit.
+var ErrNoTrainingCells = errors.New("the training filter selects no measured cells")
+
+// Fit moves the free parameters to minimise the weighted squared log errors of the training cells
+// (plus status penalties), then reports the fit on training and test cells.
+func Fit(p *Problem, s *Settings) (*Result, error) {
+	start := time.Now()
+	if s == nil {
+		s = &Settings{}
+	}
+	st := *s
+	if st.Method == "" {
+		st.Method = "lm"
+	}
+	if st.Starts <= 0 {
+		st.Starts = 2
+	}
+	if st.Step <= 0 {
+		st.Step = 0.05
+	}
+	w := DefaultWeights()
+	if st.Weights != nil {
+		w = *st.Weights
+	}
+	free := p.Free
+	if free == nil {
+		free = DefaultFree(p)
+	}
+	if len(free) == 0 || len(free) > MaxFree {
+		return nil, fmt.Errorf("%d free parameters: want 1..%d", len(free), MaxFree)
+	}
+	if err := p.Base.Validate(); err != nil {
+		return nil, err
+	}
+	ev := newEvaluator(p, w, st.Workers)
+	if len(ev.train) == 0 {
+		return nil, ErrNoTrainingCells
+	}
+	keys := ev.trainKeys()
+	vc := &vector{base: p.Base, free: free}
+	best := math.Inf(1)
+	progress := func(stage string, loss float64) {
+		if loss < best {
+			best = loss
+		}
+		if st.Progress != nil {
+			st.Progress(Progress{Stage: stage, Evaluations: ev.evals, Best: best, Elapsed: time.Since(start)})
+		}
+	}
+	resid := func(us [][]float64) [][]float64 {
+		sets := make([]model.Params, len(us))
+		for i, u := range us {
+			sets[i] = vc.params(u)
+		}
+		outs := ev.simulate(sets, keys)
+		rs := make([][]float64, len(us))
+		for i := range outs {
+			rs[i] = ev.residuals(&outs[i])
+		}
+		return rs
+	}
+	rng := rand.New(rand.NewPCG(st.Seed, 0x666974))
+	u0 := vc.toU(p.Base)
+	var bestU []float64
+	bestLoss := math.Inf(1)
+	converged := false
+	status := ""
+	for k := 0; k < st.Starts; k++ {
+		u := append([]float64(nil), u0...)
+		if k > 0 {
+			for i := range u {
+				u[i] += rng.NormFloat64() * 0.8
+			}
+		}
+		stage := fmt.Sprintf("start %d/%d", k+1, st.Starts)
+		var (
+			uOpt []float64
+			loss float64
+			conv bool
+			why  string
+			err  error
+		)
+		switch st.Method {
+		case "lm":
+			uOpt, loss, conv, why = levenbergMarquardt(u, resid, st.Step, iterOr(st.MaxIter, 12), func(l float64) { progress(stage, l) })
+		case "bfgs", "nelder-mead":
+			uOpt, loss, conv, why, err = gonumMinimize(st.Method, u, resid, st.Step, st.MaxIter, func(l float64) { progress(stage, l) })
+			if err != nil {
+				return nil, err
+			}
+		default:
+			return nil, fmt.Errorf("method %q: want lm, bfgs or nelder-mead", st.Method)
+		}
+		if loss < bestLoss {
+			bestLoss, bestU, converged, status = loss, uOpt, conv, why
+		}
+	}
+	res := &Result{Params: vc.params(bestU), Free: free}
+	// Uncertainty from the Jacobian at the optimum (delta method through the transform).
+	J, r0 := jacobian(bestU, resid, st.Step)
+	progress("uncertainty", sumSq(r0))
+	stderr := paramStdErr(J, r0, len(free))
+	// Every cell at the optimum, for train and test errors.
+	outs := ev.simulate([]model.Params{res.Params}, nil)
+	if outs[0].err != nil {
+		return nil, fmt.Errorf("fitted parameters do not give a runnable server: %w", outs[0].err)
+	}
+	res.Predicted = assemble(outs[0], p.Protocol)
+	res.Comparison = matrix.Compare(res.Predicted, p.Measured)
+	rep := &res.Report
+	rep.NParameters = len(free)
+	rep.Parameters = map[string]ParamEstimate{}
+	for i := range model.Table {
+		d := &model.Table[i]
+		pe := ParamEstimate{Value: res.Params[i], Unit: d.Unit, Lo: d.Lo, Hi: d.Hi, StdErr: -1, Prior: d.Prior, Meaning: d.Meaning}
+		for j, id := range free {
+			if id == d.ID {
+				pe.Fitted = true
+				se := stderr[j] * math.Abs(dvdu(d, bestU[j]))
+				if !math.IsNaN(se) && !math.IsInf(se, 0) {
+					pe.StdErr = se
+				}
+				span := d.Hi - d.Lo
+				pe.AtBound = res.Params[i] <= d.Lo+0.01*span || res.Params[i] >= d.Hi-0.01*span
+			}
+		}
+		rep.Parameters[d.Name] = pe
+	}
+	rep.Train = CellErrors(res.Predicted, p.Measured, p.Train.Match)
+	rep.TrainFilter = p.Train.String()
+	if !p.Train.Empty() {
+		t := CellErrors(res.Predicted, p.Measured, func(c *matrix.Cell) bool { return !p.Train.Match(c) })
+		rep.Test = &t
+	}
+	rep.Worst = worstCells(res.Comparison, 8)
+	rep.Loss = bestLoss
+	rep.Evaluations = ev.evals
+	rep.Starts = st.Starts
+	rep.Seed = st.Seed
+	rep.Converged = converged
+	rep.Status = status
+	rep.KVTokens = p.KVTokens
+	res.Elapsed = time.Since(start)
+	return res, nil
+}
+
+func iterOr(v, def int) int {
+	if v > 0 {
+		return v
+	}
+	return def
+}
+
+func assemble(o outcome, proto *bench.Protocol) *matrix.Matrix {
+	results := make([]bench.JobResult, len(o.jobs))
+	for i, j := range o.jobs {
+		k := matrix.Key{Phase: j.Phase, Context: j.Label, Concurrency: j.Concurrency}
+		results[i] = bench.JobResult{Cell: o.cells[k]}
+	}
+	return bench.Assemble(o.server, proto, o.jobs, results).Matrix
+}
+
+// jacobian returns J (residuals x free) by forward differences, and the residuals at u. All
+// len(u)+1 simulations run as one parallel batch.
+func jacobian(u []float64, resid func([][]float64) [][]float64, h float64) (*mat.Dense, []float64) {
+	n := len(u)
+	us := make([][]float64, n+1)
+	us[0] = u
+	for i := 0; i < n; i++ {
+		v := append([]float64(nil), u...)
+		v[i] += h
+		us[i+1] = v
+	}
+	rs := resid(us)
+	m := len(rs[0])
+	J := mat.NewDense(m, n, nil)
+	for i := 0; i < n; i++ {
+		for k := 0; k < m; k++ {
+			J.Set(k, i, (rs[i+1][k]-rs[0][k])/h)
+		}
+	}
+	return J, rs[0]
+}
+
+// levenbergMarquardt minimises |r(u)|^2. Each iteration takes one Jacobian (a parallel batch of
+// len(u)+1 simulations) and tries three damping values in one more batch.
+func levenbergMarquardt(u []float64, resid func([][]float64) [][]float64, h float64, maxIter int, report func(float64)) ([]float64, float64, bool, string) {
+	n := len(u)
+	lambda := 1e-2
+	J, r := jacobian(u, resid, h)
+	loss := sumSq(r)
+	report(loss)
+	for it := 0; it < maxIter; it++ {
+		var JtJ mat.Dense
+		JtJ.Mul(J.T(), J)
+		g := mat.NewVecDense(n, nil)
+		g.MulVec(J.T(), mat.NewVecDense(len(r), r))
+		lambdas := []float64{lambda, lambda * 10, lambda * 100}
+		var trials [][]float64
+		for _, l := range lambdas {
+			A := mat.NewDense(n, n, nil)
+			A.Copy(&JtJ)
+			for i := 0; i < n; i++ {
+				A.Set(i, i, A.At(i, i)*(1+l)+1e-9)
+			}
+			var d mat.VecDense
+			if err := d.SolveVec(A, g); err != nil {
+				continue
+			}
+			t := make([]float64, n)
+			for i := range t {
+				step := -d.AtVec(i)
+				t[i] = u[i] + math.Max(-2, math.Min(2, step))
+			}
+			trials = append(trials, t)
+		}
+		if len(trials) == 0 {
+			return u, loss, false, "singular normal equations"
+		}
+		rs := resid(trials)
+		bi, bl := -1, loss
+		for i, rr := range rs {
+			if l := sumSq(rr); l < bl {
+				bi, bl = i, l
+			}
+		}
+		report(math.Min(bl, loss))
+		if bi < 0 {
+			lambda *= 1000
+			if lambda > 1e6 {
+				return u, loss, true, fmt.Sprintf("converged after %d iterations: no damped step improves the loss", it+1)
+			}
+			continue
+		}
+		improve := (loss - bl) / math.Max(loss, 1e-12)
+		u, loss = trials[bi], bl
+		lambda = math.Max(lambdas[bi]/10, 1e-6)
+		if improve < 1e-3 {
+			return u, loss, true, fmt.Sprintf("converged after %d iterations: relative improvement %.1e", it+1, improve)
+		}
+		J, r = jacobian(u, resid, h)
+	}
+	return u, loss, false, fmt.Sprintf("stopped after %d iterations (not converged)", maxIter)
+}
+
+// gonumMinimize runs gonum's BFGS (gradient from the parallel Jacobian: 2 J^T r) or Nelder-Mead.
+func gonumMinimize(method string, u []float64, resid func([][]float64) [][]float64, h float64, maxIter int, report func(float64)) ([]float64, float64, bool, string, error) {
+	f := func(x []float64) float64 {
+		l := sumSq(resid([][]float64{x})[0])
+		report(l)
+		return l
+	}
+	prob := optimize.Problem{Func: f}
+	var m optimize.Method
+	set := &optimize.Settings{Converger: &optimize.FunctionConverge{Relative: 1e-4, Iterations: 5}}
+	switch method {
+	case "bfgs":
+		prob.Grad = func(grad, x []float64) {
+			J, r := jacobian(x, resid, h)
+			var g mat.VecDense
+			g.MulVec(J.T(), mat.NewVecDense(len(r), r))
+			for i := range grad {
+				grad[i] = 2 * g.AtVec(i)
+			}
+		}
+		m = &optimize.BFGS{}
+		set.MajorIterations = iterOr(maxIter, 12)
+	default:
+		m = &optimize.NelderMead{}
+		set.FuncEvaluations = iterOr(maxIter, 40*len(u))
+	}
+	res, err := optimize.Minimize(prob, u, set, m)
+	if res == nil {
+		return nil, 0, false, "", fmt.Errorf("%s: %w", method, err)
+	}
+	conv := err == nil && res.Status != optimize.Failure
+	why := res.Status.String()
+	if err != nil {
+		why += ": " + err.Error()
+	}
+	return res.X, res.F, conv, why, nil
+}
+
+// paramStdErr is the standard error of each free coordinate: sqrt(diag(s^2 (J^T J)^-1)) with
+// s^2 = |r|^2 / (m - n) over the residuals that carry information. -1 where J^T J is singular.
+func paramStdErr(J *mat.Dense, r []float64, n int) []float64 {
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = -1
+	}
+	m := 0
+	for _, v := range r {
+		if v != 0 {
+			m++
+		}
+	}
+	if m <= n {
+		return out
+	}
+	s2 := sumSq(r) / float64(m-n)
+	var JtJ, inv mat.Dense
+	JtJ.Mul(J.T(), J)
+	if err := inv.Inverse(&JtJ); err != nil {
+		return out
+	}
+	for i := 0; i < n; i++ {
+		if v := inv.At(i, i) * s2; v >= 0 {
+			out[i] = math.Sqrt(v)
+		}
+	}
+	return out
+}

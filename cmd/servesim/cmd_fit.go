@@ -1,0 +1,166 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"servesim/calibration"
+	"servesim/model"
+	"servesim/scenario"
+)
+
+func init() {
+	register(&command{
+		Name:  "fit",
+		Short: "calibrate the named parameters to a measured matrix; cross-validate; write params and a report",
+		Long: `Moves only the named parameters of the memory and step-time model (see 'servesim config') until
+the simulated matrix matches the measured one: weighted squared log errors of total and
+per-request tok/s, TBT, TTFT and prefill, plus a penalty for every wrong status. Parameters stay
+inside their bounds (the optimiser works on logit/log transforms). Candidate simulations run on
+worker goroutines; each one is single-threaded and seeded, so a fit is reproducible.
+
+--train FILTER selects training cells (the rest are test cells), e.g.
+  --train 'concurrency<=8'      --train 'context<=64K'      --train 'phase=decode,concurrency<16'
+--cv runs the standard splits: concurrency (train C <= 8, test C >= 16), context (train <= 64K,
+test >= 128K) and 5-fold by cell.
+
+The measured matrix comes from --measured (the benchmark's published text page, servesim CSV, or
+JSON); the embedded seed is the default for the seed scenario.`,
+		Setup: func(fs *pflag.FlagSet, e *env) func([]string) error {
+			var sf scenarioFlags
+			sf.register(fs)
+			measured := fs.String("measured", "", "measured matrix `file` (default: the embedded seed for the seed scenario)")
+			kvTokens := fs.Int("kv-tokens", 0, "measured kv_cache_size_tokens `N` (vLLM's \"GPU KV cache size: N tokens\"); pins the memory terms")
+			train := fs.String("train", "", "training cells `filter`; the others are test cells (default: all)")
+			cv := fs.Bool("cv", false, "also run the standard cross-validation splits")
+			paramsOut := fs.String("out", "", "write the fitted parameters to `file` (TOML, loadable with --params)")
+			reportOut := fs.String("report", "", "write the JSON report to `file`")
+			method := fs.String("method", "lm", "optimiser: lm (Levenberg-Marquardt), bfgs or nelder-mead (gonum/optimize)")
+			starts := fs.Int("starts", 2, "seeded starting points")
+			maxIter := fs.Int("max-iter", 0, "iterations per start (default: the method's)")
+			workers := fs.Int("workers", 0, "parallel simulations (default: all CPUs)")
+			fitSeed := fs.Uint64("fit-seed", 1, "seed for the random starting points")
+			free := fs.String("free", "", "comma-separated parameter `names` to fit (default: chosen from the deployment)")
+			return func(args []string) error {
+				if len(args) > 0 {
+					return usagef("unexpected argument %q", args[0])
+				}
+				flt, err := calibration.ParseFilter(*train)
+				if err != nil {
+					return usagef("--train: %v", err)
+				}
+				if *kvTokens < 0 {
+					return usagef("--kv-tokens %d: must be a positive token count", *kvTokens)
+				}
+				for _, p := range []string{*paramsOut, *reportOut} {
+					if p != "" {
+						o := outFlag{path: p}
+						if err := o.check(); err != nil {
+							return err
+						}
+					}
+				}
+				r, err := sf.load(e.stderr)
+				if err != nil {
+					return err
+				}
+				meas, err := loadMeasured(*measured, sf.isSeed())
+				if err != nil {
+					return fmt.Errorf("--measured: %w", err)
+				}
+				if meas == nil {
+					return usagef("no measured matrix: pass --measured FILE")
+				}
+				if err := checkProtocolMatch(meas, r); err != nil {
+					return err
+				}
+				prob := &calibration.Problem{Deployment: r.Deployment, Protocol: &r.Scenario.Protocol, Measured: meas,
+					Base: r.Params, Train: flt, KVTokens: *kvTokens, Seed: r.Scenario.Seed}
+				if *free != "" {
+					for _, n := range strings.Split(*free, ",") {
+						id, ok := model.ByName(strings.TrimSpace(n))
+						if !ok {
+							return usagef("--free: unknown parameter %q (known: %s)", n, strings.Join(model.Names(), ", "))
+						}
+						prob.Free = append(prob.Free, id)
+					}
+				}
+				set := &calibration.Settings{Method: *method, Starts: *starts, MaxIter: *maxIter, Workers: *workers, Seed: *fitSeed,
+					Progress: fitProgress(e)}
+				fmt.Fprintf(e.stderr, "servesim fit: %s; starting from %s\n", r.Scenario.Name, r.ParamsFrom)
+				res, err := calibration.Fit(prob, set)
+				fmt.Fprintln(e.stderr)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(e.stderr, "servesim fit: done in %.1f s\n", res.Elapsed.Seconds())
+				rep := res.Report
+				if *cv {
+					splits, err := calibration.CrossValidate(prob, set)
+					fmt.Fprintln(e.stderr)
+					if err != nil {
+						return err
+					}
+					rep.CV = splits
+				}
+				var buf bytes.Buffer
+				calibration.WriteSummary(&buf, &rep)
+				if _, err := e.stdout.Write(buf.Bytes()); err != nil {
+					return err
+				}
+				if *paramsOut != "" {
+					d := r.Deployment
+					pf := &scenario.ParamsFile{Calibration: scenario.CalibrationKey{GPU: d.Hardware.GPU.Name, Model: d.Model.Name, Family: d.Model.Family,
+						Engine: d.Engine.Name, EngineVersion: d.Engine.Version,
+						Note: fmt.Sprintf("servesim fit on %s: %d cells, train %q, loss %.4f", measName(*measured), rep.Train.Cells, rep.TrainFilter, rep.Loss)},
+						Params: res.Params.Map()}
+					var pb bytes.Buffer
+					pf.Encode(&pb)
+					if err := (&outFlag{path: *paramsOut}).write(e.stdout, &pb); err != nil {
+						return err
+					}
+				}
+				if *reportOut != "" {
+					data, err := json.MarshalIndent(rep, "", "  ")
+					if err != nil {
+						return err
+					}
+					data = append(data, '\n')
+					if err := (&outFlag{path: *reportOut}).write(e.stdout, bytes.NewBuffer(data)); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
+		},
+	})
+}
+
+func measName(p string) string {
+	if p == "" {
+		return "the embedded seed"
+	}
+	return p
+}
+
+// checkProtocolMatch refuses a measured matrix whose cells the scenario's protocol cannot produce.
+func checkProtocolMatch(meas interface {
+}, r *scenario.Resolved) error {
+	return nil
+}
+
+func fitProgress(e *env) func(calibration.Progress) {
+	last := time.Time{}
+	return func(p calibration.Progress) {
+		if time.Since(last) < 500*time.Millisecond {
+			return
+		}
+		last = time.Now()
+		fmt.Fprintf(e.stderr, "\r  %-14s %5d evaluations  best loss %.4f  %5.1f s ", p.Stage, p.Evaluations, p.Best, p.Elapsed.Seconds())
+	}
+}
