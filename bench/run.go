@@ -365,3 +365,60 @@ func median(v []float64) float64 {
 	}
 	return (s[n/2-1] + s[n/2]) / 2
 }
+
+// Keys lists the cells the protocol produces for a max_model_len, in matrix order (prefill rows
+// then decode cells), whatever the KV capacity.
+func (p *Protocol) Keys(maxModelLen int) []matrix.Key {
+	var pre, dec []matrix.Key
+	for _, c := range p.Contexts {
+		n, err := matrix.ParseContext(c)
+		if err != nil {
+			continue
+		}
+		t, ok := p.Fit(n, maxModelLen, p.MaxOutput)
+		if !ok {
+			continue
+		}
+		label := matrix.Label(t)
+		pre = append(pre, matrix.Key{Phase: matrix.Prefill, Context: label, Concurrency: 1})
+		for _, conc := range p.Concurrency {
+			dec = append(dec, matrix.Key{Phase: matrix.Decode, Context: label, Concurrency: conc})
+		}
+	}
+	for _, c := range p.PrefillOnly {
+		n, err := matrix.ParseContext(c)
+		if err != nil {
+			continue
+		}
+		if _, ok := p.Fit(n, maxModelLen, 1); ok {
+			pre = append(pre, matrix.Key{Phase: matrix.Prefill, Context: c, Concurrency: 1})
+		}
+	}
+	return append(pre, dec...)
+}
+
+// CheckMeasured reports an error naming the first measured cell the protocol does not produce, and
+// how many of the protocol's cells the measurement lacks.
+func (p *Protocol) CheckMeasured(m *matrix.Matrix, maxModelLen int) error {
+	keys := p.Keys(maxModelLen)
+	known := make(map[matrix.Key]bool, len(keys))
+	for _, k := range keys {
+		known[k] = true
+	}
+	found := 0
+	for _, c := range m.Cells() {
+		k := c.Key()
+		if k.Phase == matrix.Prefill {
+			k.Concurrency = 1
+		}
+		if !known[k] {
+			return fmt.Errorf("measured cell %s is not one the scenario's protocol runs (contexts %v fitted to max_model_len %d, concurrency %v): the measurement and the scenario disagree",
+				k, p.Contexts, maxModelLen, p.Concurrency)
+		}
+		found++
+	}
+	if found == 0 {
+		return fmt.Errorf("the measured matrix has no cells")
+	}
+	return nil
+}

@@ -1,9 +1,12 @@
 package calibration
 
 import (
+	"fmt"
 	"math"
 	"runtime"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 
 	"servesim/bench"
@@ -23,11 +26,17 @@ type Weights struct {
 	// Status is the penalty for each decode cell whose status (Valid / Requests queued / Over
 	// capacity) is predicted wrong, in the same units as a log error.
 	Status float64
+	// RobustScale > 0 turns each metric's squared log error into the soft-L1 loss
+	// 2 s^2 (sqrt(1 + (r/s)^2) - 1): quadratic for errors below about s, linear above, so one
+	// outlying measurement (the seed's 16K prefill row, say) cannot drag every other cell.
+	RobustScale float64
 }
 
-// DefaultWeights counts throughput fully, latency half, and a wrong status like a 100 % error.
+// DefaultWeights counts decode throughput fully; the few prefill rows (the only clean measurement
+// of prefill speed) twice; decode-cell TTFT, which mixes cache hits, queueing and the frontend,
+// half; and a wrong status like a 100 % error. Errors above about 10 % count linearly (soft L1).
 func DefaultWeights() Weights {
-	return Weights{DecodeTotal: 1, PerRequest: 1, TBT: 0.25, TTFT: 0.5, Prefill: 1, PrefillTTFT: 0.5, Status: 1}
+	return Weights{DecodeTotal: 1, PerRequest: 1, TBT: 0.25, TTFT: 0.5, Prefill: 2, PrefillTTFT: 1, Status: 1, RobustScale: 0.1}
 }
 
 // slotsPerCell is the residual count per training cell (fixed, so Jacobians line up).
@@ -153,6 +162,15 @@ func cost(j *bench.Job) float64 {
 	return 2000/float64(min(j.Concurrency, 32)) + float64(j.Tokens)/8192
 }
 
+// robust maps a residual r to r' with r'^2 = 2 s^2 (sqrt(1 + (r/s)^2) - 1) and the sign of r.
+func robust(r, s float64) float64 {
+	if s <= 0 || r == 0 {
+		return r
+	}
+	v := s * math.Sqrt(2*(math.Sqrt(1+(r/s)*(r/s))-1))
+	return math.Copysign(v, r)
+}
+
 func logErr(pred, meas float64) float64 {
 	if !(pred > 0) || !(meas > 0) || math.IsNaN(pred) || math.IsNaN(meas) {
 		return 0
@@ -181,19 +199,20 @@ func (e *evaluator) residuals(o *outcome) []float64 {
 			}
 			continue
 		}
+		rs := w.RobustScale
 		if k.Phase == matrix.Prefill {
-			s[0] = w.Prefill * logErr(p.TotalTokS, m.TotalTokS)
-			s[1] = w.PrefillTTFT * logErr(p.TTFTms, m.TTFTms)
+			s[0] = w.Prefill * robust(logErr(p.TotalTokS, m.TotalTokS), rs)
+			s[1] = w.PrefillTTFT * robust(logErr(p.TTFTms, m.TTFTms), rs)
 			continue
 		}
 		if p.Status != m.Status {
 			s[4] = w.Status
 		}
 		if p.Status.Ran() && m.Status.Ran() {
-			s[0] = w.DecodeTotal * logErr(p.TotalTokS, m.TotalTokS)
-			s[1] = w.PerRequest * logErr(p.PerRequestTokS, m.PerRequestTokS)
-			s[2] = w.TBT * logErr(p.TBTms, m.TBTms)
-			s[3] = w.TTFT * logErr(p.TTFTms, m.TTFTms)
+			s[0] = w.DecodeTotal * robust(logErr(p.TotalTokS, m.TotalTokS), rs)
+			s[1] = w.PerRequest * robust(logErr(p.PerRequestTokS, m.PerRequestTokS), rs)
+			s[2] = w.TBT * robust(logErr(p.TBTms, m.TBTms), rs)
+			s[3] = w.TTFT * robust(logErr(p.TTFTms, m.TTFTms), rs)
 		}
 	}
 	if e.kvSlot {
@@ -217,4 +236,28 @@ func sumSq(r []float64) float64 {
 		s += v * v
 	}
 	return s
+}
+
+// ParseWeights overrides defaults from "name=value,..." with names total, per_request, tbt, ttft,
+// prefill, prefill_ttft, status and robust.
+func ParseWeights(s string) (Weights, error) {
+	w := DefaultWeights()
+	if strings.TrimSpace(s) == "" {
+		return w, nil
+	}
+	fields := map[string]*float64{"total": &w.DecodeTotal, "per_request": &w.PerRequest, "tbt": &w.TBT, "ttft": &w.TTFT,
+		"prefill": &w.Prefill, "prefill_ttft": &w.PrefillTTFT, "status": &w.Status, "robust": &w.RobustScale}
+	for _, part := range strings.Split(s, ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(part), "=")
+		dst, known := fields[strings.TrimSpace(k)]
+		if !ok || !known {
+			return w, fmt.Errorf("weight %q: want name=value with name one of total, per_request, tbt, ttft, prefill, prefill_ttft, status, robust", part)
+		}
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil || f < 0 || math.IsInf(f, 0) || math.IsNaN(f) {
+			return w, fmt.Errorf("weight %q: want a non-negative number", part)
+		}
+		*dst = f
+	}
+	return w, nil
 }

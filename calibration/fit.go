@@ -80,12 +80,15 @@ type Result struct {
 // scheduling time is hidden by async scheduling and left at its prior.
 func DefaultFree(p *Problem) []model.ParamID {
 	d := p.Deployment
-	free := []model.ParamID{model.PMemBWEff, model.PGEMMEff, model.PGEMMHalfM, model.PAttnEff, model.PActPasses, model.PStepOverheadUS, model.PFrontendUSPerTok}
+	free := []model.ParamID{model.PMemBWEff, model.PGEMMEff, model.PGEMMHalfM, model.PAttnEff, model.PActPasses, model.PStepOverheadUS, model.PFrontendUSPerTok, model.PFrontendMSPerReq}
 	if d.Model.HasKind(model.AttnSparseMLA) {
 		free = append(free, model.PIndexerEff)
 	}
 	if d.Model.HasKind(model.AttnLinear) {
 		free = append(free, model.PLinearAttnEff)
+	}
+	if d.Model.HasKind(model.AttnLinear) && d.Engine.PrefixCaching {
+		free = append(free, model.PStatePageScale)
 	}
 	if d.Engine.TensorParallel > 1 {
 		free = append(free, model.PARLatencyMult, model.PARBWEff)
@@ -177,10 +180,36 @@ func Fit(p *Problem, s *Settings) (*Result, error) {
 	}
 	rng := rand.New(rand.NewPCG(st.Seed, 0x666974))
 	u0 := vc.toU(p.Base)
-	var bestU []float64
-	bestLoss := math.Inf(1)
-	converged := false
-	status := ""
+	// Every start gets a few iterations; the best one then runs to convergence.
+	type run struct {
+		u    []float64
+		loss float64
+		conv bool
+		why  string
+	}
+	optimise := func(u []float64, iters int, stage string) (run, error) {
+		var r run
+		var err error
+		switch st.Method {
+		case "lm":
+			r.u, r.loss, r.conv, r.why = levenbergMarquardt(u, resid, st.Step, iters, func(l float64) { progress(stage, l) })
+		case "bfgs", "nelder-mead":
+			r.u, r.loss, r.conv, r.why, err = gonumMinimize(st.Method, u, resid, st.Step, iters, func(l float64) { progress(stage, l) })
+		default:
+			err = fmt.Errorf("method %q: want lm, bfgs or nelder-mead", st.Method)
+		}
+		return r, err
+	}
+	maxIter := iterOr(st.MaxIter, 12)
+	if st.Method == "nelder-mead" {
+		maxIter = iterOr(st.MaxIter, 40*len(free))
+	}
+	scout := maxIter
+	if st.Starts > 1 {
+		scout = max(2, maxIter/4)
+	}
+	var bestRun run
+	bestRun.loss = math.Inf(1)
 	for k := 0; k < st.Starts; k++ {
 		u := append([]float64(nil), u0...)
 		if k > 0 {
@@ -188,29 +217,24 @@ func Fit(p *Problem, s *Settings) (*Result, error) {
 				u[i] += rng.NormFloat64() * 0.8
 			}
 		}
-		stage := fmt.Sprintf("start %d/%d", k+1, st.Starts)
-		var (
-			uOpt []float64
-			loss float64
-			conv bool
-			why  string
-			err  error
-		)
-		switch st.Method {
-		case "lm":
-			uOpt, loss, conv, why = levenbergMarquardt(u, resid, st.Step, iterOr(st.MaxIter, 12), func(l float64) { progress(stage, l) })
-		case "bfgs", "nelder-mead":
-			uOpt, loss, conv, why, err = gonumMinimize(st.Method, u, resid, st.Step, st.MaxIter, func(l float64) { progress(stage, l) })
-			if err != nil {
-				return nil, err
-			}
-		default:
-			return nil, fmt.Errorf("method %q: want lm, bfgs or nelder-mead", st.Method)
+		r, err := optimise(u, scout, fmt.Sprintf("start %d/%d", k+1, st.Starts))
+		if err != nil {
+			return nil, err
 		}
-		if loss < bestLoss {
-			bestLoss, bestU, converged, status = loss, uOpt, conv, why
+		if r.loss < bestRun.loss {
+			bestRun = r
 		}
 	}
+	if st.Starts > 1 && !bestRun.conv {
+		r, err := optimise(bestRun.u, maxIter-scout, "refine best")
+		if err != nil {
+			return nil, err
+		}
+		if r.loss <= bestRun.loss {
+			bestRun = r
+		}
+	}
+	bestU, bestLoss, converged, status := bestRun.u, bestRun.loss, bestRun.conv, bestRun.why
 	res := &Result{Params: vc.params(bestU), Free: free}
 	// Uncertainty from the Jacobian at the optimum (delta method through the transform).
 	J, r0 := jacobian(bestU, resid, st.Step)
@@ -351,7 +375,7 @@ func levenbergMarquardt(u []float64, resid func([][]float64) [][]float64, h floa
 		improve := (loss - bl) / math.Max(loss, 1e-12)
 		u, loss = trials[bi], bl
 		lambda = math.Max(lambdas[bi]/10, 1e-6)
-		if improve < 1e-3 {
+		if improve < 1e-4 {
 			return u, loss, true, fmt.Sprintf("converged after %d iterations: relative improvement %.1e", it+1, improve)
 		}
 		J, r = jacobian(u, resid, h)
@@ -414,15 +438,45 @@ func paramStdErr(J *mat.Dense, r []float64, n int) []float64 {
 		return out
 	}
 	s2 := sumSq(r) / float64(m-n)
-	var JtJ, inv mat.Dense
+	var JtJ mat.Dense
 	JtJ.Mul(J.T(), J)
-	if err := inv.Inverse(&JtJ); err != nil {
+	// Parameters the residuals do not see (zero columns) have no standard error; the rest come from
+	// the pseudo-inverse of J^T J restricted to them.
+	var keep []int
+	for i := 0; i < n; i++ {
+		if JtJ.At(i, i) > 1e-12 {
+			keep = append(keep, i)
+		}
+	}
+	if len(keep) == 0 {
 		return out
 	}
-	for i := 0; i < n; i++ {
-		if v := inv.At(i, i) * s2; v >= 0 {
-			out[i] = math.Sqrt(v)
+	sub := mat.NewSymDense(len(keep), nil)
+	for a, i := range keep {
+		for b, j := range keep {
+			sub.SetSym(a, b, JtJ.At(i, j))
 		}
+	}
+	var eig mat.EigenSym
+	if !eig.Factorize(sub, true) {
+		return out
+	}
+	vals := eig.Values(nil)
+	var vecs mat.Dense
+	eig.VectorsTo(&vecs)
+	maxv := 0.0
+	for _, v := range vals {
+		maxv = math.Max(maxv, v)
+	}
+	for a, i := range keep {
+		v := 0.0
+		for k, lam := range vals {
+			if lam > maxv*1e-10 {
+				e := vecs.At(a, k)
+				v += e * e / lam
+			}
+		}
+		out[i] = math.Sqrt(v * s2)
 	}
 	return out
 }

@@ -508,7 +508,9 @@ func (c *CostModel) drafterTime(s *StepShape, st *StepCost) {
 func (c *CostModel) TokensPerStep() float64 { return c.p.MeanEmitted(c.k) }
 
 // FrontendSeconds is the API-server time before a prompt of n tokens reaches the engine.
-func (c *CostModel) FrontendSeconds(n int) float64 { return c.p[PFrontendUSPerTok] * 1e-6 * float64(n) }
+func (c *CostModel) FrontendSeconds(n int) float64 {
+	return c.p[PFrontendUSPerTok]*1e-6*float64(n) + c.p[PFrontendMSPerReq]*1e-3
+}
 
 func (c *CostModel) String() string {
 	return fmt.Sprintf("cost model: %s on %d x %s", c.d.Model.Name, c.d.Hardware.Count, c.d.Hardware.GPU.Name)

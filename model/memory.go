@@ -249,8 +249,9 @@ func kvSpecFor(a *Attention, tp int, kv DType, name string) KVSpec {
 }
 
 // KVSpecs lists the per-GPU cache specs of the target model's layers and the drafter's, merging
-// layer groups of the same kind and size.
-func (d *Deployment) KVSpecs() []KVSpec {
+// layer groups of the same kind and size. Recurrent-state pages are scaled by state_page_scale.
+func (d *Deployment) KVSpecs(p *Params) []KVSpec {
+	stateScale := p[PStatePageScale]
 	var out []KVSpec
 	add := func(s KVSpec, n int) {
 		for i := range out {
@@ -266,7 +267,9 @@ func (d *Deployment) KVSpecs() []KVSpec {
 	tp := d.Engine.TensorParallel
 	kv := d.Engine.KVDType()
 	for _, g := range d.Model.Layers {
-		add(kvSpecFor(&g.Attn, tp, kv, string(g.Attn.Kind)), g.Count)
+		s := kvSpecFor(&g.Attn, tp, kv, string(g.Attn.Kind))
+		s.StateBytes *= stateScale
+		add(s, g.Count)
 	}
 	if d.Drafter != nil && d.Engine.Speculative.Enabled() {
 		dkv := BF16

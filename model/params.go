@@ -17,6 +17,7 @@ const (
 	PActivationBuffers ParamID = iota // activation peak of the profile run, in hidden-size bf16 buffers per batched token
 	PNonTorchGiB                      // NCCL buffers, workspaces, CUDA context, indexer logits workspace
 	PCUDAGraphGiB                     // vLLM's CUDA-graph memory estimate
+	PStatePageScale                   // vLLM's recurrent-state page relative to the state tensors we count
 
 	// Step time: memory and compute efficiency.
 	PMemBWEff      // achieved fraction of peak memory bandwidth for streaming weights and KV
@@ -36,6 +37,7 @@ const (
 	PCPUStepUS        // CPU scheduling and input preparation per step
 	PCPUPerReqUS      // additional CPU work per scheduled request per step
 	PFrontendUSPerTok // API-server cost per prompt token before the engine sees a request (tokenisation)
+	PFrontendMSPerReq // API-server cost per request, independent of its length
 
 	// Speculative decoding acceptance (reference/vllm-engine.md section 5).
 	PAcceptP1    // conditional acceptance probability of the first draft position
@@ -68,6 +70,8 @@ var Table = [NumParams]ParamDef{
 		"memory outside PyTorch's allocator: CUDA context, NCCL buffers, attention and indexer workspaces", "memory: non-KV reserve", true},
 	{PCUDAGraphGiB, "cudagraph_gib", "GiB", 1.0, 0.1, 6,
 		"vLLM's estimate of CUDA-graph pool memory, subtracted before sizing the KV cache", "memory: non-KV reserve", true},
+	{PStatePageScale, "state_page_scale", "x", 1.0, 0.5, 2.5,
+		"size of vLLM's per-layer recurrent-state page relative to the state and conv tensors servesim counts (layouts, extra buffers); it sets the hybrid block size and so the prefix-cache granularity", "memory: KV layout (hybrid block size)", true},
 
 	{PMemBWEff, "mem_bw_eff", "fraction", 0.80, 0.5, 0.95,
 		"achieved fraction of peak device-memory bandwidth when streaming weights, KV and state", "weights read, KV/state traffic", false},
@@ -97,6 +101,8 @@ var Table = [NumParams]ParamDef{
 		"extra CPU time per scheduled request per step (block tables, detokenisation, output processing)", "overhead (CPU)", true},
 	{PFrontendUSPerTok, "frontend_us_per_token", "us/token", 1.5, 0.1, 10,
 		"API-server time per prompt token before the engine sees the request (tokenisation)", "frontend", true},
+	{PFrontendMSPerReq, "frontend_ms_per_request", "ms", 5, 0.1, 300,
+		"API-server time per request before the engine sees it (HTTP and JSON handling, chat template, request setup); one process serves requests one at a time", "frontend", true},
 
 	{PAcceptP1, "accept_p1", "probability", 0.75, 0.2, 0.98,
 		"probability that the first draft token is accepted", "speculative acceptance", false},

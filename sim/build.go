@@ -32,7 +32,7 @@ func NewServer(d *model.Deployment, p model.Params) (*Server, error) {
 		return nil, fmt.Errorf("%s on %d x %s: %s", d.Model.Name, d.Hardware.Count, d.Hardware.GPU.Name, msg)
 	}
 	e := &d.Engine
-	l, err := kvcache.NewLayout(d.KVSpecs(), s.Memory.AvailableKV, kvcache.Options{
+	l, err := kvcache.NewLayout(d.KVSpecs(&p), s.Memory.AvailableKV, kvcache.Options{
 		BlockSize: e.BlockSize, SpecTokens: e.SpecTokens(), MaxModelLen: e.MaxModelLen,
 		MaxNumBatchedTokens: e.MaxNumBatchedTokens, PrefixCaching: e.PrefixCaching})
 	if err != nil {

@@ -45,10 +45,15 @@ JSON); the embedded seed is the default for the seed scenario.`,
 			maxIter := fs.Int("max-iter", 0, "iterations per start (default: the method's)")
 			workers := fs.Int("workers", 0, "parallel simulations (default: all CPUs)")
 			fitSeed := fs.Uint64("fit-seed", 1, "seed for the random starting points")
+			weights := fs.String("weights", "", "objective `weights` as name=value,... (total, per_request, tbt, ttft, prefill, prefill_ttft, status, robust); default total=1,per_request=1,tbt=0.25,ttft=0.5,prefill=2,prefill_ttft=1,status=1,robust=0.1")
 			free := fs.String("free", "", "comma-separated parameter `names` to fit (default: chosen from the deployment)")
 			return func(args []string) error {
 				if len(args) > 0 {
 					return usagef("unexpected argument %q", args[0])
+				}
+				wts, err := calibration.ParseWeights(*weights)
+				if err != nil {
+					return usagef("--weights: %v", err)
 				}
 				flt, err := calibration.ParseFilter(*train)
 				if err != nil {
@@ -76,8 +81,8 @@ JSON); the embedded seed is the default for the seed scenario.`,
 				if meas == nil {
 					return usagef("no measured matrix: pass --measured FILE")
 				}
-				if err := checkProtocolMatch(meas, r); err != nil {
-					return err
+				if err := r.Scenario.Protocol.CheckMeasured(meas, r.Deployment.Engine.MaxModelLen); err != nil {
+					return fmt.Errorf("--measured: %w", err)
 				}
 				prob := &calibration.Problem{Deployment: r.Deployment, Protocol: &r.Scenario.Protocol, Measured: meas,
 					Base: r.Params, Train: flt, KVTokens: *kvTokens, Seed: r.Scenario.Seed}
@@ -90,7 +95,7 @@ JSON); the embedded seed is the default for the seed scenario.`,
 						prob.Free = append(prob.Free, id)
 					}
 				}
-				set := &calibration.Settings{Method: *method, Starts: *starts, MaxIter: *maxIter, Workers: *workers, Seed: *fitSeed,
+				set := &calibration.Settings{Method: *method, Starts: *starts, MaxIter: *maxIter, Workers: *workers, Seed: *fitSeed, Weights: &wts,
 					Progress: fitProgress(e)}
 				fmt.Fprintf(e.stderr, "servesim fit: %s; starting from %s\n", r.Scenario.Name, r.ParamsFrom)
 				res, err := calibration.Fit(prob, set)
@@ -146,12 +151,6 @@ func measName(p string) string {
 		return "the embedded seed"
 	}
 	return p
-}
-
-// checkProtocolMatch refuses a measured matrix whose cells the scenario's protocol cannot produce.
-func checkProtocolMatch(meas interface {
-}, r *scenario.Resolved) error {
-	return nil
 }
 
 func fitProgress(e *env) func(calibration.Progress) {

@@ -51,6 +51,11 @@ ttft_ms,tbt_ms,avg_active,completed,output_tokens,measured_s (predicted values).
 				if err != nil {
 					return fmt.Errorf("--measured: %w", err)
 				}
+				if meas != nil {
+					if err := r.Scenario.Protocol.CheckMeasured(meas, r.Deployment.Engine.MaxModelLen); err != nil {
+						return fmt.Errorf("--measured: %w", err)
+					}
+				}
 				srv, err := sim.NewServer(r.Deployment, r.Params)
 				if err != nil {
 					return err
