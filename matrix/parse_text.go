@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -173,7 +174,7 @@ func (p *textParser) setInfo(n int, key, val string) error {
 		info.BenchTool = val
 	case "time per measurement":
 		info.DurationS, err = ParseSeconds(val)
-		if info.DurationS != info.DurationS { // absent
+		if math.IsNaN(info.DurationS) { // absent: unknown
 			info.DurationS = 0
 		}
 	case "max output":

@@ -103,6 +103,19 @@ func (r *renderer) table(t *textTable) {
 	r.write("\n")
 }
 
+// maxGridEntries bounds a decode matrix (contexts x concurrencies); a sparser decode set is
+// shown in the all-measurements table only, so output stays proportional to the input.
+const maxGridEntries = 100_000
+
+// gridFits reports whether a decode matrix of that shape is drawn, noting it when it is not.
+func (r *renderer) gridFits(contexts, concurrencies int) bool {
+	if contexts*concurrencies <= maxGridEntries {
+		return true
+	}
+	r.para(fmt.Sprintf("(Decode matrices omitted: %d contexts x %d concurrency levels.)", contexts, concurrencies))
+	return false
+}
+
 const decodeLegend = "Rows are contexts, columns are simultaneous requests. " +
 	"Q = requests queued, OC = over capacity, ERR = error."
 
@@ -116,7 +129,7 @@ func (r *renderer) single(m *Matrix) {
 		r.heading(2, "Prefill")
 		r.table(prefillTable(m))
 	}
-	if len(m.Decode) > 0 {
+	if len(m.Decode) > 0 && r.gridFits(len(m.DecodeContexts()), len(m.Concurrencies())) {
 		r.heading(2, "Sustained decode: total tok/s")
 		r.para(decodeLegend)
 		r.table(decodeGrid(m, DecodeTotalTokS, 1))

@@ -114,12 +114,14 @@ func (r *renderer) compared(pred, meas *Matrix) {
 		r.heading(2, "Prefill")
 		r.table(comparedPrefillTable(prefill))
 	}
-	if len(decode) > 0 {
+	ctxs := union(meas.DecodeContexts(), pred.DecodeContexts())
+	concs := union(meas.Concurrencies(), pred.Concurrencies())
+	if len(decode) > 0 && r.gridFits(len(ctxs), len(concs)) {
 		r.heading(2, "Sustained decode: total tok/s")
 		r.para(decodeLegend + " !P/M: predicted status P, measured M.")
-		r.table(comparedGrid(pred, meas, decode, totalOf))
+		r.table(comparedGrid(ctxs, concs, decode, totalOf))
 		r.heading(2, "Sustained decode: TTFT ms")
-		r.table(comparedGrid(pred, meas, decode, ttftOf))
+		r.table(comparedGrid(ctxs, concs, decode, ttftOf))
 	}
 	r.heading(2, "All measurements")
 	r.table(comparedAllTable(slices.Concat(prefill, decode)))
@@ -150,44 +152,29 @@ func comparedPrefillTable(pairs []cellPair) *textTable {
 	return t
 }
 
-// unionInts returns a then the values of b not in a, in order.
-func unionInts(a, b []int) []int {
-	out := append([]int(nil), a...)
+// union returns a then the values of b not in a, in order.
+func union[T comparable](a, b []T) []T {
+	out := append([]T(nil), a...)
+	seen := make(map[T]bool, len(a))
+	for _, x := range a {
+		seen[x] = true
+	}
 	for _, x := range b {
-		if !containsInt(out, x) {
+		if !seen[x] {
+			seen[x] = true
 			out = append(out, x)
 		}
 	}
 	return out
 }
 
-func containsInt(list []int, x int) bool {
-	for _, y := range list {
-		if y == x {
-			return true
-		}
-	}
-	return false
-}
-
-func unionStrings(a, b []string) []string {
-	out := append([]string(nil), a...)
-	for _, x := range b {
-		if !containsString(out, x) {
-			out = append(out, x)
-		}
-	}
-	return out
-}
-
-func comparedGrid(pred, meas *Matrix, pairs []cellPair, v func(*Cell) float64) *textTable {
-	concs := unionInts(meas.Concurrencies(), pred.Concurrencies())
+func comparedGrid(ctxs []string, concs []int, pairs []cellPair, v func(*Cell) float64) *textTable {
 	idx := make(map[Key]*cellPair, len(pairs))
 	for i := range pairs {
 		idx[pairs[i].key] = &pairs[i]
 	}
 	t := gridHeader(concs)
-	for _, ctx := range unionStrings(meas.DecodeContexts(), pred.DecodeContexts()) {
+	for _, ctx := range ctxs {
 		row := []string{ctx}
 		for _, conc := range concs {
 			text := ""

@@ -3,6 +3,7 @@ package matrix
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -146,6 +147,23 @@ func TestNumberText(t *testing.T) {
 	}{{-2.6, "-2.6%"}, {0, "+0.0%"}, {-0.04, "+0.0%"}, {12.345, "+12.3%"}, {nan(), "—"}} {
 		if got := pctText(tt.p); got != tt.want {
 			t.Errorf("pctText(%v) = %q, want %q", tt.p, got, tt.want)
+		}
+	}
+}
+
+func TestRenderSparseDecodeOmitsGrid(t *testing.T) {
+	// 400 cells on a diagonal would make a 400 x 400 matrix: over maxGridEntries.
+	m := &Matrix{}
+	for i := 1; i <= 400; i++ {
+		c := NewCell(Decode, strconv.Itoa(i)+"K", i*1024, i)
+		c.Status = OverCapacity
+		m.Decode = append(m.Decode, c)
+	}
+	for _, meas := range []*Matrix{nil, m} {
+		out := render(t, m, meas, "table")
+		requireContains(t, out, "(Decode matrices omitted: 400 contexts x 400 concurrency levels.)")
+		if strings.Contains(out, "Sustained decode: total tok/s") {
+			t.Errorf("the decode matrix was drawn")
 		}
 	}
 }
