@@ -61,6 +61,9 @@ type Request struct {
 	// PrefilledTokens counts prompt-or-recomputed tokens computed in prefill chunks (including
 	// recomputation after a preemption).
 	PrefilledTokens int
+	// OwedPrefill is what the admissions asked for: the sum over admissions of (known tokens -
+	// prefix-cache hit). A request that completes its prefills has PrefilledTokens == OwedPrefill.
+	OwedPrefill int
 
 	table *kvcache.Table
 	// order is the admission sequence number (running order).

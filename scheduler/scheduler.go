@@ -229,6 +229,7 @@ func (s *Scheduler) Schedule(b *Batch) {
 		r.State = Running
 		r.Computed = hit
 		r.CachedTokens = hit
+		r.OwedPrefill += total - hit
 		r.Admitted++
 		s.seq++
 		r.order = s.seq

@@ -53,8 +53,9 @@ type Record struct {
 	Chunks []Chunk
 	// Engine-side facts.
 	Preemptions  int
-	CachedTokens int // prefix-cache hit at first admission
+	CachedTokens int // prefix-cache hit at the last admission
 	Prefilled    int // tokens computed in prefill chunks, recomputation included
+	PrefillOwed  int // tokens the admissions required (known tokens minus the cache hit, summed)
 	req          *scheduler.Request
 }
 
@@ -235,7 +236,9 @@ func (e *Engine) handle(ev event) {
 				continue
 			}
 			rec.Prefilled = o.Req.PrefilledTokens
+			rec.PrefillOwed = o.Req.OwedPrefill
 			rec.Preemptions = o.Req.Preemptions
+			rec.CachedTokens = o.Req.CachedTokens
 			if o.Tokens == 0 {
 				continue
 			}
