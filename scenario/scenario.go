@@ -58,28 +58,75 @@ type Scenario struct {
 
 // Default returns the embedded seed scenario.
 func Default() *Scenario {
-	s, err := Parse(seedTOML, "seed.toml")
+	s, err := decodeOnto(&Scenario{}, seedTOML, "seed.toml")
 	if err != nil {
 		panic(fmt.Sprintf("embedded seed scenario: %v", err))
 	}
 	return s
 }
 
-// Parse reads a scenario strictly: unknown keys are errors naming the key and line.
+// Parse reads a scenario strictly: unknown keys are errors naming the key and line. Keys the file
+// leaves out keep the embedded seed scenario's values (defaults, then the file, then flags).
 func Parse(data []byte, name string) (*Scenario, error) {
-	s := &Scenario{Engine: model.DefaultEngine(), Protocol: bench.SeedProtocol()}
-	// Protocol lists replace, not merge: clear the defaults the file sets.
+	s := &Scenario{}
+	if seedTOML != nil {
+		if _, err := toml.NewDecoder(bytes.NewReader(seedTOML)).Decode(s); err != nil {
+			panic(fmt.Sprintf("embedded seed scenario: %v", err))
+		}
+	}
+	return decodeOnto(s, data, name)
+}
+
+func decodeOnto(s *Scenario, data []byte, name string) (*Scenario, error) {
 	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(s)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, tomlError(err))
 	}
 	if und := md.Undecoded(); len(und) > 0 {
-		return nil, fmt.Errorf("%s: unknown key %q (see `servesim config` for the accepted keys)", name, und[0].String())
+		key := und[0].String()
+		return nil, fmt.Errorf("%s:%d: unknown key %q (see `servesim config` for the accepted keys)", name, lineOf(data, key), key)
 	}
 	if err := s.Validate(); err != nil {
+		if line := lineOf(data, fieldOf(err.Error())); line > 0 {
+			return nil, fmt.Errorf("%s:%d: %w", name, line, err)
+		}
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return s, nil
+}
+
+// fieldOf extracts the dotted field a validation message starts with ("engine.max_num_seqs = -4:
+// ..." -> "engine.max_num_seqs"; "protocol.concurrency[0] = 0" -> "protocol.concurrency").
+func fieldOf(msg string) string {
+	end := strings.IndexAny(msg, " :=[")
+	if end < 0 {
+		return msg
+	}
+	return msg[:end]
+}
+
+// lineOf finds the 1-based line that sets a dotted key ("engine.speculative.method"), or 0.
+func lineOf(data []byte, key string) int {
+	table := ""
+	for i, raw := range strings.Split(string(data), "\n") {
+		line := strings.TrimSpace(raw)
+		if strings.HasPrefix(line, "[") {
+			table = strings.Trim(strings.TrimSpace(strings.SplitN(line, "#", 2)[0]), "[] ")
+			continue
+		}
+		k, _, ok := strings.Cut(line, "=")
+		if !ok {
+			continue
+		}
+		full := strings.TrimSpace(k)
+		if table != "" {
+			full = table + "." + full
+		}
+		if full == key {
+			return i + 1
+		}
+	}
+	return 0
 }
 
 // tomlError shortens BurntSushi's parse errors to "line N: ...".
@@ -132,7 +179,7 @@ func (s *Scenario) Validate() error {
 	if err := p.Set(s.Params); err != nil {
 		return err
 	}
-	return nil
+	return p.Validate()
 }
 
 // Deployment resolves names against the catalogs and builds the deployment.

@@ -1,0 +1,181 @@
+package scenario
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"servesim/model"
+)
+
+func TestDefaultResolves(t *testing.T) {
+	s := Default()
+	r, err := s.Resolve(ResolveOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Source != SourceCalibrated {
+		t.Errorf("seed scenario source = %q, want calibrated (the shipped seed calibration)", r.Source)
+	}
+	u, err := s.Resolve(ResolveOptions{Uncalibrated: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.Source != SourcePrior || u.Params != model.Priors() {
+		t.Errorf("--uncalibrated: source %q, params differ from priors: %v", u.Source, u.Params != model.Priors())
+	}
+	if r.Deployment.Drafter == nil || r.Deployment.Engine.SpecTokens() != 7 {
+		t.Errorf("seed drafter %v, k = %d; want the DFlash2 drafter with k = 7", r.Deployment.Drafter, r.Deployment.Engine.SpecTokens())
+	}
+}
+
+// TestEncodeRoundTrip: `servesim config` output loads back to the same scenario.
+func TestEncodeRoundTrip(t *testing.T) {
+	s := Default()
+	var buf bytes.Buffer
+	if err := s.Encode(&buf, model.Priors(), "priors"); err != nil {
+		t.Fatal(err)
+	}
+	back, err := Parse(buf.Bytes(), "config.toml")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, buf.String())
+	}
+	if back.Engine != s.Engine || back.Hardware != s.Hardware || back.Model != s.Model || back.Seed != s.Seed {
+		t.Errorf("round trip changed the scenario:\n%+v\n%+v", back, s)
+	}
+	if strings.Join(back.Protocol.Contexts, ",") != strings.Join(s.Protocol.Contexts, ",") {
+		t.Errorf("protocol contexts %v, want %v", back.Protocol.Contexts, s.Protocol.Contexts)
+	}
+	// The encoded [params] are the priors.
+	p, err := back.Resolve(ResolveOptions{Uncalibrated: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Params != model.Priors() {
+		t.Error("encoded priors did not load back as priors")
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	for _, c := range []struct{ toml, want string }{
+		{"[engine]\nmax_num_seqs = -4\n", "engine.max_num_seqs = -4: must be a positive integer"},
+		{"[engine]\nbogus = 1\n", `unknown key "engine.bogus"`},
+		{"seed = \"x\"\n", "line 1"},
+		{"[hardware]\ncount = 0\n", "hardware.count = 0"},
+		{"[engine]\ngpu_memory_utilization = 1.5\n", "gpu_memory_utilization = 1.5"},
+		{"[protocol]\nconcurrency = [0]\n", "protocol.concurrency[0] = 0"},
+		{"[protocol]\ncontexts = [\"8Q\"]\n", "protocol.contexts[0]"},
+		{"[params]\nmem_bw_eff = 2.0\n", "params.mem_bw_eff = 2"},
+		{"[params]\nwarp_speed = 2.0\n", "params.warp_speed: unknown parameter"},
+		{"[engine]\nkv_cache_dtype = \"int3\"\n", "kv_cache_dtype"},
+	} {
+		_, err := Parse([]byte(c.toml), "s.toml")
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Parse(%q): err = %v, want it to mention %q", c.toml, err, c.want)
+		}
+		if err != nil && !strings.HasPrefix(err.Error(), "s.toml") {
+			t.Errorf("Parse(%q): error %q does not name the file", c.toml, err)
+		}
+	}
+}
+
+func TestResolveErrors(t *testing.T) {
+	for _, c := range []struct {
+		edit func(*Scenario)
+		want string
+	}{
+		{func(s *Scenario) { s.Hardware.GPU = "TPU-v9" }, "unknown GPU"},
+		{func(s *Scenario) { s.Model.Name = "gpt-7" }, "unknown built-in model"},
+		{func(s *Scenario) { s.Hardware.GPU = "H100-SXM" }, "nvfp4"},
+		{func(s *Scenario) { s.Engine.TensorParallel = 3; s.Hardware.Count = 3 }, "does not divide"},
+		{func(s *Scenario) { s.Hardware.Count = 8 }, "hardware.count = 8"},
+	} {
+		s := Default()
+		c.edit(s)
+		_, err := s.Resolve(ResolveOptions{})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("err = %v, want it to mention %q", err, c.want)
+		}
+	}
+}
+
+func TestCalibrationMatch(t *testing.T) {
+	s := Default()
+	r, err := s.Resolve(ResolveOptions{Uncalibrated: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := CalibrationKey{GPU: "RTX-PRO-6000-Server", Model: "glm-5.3-flash", Family: "glm_moe_dsa", Engine: "vllm", EngineVersion: r.Deployment.Engine.Version}
+	if got := k.Match(r.Deployment); got != SourceCalibrated {
+		t.Errorf("same GPU and version: %q, want calibrated", got)
+	}
+	k.GPU = "B200"
+	if got := k.Match(r.Deployment); got != SourceTransferred {
+		t.Errorf("other GPU, same family: %q, want transferred", got)
+	}
+	k.Family, k.Model = "llama", "llama-3.1-70b"
+	if got := k.Match(r.Deployment); got != SourcePrior {
+		t.Errorf("other family: %q, want prior", got)
+	}
+}
+
+func FuzzParseScenario(f *testing.F) {
+	var buf bytes.Buffer
+	Default().Encode(&buf, model.Priors(), "priors")
+	f.Add(buf.Bytes())
+	f.Add(seedTOML)
+	f.Add([]byte("[engine]\nmax_num_seqs = 4\n[protocol]\nconcurrency = [1, 2]\n"))
+	f.Add([]byte("[params]\nmem_bw_eff = 0.7\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s, err := Parse(data, "fuzz.toml")
+		if err != nil {
+			return
+		}
+		// A scenario that parses either resolves or fails with an error; it never panics.
+		s.Resolve(ResolveOptions{Uncalibrated: true})
+	})
+}
+
+func FuzzParseParamsFile(f *testing.F) {
+	for _, c := range BuiltinCalibrations() {
+		var b bytes.Buffer
+		c.Encode(&b)
+		f.Add(b.Bytes())
+	}
+	f.Add([]byte("[params]\nmem_bw_eff = 0.7\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		pf, err := ParseParamsFile(data, "fuzz.toml")
+		if err != nil {
+			return
+		}
+		p := pf.Values()
+		if err := p.Validate(); err != nil {
+			t.Fatalf("parsed params file gives invalid params: %v", err)
+		}
+	})
+}
+
+func TestPartialFileKeepsDefaults(t *testing.T) {
+	s, err := Parse([]byte("[protocol]\nconcurrency = [1, 2]\n\n[engine]\nmax_num_seqs = 8\n"), "p.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Protocol.Concurrency; len(got) != 2 || got[0] != 1 || got[1] != 2 {
+		t.Errorf("concurrency = %v, want [1 2] (lists replace, not merge)", got)
+	}
+	d := Default()
+	if s.Engine.MaxNumSeqs != 8 || s.Engine.TensorParallel != d.Engine.TensorParallel || s.Hardware != d.Hardware {
+		t.Errorf("partial file: engine %+v, hardware %+v; want the seed's values except max_num_seqs", s.Engine, s.Hardware)
+	}
+}
+
+func TestErrorLines(t *testing.T) {
+	_, err := Parse([]byte("seed = 1\n\n[engine]\ntensor_parallel_size = 4\nmax_num_seqs = -4\n"), "scenario.toml")
+	if err == nil || !strings.HasPrefix(err.Error(), "scenario.toml:5: engine.max_num_seqs = -4: must be a positive integer") {
+		t.Errorf("err = %v, want scenario.toml:5: engine.max_num_seqs = -4: must be a positive integer", err)
+	}
+	_, err = Parse([]byte("[hardware]\ngpus = 4\n"), "x.toml")
+	if err == nil || !strings.HasPrefix(err.Error(), "x.toml:2: unknown key \"hardware.gpus\"") {
+		t.Errorf("err = %v, want x.toml:2: unknown key", err)
+	}
+}
