@@ -122,6 +122,7 @@ type CostModel struct {
 	attn     attnSet
 	layers   float64
 	hidden   float64
+	vocab    float64
 	arAlpha  float64 // seconds per all-reduce
 	arBeta   float64 // seconds per payload byte
 	// drafter
@@ -164,6 +165,7 @@ func NewCostModel(d *Deployment, p Params) *CostModel {
 	c.bf16Peak = g.PeakFLOPS(BF16)
 	c.fp8Peak = g.PeakFLOPS(FP8)
 	c.hidden = float64(d.Model.Hidden)
+	c.vocab = float64(d.Model.Vocab)
 	c.layers = float64(d.Model.NumLayers())
 	c.dense = denseGEMMs(d.Model, g, c.tp)
 	c.attn = attnFor(d.Model, c.tp, e.KVDType())
@@ -358,6 +360,8 @@ func (c *CostModel) moeTime(t float64, st *StepCost) {
 func (c *CostModel) attnTime(a *attnSet, w SeqWork, st *StepCost, term Term) {
 	s, t := w.Start, w.Tokens
 	ft := float64(t)
+	// Attention kernels run at a fraction attn_eff of their roofline: paged and top-k gathers of
+	// small KV rows do not stream at full bandwidth, and the math does not reach tensor peak.
 	eff := c.p[PAttnEff]
 	for i := range a.sparse {
 		x := &a.sparse[i]
@@ -367,7 +371,7 @@ func (c *CostModel) attnTime(a *attnSet, w SeqWork, st *StepCost, term Term) {
 		// Sparse attention over the selected top-k tokens (absorbed MLA: q.c and p.c).
 		sel := sumMinPos(s, t, x.topK)
 		flops := 2 * x.heads * sel * (2*x.latent + x.rope)
-		tAtt := math.Max(flops/(c.bf16Peak*eff), sel*x.kvBytes/c.bw)
+		tAtt := math.Max(flops/c.bf16Peak, sel*x.kvBytes/c.bw) / eff
 		st.Terms[term] += (tIdx + tAtt) * x.layers
 	}
 	for i := range a.gqa {
@@ -378,7 +382,7 @@ func (c *CostModel) attnTime(a *attnSet, w SeqWork, st *StepCost, term Term) {
 		if x.window > 0 {
 			held = math.Min(held, float64(x.window))
 		}
-		st.Terms[term] += math.Max(flops/(c.bf16Peak*eff), held*x.kvBytes/c.bw) * x.layers
+		st.Terms[term] += math.Max(flops/c.bf16Peak, held*x.kvBytes/c.bw) / eff * x.layers
 	}
 	for i := range a.mla {
 		x := &a.mla[i]
@@ -389,7 +393,7 @@ func (c *CostModel) attnTime(a *attnSet, w SeqWork, st *StepCost, term Term) {
 		} else {
 			flops = 2 * x.heads * ctx * (x.nope + x.rope + x.vDim)
 		}
-		st.Terms[term] += math.Max(flops/(c.bf16Peak*eff), float64(s+t)*x.kvBytes/c.bw) * x.layers
+		st.Terms[term] += math.Max(flops/c.bf16Peak, float64(s+t)*x.kvBytes/c.bw) / eff * x.layers
 	}
 	for i := range a.linear {
 		x := &a.linear[i]
@@ -401,6 +405,15 @@ func (c *CostModel) attnTime(a *attnSet, w SeqWork, st *StepCost, term Term) {
 			st.Terms[TermState] += (scan + 2*x.stateBytes/c.bw) * x.layers
 		}
 	}
+}
+
+// gather is the time to collect bytes spread evenly over the TP ranks onto every rank.
+func (c *CostModel) gather(bytes float64) float64 {
+	if c.tp <= 1 || bytes <= 0 {
+		return 0
+	}
+	// A ring all-gather moves (n-1)/n of the payload through each link: half an all-reduce.
+	return c.arAlpha/2 + bytes*c.arBeta/2
 }
 
 // allReduce is the time of count all-reduces of rows x hidden bf16 values.
@@ -433,6 +446,8 @@ func (c *CostModel) tokenTerms(t float64, logits float64, st *StepCost) {
 	}
 	c.moeTime(t, st)
 	c.gemmTime(c.lmHead, logits, st, TermWeights)
+	// The vocab-parallel lm_head's fp32 logits are gathered across the TP ranks before sampling.
+	st.Terms[TermAllReduce] += c.gather(logits * c.vocab * 4)
 	// Elementwise traffic (norms, activations, residuals, routing): memory-bound.
 	st.Terms[TermCompute] += c.p[PActPasses] * t * c.hidden * 2 * c.layers / c.bw
 	st.Terms[TermAllReduce] += c.allReduce(t, 2*c.layers)
@@ -492,6 +507,7 @@ func (c *CostModel) drafterTime(s *StepShape, st *StepCost) {
 	c.gemmTime(c.draftKV, float64(s.Tokens), &d, TermDrafter)
 	c.gemmTime(c.draftDense, q, &d, TermDrafter)
 	c.gemmTime(c.lmHead, float64(s.EmitSeqs*c.k), &d, TermDrafter)
+	d.Terms[TermDrafter] += c.gather(float64(s.EmitSeqs*c.k) * c.vocab * 4)
 	d.Terms[TermDrafter] += c.allReduce(q, 2*c.draftLayers)
 	for _, w := range s.Seqs {
 		if !w.Emits {
