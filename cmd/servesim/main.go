@@ -2,6 +2,25 @@
 // See `servesim help` and README.md.
 package main
 
-import "os"
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
 
-func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+	"servesim/internal/fsutil"
+)
+
+func main() {
+	// An interrupted run removes its unfinished output files and exits 130; finished outputs are
+	// complete because every file is written to a temporary name and renamed.
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		s := <-sig
+		fsutil.RemovePending()
+		fmt.Fprintf(os.Stderr, "\nservesim: %v: stopped, no partial output written\n", s)
+		os.Exit(130)
+	}()
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}

@@ -6,7 +6,21 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 )
+
+// pending holds temporary files being written, so an interrupt can remove them.
+var pending sync.Map
+
+// RemovePending deletes every temporary file a WriteFile has not yet renamed into place. The CLI
+// calls it on SIGINT/SIGTERM so an interrupted run leaves no partial file behind.
+func RemovePending() {
+	pending.Range(func(k, _ any) bool {
+		os.Remove(k.(string))
+		pending.Delete(k)
+		return true
+	})
+}
 
 // WriteFile atomically replaces path with data.
 func WriteFile(path string, data []byte) error {
@@ -16,8 +30,10 @@ func WriteFile(path string, data []byte) error {
 		return fmt.Errorf("cannot write %s: %w", path, err)
 	}
 	tmp := f.Name()
+	pending.Store(tmp, true)
 	ok := false
 	defer func() {
+		pending.Delete(tmp)
 		if !ok {
 			f.Close()
 			os.Remove(tmp)
