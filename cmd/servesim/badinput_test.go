@@ -1,0 +1,120 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// writeFile puts a test input in the test's temp dir and returns its path.
+func writeFile(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestBadInputs runs the CLI on bad input and checks each gets a clear message and the right exit
+// status (2 usage, 1 failed run), and never a Go stack trace. The table doubles as the list of
+// bad inputs in the robustness issue; `go test -run TestBadInputs -v` prints every message.
+func TestBadInputs(t *testing.T) {
+	dir := t.TempDir()
+	unknownKey := writeFile(t, dir, "unknown.toml", "[engine]\nmax_num_seq = 4\n")
+	negSeqs := writeFile(t, dir, "scenario.toml", "seed = 1\n\n[engine]\nmax_num_seqs = -4\n")
+	h100 := writeFile(t, dir, "h100.toml", "[hardware]\ngpu = \"H100-SXM\"\ncount = 4\n")
+	lowUtil := writeFile(t, dir, "lowutil.toml", "[engine]\ngpu_memory_utilization = 0.45\n")
+	longCtx := writeFile(t, dir, "long.toml", "[engine]\nmax_model_len = 16777216\n")
+	badParams := writeFile(t, dir, "params.toml", "[params]\nmem_bw_eff = 1.5\n")
+	garbage := writeFile(t, dir, "garbage.txt", "this is not a benchmark page\n| a | b |\n")
+	otherProto := writeFile(t, dir, "other.csv", "phase,context,context_tokens,concurrency,status,total_tok_s,per_request_tok_s,ttft_ms,tbt_ms,avg_active,completed,output_tokens,measured_s\ndecode,8K,8192,3,Valid,100,50,100,10,3,0,3000,30\n")
+	badTOML := writeFile(t, dir, "syntax.toml", "[engine\nmax_num_seqs = 4\n")
+	cases := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{nil, 2, "Usage"},
+		{[]string{"frobnicate"}, 2, `unknown command "frobnicate"`},
+		{[]string{"matrix", "--format", "xml"}, 2, `--format "xml": want table, markdown, csv or json`},
+		{[]string{"matrix", "--bogus"}, 2, "unknown flag: --bogus"},
+		{[]string{"capacity", "extra"}, 2, `unexpected argument "extra"`},
+		{[]string{"matrix", "--config", filepath.Join(dir, "missing.toml")}, 1, "missing.toml: no such file"},
+		{[]string{"matrix", "--config", unknownKey}, 1, `unknown.toml:2: unknown key "engine.max_num_seq"`},
+		{[]string{"matrix", "--config", negSeqs}, 1, "scenario.toml:4: engine.max_num_seqs = -4: must be a positive integer"},
+		{[]string{"matrix", "--config", badTOML}, 1, "syntax.toml: line 2: expected"},
+		{[]string{"capacity", "--config", h100}, 1, "no nvfp4 tensor cores"},
+		{[]string{"capacity", "--config", lowUtil}, 1, "weights need"},
+		{[]string{"capacity", "--config", longCtx}, 1, "less than one request of max_model_len 16777216"},
+		{[]string{"explain", "--context", "8Q"}, 2, `--context: context "8Q"`},
+		{[]string{"explain", "--concurrency", "0"}, 2, "--concurrency 0: must be a positive integer"},
+		{[]string{"explain", "--context", "2M"}, 1, "must be in 1..1048575"},
+		{[]string{"matrix", "--params", filepath.Join(dir, "nope.toml")}, 1, "--params: open"},
+		{[]string{"matrix", "--params", badParams}, 1, "params.mem_bw_eff = 1.5"},
+		{[]string{"matrix", "--params", badParams, "--uncalibrated"}, 2, "--params and --uncalibrated contradict"},
+		{[]string{"capacity", "--vllm-cmd", "vllm serve m --max-num-seqs abc"}, 1, `--max-num-seqs "abc": want a positive integer`},
+		{[]string{"capacity", "--vllm-cmd", "vllm serve m --tensor-parallel-size 3"}, 1, "tensor_parallel_size = 3 does not divide"},
+		{[]string{"capacity", "--vllm-cmd", "vllm serve m --speculative-config '{\"method\": dflash}'"}, 1, "--speculative-config"},
+		{[]string{"import", "vllm", "--", "vllm serve 'unterminated"}, 1, "unterminated single quote"},
+		{[]string{"import", "vllm"}, 2, "no vllm command given"},
+		{[]string{"matrix", "--measured", filepath.Join(dir, "absent.txt")}, 1, "--measured: "},
+		{[]string{"matrix", "--measured", garbage}, 1, "garbage.txt"},
+		{[]string{"matrix", "--measured", otherProto}, 1, "is not one the scenario's protocol runs"},
+		{[]string{"matrix", "--out", filepath.Join(dir, "no", "such", "dir.csv")}, 1, "cannot write"},
+		{[]string{"fit", "--train", "speed>3"}, 2, `unknown field "speed"`},
+		{[]string{"fit", "--kv-tokens", "-5"}, 2, "--kv-tokens -5"},
+		{[]string{"fit", "--free", "warp_drive"}, 2, `--free: unknown parameter "warp_drive"`},
+		{[]string{"fit", "--weights", "ttft=-1"}, 2, "want a non-negative number"},
+		{[]string{"fit", "--method", "annealing", "--free", "mem_bw_eff", "--train", "concurrency=1,context=8K"}, 1, `method "annealing"`},
+	}
+	for _, c := range cases {
+		var out, errb bytes.Buffer
+		code := run(c.args, &out, &errb)
+		msg := errb.String()
+		t.Logf("servesim %s\n    -> exit %d: %s", strings.Join(c.args, " "), code, strings.TrimSpace(firstLine(msg)))
+		if code != c.code {
+			t.Errorf("servesim %v: exit %d, want %d; stderr:\n%s", c.args, code, c.code, msg)
+		}
+		if !strings.Contains(msg, c.want) {
+			t.Errorf("servesim %v: stderr does not mention %q:\n%s", c.args, c.want, msg)
+		}
+		if strings.Contains(msg, "goroutine ") || strings.Contains(msg, "panic") {
+			t.Errorf("servesim %v: stack trace reached the user:\n%s", c.args, msg)
+		}
+	}
+}
+
+// firstLine picks the error line from stderr (notes and progress lines come first).
+func firstLine(s string) string {
+	lines := strings.Split(s, "\n")
+	for _, l := range lines {
+		if strings.HasPrefix(l, "servesim ") && !strings.HasPrefix(l, "servesim fit: seed") && !strings.HasPrefix(l, "servesim: ") {
+			return l
+		}
+	}
+	for _, l := range lines {
+		if strings.TrimSpace(l) != "" {
+			return l
+		}
+	}
+	return s
+}
+
+func TestHelpEverywhere(t *testing.T) {
+	for _, c := range commands {
+		var out, errb bytes.Buffer
+		if code := run([]string{c.Name, "--help"}, &out, &errb); code != 0 {
+			t.Errorf("%s --help: exit %d", c.Name, code)
+		}
+		if !strings.Contains(out.String(), "Usage: servesim "+c.Name) {
+			t.Errorf("%s --help: no usage line:\n%s", c.Name, out.String())
+		}
+	}
+	var out, errb bytes.Buffer
+	if code := run([]string{"help"}, &out, &errb); code != 0 || !strings.Contains(out.String(), "matrix") {
+		t.Errorf("help: exit %d, output %q", code, out.String())
+	}
+}
