@@ -111,3 +111,18 @@ func (k *CalibrationKey) Match(d *model.Deployment) Source {
 	}
 	return SourceTransferred
 }
+
+// RelativeUncertainty is the half-width of the interval servesim puts around a throughput
+// prediction, as a fraction, by parameter source. Calibrated: the seed's cross-validated decode
+// error (about 10 % on held-out cells); transferred: twice that, as efficiencies move between GPU
+// generations; prior: the uncalibrated model's spread on the seed (up to about 30 % on single
+// cells). These are rules of thumb from one measured system, stated as such in reports.
+func (s Source) RelativeUncertainty() float64 {
+	switch s {
+	case SourceCalibrated:
+		return 0.10
+	case SourceTransferred:
+		return 0.20
+	}
+	return 0.30
+}
