@@ -1,0 +1,235 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"servesim/bench"
+	"servesim/internal/fsutil"
+	"servesim/matrix"
+	"servesim/plots"
+	"servesim/scenario"
+	"servesim/sim"
+)
+
+func init() {
+	register(&command{
+		Name:  "plot",
+		Short: "draw predicted vs measured figures (PNG at 300 dpi and SVG) into a directory",
+		Long: `Simulates the scenario's benchmark matrix and draws:
+  decode-total-toks, decode-per-request-toks, decode-ttft   a decode metric vs concurrency (log2),
+      one line per context (predicted) and markers of the same colour (measured); queued cells
+      marked, over-capacity cells absent
+  prefill-toks, prefill-ttft        the prefill rows vs context (log)
+  status-map                        context x concurrency: predicted status as colour, measured as symbol
+  parity-<metric>                   predicted vs measured, log-log, y = x with ±10 % and ±25 % bands
+                                    (only with measurements)
+  step-terms                        stacked step-time terms of the explained cells (--explain)
+For the embedded seed scenario the measured seed matrix is drawn too; --measured FILE draws
+another, and --measured none leaves measurements out. The files written are listed with their
+sizes on stdout.
+
+Example:
+  servesim plot --out figs --format png --explain 8K:1,32K:16`,
+		Setup: func(fs *pflag.FlagSet, e *env) func([]string) error {
+			var ff figureFlags
+			ff.register(fs)
+			out := fs.StringP("out", "o", "", "output `directory` (created if needed; required)")
+			format := fs.String("format", "png,svg", "image `formats`: png, svg or png,svg")
+			return func(args []string) error {
+				if len(args) > 0 {
+					return usagef("unexpected argument %q", args[0])
+				}
+				if *out == "" {
+					return usagef("--out DIR is required")
+				}
+				formats, err := plots.ParseFormats(*format)
+				if err != nil {
+					return usagef("--format: %v", err)
+				}
+				if err := ff.check(); err != nil {
+					return err
+				}
+				if err := fsutil.EnsureDir(*out); err != nil {
+					return err
+				}
+				set, err := ff.simulate(e)
+				if err != nil {
+					return err
+				}
+				start := time.Now()
+				figs := plots.Figures(set.plotInput())
+				type written struct {
+					path string
+					size int
+				}
+				var files []written
+				for _, f := range figs {
+					for _, fm := range formats {
+						data, err := f.Bytes(fm)
+						if err != nil {
+							return fmt.Errorf("figure %s: %w", f.Name, err)
+						}
+						path := filepath.Join(*out, f.Name+"."+string(fm))
+						if err := fsutil.WriteFile(path, data); err != nil {
+							return err
+						}
+						files = append(files, written{path, len(data)})
+					}
+				}
+				width := 0
+				for _, w := range files {
+					width = max(width, len(w.path))
+				}
+				for _, w := range files {
+					if _, err := fmt.Fprintf(e.stdout, "%-*s %11s bytes\n", width, w.path, groupThousands(w.size)); err != nil {
+						return err
+					}
+				}
+				fmt.Fprintf(e.stderr, "servesim: drew %d figures (%d files) in %.2f s\n", len(figs), len(figs)*len(formats), time.Since(start).Seconds())
+				return nil
+			}
+		},
+	})
+}
+
+// figureFlags are the flags of the commands that draw a scenario's results (plot, report).
+type figureFlags struct {
+	sf       scenarioFlags
+	measured string
+	explain  string
+	cells    []explainCell // parsed --explain (nil: defaults)
+}
+
+type explainCell struct {
+	label       string
+	concurrency int
+}
+
+func (f *figureFlags) register(fs *pflag.FlagSet) {
+	f.sf.register(fs)
+	fs.StringVar(&f.measured, "measured", "", "measured matrix `file` to compare with (default: the embedded seed for the seed scenario; 'none' to skip)")
+	fs.StringVar(&f.explain, "explain", "", "cells whose step time to split into terms, as `CTX:C,...` (e.g. 8K:1,8K:32,128K:16); default: a few across the matrix; 'none' to skip")
+}
+
+// check parses --explain (a usage error when malformed).
+func (f *figureFlags) check() error {
+	f.cells = nil
+	if f.explain == "" || f.explain == "none" {
+		return nil
+	}
+	for _, part := range strings.Split(f.explain, ",") {
+		ctx, conc, ok := strings.Cut(strings.TrimSpace(part), ":")
+		if !ok {
+			return usagef("--explain %q: want CTX:C such as 8K:32", part)
+		}
+		if _, err := matrix.ParseContext(ctx); err != nil {
+			return usagef("--explain %q: %v", part, err)
+		}
+		c, err := strconv.Atoi(strings.TrimSpace(conc))
+		if err != nil || c <= 0 {
+			return usagef("--explain %q: concurrency must be a positive integer", part)
+		}
+		f.cells = append(f.cells, explainCell{label: strings.TrimSpace(ctx), concurrency: c})
+	}
+	return nil
+}
+
+// figureSet is a simulated scenario with everything the figures and the report draw.
+type figureSet struct {
+	r        *scenario.Resolved
+	srv      *sim.Server
+	pred     *matrix.Matrix
+	meas     *matrix.Matrix
+	measName string
+	explain  []*bench.Explanation
+}
+
+func (s *figureSet) plotInput() plots.Input {
+	return plots.Input{Predicted: s.pred, Measured: s.meas, Explain: s.explain}
+}
+
+// simulate resolves the scenario, loads the measurements, runs the matrix and explains cells.
+func (f *figureFlags) simulate(e *env) (*figureSet, error) {
+	r, err := f.sf.load(e.stderr)
+	if err != nil {
+		return nil, err
+	}
+	set := &figureSet{r: r}
+	set.meas, err = loadMeasured(f.measured, f.sf.isSeed())
+	if err != nil {
+		return nil, fmt.Errorf("--measured: %w", err)
+	}
+	switch {
+	case set.meas == nil:
+	case f.measured == "":
+		set.measName = "embedded seed (000_514fe97e62255cf0.txt)"
+	default:
+		set.measName = f.measured
+	}
+	set.srv, err = sim.NewServer(r.Deployment, r.Params)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(e.stderr, "servesim: %s; parameters: %s (%s)\n", r.Scenario.Name, r.ParamsFrom, r.Source)
+	start := time.Now()
+	res, err := bench.RunMatrix(set.srv, &r.Scenario.Protocol, bench.Options{Seed: r.Scenario.Seed, Progress: progressPrinter(e, start)})
+	if err != nil {
+		return nil, err
+	}
+	set.pred = res.Matrix
+	fmt.Fprintf(e.stderr, "servesim: simulated %d cells in %.2f s\n", len(res.Matrix.Prefill)+len(res.Matrix.Decode), time.Since(start).Seconds())
+
+	if f.explain == "none" {
+		return set, nil
+	}
+	cells := f.cells
+	if cells == nil {
+		for _, k := range plots.ExplainCells(set.pred) {
+			cells = append(cells, explainCell{label: k.Context, concurrency: k.Concurrency})
+		}
+	}
+	for _, c := range cells {
+		tokens, err := f.contextTokens(set, c.label)
+		if err != nil {
+			return nil, fmt.Errorf("--explain %s:%d: %w", c.label, c.concurrency, err)
+		}
+		x, err := bench.Explain(set.srv, tokens, c.concurrency)
+		if err != nil {
+			return nil, fmt.Errorf("--explain %s:%d: %w", c.label, c.concurrency, err)
+		}
+		set.explain = append(set.explain, x)
+	}
+	return set, nil
+}
+
+// contextTokens is the prompt length behind a context label: the simulated matrix's, when it
+// has the label (so "1019K" is the benchmark's trimmed context), else the label fitted to the
+// server's max_model_len as the benchmark would.
+func (f *figureFlags) contextTokens(set *figureSet, label string) (int, error) {
+	for _, c := range set.pred.Cells() {
+		if strings.EqualFold(c.Context, label) && c.ContextTokens > 0 {
+			return c.ContextTokens, nil
+		}
+	}
+	e := set.r.Deployment.Engine
+	return matrix.LabelTokens(label, matrix.Decode, e.MaxModelLen, set.r.Scenario.Protocol.MaxOutput)
+}
+
+// groupThousands writes n with comma separators.
+func groupThousands(n int) string {
+	s := strconv.Itoa(n)
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}

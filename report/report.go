@@ -1,0 +1,376 @@
+package report
+
+import (
+	"bytes"
+	_ "embed"
+	"fmt"
+	"html/template"
+	"io"
+	"math"
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"servesim/bench"
+	"servesim/calibration"
+	"servesim/matrix"
+	"servesim/model"
+	"servesim/plots"
+	"servesim/scenario"
+)
+
+// Input is everything the report shows. Resolved and Predicted are required.
+type Input struct {
+	// Resolved is the simulated scenario with its parameters.
+	Resolved *scenario.Resolved
+	// Predicted is the simulated matrix.
+	Predicted *matrix.Matrix
+	// Measured is the matrix to compare with (nil: predictions only); MeasuredName says where it
+	// came from.
+	Measured     *matrix.Matrix
+	MeasuredName string
+	// Capacity is the text of bench.WriteCapacity (empty: the section is left out).
+	Capacity string
+	// Explain lists explained cells (the step-time figure and their term tables).
+	Explain []*bench.Explanation
+	// Fit is a calibration report (servesim fit --report); FitName says where it came from.
+	Fit     *calibration.Report
+	FitName string
+}
+
+// Write renders the report as one HTML page.
+func Write(w io.Writer, in *Input) error {
+	data, err := Render(in)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(data)
+	return err
+}
+
+//go:embed page.html.tmpl
+var pageTemplate string
+
+//go:embed style.css
+var pageCSS string
+
+var tmpl = template.Must(template.New("page").Parse(pageTemplate))
+
+// Render builds the page in memory.
+func Render(in *Input) ([]byte, error) {
+	if in == nil || in.Resolved == nil || in.Resolved.Scenario == nil || in.Resolved.Deployment == nil {
+		return nil, fmt.Errorf("report: no resolved scenario")
+	}
+	if in.Predicted == nil {
+		return nil, fmt.Errorf("report: no predicted matrix")
+	}
+	p, err := buildPage(in)
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if err := tmpl.Execute(&buf, p); err != nil {
+		return nil, fmt.Errorf("report: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// page is the template's data.
+type page struct {
+	CSS      template.CSS
+	Title    string
+	Subtitle string
+	Nav      []kv // anchor, text
+	Scenario []kvSection
+	Params   *table
+	Measured []kv
+	Launch   string // the measured run's launch command
+	Capacity string
+	Summary  *table
+	Statuses string
+	Prefill  *table
+	Grids    []gridSet
+	Figures  []figureView
+	Explain  []explainView
+	Fit      *fitView
+}
+
+type kv struct{ K, V string }
+
+type kvSection struct {
+	Title string
+	Rows  []kv
+}
+
+// table is an HTML table; each cell carries its text, a CSS class and a tooltip.
+type table struct {
+	ID      string
+	Caption string
+	Head    []string
+	Rows    [][]cellView
+}
+
+type cellView struct {
+	Text  string
+	Class string
+	Title string
+}
+
+type gridSet struct {
+	ID, Title, Note string
+	Tables          []*table
+}
+
+type figureView struct {
+	ID, Title, Caption string
+	SVG                template.HTML
+}
+
+type explainView struct {
+	Cell string
+	Text string
+}
+
+func buildPage(in *Input) (*page, error) {
+	r := in.Resolved
+	p := &page{CSS: template.CSS(pageCSS), Title: "servesim report", Subtitle: r.Scenario.Name}
+	p.Nav = append(p.Nav, kv{"scenario", "Scenario"})
+	p.Scenario = scenarioSections(r)
+	p.Params = paramsTable(r.Params)
+	if in.Measured != nil {
+		p.Measured = measuredRows(in.Measured, in.MeasuredName)
+		p.Launch = in.Measured.Info.LaunchCommand
+	}
+	if in.Capacity != "" {
+		p.Capacity = in.Capacity
+		p.Nav = append(p.Nav, kv{"capacity", "Capacity"})
+	}
+	if in.Measured != nil {
+		cmp := matrix.Compare(in.Predicted, in.Measured)
+		p.Summary = summaryTable(cmp)
+		p.Statuses = statusLine(cmp)
+		p.Nav = append(p.Nav, kv{"accuracy", "Accuracy"})
+	}
+	p.Prefill = prefillTable(in.Predicted, in.Measured)
+	p.Grids = decodeGrids(in.Predicted, in.Measured)
+	p.Nav = append(p.Nav, kv{"matrix", "Matrix"})
+
+	figs := plots.Figures(plots.Input{Predicted: in.Predicted, Measured: in.Measured, Explain: in.Explain})
+	for _, f := range figs {
+		svg, err := f.Bytes(plots.SVG)
+		if err != nil {
+			return nil, fmt.Errorf("report: figure %s: %w", f.Name, err)
+		}
+		p.Figures = append(p.Figures, figureView{ID: "fig-" + f.Name, Title: f.Title, Caption: f.Caption,
+			SVG: template.HTML(inlineSVG(svg, f.Title))})
+	}
+	if len(p.Figures) > 0 {
+		p.Nav = append(p.Nav, kv{"figures", "Figures"})
+	}
+	for _, x := range in.Explain {
+		var buf bytes.Buffer
+		if err := x.Write(&buf); err != nil {
+			return nil, err
+		}
+		p.Explain = append(p.Explain, explainView{Cell: matrix.Label(x.Context) + " × " + strconv.Itoa(x.Concurrency), Text: buf.String()})
+	}
+	if len(p.Explain) > 0 {
+		p.Nav = append(p.Nav, kv{"explain", "Step time"})
+	}
+	if in.Fit != nil {
+		p.Fit = buildFit(in.Fit, in.FitName)
+		p.Nav = append(p.Nav, kv{"fit", "Fit"})
+	}
+	return p, nil
+}
+
+// fontFallback lists common fonts with the metrics of each Liberation family, then the generic.
+var fontFallback = map[string]string{
+	"Sans":  "Arial,Helvetica,sans-serif",
+	"Serif": "'Times New Roman',Times,serif",
+	"Mono":  "'Courier New',Courier,monospace",
+}
+
+var (
+	svgProlog  = regexp.MustCompile(`(?s)^.*?(<svg\b)`)
+	svgSize    = regexp.MustCompile(`^<svg width="[^"]*" height="[^"]*"`)
+	fontFamily = regexp.MustCompile(`font-family:(Liberation (Sans|Serif|Mono));`)
+)
+
+// inlineSVG prepares a vgsvg document for inlining: no XML prolog, a size that follows the page
+// (the viewBox keeps the aspect), fonts that fall back to the reader's sans-serif, and a title
+// for screen readers.
+func inlineSVG(svg []byte, title string) string {
+	s := svgProlog.ReplaceAllString(string(svg), "$1")
+	s = svgSize.ReplaceAllString(s, `<svg role="img" width="100%" preserveAspectRatio="xMidYMid meet"`)
+	s = fontFamily.ReplaceAllStringFunc(s, func(m string) string {
+		fam := fontFamily.FindStringSubmatch(m)
+		return "font-family:'" + fam[1] + "'," + fontFallback[fam[2]] + ";"
+	})
+	if i := strings.Index(s, ">"); i >= 0 {
+		s = s[:i+1] + "\n<title>" + template.HTMLEscapeString(title) + "</title>" + s[i+1:]
+	}
+	return s
+}
+
+func scenarioSections(r *scenario.Resolved) []kvSection {
+	d := r.Deployment
+	g := d.Hardware.GPU
+	hw := kvSection{Title: "Hardware", Rows: []kv{
+		{"GPU", g.Name},
+		{"count", strconv.Itoa(d.Hardware.Count)},
+		{"memory per GPU", fmt.Sprintf("%s GiB (%s GB %s)", fnum(g.MemoryGiB, 2), fnum(g.MemoryGB, 0), g.MemoryKind)},
+		{"memory bandwidth", fmt.Sprintf("%s GB/s", fnum(g.BandwidthGBps, 0))},
+		{"dense tensor peak", fmt.Sprintf("BF16 %s, FP8 %s, FP4 %s TFLOPS", fnum(g.BF16TFLOPS, 0), fnum(g.FP8TFLOPS, 0), fnum(g.FP4TFLOPS, 0))},
+		{"GPU link", fmt.Sprintf("%s, %s GB/s per direction, %s µs", g.Link, fnum(g.LinkGBps, 0), fnum(g.LinkLatencyUS, 1))},
+	}}
+	m := d.Model
+	mod := kvSection{Title: "Model", Rows: []kv{
+		{"name", m.Name},
+		{"family", m.Family},
+		{"layers", strconv.Itoa(m.NumLayers())},
+		{"hidden size", strconv.Itoa(m.Hidden)},
+		{"vocabulary", strconv.Itoa(m.Vocab)},
+	}}
+	if d.Drafter != nil {
+		mod.Rows = append(mod.Rows, kv{"drafter", fmt.Sprintf("%s (%d layers)", d.Drafter.Name, d.Drafter.NumLayers())})
+	}
+	eng := kvSection{Title: "Engine flags", Rows: fieldRows(reflect.ValueOf(d.Engine), "")}
+	proto := kvSection{Title: "Benchmark protocol", Rows: fieldRows(reflect.ValueOf(r.Scenario.Protocol), "")}
+	src := kvSection{Title: "Run", Rows: []kv{
+		{"scenario", r.Scenario.Name},
+		{"random seed", strconv.FormatUint(r.Scenario.Seed, 10)},
+		{"parameters", r.ParamsFrom},
+		{"parameter source", string(r.Source)},
+	}}
+	return []kvSection{src, hw, mod, eng, proto}
+}
+
+// fieldRows lists a struct's fields by their TOML keys (nested structs as "outer.inner"),
+// leaving out empty optional fields.
+func fieldRows(v reflect.Value, prefix string) []kv {
+	var out []kv
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		tag := f.Tag.Get("toml")
+		name, opts, _ := strings.Cut(tag, ",")
+		if name == "-" {
+			continue
+		}
+		if name == "" {
+			name = strings.ToLower(f.Name)
+		}
+		fv := v.Field(i)
+		if fv.Kind() == reflect.Struct {
+			out = append(out, fieldRows(fv, prefix+name+".")...)
+			continue
+		}
+		if strings.Contains(opts, "omitempty") && fv.IsZero() {
+			continue
+		}
+		out = append(out, kv{prefix + name, valueText(fv)})
+	}
+	return out
+}
+
+func valueText(v reflect.Value) string {
+	switch v.Kind() {
+	case reflect.Slice:
+		parts := make([]string, v.Len())
+		for i := range parts {
+			parts[i] = valueText(v.Index(i))
+		}
+		return strings.Join(parts, ", ")
+	case reflect.Float32, reflect.Float64:
+		return strconv.FormatFloat(v.Float(), 'g', -1, 64)
+	case reflect.String:
+		if v.String() == "" {
+			return "—"
+		}
+	}
+	return fmt.Sprint(v.Interface())
+}
+
+func paramsTable(p model.Params) *table {
+	t := &table{ID: "table-params", Caption: "Step-time and memory parameters used for the predictions (bold: moved from the prior)",
+		Head: []string{"parameter", "value", "unit", "prior", "bounds", "meaning"}}
+	for i := range model.Table {
+		d := &model.Table[i]
+		class := ""
+		if p[i] != d.Prior {
+			class = "moved"
+		}
+		t.Rows = append(t.Rows, []cellView{
+			{Text: d.Name, Class: "name"}, {Text: gnum(p[i]), Class: "num " + class}, {Text: d.Unit},
+			{Text: gnum(d.Prior), Class: "num"}, {Text: "[" + gnum(d.Lo) + ", " + gnum(d.Hi) + "]", Class: "num"},
+			{Text: d.Meaning, Class: "meaning"},
+		})
+	}
+	return t
+}
+
+func measuredRows(m *matrix.Matrix, name string) []kv {
+	in := m.Info
+	rows := []kv{{"source", name}}
+	add := func(k, v string) {
+		if v != "" && v != "0" {
+			rows = append(rows, kv{k, v})
+		}
+	}
+	add("model", in.Model)
+	if in.GPU != "" {
+		add("GPUs", fmt.Sprintf("%d × %s", in.GPUCount, in.GPU))
+	}
+	add("engine", strings.TrimSpace(in.Engine+" "+in.EngineVersion))
+	add("quantization", in.Quantization)
+	add("benchmark", in.BenchTool)
+	if in.DurationS > 0 {
+		add("time per cell", fnum(in.DurationS, 0)+" s")
+	}
+	if in.MaxOutput > 0 {
+		add("max output", fnum(float64(in.MaxOutput), 0)+" tokens")
+	}
+	if in.KVCacheSizeTokens > 0 {
+		add("kv_cache_size_tokens", fnum(float64(in.KVCacheSizeTokens), 0))
+	}
+	if in.LaunchCommand != "" {
+		rows = append(rows, kv{"launch command", "below the cards"})
+	}
+	return rows
+}
+
+// fnum formats v with thousands separators and the given decimals; "—" for NaN.
+func fnum(v float64, decimals int) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "—"
+	}
+	s := strconv.FormatFloat(math.Abs(v), 'f', decimals, 64)
+	intPart, frac, _ := strings.Cut(s, ".")
+	var b strings.Builder
+	if v < 0 && strings.Trim(s, "0.") != "" {
+		b.WriteByte('-')
+	}
+	for i, r := range intPart {
+		if i > 0 && (len(intPart)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	if frac != "" {
+		b.WriteString("." + frac)
+	}
+	return b.String()
+}
+
+// gnum formats a parameter value compactly (up to 4 significant digits).
+func gnum(v float64) string {
+	if math.IsNaN(v) {
+		return "—"
+	}
+	return strconv.FormatFloat(v, 'g', 4, 64)
+}
