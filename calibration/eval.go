@@ -30,13 +30,16 @@ type Weights struct {
 	// 2 s^2 (sqrt(1 + (r/s)^2) - 1): quadratic for errors below about s, linear above, so one
 	// outlying measurement (the seed's 16K prefill row, say) cannot drag every other cell.
 	RobustScale float64
+	// Prior is the weight of each free parameter's distance from its prior, in the optimiser's
+	// unconstrained (logit) coordinates: a weak regulariser for poorly identified parameters.
+	Prior float64
 }
 
 // DefaultWeights counts decode throughput fully; the few prefill rows (the only clean measurement
 // of prefill speed) twice; decode-cell TTFT, which mixes cache hits, queueing and the frontend,
 // half; and a wrong status like a 100 % error. Errors above about 10 % count linearly (soft L1).
 func DefaultWeights() Weights {
-	return Weights{DecodeTotal: 1, PerRequest: 1, TBT: 0.25, TTFT: 0.5, Prefill: 2, PrefillTTFT: 1, Status: 1, RobustScale: 0.1}
+	return Weights{DecodeTotal: 1, PerRequest: 1, TBT: 0.25, TTFT: 0.5, Prefill: 2, PrefillTTFT: 1, Status: 1, RobustScale: 0.1, Prior: 0.15}
 }
 
 // slotsPerCell is the residual count per training cell (fixed, so Jacobians line up).
@@ -246,12 +249,12 @@ func ParseWeights(s string) (Weights, error) {
 		return w, nil
 	}
 	fields := map[string]*float64{"total": &w.DecodeTotal, "per_request": &w.PerRequest, "tbt": &w.TBT, "ttft": &w.TTFT,
-		"prefill": &w.Prefill, "prefill_ttft": &w.PrefillTTFT, "status": &w.Status, "robust": &w.RobustScale}
+		"prefill": &w.Prefill, "prefill_ttft": &w.PrefillTTFT, "status": &w.Status, "robust": &w.RobustScale, "prior": &w.Prior}
 	for _, part := range strings.Split(s, ",") {
 		k, v, ok := strings.Cut(strings.TrimSpace(part), "=")
 		dst, known := fields[strings.TrimSpace(k)]
 		if !ok || !known {
-			return w, fmt.Errorf("weight %q: want name=value with name one of total, per_request, tbt, ttft, prefill, prefill_ttft, status, robust", part)
+			return w, fmt.Errorf("weight %q: want name=value with name one of total, per_request, tbt, ttft, prefill, prefill_ttft, status, robust, prior", part)
 		}
 		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
 		if err != nil || f < 0 || math.IsInf(f, 0) || math.IsNaN(f) {

@@ -157,6 +157,7 @@ func Fit(p *Problem, s *Settings) (*Result, error) {
 	}
 	keys := ev.trainKeys()
 	vc := &vector{base: p.Base, free: free}
+	uPrior := vc.toU(model.Priors())
 	best := math.Inf(1)
 	progress := func(stage string, loss float64) {
 		if loss < best {
@@ -175,6 +176,11 @@ func Fit(p *Problem, s *Settings) (*Result, error) {
 		rs := make([][]float64, len(us))
 		for i := range outs {
 			rs[i] = ev.residuals(&outs[i])
+			// Weak pull toward the physical priors (a MAP estimate): parameters the training
+			// cells cannot see stay near their priors instead of drifting to a bound.
+			for j := range us[i] {
+				rs[i] = append(rs[i], w.Prior*(us[i][j]-uPrior[j]))
+			}
 		}
 		return rs
 	}
