@@ -35,11 +35,11 @@ type Weights struct {
 	Prior float64
 }
 
-// DefaultWeights counts decode throughput fully; the few prefill rows (the only clean measurement
+// DefaultWeights counts decode total throughput 1.5 times and per-request throughput once; the few prefill rows (the only clean measurement
 // of prefill speed) twice; decode-cell TTFT, which mixes cache hits, queueing and the frontend,
 // half; and a wrong status like a 100 % error. Errors above about 10 % count linearly (soft L1).
 func DefaultWeights() Weights {
-	return Weights{DecodeTotal: 1, PerRequest: 1, TBT: 0.25, TTFT: 0.5, Prefill: 2, PrefillTTFT: 1, Status: 1, RobustScale: 0.1, Prior: 0.15}
+	return Weights{DecodeTotal: 1.5, PerRequest: 1, TBT: 0.25, TTFT: 0.5, Prefill: 2, PrefillTTFT: 1, Status: 1, RobustScale: 0.1, Prior: 0.15}
 }
 
 // slotsPerCell is the residual count per training cell (fixed, so Jacobians line up).

@@ -76,7 +76,10 @@ func TestFitRecoversKnownParameters(t *testing.T) {
 	}
 	prob.Measured = res.Matrix
 	prob.Free = []model.ParamID{model.PMemBWEff, model.PAcceptP1}
-	fit, err := Fit(prob, &Settings{Starts: 1, Seed: 1})
+	// Maximum likelihood (no pull toward the priors), so the truth is the optimum.
+	w := DefaultWeights()
+	w.Prior = 0
+	fit, err := Fit(prob, &Settings{Starts: 1, Seed: 1, Weights: &w})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +179,9 @@ func ExampleFit() {
 	res, _ := bench.RunMatrix(srv, prob.Protocol, bench.Options{Seed: prob.Seed})
 	prob.Measured = res.Matrix
 	prob.Free = []model.ParamID{model.PAcceptP1}
-	fit, err := Fit(prob, &Settings{Starts: 1, Seed: 1})
+	w := DefaultWeights()
+	w.Prior = 0 // maximum likelihood: no pull toward the prior
+	fit, err := Fit(prob, &Settings{Starts: 1, Seed: 1, Weights: &w})
 	if err != nil {
 		fmt.Println(err)
 		return
