@@ -189,3 +189,26 @@ func ExampleFit() {
 	fmt.Printf("accept_p1 = %.2f; statuses %d/%d\n", fit.Params[model.PAcceptP1], fit.Report.Train.StatusMatched, fit.Report.Train.StatusCells)
 	// Output: accept_p1 = 0.85; statuses 4/4
 }
+
+// TestFitIndependentOfWorkers: the same problem and seed give identical parameters whether the
+// simulations run on one goroutine or several.
+func TestFitIndependentOfWorkers(t *testing.T) {
+	prob, srv := smallProblem(t)
+	res, err := bench.RunMatrix(srv, prob.Protocol, bench.Options{Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prob.Measured = res.Matrix
+	prob.Free = []model.ParamID{model.PMemBWEff, model.PAcceptP1, model.PFrontendMSPerReq}
+	var got []model.Params
+	for _, w := range []int{1, 3} {
+		fit, err := Fit(prob, &Settings{Starts: 2, MaxIter: 3, Seed: 9, Workers: w})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, fit.Params)
+	}
+	if got[0] != got[1] {
+		t.Fatalf("1 worker: %v\n3 workers: %v", got[0], got[1])
+	}
+}
