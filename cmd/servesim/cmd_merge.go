@@ -1,0 +1,81 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+
+	"github.com/spf13/pflag"
+
+	"servesim/planner"
+)
+
+func init() {
+	register(&command{
+		Name:  "merge",
+		Args:  "SHARD.json...",
+		Short: "combine the --shard outputs of 'servesim plan' into the plan of the whole sweep",
+		Long: `Reads the JSON plans written by 'servesim plan --shard i/n --format json' and combines them into
+the plan of the whole sweep: the same rows, ranking and capacity frontier as one unsharded run
+(the JSON is byte-identical). Every shard must answer the same question (same fingerprint: model,
+workload, GPUs, sweep, seed and parameters) and each of 0..n-1 must be present once, unless
+--partial is given.
+
+Example (GNU parallel on one machine, or any job array):
+  seq 0 7 | parallel servesim plan --model glm-5.3-flash --context 128K --users 16 \
+      --slo-tpot-ms 40 --shard {}/8 --format json --out shard-{}.json
+  servesim merge shard-*.json`,
+		Setup: func(fs *pflag.FlagSet, e *env) func([]string) error {
+			format := fs.String("format", "table", "output `format`: table, csv or json")
+			partial := fs.Bool("partial", false, "merge even when shards are missing (the plan says which)")
+			top := fs.Int("top", 25, "hardware layouts shown in the table (`N`)")
+			all := fs.Bool("all", false, "table: every configuration that loads, not the best per layout")
+			var out outFlag
+			out.register(fs, "the merged plan")
+			return func(args []string) error {
+				if len(args) == 0 {
+					return usagef("give the shard files to merge (JSON from 'servesim plan --shard i/n --format json')")
+				}
+				switch *format {
+				case "table", "csv", "json":
+				default:
+					return usagef("--format %q: want table, csv or json", *format)
+				}
+				if err := out.check(); err != nil {
+					return err
+				}
+				var plans []*planner.Plan
+				for _, name := range args {
+					f, err := os.Open(name)
+					if err != nil {
+						return err
+					}
+					p, err := planner.ReadJSON(f, name)
+					f.Close()
+					if err != nil {
+						return err
+					}
+					plans = append(plans, p)
+				}
+				p, err := planner.Merge(plans, args, *partial)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(e.stderr, "servesim: merged %d plans: %d of %d rows\n", len(plans), len(p.Results), p.Rows)
+				var buf bytes.Buffer
+				switch *format {
+				case "json":
+					err = p.WriteJSON(&buf)
+				case "csv":
+					err = p.WriteCSV(&buf)
+				default:
+					err = p.WriteTable(&buf, planner.TableOptions{Top: *top, All: *all})
+				}
+				if err != nil {
+					return err
+				}
+				return out.write(e.stdout, &buf)
+			}
+		},
+	})
+}

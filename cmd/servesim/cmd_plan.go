@@ -1,0 +1,423 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"servesim/matrix"
+	"servesim/model"
+	"servesim/model/hf"
+	"servesim/planner"
+	"servesim/workload"
+)
+
+// loadModel reads a model: a built-in name, a servesim model TOML, or a Hugging Face config.json
+// (or a directory holding one).
+func loadModel(ref string) (*model.Arch, error) {
+	if st, err := os.Stat(ref); err == nil {
+		path := ref
+		if st.IsDir() {
+			path = filepath.Join(ref, "config.json")
+		}
+		if strings.HasSuffix(path, ".toml") {
+			data, err := os.ReadFile(path)
+			if err != nil {
+				return nil, err
+			}
+			return model.ParseArch(data, path)
+		}
+		return hf.Load(path)
+	}
+	a, err := model.BuiltinArch(ref)
+	if err != nil {
+		return nil, fmt.Errorf("%v; or give a servesim model .toml, a config.json or a directory holding one", err)
+	}
+	return a, nil
+}
+
+func parseInts(flag, s string) ([]int, error) {
+	var out []int
+	for _, f := range splitList(s) {
+		v, err := strconv.Atoi(f)
+		if err != nil {
+			return nil, usagef("--%s: %q is not an integer (want a comma-separated list such as 16,32,64)", flag, f)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func parseTokenList(flag, s string) ([]int, error) {
+	var out []int
+	for _, f := range splitList(s) {
+		v, err := matrix.ParseContext(f)
+		if err != nil {
+			return nil, usagef("--%s: %q: want token counts such as 4096,8K,16K", flag, f)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func parseFloats(flag, s string) ([]float64, error) {
+	var out []float64
+	for _, f := range splitList(s) {
+		v, err := strconv.ParseFloat(f, 64)
+		if err != nil {
+			return nil, usagef("--%s: %q is not a number (want a list such as 0.9,0.92,0.95)", flag, f)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// parseShard reads "i/n" (0 <= i < n).
+func parseShard(s string) (planner.Shard, error) {
+	a, b, ok := strings.Cut(s, "/")
+	i, err1 := strconv.Atoi(strings.TrimSpace(a))
+	n, err2 := strconv.Atoi(strings.TrimSpace(b))
+	if !ok || err1 != nil || err2 != nil || n < 1 || i < 0 || i >= n {
+		return planner.Shard{}, usagef("--shard %q: want i/n with 0 <= i < n, such as 0/8 (Kubernetes: $JOB_COMPLETION_INDEX/8)", s)
+	}
+	return planner.Shard{Index: i, Count: n}, nil
+}
+
+// isTerminal reports whether w is a character device (a terminal).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// progressBar draws a bar on stderr: redrawn in place at most ten times a second on a terminal,
+// else one line per tenth of the work (logs stay readable).
+func progressBar(w io.Writer, what string) (func(done, total int), func()) {
+	start := time.Now()
+	var last time.Time
+	drawn := false
+	tty := isTerminal(w)
+	lastTenth := -1
+	draw := func(done, total int) {
+		now := time.Now()
+		if !tty {
+			tenth := 0
+			if total > 0 {
+				tenth = done * 10 / total
+			}
+			if tenth == lastTenth {
+				return
+			}
+			lastTenth = tenth
+			fmt.Fprintf(w, "  %d/%d %s  %.1f s\n", done, total, what, now.Sub(start).Seconds())
+			return
+		}
+		if done < total && now.Sub(last) < 100*time.Millisecond {
+			return
+		}
+		last = now
+		const width = 30
+		fill := 0
+		if total > 0 {
+			fill = done * width / total
+		}
+		el := now.Sub(start).Seconds()
+		eta := ""
+		if done > 0 && done < total {
+			eta = fmt.Sprintf(", ~%.0f s left", el/float64(done)*float64(total-done))
+		}
+		fmt.Fprintf(w, "\r  [%s%s] %d/%d %s  %.1f s%s   ", strings.Repeat("#", fill), strings.Repeat(".", width-fill), done, total, what, el, eta)
+		drawn = true
+	}
+	finish := func() {
+		if drawn {
+			fmt.Fprintln(w)
+		}
+	}
+	return draw, finish
+}
+
+func init() {
+	register(&command{
+		Name:  "plan",
+		Short: "plan capacity: sweep GPUs, counts, parallelism and engine flags for a model, workload and SLOs; rank by cost",
+		Long: `Answers "which GPUs, how many, which flags" for a model and its traffic. The sweep covers GPU kind x
+count x TP/DP x expert parallel x max-num-seqs x max-num-batched-tokens x KV-cache dtype x speculative
+decoding (off or k) x gpu-memory-utilization (x checkpoint variant for GPUs that lack the model's
+weight format). Layouts that cannot load are pruned with the reason (format unsupported, TP/EP
+does not divide the model, weights do not fit); every other row is simulated on worker goroutines
+(one per CPU) and ranked: rows meeting every objective first, then by $/h, then by $ per million
+output tokens. Each row carries its parameter source: calibrated (fitted on this GPU, engine version
+and model family), transferred (fitted elsewhere) or prior, and an interval around its throughput
+that widens from calibrated to prior. The table shows the best row of each hardware layout (--all
+for every row), the scenario's own configuration, the capacity frontier (max concurrency per
+context, max context per concurrency) of the best layouts, and one pruning reason per GPU and
+stage; --format csv and json list every row.
+
+The workload is either --context and --users (one llm-inference-bench decode cell: that many
+streams at that context, as 'servesim matrix' measures it) or --workload (a file or preset, see
+'servesim simulate --help'). Data-parallel replicas split the workload round-robin.
+
+The scenario flags set the engine defaults (version, max-model-len, chunked prefill, the
+speculative method and drafter) and the seed; with the seed scenario its own configuration is
+marked "current" and shown beside the ranking.
+
+A large sweep can run in slices on many machines: --shard i/n runs the rows whose index mod n is i
+(0 <= i < n), and 'servesim merge' combines the --format json outputs into the plan of the whole
+sweep, identical to an unsharded run.
+
+Example:
+  servesim plan --model glm-5.3-flash --context 128K --users 16 --slo-tpot-ms 40
+  servesim plan --model ./Llama-3.1-70B/config.json --workload chat --slo-ttft-ms 500 --gpus H100,H200`,
+		Setup: func(fs *pflag.FlagSet, e *env) func([]string) error {
+			var sf scenarioFlags
+			sf.register(fs)
+			modelRef := fs.String("model", "", "model: built-in `name`, servesim model TOML, or HF config.json (default: the scenario's)")
+			drafterRef := fs.String("drafter", "", "speculative drafter description: built-in `name` or file (default: the scenario's for its model, else <model>-dflash2 if built in)")
+			ctx := fs.String("context", "", "prompt length per user: `tokens` or KiB of tokens (128K)")
+			users := fs.Int("users", 0, "simultaneous users (streams) at --context")
+			wl := fs.String("workload", "", "workload `file` or preset instead of --context/--users")
+			var slo sloFlags
+			slo.register(fs)
+			gpus := fs.String("gpus", "", "candidate GPUs, comma-separated `list` (default: the whole catalog)")
+			catalog := fs.String("catalog", "", "GPU catalog `file` adding or overriding entries ([[gpu]] TOML)")
+			maxGPUs := fs.Int("max-gpus", 8, "most GPUs in a configuration (`N`)")
+			counts := fs.String("gpu-counts", "", "GPU counts to try, `list` (default: powers of two up to --max-gpus)")
+			tps := fs.String("tp", "", "tensor-parallel sizes, `list` (default: powers of two dividing the count)")
+			eps := fs.String("ep", "", "expert parallel: `on,off` (default: both for MoE models)")
+			mns := fs.String("max-num-seqs", "16,32,64,128,256", "max-num-seqs values, `list`")
+			mbt := fs.String("max-num-batched-tokens", "4096,8192,16384", "max-num-batched-tokens values, `list`")
+			kvs := fs.String("kv-cache-dtype", "auto,fp8", "KV-cache dtypes, `list` (auto = bf16)")
+			spec := fs.String("spec", "off,3,7", "speculative decoding: off and/or numbers of draft tokens, `list`")
+			util := fs.String("gpu-memory-utilization", "0.90,0.92,0.95", "gpu-memory-utilization values, `list`")
+			weights := fs.String("weights", "auto", "checkpoint variants, `list`: auto, native, fp8, bf16")
+			mml := fs.Int("max-model-len", 0, "max-model-len (`tokens`; default: the scenario's)")
+			shard := fs.String("shard", "", "run only slice `i/n` of the sweep (0 <= i < n)")
+			workers := fs.Int("workers", 0, "simulations at once (`N`; default: the number of CPUs)")
+			format := fs.String("format", "table", "output `format`: table, csv or json")
+			top := fs.Int("top", 25, "hardware layouts shown in the table (`N`)")
+			all := fs.Bool("all", false, "table: every configuration that loads, not the best per layout")
+			var out outFlag
+			out.register(fs, "the plan")
+			return func(args []string) error {
+				if len(args) > 0 {
+					return usagef("unexpected argument %q", args[0])
+				}
+				switch *format {
+				case "table", "csv", "json":
+				default:
+					return usagef("--format %q: want table, csv or json", *format)
+				}
+				// The question's workload.
+				var spec0 *workload.Spec
+				switch {
+				case *wl != "" && (*ctx != "" || fs.Changed("users")):
+					return usagef("--workload and --context/--users are exclusive")
+				case *wl != "":
+					s, err := loadWorkload(*wl)
+					if err != nil {
+						return err
+					}
+					spec0 = s
+				case *ctx == "" || *users == 0:
+					return usagef("give --context and --users (e.g. --context 128K --users 16), or --workload")
+				default:
+					if _, err := matrix.ParseContext(*ctx); err != nil {
+						return usagef("--context: %v", err)
+					}
+					if *users < 1 {
+						return usagef("--users %d: must be a positive integer", *users)
+					}
+				}
+				if err := slo.apply(fs, &workload.SLO{}); err != nil {
+					return err
+				}
+				var sp planner.Space
+				var err error
+				sp.MaxGPUs = *maxGPUs
+				if sp.Counts, err = parseInts("gpu-counts", *counts); err != nil {
+					return err
+				}
+				if sp.TP, err = parseInts("tp", *tps); err != nil {
+					return err
+				}
+				for _, f := range splitList(*eps) {
+					switch strings.ToLower(f) {
+					case "on", "true", "1":
+						sp.EP = append(sp.EP, true)
+					case "off", "false", "0":
+						sp.EP = append(sp.EP, false)
+					default:
+						return usagef("--ep: %q: want on, off or on,off", f)
+					}
+				}
+				if sp.MaxNumSeqs, err = parseInts("max-num-seqs", *mns); err != nil {
+					return err
+				}
+				if sp.MaxNumBatchedTokens, err = parseTokenList("max-num-batched-tokens", *mbt); err != nil {
+					return err
+				}
+				sp.KVCacheDTypes = splitList(*kvs)
+				for _, f := range splitList(*spec) {
+					if f == "off" || f == "0" {
+						sp.SpecTokens = append(sp.SpecTokens, 0)
+						continue
+					}
+					k, err := strconv.Atoi(strings.TrimPrefix(f, "k"))
+					if err != nil || k < 1 {
+						return usagef("--spec: %q: want off or a number of draft tokens (1..32)", f)
+					}
+					sp.SpecTokens = append(sp.SpecTokens, k)
+				}
+				if sp.GPUMemoryUtilization, err = parseFloats("gpu-memory-utilization", *util); err != nil {
+					return err
+				}
+				sp.Weights = splitList(*weights)
+				sp.MaxModelLen = *mml
+				var sh planner.Shard
+				if *shard != "" {
+					if sh, err = parseShard(*shard); err != nil {
+						return err
+					}
+				}
+				if err := out.check(); err != nil {
+					return err
+				}
+
+				r, err := sf.load(e.stderr)
+				if err != nil {
+					return err
+				}
+				sc := r.Scenario
+				if spec0 == nil {
+					spec0 = &workload.Spec{Name: fmt.Sprintf("%s x %d users", *ctx, *users), Kind: workload.KindBench,
+						Bench: workload.BenchFromProtocol(&sc.Protocol, *ctx, *users)}
+					// A configuration whose streams have not all run at once after a simulated
+					// minute cannot hold them (the benchmark would wait forever); give up on it.
+					spec0.Bench.ReadyLimitS = 60
+				}
+				if err := slo.apply(fs, &spec0.SLO); err != nil {
+					return err
+				}
+				if err := spec0.Validate(); err != nil {
+					return usagef("workload: %v", err)
+				}
+
+				// The model and its drafter.
+				ref := *modelRef
+				scenarioModel := r.Deployment.Model
+				var arch *model.Arch
+				sameModel := ref == ""
+				if ref == "" {
+					ref = scenarioModel.Name
+					arch = scenarioModel
+				} else {
+					if arch, err = loadModel(ref); err != nil {
+						return fmt.Errorf("--model: %w", err)
+					}
+					if arch.Name != ref {
+						ref = fmt.Sprintf("%s (%s)", arch.Name, ref)
+					}
+					sameModel = arch.Name == scenarioModel.Name && arch.Family == scenarioModel.Family
+				}
+				var drafter *model.Arch
+				dref := *drafterRef
+				switch {
+				case dref != "":
+					if drafter, err = loadModel(dref); err != nil {
+						return fmt.Errorf("--drafter: %w", err)
+					}
+				case sameModel && r.Deployment.Drafter != nil:
+					drafter = r.Deployment.Drafter
+					dref = r.Deployment.Engine.Speculative.Model
+				default:
+					if d, err := model.BuiltinArch(arch.Name + "-dflash2"); err == nil {
+						drafter, dref = d, arch.Name+"-dflash2"
+					}
+				}
+
+				// Candidate GPUs.
+				catFile := *catalog
+				if catFile == "" && sc.Hardware.GPUFile != "" && sf.config != "" {
+					catFile = filepath.Join(filepath.Dir(sf.config), sc.Hardware.GPUFile)
+				}
+				cat, err := model.LoadCatalog(catFile)
+				if err != nil {
+					return fmt.Errorf("--catalog: %w", err)
+				}
+				var cands []model.GPU
+				if *gpus == "" {
+					cands = cat.GPUs
+				} else {
+					for _, n := range splitList(*gpus) {
+						g, err := cat.Find(n)
+						if err != nil {
+							return usagef("--gpus: %v", err)
+						}
+						cands = append(cands, g)
+					}
+				}
+
+				chooser, pref, err := planner.DefaultParams(sf.params, sf.uncalibrated, sc.Params)
+				if err != nil {
+					return err
+				}
+				q := &planner.Question{Model: arch, Drafter: drafter, ModelRef: ref, DrafterRef: dref, Workload: spec0,
+					Base: r.Deployment.Engine, GPUs: cands, Space: sp, Seed: sc.Seed, Params: chooser, ParamsRef: pref,
+					Uncertainty: planner.SourceWidths{}}
+				if !sameModel && sp.MaxModelLen == 0 {
+					// The scenario's max_model_len belongs to its own model; this model's limit
+					// (max_position_embeddings) is not part of its description.
+					need := (spec0.MaxRequestTokens() + 1023) / 1024 * 1024
+					q.Space.MaxModelLen = max(need, 131072)
+					q.Notes = append(q.Notes, fmt.Sprintf("max_model_len %d for every row (the model's own limit is not known; set --max-model-len)", q.Space.MaxModelLen))
+				}
+				if sameModel {
+					q.Current = planner.CurrentConfig(r.Deployment)
+				}
+				fmt.Fprintf(e.stderr, "servesim: planning %s for %s\n", ref, spec0.Describe())
+				start := time.Now()
+				draw, finish := progressBar(e.stderr, "simulations")
+				p, err := planner.Run(q, planner.Options{Workers: *workers, Shard: sh, Progress: draw})
+				finish()
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(e.stderr, "servesim: %d rows, %d simulations in %.1f s\n", len(p.Results), p.Counts.Simulated, time.Since(start).Seconds())
+				var buf bytes.Buffer
+				switch *format {
+				case "json":
+					err = p.WriteJSON(&buf)
+				case "csv":
+					err = p.WriteCSV(&buf)
+				default:
+					err = p.WriteTable(&buf, planner.TableOptions{Top: *top, All: *all})
+				}
+				if err != nil {
+					return err
+				}
+				return out.write(e.stdout, &buf)
+			}
+		},
+	})
+}

@@ -1,0 +1,216 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"servesim/internal/fsutil"
+	"servesim/model"
+	"servesim/sim"
+	"servesim/workload"
+)
+
+// sloFlags are the objectives simulate and plan share.
+type sloFlags struct {
+	ttft, tpot, e2e, user, q float64
+}
+
+func (f *sloFlags) register(fs *pflag.FlagSet) {
+	fs.Float64Var(&f.ttft, "slo-ttft-ms", 0, "objective: time to first token at the quantile, at most `ms`")
+	fs.Float64Var(&f.tpot, "slo-tpot-ms", 0, "objective: time per output token at the quantile, at most `ms`")
+	fs.Float64Var(&f.e2e, "slo-e2e-ms", 0, "objective: end-to-end latency at the quantile, at most `ms`")
+	fs.Float64Var(&f.user, "slo-user-tok-s", 0, "objective: per-user decode rate (1000 / TPOT at the quantile), at least `tok/s`")
+	fs.Float64Var(&f.q, "slo-quantile", 0, "`fraction` of requests that must meet each objective (default 0.9: p90)")
+}
+
+// apply overrides the workload's objectives with the flags that were given.
+func (f *sloFlags) apply(fs *pflag.FlagSet, s *workload.SLO) error {
+	set := func(name string, dst *float64, v float64) error {
+		if !fs.Changed(name) {
+			return nil
+		}
+		if !(v > 0) {
+			return usagef("--%s %v: must be a positive number", name, v)
+		}
+		*dst = v
+		return nil
+	}
+	for _, c := range []struct {
+		n   string
+		dst *float64
+		v   float64
+	}{{"slo-ttft-ms", &s.TTFTms, f.ttft}, {"slo-tpot-ms", &s.TPOTms, f.tpot}, {"slo-e2e-ms", &s.E2Ems, f.e2e}, {"slo-user-tok-s", &s.UserTokS, f.user}} {
+		if err := set(c.n, c.dst, c.v); err != nil {
+			return err
+		}
+	}
+	if fs.Changed("slo-quantile") {
+		if !(f.q >= 0.5 && f.q < 1) {
+			return usagef("--slo-quantile %v: want a fraction in [0.5, 1), such as 0.9 or 0.99", f.q)
+		}
+		s.Quantile = f.q
+	}
+	return nil
+}
+
+// loadWorkload reads --workload: a file (TOML, CSV or JSONL trace) or a preset name.
+func loadWorkload(arg string) (*workload.Spec, error) {
+	if arg == "" {
+		return nil, usagef("--workload: missing: give a workload file (TOML, or a .csv/.jsonl trace) or a preset (%s)", presetNames())
+	}
+	if _, err := os.Stat(arg); err == nil {
+		return workload.Load(arg)
+	} else if strings.ContainsAny(arg, "/\\") || strings.Contains(arg, ".") && !strings.HasPrefix(arg, "bench-") {
+		return nil, fmt.Errorf("--workload: %w", err)
+	}
+	s, err := workload.Preset(arg)
+	if err != nil {
+		return nil, usagef("--workload: %v", err)
+	}
+	return s, nil
+}
+
+func presetNames() string {
+	var n []string
+	for _, p := range workload.Presets() {
+		n = append(n, p.Name)
+	}
+	return strings.Join(n, ", ")
+}
+
+func presetHelp() string {
+	var b strings.Builder
+	for _, p := range workload.Presets() {
+		fmt.Fprintf(&b, "  %-13s %s\n", p.Name, p.Description)
+	}
+	return b.String()
+}
+
+// describeDeployment is a one-line summary of what is simulated.
+func describeDeployment(d *model.Deployment) string {
+	e := &d.Engine
+	ep := ""
+	if e.ExpertParallel {
+		ep = "+EP"
+	}
+	spec := "no speculative decoding"
+	if e.Speculative.Enabled() {
+		spec = fmt.Sprintf("%s k=%d", e.Speculative.Method, e.Speculative.NumTokens)
+	}
+	return fmt.Sprintf("%s on %d x %s, TP%d%s, kv_cache_dtype %s, max-num-seqs %d, max-num-batched-tokens %d, gpu-memory-utilization %.2f, max-model-len %d, %s",
+		d.Model.Name, d.Hardware.Count, d.Hardware.GPU.Name, e.TensorParallel, ep, e.KVCacheDType, e.MaxNumSeqs, e.MaxNumBatchedTokens,
+		e.GPUMemoryUtilization, e.MaxModelLen, spec)
+}
+
+func init() {
+	register(&command{
+		Name:  "simulate",
+		Short: "run a workload (closed loop, Poisson/gamma/ramp arrivals, trace replay, benchmark cell) and measure it",
+		Long: `Simulates a workload against the scenario's server (the seed by default; --config, --vllm-cmd
+and --params as for matrix) and reports throughput (output and total tok/s, req/s), TTFT, TPOT,
+ITL, E2E and queue time at p50/p90/p99, preemptions, KV-cache utilisation over time, and goodput
+under the objectives given with --slo-* (or in the workload's [slo] table).
+
+--workload takes a workload TOML file, a trace (.csv or .jsonl: arrival time, input tokens,
+output tokens, optional prefix_id and prefix_tokens), or a preset:
+` + presetHelp() + `
+The workload file format is documented in 'go doc servesim/workload'. Results are deterministic:
+the same scenario, workload and seed give the same bytes.
+
+Example:
+  servesim simulate --workload chat --slo-ttft-ms 2000 --slo-tpot-ms 40
+  servesim simulate --workload bench-128Kx16 --format json`,
+		Setup: func(fs *pflag.FlagSet, e *env) func([]string) error {
+			var sf scenarioFlags
+			sf.register(fs)
+			wl := fs.String("workload", "", "workload TOML `file`, trace file (.csv, .jsonl), or preset name")
+			format := fs.String("format", "table", "output `format`: table, csv or json")
+			var slo sloFlags
+			slo.register(fs)
+			series := fs.String("series", "", "also write the KV-usage samples (t_s,kv_usage,running,waiting) as CSV to `file`")
+			var out outFlag
+			out.register(fs, "the results")
+			return func(args []string) error {
+				if len(args) > 0 {
+					return usagef("unexpected argument %q", args[0])
+				}
+				switch *format {
+				case "table", "csv", "json":
+				default:
+					return usagef("--format %q: want table, csv or json", *format)
+				}
+				if err := out.check(); err != nil {
+					return err
+				}
+				if *series != "" {
+					if err := fsutil.CheckWritable(*series); err != nil {
+						return err
+					}
+				}
+				spec, err := loadWorkload(*wl)
+				if err != nil {
+					return err
+				}
+				if err := slo.apply(fs, &spec.SLO); err != nil {
+					return err
+				}
+				r, err := sf.load(e.stderr)
+				if err != nil {
+					return err
+				}
+				srv, err := sim.NewServer(r.Deployment, r.Params)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(e.stderr, "servesim: %s; parameters: %s (%s)\n", spec.Describe(), r.ParamsFrom, r.Source)
+				start := time.Now()
+				last := start
+				m, err := workload.Run(srv, spec, workload.Options{Seed: r.Scenario.Seed, Progress: func(done, total int) {
+					now := time.Now()
+					if now.Sub(start) < 2*time.Second || now.Sub(last) < time.Second {
+						return
+					}
+					last = now
+					fmt.Fprintf(e.stderr, "\r  %d/%d requests   ", done, total)
+				}})
+				if err != nil {
+					return err
+				}
+				if time.Since(start) >= 2*time.Second {
+					fmt.Fprintln(e.stderr)
+				}
+				fmt.Fprintf(e.stderr, "servesim: %d engine steps, %.0f s of server time in %.2f s\n", m.Steps, m.SimTimeS, time.Since(start).Seconds())
+				var buf bytes.Buffer
+				switch *format {
+				case "json":
+					err = workload.WriteJSON(&buf, m)
+				case "csv":
+					err = workload.WriteCSV(&buf, m)
+				default:
+					fmt.Fprintf(&buf, "Workload     %s: %s, seed %d\n", spec.Name, spec.Describe(), m.Seed)
+					fmt.Fprintf(&buf, "Server       %s\n", describeDeployment(r.Deployment))
+					fmt.Fprintf(&buf, "Parameters   %s (%s)\n", r.ParamsFrom, r.Source)
+					err = workload.WriteTable(&buf, m)
+				}
+				if err != nil {
+					return err
+				}
+				if *series != "" {
+					var sb bytes.Buffer
+					if err := workload.WriteSeriesCSV(&sb, m); err != nil {
+						return err
+					}
+					if err := fsutil.WriteFile(*series, sb.Bytes()); err != nil {
+						return err
+					}
+				}
+				return out.write(e.stdout, &buf)
+			}
+		},
+	})
+}

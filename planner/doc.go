@@ -1,0 +1,63 @@
+// Package planner answers a buyer's question: for this model, this traffic and these objectives,
+// which GPUs, how many, and which vLLM flags, at what cost.
+//
+// Reading order: question.go (Question, Space, Config, the parameter chooser and the Uncertainty
+// hook), enumerate.go (the sweep and layout-level pruning), evaluate.go (building a server,
+// capacity pruning, simulating the workload), plan.go (Run, ranking, the capacity frontier,
+// shards and Merge, the JSON form), render.go (table and CSV).
+//
+// # The sweep
+//
+// Rows are enumerated in a fixed order: GPU kind (catalog order) x weights variant x GPU count x
+// TP (largest first; the rest of the count is data-parallel replicas) x expert parallel x KV-cache
+// dtype x speculative tokens (0 = off) x max-num-batched-tokens x max-num-seqs x
+// gpu-memory-utilization. A hardware layout that no flag combination can load is one row, pruned
+// with its reason:
+//
+//	format    the GPU has no tensor cores for a weight format (NVFP4 on H100): servesim does
+//	          not invent an emulated speed. With weights "auto" the planner tries the fp8
+//	          (or bf16) variant of the checkpoint on such GPUs instead, and says so.
+//	parallel  TP does not divide the attention heads, or EP the experts
+//	memory    weights and reserves exceed total x utilization even at the most favourable flags
+//
+// Every other row builds its server (sim.NewServer: per-GPU memory, KV layout, cost model); it
+// may still be pruned at stage memory (one max_model_len request does not fit: the planner first
+// retries with the workload's own length, rounded up to 1,024 tokens, and notes it), capacity
+// (the benchmark's rule: C x (context + output) > kv_cache_size_tokens, per replica) or
+// simulation (the streams never all run at once: the KV cache thrashes). The rest is simulated:
+// the workload (a benchmark cell for --context/--users, else any workload.Spec) runs on one
+// engine per distinct replica load (data-parallel replicas split it round-robin).
+//
+// Rows that differ only in a max-num-seqs the workload never reaches (>= its concurrency per
+// replica) simulate identically: they share one simulation (Result.SameAs names the lowest row of
+// the class), which is what keeps the default sweep within seconds.
+//
+// # Ranking and costs
+//
+// Rows that meet every objective come first, then rows that miss one, then pruned rows. Within
+// each group: price per hour (GPUs x catalog price) ascending, then dollars per million output
+// tokens (price / simulated output tok/s), then the smallest objective headroom descending, then
+// the row index. Headroom is (limit - value) / limit at the objectives' quantile (for per-user
+// tok/s, (value - limit) / limit). The capacity frontier of the best layouts is computed from
+// their KV capacity alone: the most streams per context and the longest context per stream count
+// that the benchmark's admission rule allows.
+//
+// # Sources and intervals
+//
+// Each row says where its parameters come from (DefaultParams mirrors scenario.Resolve):
+// calibrated (a calibration fitted on this GPU, engine version and model family), transferred
+// (fitted on another GPU or version of the family; dimensionless efficiencies carry over and the
+// hardware facts are the new GPU's; a non-native weights variant is at best transferred) or
+// prior. Question.Uncertainty is the hook that turns a point prediction and its source into an
+// interval; until the calibration work defines the widths it is nil and rows carry no interval.
+//
+// # Determinism, shards and merge
+//
+// Simulations run on worker goroutines (Options.Workers, default runtime.NumCPU()); each is
+// single-threaded and seeded with the question's seed, and results are placed by row index, so
+// the plan does not depend on the number of workers or their timing. Shard{i, n} evaluates the
+// rows whose index mod n is i; every shard enumerates the same sweep, so Merge of all n shard
+// plans gives the unsharded plan byte for byte (finalize depends only on the rows). A plan's
+// fingerprint (a hash of the model, workload, GPUs with their prices, sweep, seed and
+// parameters) guards against merging shards of different questions.
+package planner

@@ -1,0 +1,261 @@
+package planner
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"servesim/model"
+	"servesim/workload"
+)
+
+// Pruning stages, in the order they are checked.
+const (
+	StageFormat     = "format"     // the GPU cannot run the weight format
+	StageParallel   = "parallel"   // TP does not divide the heads, EP does not divide the experts
+	StageMemory     = "memory"     // weights (and reserves) do not fit, or one max_model_len request does not
+	StageCapacity   = "capacity"   // the benchmark refuses the cell: C x (context + output) > KV cache
+	StageSimulation = "simulation" // the simulation stopped (a request can never be admitted)
+)
+
+// layout is a hardware layout: GPU kind, weights variant, GPU count, TP x DP, EP.
+type layout struct {
+	gpu     model.GPU
+	weights string
+	arch    *model.Arch
+	format  string
+	count   int
+	tp, dp  int
+	ep      bool
+	// Set when no flag combination can load it.
+	stage, reason string
+}
+
+// candidate is one row of the sweep: a configuration, or a layout pruned before its flags were
+// expanded (then Config's flag fields are zero).
+type candidate struct {
+	index  int
+	config Config
+	lay    *layout
+	key    string // simulation class: rows with equal keys share one simulation
+}
+
+// divisorsDesc are the TP sizes for a GPU count: the listed ones that divide it, or the powers of
+// two that do; largest first (one engine over every GPU is the usual choice).
+func (q *Question) tpsFor(count int) []int {
+	var out []int
+	if len(q.Space.TP) > 0 {
+		for i := len(q.Space.TP) - 1; i >= 0; i-- {
+			if t := q.Space.TP[i]; count%t == 0 {
+				out = append(out, t)
+			}
+		}
+		return out
+	}
+	for t := count; t >= 1; t-- {
+		if count%t == 0 && t&(t-1) == 0 {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func (q *Question) epsFor(tp int) []bool {
+	if !q.Model.IsMoE() || tp == 1 {
+		return []bool{false}
+	}
+	if len(q.Space.EP) > 0 {
+		return q.Space.EP
+	}
+	return []bool{true, false}
+}
+
+// specTokens lists the speculative settings swept (k > 0 only with a drafter).
+func (q *Question) specTokens() []int {
+	if q.Drafter != nil {
+		return q.Space.SpecTokens
+	}
+	var out []int
+	for _, k := range q.Space.SpecTokens {
+		if k == 0 {
+			out = append(out, 0)
+		}
+	}
+	if len(out) == 0 {
+		out = []int{0}
+	}
+	return out
+}
+
+// maxModelLen is the max_model_len a candidate starts with: the space's or the base engine's,
+// raised to the workload's need.
+func (q *Question) maxModelLen() int {
+	m := q.Space.MaxModelLen
+	if m == 0 {
+		m = q.Base.MaxModelLen
+	}
+	return max(m, q.needModelLen())
+}
+
+// needModelLen is the workload's longest request rounded up to 1,024 tokens.
+func (q *Question) needModelLen() int {
+	n := q.Workload.MaxRequestTokens()
+	return (n + 1023) / 1024 * 1024
+}
+
+// engineFor builds one replica's engine for a candidate.
+func (q *Question) engineFor(l *layout, c *Config) model.Engine {
+	e := q.Base
+	e.TensorParallel = l.tp
+	e.DataParallel = 1
+	e.PipelineParallel = 1
+	e.ExpertParallel = l.ep
+	e.MaxNumSeqs = c.MaxNumSeqs
+	e.MaxNumBatchedTokens = c.MaxNumBatchedTokens
+	e.KVCacheDType = c.KVCacheDType
+	e.GPUMemoryUtilization = c.GPUMemoryUtilization
+	e.MaxModelLen = c.MaxModelLen
+	e.Quantization = strings.ToUpper(l.format)
+	if c.SpecTokens > 0 {
+		method := e.Speculative.Method
+		if method == "" {
+			method = "dflash"
+		}
+		kv := e.Speculative.KVCacheDType
+		e.Speculative = model.Speculative{Method: method, Model: q.DrafterRef, NumTokens: c.SpecTokens, KVCacheDType: kv}
+	} else {
+		e.Speculative = model.Speculative{}
+	}
+	return e
+}
+
+// deployment builds one replica of a candidate.
+func (q *Question) deployment(l *layout, c *Config) *model.Deployment {
+	d := &model.Deployment{Model: l.arch, Hardware: model.Hardware{GPU: l.gpu, Count: l.tp}, Engine: q.engineFor(l, c)}
+	if c.SpecTokens > 0 {
+		d.Drafter = q.Drafter
+	}
+	return d
+}
+
+// params chooses a deployment's parameters.
+func (q *Question) params(d *model.Deployment, native bool) (model.Params, string, string, error) {
+	if q.Params == nil {
+		return model.Priors(), "prior", "priors", nil
+	}
+	p, src, from, err := q.Params(d, native)
+	return p, string(src), from, err
+}
+
+// checkLayout prunes a layout no flag combination can load: a weight format the GPU lacks, a
+// TP/EP size that does not divide the model, or weights that do not fit even with the most
+// memory the swept flags leave (the highest utilization, the smallest batch, no drafter).
+func (q *Question) checkLayout(l *layout) {
+	for _, a := range []*model.Arch{l.arch, q.Drafter} {
+		if a == nil || (a == q.Drafter && !anyPositive(q.specTokens())) {
+			continue
+		}
+		for _, dt := range a.WeightDTypes() {
+			if ok, why := l.gpu.SupportsWeights(dt); !ok {
+				l.stage, l.reason = StageFormat, fmt.Sprintf("%s weights in %s: %s", a.Name, dt, why)
+				return
+			}
+		}
+	}
+	s := &q.Space
+	best := Config{KVCacheDType: s.KVCacheDTypes[0], SpecTokens: q.specTokens()[0], MaxNumBatchedTokens: s.MaxNumBatchedTokens[0],
+		MaxNumSeqs: s.MaxNumSeqs[0], GPUMemoryUtilization: s.GPUMemoryUtilization[len(s.GPUMemoryUtilization)-1], MaxModelLen: q.maxModelLen()}
+	d := q.deployment(l, &best)
+	if err := d.Validate(); err != nil {
+		l.stage, l.reason = StageParallel, err.Error()
+		return
+	}
+	p, _, _, err := q.params(d, l.weights == "native")
+	if err != nil {
+		l.stage, l.reason = StageMemory, err.Error()
+		return
+	}
+	m := d.Memory(&p)
+	if msg := m.FitError(); msg != "" {
+		l.stage, l.reason = StageMemory, fmt.Sprintf("%s (even at gpu-memory-utilization %.2f and max-num-batched-tokens %d)", msg, best.GPUMemoryUtilization, best.MaxNumBatchedTokens)
+	}
+}
+
+func anyPositive(v []int) bool {
+	for _, x := range v {
+		if x > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// enumerate lists every row of the sweep in a fixed order: GPU kind, weights, count, TP (largest
+// first), EP, then KV dtype, speculative tokens, batched tokens, max-num-seqs, utilization.
+func (q *Question) enumerate() ([]candidate, []string) {
+	var out []candidate
+	notes := append([]string(nil), q.Notes...)
+	if q.Drafter == nil && anyPositive(q.Space.SpecTokens) {
+		notes = append(notes, fmt.Sprintf("speculative decoding not swept: no drafter description for %s (give --drafter NAME|FILE)", q.ModelRef))
+	}
+	specs := q.specTokens()
+	perReplica := q.Workload.MaxConcurrency()
+	mml := q.maxModelLen()
+	for gi := range q.GPUs {
+		g := q.GPUs[gi]
+		var ws []string
+		for _, w := range q.Space.Weights {
+			ws = append(ws, weightsFor(q.Model, &g, w))
+		}
+		for _, w := range uniqStrings(ws) {
+			arch := variant(q.Model, w)
+			for _, count := range q.Space.Counts {
+				for _, tp := range q.tpsFor(count) {
+					for _, ep := range q.epsFor(tp) {
+						l := &layout{gpu: g, weights: w, arch: arch, format: mainFormat(arch), count: count, tp: tp, dp: count / tp, ep: ep}
+						q.checkLayout(l)
+						base := Config{GPU: g.Name, Count: count, TP: tp, DP: l.dp, EP: ep, Weights: w, WeightFormat: l.format}
+						if l.stage != "" {
+							out = append(out, candidate{index: len(out), config: base, lay: l})
+							continue
+						}
+						conc := 0
+						if perReplica > 0 {
+							conc = (perReplica + l.dp - 1) / l.dp
+						}
+						for _, kv := range q.Space.KVCacheDTypes {
+							for _, k := range specs {
+								for _, mbt := range q.Space.MaxNumBatchedTokens {
+									for _, mns := range q.Space.MaxNumSeqs {
+										for _, u := range q.Space.GPUMemoryUtilization {
+											c := base
+											c.KVCacheDType, c.SpecTokens, c.MaxNumBatchedTokens, c.MaxNumSeqs, c.GPUMemoryUtilization, c.MaxModelLen = kv, k, mbt, mns, u, mml
+											// Rows that differ only in a max-num-seqs the workload never reaches
+											// simulate identically.
+											eff := mns
+											if conc > 0 && mns >= conc {
+												eff = conc
+											}
+											key := strings.Join([]string{strconv.Itoa(gi), w, strconv.Itoa(count), strconv.Itoa(tp), strconv.FormatBool(ep), kv,
+												strconv.Itoa(k), strconv.Itoa(mbt), strconv.Itoa(eff), strconv.FormatFloat(u, 'g', -1, 64)}, "|")
+											out = append(out, candidate{index: len(out), config: c, lay: l, key: key})
+										}
+									}
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	return out, notes
+}
+
+// benchCell is the workload's bench cell, if it is one.
+func benchCell(s *workload.Spec) *workload.BenchCell {
+	if s.Kind == workload.KindBench {
+		return &s.Bench
+	}
+	return nil
+}

@@ -1,0 +1,185 @@
+package planner
+
+import (
+	"fmt"
+	"math"
+
+	"servesim/matrix"
+	"servesim/sim"
+	"servesim/workload"
+)
+
+// Perf is a simulated configuration's performance under the question's workload.
+type Perf struct {
+	// Status is the workload's status ("ok"; a bench cell's "Valid" or "Requests queued").
+	Status       string  `json:"status"`
+	OutputTokS   float64 `json:"output_tok_s"`
+	TotalTokS    float64 `json:"total_tok_s"`
+	RequestsPerS float64 `json:"req_s"`
+	// Latencies in ms at the median and at the objectives' quantile (Quantile).
+	Quantile float64 `json:"quantile"`
+	TTFTp50  float64 `json:"ttft_ms_p50"`
+	TTFTq    float64 `json:"ttft_ms_q"`
+	TPOTp50  float64 `json:"tpot_ms_p50"`
+	TPOTq    float64 `json:"tpot_ms_q"`
+	E2Eq     float64 `json:"e2e_ms_q,omitempty"`
+	// UserTokS is the per-user decode rate at the median (1000 / TPOT p50); UserTokSq at the
+	// quantile (1000 / TPOT at the quantile: that share of users get at least this).
+	UserTokS    float64 `json:"user_tok_s"`
+	UserTokSq   float64 `json:"user_tok_s_q"`
+	Preemptions int     `json:"preemptions"`
+	KVPeak      float64 `json:"kv_usage_peak"`
+	// Goodput is the fraction of requests meeting every objective.
+	Goodput float64          `json:"goodput_fraction"`
+	Checks  []workload.Check `json:"checks,omitempty"`
+	Met     bool             `json:"met"`
+}
+
+// Interval is a prediction interval for one metric (from the Uncertainty hook).
+type Interval struct {
+	Metric string  `json:"metric"`
+	Lo     float64 `json:"lo"`
+	Hi     float64 `json:"hi"`
+}
+
+// outcome is what evaluating one simulation class gives.
+type outcome struct {
+	stage, reason string
+	note          string
+	mml           int
+	source, from  string
+	kvTokens      int
+	perf          *Perf
+	intervals     []Interval
+}
+
+// server builds one replica's server for a candidate. When one max_model_len request does not fit
+// the KV cache it tries the workload's own need (rounded up to 1,024 tokens) and says so. It
+// returns the server, the max_model_len used, a note, the parameter source and description.
+func (q *Question) server(l *layout, cfg Config) (srv *sim.Server, mml int, note, src, from string, err error) {
+	d := q.deployment(l, &cfg)
+	p, src, from, err := q.params(d, l.weights == "native")
+	if err != nil {
+		return nil, 0, "", src, from, err
+	}
+	srv, err = sim.NewServer(d, p)
+	if err != nil {
+		need := q.needModelLen()
+		if need > 0 && need < cfg.MaxModelLen {
+			cfg2 := cfg
+			cfg2.MaxModelLen = need
+			if srv2, err2 := sim.NewServer(q.deployment(l, &cfg2), p); err2 == nil {
+				return srv2, need, fmt.Sprintf("max_model_len lowered to %d: one %d-token request does not fit the KV cache", need, cfg.MaxModelLen), src, from, nil
+			}
+		}
+		return nil, 0, "", src, from, err
+	}
+	return srv, cfg.MaxModelLen, "", src, from, nil
+}
+
+// evaluate builds the candidate's server and simulates the workload on it.
+func (q *Question) evaluate(c *candidate) outcome {
+	l := c.lay
+	var o outcome
+	srv, mml, note, src, from, err := q.server(l, c.config)
+	o.mml, o.note, o.source, o.from = mml, note, src, from
+	if err != nil {
+		o.mml = c.config.MaxModelLen
+		o.stage, o.reason = StageMemory, err.Error()
+		return o
+	}
+	o.kvTokens = srv.Layout.KVCacheSizeTokens
+	if b := benchCell(q.Workload); b != nil {
+		proto := b.Protocol()
+		nominal, _ := matrix.ParseContext(b.Context)
+		tokens, ok := proto.Fit(nominal, o.mml, proto.MaxOutput)
+		conc := (b.Concurrency + l.dp - 1) / l.dp
+		if !ok {
+			o.stage, o.reason = StageMemory, fmt.Sprintf("context %s does not fit max_model_len %d with %d output tokens", b.Context, o.mml, proto.MaxOutput)
+			return o
+		}
+		if proto.OverCapacity(conc, tokens, o.kvTokens) {
+			o.stage = StageCapacity
+			o.reason = fmt.Sprintf("over capacity: %d streams per replica x (%d + %d) tokens = %d > kv_cache_size_tokens %d",
+				conc, tokens, proto.MaxOutput, int64(conc)*int64(tokens+proto.MaxOutput), o.kvTokens)
+			return o
+		}
+	}
+	m, err := workload.Run(srv, q.Workload, workload.Options{Seed: q.Seed, Replicas: l.dp})
+	if err != nil {
+		o.stage, o.reason = StageSimulation, err.Error()
+		return o
+	}
+	o.perf = perfOf(m)
+	if q.Uncertainty != nil {
+		for _, x := range []struct {
+			n string
+			v float64
+		}{{"output_tok_s", o.perf.OutputTokS}, {"ttft_ms_q", o.perf.TTFTq}, {"tpot_ms_q", o.perf.TPOTq}, {"user_tok_s", o.perf.UserTokS}} {
+			if lo, hi, ok := q.Uncertainty.Interval(sourceOf(src), x.n, x.v); ok {
+				o.intervals = append(o.intervals, Interval{x.n, lo, hi})
+			}
+		}
+	}
+	return o
+}
+
+func perfOf(m *workload.Metrics) *Perf {
+	q := 0.9
+	if m.SLO != nil {
+		q = m.SLO.Q()
+	}
+	p := &Perf{Status: m.Status, OutputTokS: m.OutputTokS, TotalTokS: m.TotalTokS, RequestsPerS: m.RequestsPerS, Quantile: q,
+		TTFTp50: m.TTFT.P50, TPOTp50: m.TPOT.P50, UserTokS: m.UserTokS, Preemptions: m.Preemptions, KVPeak: m.KV.Peak, Met: true}
+	// The quantile of each metric: exact from the checks when an objective names it, else the
+	// summary quantile nearest at or above it.
+	p.TTFTq = distAt(m.TTFT, q)
+	p.TPOTq = distAt(m.TPOT, q)
+	p.E2Eq = distAt(m.E2E, q)
+	if g := m.Goodput; g != nil {
+		p.Goodput = g.Fraction
+		p.Checks = g.Checks
+		p.Met = g.Met
+		for _, c := range g.Checks {
+			switch c.Name {
+			case "ttft_ms":
+				p.TTFTq = c.Value
+			case "tpot_ms":
+				p.TPOTq = c.Value
+			case "e2e_ms":
+				p.E2Eq = c.Value
+			}
+		}
+	}
+	if p.TPOTq > 0 {
+		p.UserTokSq = 1000 / p.TPOTq
+	}
+	return p
+}
+
+// distAt reads the summary quantile nearest at or above q (p50, p90, p99, or the max).
+func distAt(d workload.Dist, q float64) float64 {
+	if d.N == 0 {
+		return 0
+	}
+	switch {
+	case q <= 0.5:
+		return d.P50
+	case q <= 0.9:
+		return d.P90
+	case q <= 0.99:
+		return d.P99
+	}
+	return d.Max
+}
+
+func headroomMin(p *Perf) float64 {
+	h := math.Inf(1)
+	for _, c := range p.Checks {
+		h = math.Min(h, c.Headroom)
+	}
+	if math.IsInf(h, 1) {
+		return 0
+	}
+	return h
+}

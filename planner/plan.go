@@ -1,0 +1,603 @@
+package planner
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"runtime"
+	"sort"
+	"sync"
+
+	"servesim/model"
+	"servesim/scenario"
+	"servesim/workload"
+)
+
+// FormatVersion identifies the plan JSON layout.
+const FormatVersion = 1
+
+// Result is one row of the sweep.
+type Result struct {
+	Index int `json:"index"`
+	// Rank orders the rows that loaded (1 = best); pruned rows have none.
+	Rank   int    `json:"rank,omitempty"`
+	Config Config `json:"config"`
+	// Scope is "layout" for a hardware layout no flag combination can load (the flag fields of
+	// Config are then zero and stand for every value swept).
+	Scope string `json:"scope,omitempty"`
+	// Status is "ok" (meets every objective), "missed" (loads, misses one) or "pruned".
+	Status string `json:"status"`
+	Stage  string `json:"stage,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	Note   string `json:"note,omitempty"`
+	// SameAs is the row whose simulation this row shares (they differ only in a max-num-seqs the
+	// workload never reaches).
+	SameAs     *int    `json:"same_as,omitempty"`
+	Current    bool    `json:"current,omitempty"`
+	Source     string  `json:"source,omitempty"`
+	ParamsFrom string  `json:"params_from,omitempty"`
+	PriceHour  float64 `json:"usd_per_hour"`
+	// CostPerMTok is dollars per million output tokens at the simulated throughput.
+	CostPerMTok float64 `json:"usd_per_m_output_tokens,omitempty"`
+	// KVTokens is one replica's kv_cache_size_tokens.
+	KVTokens  int        `json:"kv_cache_size_tokens,omitempty"`
+	Perf      *Perf      `json:"perf,omitempty"`
+	Intervals []Interval `json:"intervals,omitempty"`
+}
+
+// Shard is a slice of the sweep: rows with index mod Count == Index.
+type Shard struct {
+	Index int `json:"index"`
+	Count int `json:"count"`
+}
+
+// Counts summarises a plan.
+type Counts struct {
+	Rows      int            `json:"rows"`
+	Simulated int            `json:"simulated"` // distinct simulations
+	Met       int            `json:"met"`
+	Missed    int            `json:"missed"`
+	Pruned    int            `json:"pruned"`
+	ByStage   map[string]int `json:"pruned_by_stage"`
+}
+
+// CtxCapacity is the most streams the benchmark's rule admits at a context.
+type CtxCapacity struct {
+	Context        string `json:"context"`
+	Tokens         int    `json:"tokens"`
+	MaxConcurrency int    `json:"max_concurrency"`
+}
+
+// ConcCapacity is the longest context that many streams can each hold.
+type ConcCapacity struct {
+	Concurrency int `json:"concurrency"`
+	MaxContext  int `json:"max_context_tokens"`
+}
+
+// Frontier is a configuration's capacity frontier from its KV cache: max concurrency per
+// context and max context per concurrency, with OutputTokens reserved per stream (the
+// benchmark's rule C x (context + output) <= kv_cache_size_tokens, per replica).
+type Frontier struct {
+	Index         int            `json:"index"`
+	Label         string         `json:"label"`
+	OutputTokens  int            `json:"output_tokens"`
+	ByContext     []CtxCapacity  `json:"by_context"`
+	ByConcurrency []ConcCapacity `json:"by_concurrency"`
+}
+
+// QuestionInfo is the serialisable part of a question: what the fingerprint covers and what a
+// merged plan reports.
+type QuestionInfo struct {
+	Model       string         `json:"model"`
+	ModelArch   *model.Arch    `json:"model_arch"`
+	Drafter     string         `json:"drafter,omitempty"`
+	DrafterArch *model.Arch    `json:"drafter_arch,omitempty"`
+	Workload    *workload.Spec `json:"workload"`
+	// WorkloadDesc is Workload.Describe(); TraceKey fingerprints a trace's rows.
+	WorkloadDesc string       `json:"workload_desc"`
+	TraceKey     string       `json:"trace_key,omitempty"`
+	Base         model.Engine `json:"base_engine"`
+	GPUs         []model.GPU  `json:"gpus"`
+	Space        Space        `json:"space"`
+	Seed         uint64       `json:"seed"`
+	Params       string       `json:"params"`
+	Intervals    string       `json:"intervals,omitempty"`
+	Current      *Config      `json:"current,omitempty"`
+}
+
+// Plan is the answer: every row ranked, the capacity frontier of the best configurations, and
+// what was pruned and why. A shard's plan has Shard set; merging every shard gives the plan of
+// the whole sweep, byte for byte.
+type Plan struct {
+	Format      int          `json:"servesim_plan"`
+	Fingerprint string       `json:"fingerprint"`
+	Question    QuestionInfo `json:"question"`
+	// Rows is the number of rows of the whole sweep (all shards).
+	Rows     int        `json:"rows"`
+	Shard    *Shard     `json:"shard,omitempty"`
+	Notes    []string   `json:"notes,omitempty"`
+	Counts   Counts     `json:"counts"`
+	Results  []Result   `json:"results"`
+	Frontier []Frontier `json:"frontier"`
+}
+
+// Options control a planning run.
+type Options struct {
+	// Workers is the number of simulations run at once (0: runtime.NumCPU()). The plan does not
+	// depend on it.
+	Workers int
+	// Shard selects a slice of the sweep (zero value: all of it).
+	Shard Shard
+	// Progress, if set, is called (from one goroutine at a time) as simulations finish.
+	Progress func(done, total int)
+}
+
+func sourceOf(s string) scenario.Source { return scenario.Source(s) }
+
+// info builds the serialisable question.
+func (q *Question) info() QuestionInfo {
+	qi := QuestionInfo{Model: q.ModelRef, ModelArch: q.Model, Drafter: q.DrafterRef, DrafterArch: q.Drafter, Workload: q.Workload,
+		WorkloadDesc: q.Workload.Describe(), Base: q.Base, GPUs: q.GPUs, Space: q.Space, Seed: q.Seed, Params: q.ParamsRef, Current: q.Current}
+	if q.Drafter == nil {
+		qi.Drafter = ""
+	}
+	if q.Uncertainty != nil {
+		qi.Intervals = q.Uncertainty.Name()
+	}
+	if q.Workload.Kind == workload.KindTrace {
+		reqs, err := q.Workload.Requests(q.Seed)
+		if err == nil {
+			h := sha256.New()
+			for _, r := range reqs {
+				fmt.Fprintf(h, "%d %d %d %d %d\n", r.At, r.InputTokens, r.OutputTokens, r.PrefixID, r.PrefixTokens)
+			}
+			qi.TraceKey = hex.EncodeToString(h.Sum(nil))[:16]
+		}
+	}
+	return qi
+}
+
+func fingerprint(qi *QuestionInfo) string {
+	b, err := json.Marshal(qi)
+	if err != nil {
+		panic(fmt.Sprintf("planner: fingerprint: %v", err))
+	}
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:8])
+}
+
+// validate checks the question before any work.
+func (q *Question) validate() error {
+	if q.Model == nil {
+		return fmt.Errorf("planner: no model")
+	}
+	if q.Workload == nil {
+		return fmt.Errorf("planner: no workload")
+	}
+	if err := q.Workload.Validate(); err != nil {
+		return fmt.Errorf("workload: %w", err)
+	}
+	if len(q.GPUs) == 0 {
+		return fmt.Errorf("no candidate GPU")
+	}
+	if q.Base.MaxModelLen <= 0 && q.Space.MaxModelLen <= 0 {
+		return fmt.Errorf("max-model-len: not set by the scenario or the flags")
+	}
+	if q.Base.Name == "" {
+		q.Base.Name = "vllm"
+	}
+	return q.Space.normalize()
+}
+
+// Run answers the question: it enumerates the sweep (or its shard), prunes what cannot load,
+// simulates the rest on worker goroutines, and ranks the rows.
+func Run(q *Question, o Options) (*Plan, error) {
+	if err := q.validate(); err != nil {
+		return nil, err
+	}
+	if o.Shard.Count == 0 {
+		o.Shard.Count = 1
+	}
+	if o.Shard.Count < 1 || o.Shard.Index < 0 || o.Shard.Index >= o.Shard.Count {
+		return nil, fmt.Errorf("shard %d/%d: want 0 <= i < n", o.Shard.Index, o.Shard.Count)
+	}
+	if q.Workload.Kind == workload.KindTrace {
+		if err := q.Workload.LoadTrace(); err != nil {
+			return nil, err
+		}
+	}
+	cands, notes := q.enumerate()
+	qi := q.info()
+	p := &Plan{Format: FormatVersion, Question: qi, Fingerprint: fingerprint(&qi), Rows: len(cands), Notes: notes}
+	if o.Shard.Count > 1 {
+		sh := o.Shard
+		p.Shard = &sh
+	}
+	// The simulation class representative is the lowest index of the whole sweep, so shards agree.
+	rep := map[string]int{}
+	for i := range cands {
+		if k := cands[i].key; k != "" {
+			if _, ok := rep[k]; !ok {
+				rep[k] = i
+			}
+		}
+	}
+	var mine []int
+	var jobs []int // representative candidate per class in this shard, by first appearance
+	seen := map[string]bool{}
+	for i := range cands {
+		if i%o.Shard.Count != o.Shard.Index {
+			continue
+		}
+		mine = append(mine, i)
+		if k := cands[i].key; k != "" && !seen[k] {
+			seen[k] = true
+			jobs = append(jobs, i)
+		}
+	}
+	outs := make(map[string]*outcome, len(jobs))
+	workers := o.Workers
+	if workers <= 0 {
+		workers = runtime.NumCPU()
+	}
+	var mu sync.Mutex
+	done := 0
+	ch := make(chan int)
+	var wg sync.WaitGroup
+	results := make([]outcome, len(jobs))
+	for w := 0; w < min(workers, max(len(jobs), 1)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range ch {
+				results[j] = q.evaluate(&cands[jobs[j]])
+				if o.Progress != nil {
+					mu.Lock()
+					done++
+					o.Progress(done, len(jobs))
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for j := range jobs {
+		ch <- j
+	}
+	close(ch)
+	wg.Wait()
+	for j, i := range jobs {
+		outs[cands[i].key] = &results[j]
+	}
+	for _, i := range mine {
+		c := &cands[i]
+		r := Result{Index: i, Config: c.config, PriceHour: float64(c.config.Count) * c.lay.gpu.PricePerHour}
+		if c.key == "" {
+			r.Scope = "layout"
+			r.Status = "pruned"
+			r.Stage, r.Reason = c.lay.stage, c.lay.reason
+			p.Results = append(p.Results, r)
+			continue
+		}
+		out := outs[c.key]
+		r.Config.MaxModelLen = out.mml
+		r.Source, r.ParamsFrom, r.Note = out.source, out.from, out.note
+		r.KVTokens = out.kvTokens
+		if ri := rep[c.key]; ri != i {
+			r.SameAs = &ri
+		}
+		if q.Current != nil && c.config.sameDeployment(q.Current) {
+			r.Current = true
+		}
+		if out.stage != "" {
+			r.Status, r.Stage, r.Reason = "pruned", out.stage, out.reason
+			p.Results = append(p.Results, r)
+			continue
+		}
+		r.Perf = out.perf
+		r.Intervals = out.intervals
+		r.Status = "ok"
+		if !out.perf.Met {
+			r.Status = "missed"
+		}
+		if out.perf.OutputTokS > 0 {
+			r.CostPerMTok = r.PriceHour / (out.perf.OutputTokS * 3600) * 1e6
+		}
+		p.Results = append(p.Results, r)
+	}
+	p.finalize()
+	return p, nil
+}
+
+// finalize ranks the rows, counts them and computes the frontier. It depends only on the rows,
+// so a merged plan finalizes to the unsharded one.
+func (p *Plan) finalize() {
+	rs := p.Results
+	order := func(r *Result) int {
+		switch r.Status {
+		case "ok":
+			return 0
+		case "missed":
+			return 1
+		}
+		return 2
+	}
+	sort.SliceStable(rs, func(i, j int) bool {
+		a, b := &rs[i], &rs[j]
+		if oa, ob := order(a), order(b); oa != ob {
+			return oa < ob
+		}
+		if a.Status == "pruned" {
+			return a.Index < b.Index
+		}
+		if a.PriceHour != b.PriceHour {
+			return a.PriceHour < b.PriceHour
+		}
+		ca, cb := costKey(a), costKey(b)
+		if ca != cb {
+			return ca < cb
+		}
+		ha, hb := headroomMin(a.Perf), headroomMin(b.Perf)
+		if ha != hb {
+			return ha > hb
+		}
+		return a.Index < b.Index
+	})
+	c := Counts{Rows: len(rs), ByStage: map[string]int{}}
+	rank := 0
+	sims := map[int]bool{}
+	for i := range rs {
+		r := &rs[i]
+		r.Rank = 0
+		if r.Perf != nil {
+			if r.SameAs != nil {
+				sims[*r.SameAs] = true
+			} else {
+				sims[r.Index] = true
+			}
+		}
+		switch r.Status {
+		case "ok":
+			c.Met++
+		case "missed":
+			c.Missed++
+		default:
+			c.Pruned++
+			c.ByStage[r.Stage]++
+			continue
+		}
+		rank++
+		r.Rank = rank
+	}
+	c.Simulated = len(sims)
+	p.Counts = c
+	p.Frontier = p.frontier(5)
+}
+
+func costKey(r *Result) float64 {
+	if r.CostPerMTok > 0 {
+		return r.CostPerMTok
+	}
+	return math.Inf(1)
+}
+
+// groupKey is a hardware layout: the table shows the best row of each.
+func groupKey(c *Config) string {
+	return fmt.Sprintf("%s|%d|%d|%d|%v|%s", c.GPU, c.Count, c.TP, c.DP, c.EP, c.Weights)
+}
+
+// frontier computes the capacity frontier of the best n layouts that meet the objectives (or
+// that load, when none does), and of the current configuration.
+func (p *Plan) frontier(n int) []Frontier {
+	out := p.frontierOutput()
+	var fs []Frontier
+	seen := map[string]bool{}
+	want := "ok"
+	if p.Counts.Met == 0 {
+		want = "missed"
+	}
+	add := func(r *Result) {
+		fs = append(fs, capacityFrontier(r, out))
+	}
+	for i := range p.Results {
+		r := &p.Results[i]
+		if r.Status != want || r.KVTokens == 0 {
+			continue
+		}
+		k := groupKey(&r.Config)
+		if seen[k] || len(seen) >= n {
+			continue
+		}
+		seen[k] = true
+		add(r)
+	}
+	for i := range p.Results {
+		r := &p.Results[i]
+		if r.Current && r.KVTokens > 0 {
+			dup := false
+			for _, f := range fs {
+				dup = dup || f.Index == r.Index
+			}
+			if !dup {
+				add(r)
+			}
+			break
+		}
+	}
+	return fs
+}
+
+// frontierOutput is the output reserved per stream in the frontier: the bench cell's max output,
+// else the workload's output length.
+func (p *Plan) frontierOutput() int {
+	w := p.Question.Workload
+	if w == nil {
+		return 0
+	}
+	switch w.Kind {
+	case workload.KindBench:
+		return w.Bench.Protocol().MaxOutput
+	case workload.KindClosed, workload.KindOpen:
+		return w.Lengths.OutputTokens
+	}
+	return 0
+}
+
+var frontierContexts = []int{8 << 10, 16 << 10, 32 << 10, 64 << 10, 128 << 10, 256 << 10, 512 << 10, 1 << 20}
+var frontierConcurrency = []int{1, 2, 4, 8, 16, 32, 64, 128, 256}
+
+func capacityFrontier(r *Result, out int) Frontier {
+	c := &r.Config
+	f := Frontier{Index: r.Index, Label: fmt.Sprintf("%s, %s KV, util %.2f, mbt %d, %s", c.Label(), kvText(c.KVCacheDType), c.GPUMemoryUtilization, c.MaxNumBatchedTokens, specText(c.SpecTokens)), OutputTokens: out}
+	room := c.MaxModelLen - out - 64
+	kv := r.KVTokens
+	for _, ctx := range frontierContexts {
+		t := ctx
+		if t > room {
+			if float64(t) > float64(room)*1.1 || room <= 0 {
+				break
+			}
+			t = room // the benchmark trims a context within 10 % of the room
+		}
+		per := kv / (t + out)
+		f.ByContext = append(f.ByContext, CtxCapacity{Context: fmt.Sprintf("%dK", t/1024), Tokens: t, MaxConcurrency: c.DP * per})
+	}
+	for _, n := range frontierConcurrency {
+		per := (n + c.DP - 1) / c.DP
+		m := min(kv/per-out, room)
+		if m <= 0 {
+			break
+		}
+		f.ByConcurrency = append(f.ByConcurrency, ConcCapacity{Concurrency: n, MaxContext: m})
+	}
+	return f
+}
+
+// WriteJSON writes the plan deterministically: the header indented, then one result per line.
+// A row that shares another row's simulation (SameAs) carries no perf when that row is in the
+// plan; ReadJSON restores it.
+func (p *Plan) WriteJSON(w io.Writer) error {
+	present := map[int]*Result{}
+	for i := range p.Results {
+		present[p.Results[i].Index] = &p.Results[i]
+	}
+	head := *p
+	head.Results = nil
+	hb, err := json.MarshalIndent(&head, "", " ")
+	if err != nil {
+		return err
+	}
+	// Splice the results in place of the empty list.
+	const empty = "\"results\": null"
+	i := bytes.Index(hb, []byte(empty))
+	if i < 0 {
+		return fmt.Errorf("planner: plan header has no results field")
+	}
+	var b bytes.Buffer
+	b.Write(hb[:i])
+	b.WriteString("\"results\": [")
+	for k := range p.Results {
+		r := p.Results[k]
+		if r.SameAs != nil && present[*r.SameAs] != nil {
+			r.Perf, r.Intervals = nil, nil
+		}
+		rb, err := json.Marshal(&r)
+		if err != nil {
+			return err
+		}
+		if k > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString("\n  ")
+		b.Write(rb)
+	}
+	if len(p.Results) > 0 {
+		b.WriteString("\n ")
+	}
+	b.WriteByte(']')
+	b.Write(hb[i+len(empty):])
+	b.WriteByte('\n')
+	_, err = w.Write(b.Bytes())
+	return err
+}
+
+// ReadJSON reads a plan written by WriteJSON.
+func ReadJSON(r io.Reader, name string) (*Plan, error) {
+	dec := json.NewDecoder(r)
+	dec.DisallowUnknownFields()
+	var p Plan
+	if err := dec.Decode(&p); err != nil {
+		return nil, fmt.Errorf("%s: not a servesim plan (JSON from 'servesim plan --format json'): %v", name, err)
+	}
+	if p.Format != FormatVersion {
+		return nil, fmt.Errorf("%s: plan format %d: this servesim reads format %d", name, p.Format, FormatVersion)
+	}
+	if p.Question.Workload != nil {
+		p.Question.Workload.HasSeed = true // the seed was resolved when the plan was made
+	}
+	byIndex := map[int]*Result{}
+	for i := range p.Results {
+		byIndex[p.Results[i].Index] = &p.Results[i]
+	}
+	for i := range p.Results {
+		r := &p.Results[i]
+		if r.SameAs != nil && r.Perf == nil {
+			if src := byIndex[*r.SameAs]; src != nil {
+				r.Perf, r.Intervals = src.Perf, src.Intervals
+			}
+		}
+		if r.Status != "pruned" && r.Perf == nil {
+			return nil, fmt.Errorf("%s: result %d (%s) has no perf", name, r.Index, r.Status)
+		}
+	}
+	return &p, nil
+}
+
+// Merge combines shard plans of one sweep into the plan of the whole sweep. Every shard of the
+// same count must be present once (partial: missing shards are allowed and listed in a note).
+func Merge(plans []*Plan, names []string, partial bool) (*Plan, error) {
+	if len(plans) == 0 {
+		return nil, fmt.Errorf("no plan to merge")
+	}
+	first := plans[0]
+	count := 1
+	if first.Shard != nil {
+		count = first.Shard.Count
+	}
+	have := make([]string, count)
+	out := &Plan{Format: FormatVersion, Fingerprint: first.Fingerprint, Question: first.Question, Rows: first.Rows, Notes: first.Notes}
+	for i, p := range plans {
+		n, idx := 1, 0
+		if p.Shard != nil {
+			n, idx = p.Shard.Count, p.Shard.Index
+		}
+		switch {
+		case p.Fingerprint != first.Fingerprint:
+			return nil, fmt.Errorf("%s: fingerprint %s differs from %s's %s: the shards answer different questions (model, workload, GPUs, sweep, seed or parameters)", names[i], p.Fingerprint, names[0], first.Fingerprint)
+		case n != count:
+			return nil, fmt.Errorf("%s: shard of %d, but %s is a shard of %d", names[i], n, names[0], count)
+		case have[idx] != "":
+			return nil, fmt.Errorf("%s: shard %d/%d given twice (also %s)", names[i], idx, n, have[idx])
+		}
+		have[idx] = names[i]
+		out.Results = append(out.Results, p.Results...)
+	}
+	var missing []int
+	for i, h := range have {
+		if h == "" {
+			missing = append(missing, i)
+		}
+	}
+	if len(missing) > 0 {
+		if !partial {
+			return nil, fmt.Errorf("shards %v of %d missing (use --partial to merge what is there)", missing, count)
+		}
+		out.Notes = append(out.Notes, fmt.Sprintf("partial: shards %v of %d are missing", missing, count))
+	}
+	sort.Slice(out.Results, func(i, j int) bool { return out.Results[i].Index < out.Results[j].Index })
+	out.finalize()
+	return out, nil
+}

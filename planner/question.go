@@ -1,0 +1,431 @@
+package planner
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"servesim/model"
+	"servesim/scenario"
+	"servesim/workload"
+)
+
+// Question is what a buyer asks: which hardware, how much of it and which engine flags serve this
+// model under this workload within these objectives, at what cost.
+type Question struct {
+	// Model is the served model, as described (its "native" weight formats).
+	Model *model.Arch
+	// Drafter is the speculative drafter used when SpecTokens > 0; nil: speculative options are
+	// not swept (a note says so).
+	Drafter *model.Arch
+	// ModelRef and DrafterRef name them as the user gave them.
+	ModelRef, DrafterRef string
+	// Workload is simulated on every configuration that can load; its objectives (Workload.SLO)
+	// rank them. Data-parallel replicas split it round-robin.
+	Workload *workload.Spec
+	// Base is the engine configuration the sweep varies: version, max_model_len, chunked prefill,
+	// prefix caching, async scheduling, CUDA graphs, the speculative method.
+	Base model.Engine
+	// GPUs are the candidate GPU kinds, in the order rows are enumerated.
+	GPUs  []model.GPU
+	Space Space
+	// Seed drives the workload's draws and the engine's acceptance draws, for every candidate.
+	Seed uint64
+	// Params chooses each candidate's parameters and says where they come from; ParamsRef
+	// describes the choice for the report and the fingerprint. Nil: the physical priors.
+	Params    ParamsChooser
+	ParamsRef string
+	// Uncertainty, if set, gives each prediction an interval from its source tag.
+	Uncertainty Uncertainty
+	// Current is the user's present configuration; its row is marked and always shown.
+	Current *Config
+	// Notes are printed with the plan (the caller's caveats about the question).
+	Notes []string
+}
+
+// ParamsChooser returns the parameter set for a deployment, its source tag and a description.
+// native is false when the weights are a variant of the model's own checkpoint (then a
+// calibration fitted on the native checkpoint transfers at best).
+type ParamsChooser func(d *model.Deployment, native bool) (model.Params, scenario.Source, string, error)
+
+// Uncertainty turns a point prediction into an interval according to how its parameters relate
+// to measurements (calibrated, transferred or prior). The calibration work defines the widths;
+// a nil Uncertainty gives point predictions only. metric is one of "output_tok_s",
+// "ttft_ms_q", "tpot_ms_q" (q: the SLO quantile), "user_tok_s".
+type Uncertainty interface {
+	Interval(src scenario.Source, metric string, value float64) (lo, hi float64, ok bool)
+	// Name identifies the interval model in the plan's fingerprint.
+	Name() string
+}
+
+// Space is the sweep. Empty lists take DefaultSpace's values.
+type Space struct {
+	// MaxGPUs bounds the GPUs of a configuration (all replicas together).
+	MaxGPUs int `json:"max_gpus"`
+	// Counts are the GPU counts (default: powers of two up to MaxGPUs).
+	Counts []int `json:"counts"`
+	// TP are the tensor-parallel sizes (default: powers of two dividing the count); the rest of
+	// the count is data-parallel replicas.
+	TP []int `json:"tp,omitempty"`
+	// EP lists the expert-parallel settings (default: on and off for MoE models with TP > 1).
+	EP                   []bool    `json:"ep,omitempty"`
+	MaxNumSeqs           []int     `json:"max_num_seqs"`
+	MaxNumBatchedTokens  []int     `json:"max_num_batched_tokens"`
+	KVCacheDTypes        []string  `json:"kv_cache_dtypes"`
+	SpecTokens           []int     `json:"spec_tokens"` // 0 = off
+	GPUMemoryUtilization []float64 `json:"gpu_memory_utilization"`
+	// Weights lists the checkpoint variants: "native" (as described), "fp8" or "bf16" (every
+	// projection, MLP and expert in that format), or "auto": native where the GPU runs its
+	// formats, else fp8 where it has fp8 tensor cores, else bf16.
+	Weights []string `json:"weights"`
+	// MaxModelLen is the engine's max_model_len (0: the base engine's). A configuration that
+	// cannot hold one request of that length is tried with the workload's own need, rounded up to
+	// 1,024 tokens, and says so.
+	MaxModelLen int `json:"max_model_len"`
+}
+
+// DefaultSpace is the default sweep: up to 8 GPUs; max-num-seqs 16..256; batched tokens 4K, 8K,
+// 16K; KV auto (bf16) and fp8; speculative off, k = 3 and k = 7; utilization 0.90, 0.92, 0.95;
+// weights auto.
+func DefaultSpace() Space {
+	return Space{
+		MaxGPUs:              8,
+		MaxNumSeqs:           []int{16, 32, 64, 128, 256},
+		MaxNumBatchedTokens:  []int{4096, 8192, 16384},
+		KVCacheDTypes:        []string{"auto", "fp8"},
+		SpecTokens:           []int{0, 3, 7},
+		GPUMemoryUtilization: []float64{0.90, 0.92, 0.95},
+		Weights:              []string{"auto"},
+	}
+}
+
+// normalize fills defaults and checks the lists, naming the flag-style field.
+func (s *Space) normalize() error {
+	d := DefaultSpace()
+	if s.MaxGPUs == 0 {
+		s.MaxGPUs = d.MaxGPUs
+	}
+	if s.MaxGPUs < 1 || s.MaxGPUs > 4096 {
+		return fmt.Errorf("max-gpus %d: must be in 1..4096", s.MaxGPUs)
+	}
+	if len(s.Counts) == 0 {
+		for n := 1; n <= s.MaxGPUs; n *= 2 {
+			s.Counts = append(s.Counts, n)
+		}
+	}
+	if len(s.MaxNumSeqs) == 0 {
+		s.MaxNumSeqs = d.MaxNumSeqs
+	}
+	if len(s.MaxNumBatchedTokens) == 0 {
+		s.MaxNumBatchedTokens = d.MaxNumBatchedTokens
+	}
+	if len(s.KVCacheDTypes) == 0 {
+		s.KVCacheDTypes = d.KVCacheDTypes
+	}
+	if len(s.SpecTokens) == 0 {
+		s.SpecTokens = d.SpecTokens
+	}
+	if len(s.GPUMemoryUtilization) == 0 {
+		s.GPUMemoryUtilization = d.GPUMemoryUtilization
+	}
+	if len(s.Weights) == 0 {
+		s.Weights = d.Weights
+	}
+	for _, c := range s.Counts {
+		if c < 1 || c > s.MaxGPUs {
+			return fmt.Errorf("gpu count %d: must be in 1..%d (max-gpus)", c, s.MaxGPUs)
+		}
+	}
+	for _, t := range s.TP {
+		if t < 1 || t > 4096 {
+			return fmt.Errorf("tp %d: must be in 1..4096", t)
+		}
+	}
+	for _, v := range s.MaxNumSeqs {
+		if v < 1 || v > 1<<20 {
+			return fmt.Errorf("max-num-seqs %d: must be in 1..%d", v, 1<<20)
+		}
+	}
+	for _, v := range s.MaxNumBatchedTokens {
+		if v < 16 || v > 1<<24 {
+			return fmt.Errorf("max-num-batched-tokens %d: must be in 16..%d", v, 1<<24)
+		}
+	}
+	for _, v := range s.KVCacheDTypes {
+		switch strings.ToLower(v) {
+		case "auto", "bf16", "bfloat16", "fp16", "float16", "fp8", "fp8_e4m3", "fp8_e5m2":
+		default:
+			return fmt.Errorf("kv-cache-dtype %q: want auto, bf16, fp16 or fp8", v)
+		}
+	}
+	for _, v := range s.SpecTokens {
+		if v < 0 || v > 32 {
+			return fmt.Errorf("speculative tokens %d: must be 0 (off) to 32", v)
+		}
+	}
+	for _, v := range s.GPUMemoryUtilization {
+		if !(v > 0 && v <= 1) || math.IsNaN(v) {
+			return fmt.Errorf("gpu-memory-utilization %v: must be in (0, 1]", v)
+		}
+	}
+	for _, v := range s.Weights {
+		switch v {
+		case "auto", "native", "fp8", "bf16":
+		default:
+			return fmt.Errorf("weights %q: want auto, native, fp8 or bf16", v)
+		}
+	}
+	if s.MaxModelLen < 0 {
+		return fmt.Errorf("max-model-len %d: must be positive (or 0: the scenario's)", s.MaxModelLen)
+	}
+	s.Counts = uniqSortedInts(s.Counts)
+	s.TP = uniqSortedInts(s.TP)
+	s.MaxNumSeqs = uniqSortedInts(s.MaxNumSeqs)
+	s.MaxNumBatchedTokens = uniqSortedInts(s.MaxNumBatchedTokens)
+	s.SpecTokens = uniqSortedInts(s.SpecTokens)
+	s.GPUMemoryUtilization = uniqSortedFloats(s.GPUMemoryUtilization)
+	s.KVCacheDTypes = uniqStrings(s.KVCacheDTypes)
+	s.Weights = uniqStrings(s.Weights)
+	return nil
+}
+
+func uniqSortedInts(v []int) []int {
+	if v == nil {
+		return nil
+	}
+	out := append([]int(nil), v...)
+	sort.Ints(out)
+	j := 0
+	for i, x := range out {
+		if i == 0 || x != out[j-1] {
+			out[j] = x
+			j++
+		}
+	}
+	return out[:j]
+}
+
+func uniqSortedFloats(v []float64) []float64 {
+	out := append([]float64(nil), v...)
+	sort.Float64s(out)
+	j := 0
+	for i, x := range out {
+		if i == 0 || x != out[j-1] {
+			out[j] = x
+			j++
+		}
+	}
+	return out[:j]
+}
+
+func uniqStrings(v []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, s := range v {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Config is one candidate deployment. Zero flag fields on a layout-level row mean "any".
+type Config struct {
+	GPU   string `json:"gpu"`
+	Count int    `json:"gpus"`
+	TP    int    `json:"tp"`
+	DP    int    `json:"dp"`
+	EP    bool   `json:"ep"`
+	// Weights is the checkpoint variant ("native", "fp8", "bf16"); WeightFormat the format of
+	// its largest part (the routed experts of a MoE model), for display.
+	Weights              string  `json:"weights"`
+	WeightFormat         string  `json:"weight_format"`
+	KVCacheDType         string  `json:"kv_cache_dtype,omitempty"`
+	SpecTokens           int     `json:"spec_tokens"`
+	MaxNumBatchedTokens  int     `json:"max_num_batched_tokens,omitempty"`
+	MaxNumSeqs           int     `json:"max_num_seqs,omitempty"`
+	GPUMemoryUtilization float64 `json:"gpu_memory_utilization,omitempty"`
+	MaxModelLen          int     `json:"max_model_len,omitempty"`
+}
+
+// sameDeployment reports whether two configurations are the same deployment (for marking the
+// user's current one).
+func (c *Config) sameDeployment(o *Config) bool {
+	kv := func(s string) model.DType { e := model.Engine{KVCacheDType: s}; return e.KVDType() }
+	return strings.EqualFold(c.GPU, o.GPU) && c.Count == o.Count && c.TP == o.TP && c.DP == o.DP && c.EP == o.EP &&
+		c.Weights == o.Weights && kv(c.KVCacheDType) == kv(o.KVCacheDType) && c.SpecTokens == o.SpecTokens &&
+		c.MaxNumBatchedTokens == o.MaxNumBatchedTokens && c.MaxNumSeqs == o.MaxNumSeqs &&
+		c.GPUMemoryUtilization == o.GPUMemoryUtilization && c.MaxModelLen == o.MaxModelLen
+}
+
+// Label is a compact description ("4 x RTX-PRO-6000-Server TP4 EP").
+func (c *Config) Label() string {
+	s := fmt.Sprintf("%d x %s TP%d", c.Count, c.GPU, c.TP)
+	if c.DP > 1 {
+		s += fmt.Sprintf(" DP%d", c.DP)
+	}
+	if c.EP {
+		s += " EP"
+	}
+	return s
+}
+
+// CurrentConfig describes a deployment (a scenario's) as a Config with native weights.
+func CurrentConfig(d *model.Deployment) *Config {
+	e := &d.Engine
+	return &Config{GPU: d.Hardware.GPU.Name, Count: d.Hardware.Count, TP: e.TensorParallel, DP: e.DataParallel, EP: e.ExpertParallel && e.TensorParallel*e.DataParallel > 1,
+		Weights: "native", KVCacheDType: e.KVCacheDType, SpecTokens: e.SpecTokens(), MaxNumBatchedTokens: e.MaxNumBatchedTokens,
+		MaxNumSeqs: e.MaxNumSeqs, GPUMemoryUtilization: e.GPUMemoryUtilization, MaxModelLen: e.MaxModelLen}
+}
+
+// variant returns the model with its weights in another format ("native": a itself).
+func variant(a *model.Arch, w string) *model.Arch {
+	if w == "native" || a == nil {
+		return a
+	}
+	dt := model.FP8
+	if w == "bf16" {
+		dt = model.BF16
+	}
+	v := *a
+	v.Layers = append([]model.LayerGroup(nil), a.Layers...)
+	for i := range v.Layers {
+		g := &v.Layers[i]
+		g.Attn.DType = dt
+		g.FFN.DType = dt
+		if g.FFN.Kind == model.FFNMoE {
+			g.FFN.ExpertDType = dt
+		}
+	}
+	return &v
+}
+
+// mainFormat is the format of the model's largest part: routed experts when there are any,
+// else the dense MLPs.
+func mainFormat(a *model.Arch) string {
+	for _, g := range a.Layers {
+		if g.FFN.Kind == model.FFNMoE {
+			return string(g.FFN.ExpertDType)
+		}
+	}
+	for _, g := range a.Layers {
+		return string(g.FFN.DType)
+	}
+	return string(a.EmbedDType)
+}
+
+// weightsFor resolves "auto" for a GPU: native if the GPU runs every format of the model, else
+// fp8 if it has fp8 tensor cores, else bf16.
+func weightsFor(a *model.Arch, g *model.GPU, w string) string {
+	if w != "auto" {
+		return w
+	}
+	native := true
+	for _, dt := range a.WeightDTypes() {
+		if ok, _ := g.SupportsWeights(dt); !ok {
+			native = false
+		}
+	}
+	switch {
+	case native:
+		return "native"
+	case g.FP8TFLOPS > 0:
+		return "fp8"
+	}
+	return "bf16"
+}
+
+// DefaultParams returns a chooser that mirrors scenario.Resolve: a parameter file when given
+// (its calibration key says calibrated, transferred or prior), the physical priors when
+// uncalibrated, else the built-in calibration that matches each deployment best. overrides
+// (a scenario's [params]) apply last. The second result describes the choice.
+func DefaultParams(file string, uncalibrated bool, overrides map[string]float64) (ParamsChooser, string, error) {
+	var fromFile *scenario.ParamsFile
+	ref := "built-in calibrations"
+	switch {
+	case file != "" && uncalibrated:
+		return nil, "", fmt.Errorf("--params and --uncalibrated contradict each other")
+	case file != "":
+		f, err := scenario.LoadParamsFile(file)
+		if err != nil {
+			return nil, "", fmt.Errorf("--params: %w", err)
+		}
+		fromFile = f
+		ref = "file " + file + fmt.Sprintf(" %v", f.Values())
+	case uncalibrated:
+		ref = "priors"
+	default:
+		for _, f := range scenario.BuiltinCalibrations() {
+			ref += fmt.Sprintf("; %+v %v", f.Calibration, f.Values())
+		}
+	}
+	if len(overrides) > 0 {
+		p := model.Priors()
+		if err := p.Set(overrides); err != nil {
+			return nil, "", err
+		}
+		ref += fmt.Sprintf(" + overrides %v", scenario.SortedParamNames(overrides))
+		for _, k := range scenario.SortedParamNames(overrides) {
+			ref += fmt.Sprintf(" %s=%g", k, overrides[k])
+		}
+	}
+	builtins := scenario.BuiltinCalibrations()
+	choose := func(d *model.Deployment, native bool) (model.Params, scenario.Source, string, error) {
+		p := model.Priors()
+		src := scenario.SourcePrior
+		from := "priors"
+		switch {
+		case fromFile != nil:
+			p = fromFile.Values()
+			src = fromFile.Calibration.Match(d)
+			from = file
+		case uncalibrated:
+		default:
+			for _, f := range builtins {
+				s := f.Calibration.Match(d)
+				if s == scenario.SourceCalibrated || (s == scenario.SourceTransferred && src == scenario.SourcePrior) {
+					src = s
+					p = f.Values()
+					from = "built-in calibration (" + f.Calibration.Note + ")"
+				}
+			}
+		}
+		if !native && src == scenario.SourceCalibrated {
+			src = scenario.SourceTransferred
+		}
+		if len(overrides) > 0 {
+			if err := p.Set(overrides); err != nil {
+				return p, src, from, err
+			}
+			from += " + [params] overrides"
+		}
+		if err := p.Validate(); err != nil {
+			return p, src, from, err
+		}
+		return p, src, from, nil
+	}
+	return choose, ref, nil
+}
+
+// SourceWidths is the Uncertainty given by scenario.Source.RelativeUncertainty: a throughput
+// prediction (output tok/s, per-user tok/s) v becomes [v(1-w), v(1+w)] with the half-width w of
+// its parameter source (calibrated narrowest, prior widest). Latencies get no interval.
+type SourceWidths struct{}
+
+// Name identifies the widths in the plan's fingerprint.
+func (SourceWidths) Name() string {
+	return fmt.Sprintf("relative half-widths calibrated %g, transferred %g, prior %g (throughputs)",
+		scenario.SourceCalibrated.RelativeUncertainty(), scenario.SourceTransferred.RelativeUncertainty(), scenario.SourcePrior.RelativeUncertainty())
+}
+
+// Interval implements Uncertainty.
+func (SourceWidths) Interval(src scenario.Source, metric string, v float64) (lo, hi float64, ok bool) {
+	switch metric {
+	case "output_tok_s", "user_tok_s":
+		w := src.RelativeUncertainty()
+		return v * (1 - w), v * (1 + w), true
+	}
+	return 0, 0, false
+}

@@ -1,0 +1,486 @@
+package planner
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+)
+
+// TableOptions control the text rendering.
+type TableOptions struct {
+	// Top is the number of hardware layouts shown (0: 25).
+	Top int
+	// All shows every row that loaded instead of the best per layout.
+	All bool
+}
+
+func money(v float64) string {
+	if v == 0 {
+		return "-"
+	}
+	if v >= 100 {
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64)
+}
+
+func num(v float64) string {
+	switch {
+	case v == 0:
+		return "-"
+	case v >= 1000:
+		return commas(int64(math.Round(v)))
+	case v >= 100:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 1, 64)
+}
+
+func commas(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 && s[i-1] != '-' {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// mnsSets collects, per simulation class, the max-num-seqs values that share it.
+func (p *Plan) mnsSets() map[int][]int {
+	m := map[int][]int{}
+	for i := range p.Results {
+		r := &p.Results[i]
+		if r.Scope != "" {
+			continue
+		}
+		k := r.Index
+		if r.SameAs != nil {
+			k = *r.SameAs
+		}
+		m[k] = append(m[k], r.Config.MaxNumSeqs)
+	}
+	for k := range m {
+		m[k] = uniqSortedInts(m[k])
+	}
+	return m
+}
+
+func mnsText(r *Result, sets map[int][]int) string {
+	k := r.Index
+	if r.SameAs != nil {
+		k = *r.SameAs
+	}
+	v := sets[k]
+	switch {
+	case len(v) <= 1:
+		return strconv.Itoa(r.Config.MaxNumSeqs)
+	case len(v) == 2:
+		return fmt.Sprintf("%d,%d", v[0], v[1])
+	}
+	return fmt.Sprintf("%d..%d", v[0], v[len(v)-1])
+}
+
+func kvText(s string) string {
+	if s == "auto" {
+		return "auto(bf16)"
+	}
+	return s
+}
+
+func specText(k int) string {
+	if k == 0 {
+		return "off"
+	}
+	return "k" + strconv.Itoa(k)
+}
+
+func pct(h float64) string { return fmt.Sprintf("%+.0f%%", 100*h) }
+
+// objectives describes the SLOs.
+func (p *Plan) objectives() string {
+	w := p.Question.Workload
+	if w == nil || !w.SLO.Any() {
+		return "none (rows rank by cost only)"
+	}
+	s := w.SLO
+	q := fmt.Sprintf("p%g", 100*s.Q())
+	var parts []string
+	if s.TTFTms > 0 {
+		parts = append(parts, fmt.Sprintf("TTFT %s <= %g ms", q, s.TTFTms))
+	}
+	if s.TPOTms > 0 {
+		parts = append(parts, fmt.Sprintf("TPOT %s <= %g ms", q, s.TPOTms))
+	}
+	if s.E2Ems > 0 {
+		parts = append(parts, fmt.Sprintf("E2E %s <= %g ms", q, s.E2Ems))
+	}
+	if s.UserTokS > 0 {
+		parts = append(parts, fmt.Sprintf("per-user %g tok/s for %s of users", s.UserTokS, q))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// WriteTable prints the plan for a person: the question, the best configuration of each hardware
+// layout, the user's current configuration, the capacity frontier and what was pruned.
+func (p *Plan) WriteTable(w io.Writer, o TableOptions) error {
+	top := o.Top
+	if top <= 0 {
+		top = 25
+	}
+	qi := &p.Question
+	fmt.Fprintf(w, "Question     %s: %s\n", qi.Model, qi.WorkloadDesc)
+	fmt.Fprintf(w, "Objectives   %s\n", p.objectives())
+	c := p.Counts
+	var stages []string
+	for _, s := range []string{StageFormat, StageParallel, StageMemory, StageCapacity, StageSimulation} {
+		if n := c.ByStage[s]; n > 0 {
+			stages = append(stages, fmt.Sprintf("%s %s", s, commas(int64(n))))
+		}
+	}
+	fmt.Fprintf(w, "Sweep        %d GPU kinds; %s rows, %s simulations: %s meet the objectives, %s miss, %s pruned (%s)\n",
+		len(qi.GPUs), commas(int64(c.Rows)), commas(int64(c.Simulated)), commas(int64(c.Met)), commas(int64(c.Missed)), commas(int64(c.Pruned)), strings.Join(stages, ", "))
+	if p.Shard != nil {
+		fmt.Fprintf(w, "Shard        %d/%d (rows with index mod %d = %d); merge the shards with 'servesim merge'\n", p.Shard.Index, p.Shard.Count, p.Shard.Count, p.Shard.Index)
+	}
+	for _, n := range p.Notes {
+		fmt.Fprintf(w, "Note         %s\n", n)
+	}
+	fmt.Fprintln(w)
+
+	sets := p.mnsSets()
+	var rows, others []*Result
+	seen := map[string]bool{}
+	gpuShown := map[string]bool{}
+	var current *Result
+	for i := range p.Results {
+		r := &p.Results[i]
+		if r.Current && current == nil {
+			current = r
+		}
+		if r.Status == "pruned" {
+			continue
+		}
+		if !o.All {
+			k := groupKey(&r.Config)
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			if len(rows) >= top {
+				// Past the top layouts, still show the best of each GPU kind not shown yet.
+				if !gpuShown[r.Config.GPU] {
+					gpuShown[r.Config.GPU] = true
+					others = append(others, r)
+				}
+				continue
+			}
+			gpuShown[r.Config.GPU] = true
+		}
+		rows = append(rows, r)
+	}
+	hasIntervals := false
+	for _, r := range append(rows, others...) {
+		hasIntervals = hasIntervals || len(r.Intervals) > 0
+	}
+	q := 0.9
+	if qi.Workload != nil {
+		q = qi.Workload.SLO.Q()
+	}
+	qs := fmt.Sprintf("p%g", 100*q)
+	if len(rows) == 0 {
+		fmt.Fprintln(w, "No configuration loads: see the pruned rows below.")
+	} else {
+		if o.All {
+			fmt.Fprintf(w, "Every configuration that loads, ranked (objectives met first, then $/h, then $/M output tokens):\n")
+		} else {
+			fmt.Fprintf(w, "Best configuration of each hardware layout, ranked (objectives met first, then $/h, then $/M output tokens); --all for every row:\n")
+		}
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		checks := p.checkNames()
+		head := "rank\thardware\tweights\tkv\tspec\tmbt\tmns\tutil\t$/h\t$/M tok\tout tok/s\tTTFT " + qs + "\tTPOT " + qs + "\tuser tok/s\t"
+		for _, c := range checks {
+			head += checkLabel(c) + " headroom\t"
+		}
+		head += "source\t"
+		if hasIntervals {
+			head += "out tok/s interval\t"
+		}
+		fmt.Fprintln(tw, head+"status\t")
+		line := func(tw io.Writer, r *Result) {
+			cf := &r.Config
+			pf := r.Perf
+			status := r.Status
+			if status == "missed" {
+				status = "misses " + missedText(pf)
+			}
+			if r.Current {
+				status += " (current)"
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%d\t%s\t%.2f\t%s\t%s\t%s\t%s\t%s\t%s\t", r.Rank, cf.Label(), cf.WeightFormat, kvText(cf.KVCacheDType),
+				specText(cf.SpecTokens), cf.MaxNumBatchedTokens, mnsText(r, sets), cf.GPUMemoryUtilization, money(r.PriceHour), money(r.CostPerMTok),
+				num(pf.OutputTokS), num(pf.TTFTq), num(pf.TPOTq), num(pf.UserTokSq))
+			for _, c := range checks {
+				fmt.Fprintf(tw, "%s\t", headroomOf(pf, c))
+			}
+			fmt.Fprintf(tw, "%s\t", r.Source)
+			if hasIntervals {
+				iv := ""
+				for _, x := range r.Intervals {
+					if x.Metric == "output_tok_s" {
+						iv = num(x.Lo) + ".." + num(x.Hi)
+					}
+				}
+				fmt.Fprintf(tw, "%s\t", iv)
+			}
+			fmt.Fprintf(tw, "%s\t\n", status)
+		}
+		for _, r := range rows {
+			line(tw, r)
+		}
+		if len(others) > 0 {
+			// A row of empty cells keeps the columns aligned across the separator.
+			fmt.Fprintf(tw, "\t(best of other GPUs)%s\n", strings.Repeat("\t", strings.Count(head+"status\t", "\t")-1))
+			for _, r := range others {
+				line(tw, r)
+			}
+		}
+		tw.Flush()
+		fmt.Fprintf(w, "  weights: the routed-expert (or MLP) format; mbt: max-num-batched-tokens; mns: max-num-seqs (a range: values the workload never reaches simulate alike);\n")
+		fmt.Fprintf(w, "  user tok/s: 1000 / TPOT %s; headroom: each objective's margin as a share of its limit; source: parameters calibrated on this GPU, transferred from another, or priors.\n", qs)
+		if current != nil {
+			fmt.Fprintln(w)
+			if current.Status == "pruned" {
+				fmt.Fprintf(w, "Current configuration (%s, %s KV, %s, %d batched tokens, max-num-seqs %d, utilization %.2f): pruned: %s\n",
+					current.Config.Label(), current.Config.KVCacheDType, specText(current.Config.SpecTokens), current.Config.MaxNumBatchedTokens,
+					current.Config.MaxNumSeqs, current.Config.GPUMemoryUtilization, current.Reason)
+			} else {
+				fmt.Fprintf(w, "Current configuration (the scenario's), rank %d of %d:\n", current.Rank, c.Met+c.Missed)
+				tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+				fmt.Fprintln(tw, head+"status\t")
+				line(tw, current)
+				tw.Flush()
+				if current.Perf != nil {
+					pf := current.Perf
+					fmt.Fprintf(w, "  predicted: %s output tok/s, TTFT p50 %s ms, TPOT p50 %s ms (%s tok/s per user), kv_cache_size_tokens %s, %s\n",
+						num(pf.OutputTokS), num(pf.TTFTp50), num(pf.TPOTp50), num(pf.UserTokS), commas(int64(current.KVTokens)), pf.Status)
+				}
+			}
+		}
+	}
+	if len(p.Frontier) > 0 {
+		fmt.Fprintln(w)
+		out := p.Frontier[0].OutputTokens
+		fmt.Fprintf(w, "Capacity frontier from the KV cache (C x (context + %d output tokens) <= kv_cache_size_tokens, per replica; DP replicas add up):\n", out)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		var ctxs []string
+		for _, f := range p.Frontier {
+			for _, c := range f.ByContext {
+				if !contains(ctxs, c.Context) {
+					ctxs = append(ctxs, c.Context)
+				}
+			}
+		}
+		fmt.Fprintf(tw, "max concurrency by context\t%s\t\n", strings.Join(ctxs, "\t"))
+		for _, f := range p.Frontier {
+			cells := make([]string, len(ctxs))
+			for i, name := range ctxs {
+				cells[i] = "-"
+				for _, c := range f.ByContext {
+					if c.Context == name {
+						cells[i] = strconv.Itoa(c.MaxConcurrency)
+					}
+				}
+			}
+			fmt.Fprintf(tw, "%s\t%s\t\n", f.Label, strings.Join(cells, "\t"))
+		}
+		tw.Flush()
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		var concs []string
+		for _, n := range frontierConcurrency {
+			concs = append(concs, strconv.Itoa(n))
+		}
+		fmt.Fprintf(tw, "max context (K tokens) by concurrency\t%s\t\n", strings.Join(concs, "\t"))
+		for _, f := range p.Frontier {
+			cells := make([]string, len(concs))
+			for i := range cells {
+				cells[i] = "-"
+				if i < len(f.ByConcurrency) {
+					cells[i] = strconv.Itoa(f.ByConcurrency[i].MaxContext / 1024)
+				}
+			}
+			fmt.Fprintf(tw, "%s\t%s\t\n", f.Label, strings.Join(cells, "\t"))
+		}
+		tw.Flush()
+	}
+	if c.Pruned > 0 {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "Pruned (first reason of each kind per GPU; --format csv lists every row):")
+		type ex struct{ gpu, stage string }
+		shown := map[ex]bool{}
+		var lines []string
+		for i := range p.Results {
+			r := &p.Results[i]
+			if r.Status != "pruned" {
+				continue
+			}
+			k := ex{r.Config.GPU, r.Stage}
+			if shown[k] {
+				continue
+			}
+			shown[k] = true
+			lines = append(lines, fmt.Sprintf("  %-9s %-26s %s", r.Stage, r.Config.GPU, firstLine(r.Reason, r)))
+		}
+		sort.Strings(lines)
+		for _, l := range lines {
+			fmt.Fprintln(w, l)
+		}
+	}
+	return nil
+}
+
+func firstLine(reason string, r *Result) string {
+	prefix := ""
+	if r.Scope == "" {
+		prefix = fmt.Sprintf("e.g. %s: ", r.Config.Label())
+	} else {
+		prefix = r.Config.Label() + ": "
+	}
+	if i := strings.IndexByte(reason, '\n'); i >= 0 {
+		reason = reason[:i]
+	}
+	return prefix + reason
+}
+
+func contains(v []string, s string) bool {
+	for _, x := range v {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// checkNames lists the objectives the plan checks, in the workload's order.
+func (p *Plan) checkNames() []string {
+	w := p.Question.Workload
+	if w == nil {
+		return nil
+	}
+	var out []string
+	for _, c := range []struct {
+		n string
+		v float64
+	}{{"ttft_ms", w.SLO.TTFTms}, {"tpot_ms", w.SLO.TPOTms}, {"e2e_ms", w.SLO.E2Ems}, {"user_tok_s", w.SLO.UserTokS}} {
+		if c.v > 0 {
+			out = append(out, c.n)
+		}
+	}
+	return out
+}
+
+func checkLabel(name string) string {
+	if name == "user_tok_s" {
+		return "user tok/s"
+	}
+	return strings.ToUpper(strings.TrimSuffix(name, "_ms"))
+}
+
+func headroomOf(p *Perf, name string) string {
+	for _, c := range p.Checks {
+		if c.Name == name {
+			return pct(c.Headroom)
+		}
+	}
+	return "-"
+}
+
+func headroomValue(p *Perf, name string) string {
+	for _, c := range p.Checks {
+		if c.Name == name {
+			return strconv.FormatFloat(c.Headroom, 'f', 4, 64)
+		}
+	}
+	return ""
+}
+
+func missedText(p *Perf) string {
+	var parts []string
+	for _, c := range p.Checks {
+		if !c.Met {
+			parts = append(parts, strings.TrimSuffix(strings.ToUpper(c.Name), "_MS"))
+		}
+	}
+	if len(parts) == 0 {
+		return p.Status
+	}
+	return strings.Join(parts, "+")
+}
+
+// CSVHeader lists WriteCSV's columns.
+var CSVHeader = []string{"rank", "index", "status", "stage", "gpu", "gpus", "tp", "dp", "ep", "weights", "weight_format", "kv_cache_dtype",
+	"spec_tokens", "max_num_batched_tokens", "max_num_seqs", "gpu_memory_utilization", "max_model_len", "same_as", "current", "source",
+	"usd_per_hour", "usd_per_m_output_tokens", "kv_cache_size_tokens", "output_tok_s", "total_tok_s", "req_s",
+	"ttft_ms_p50", "ttft_ms_q", "tpot_ms_p50", "tpot_ms_q", "user_tok_s", "user_tok_s_q", "preemptions", "goodput_fraction",
+	"min_headroom", "headroom_ttft", "headroom_tpot", "headroom_e2e", "headroom_user_tok_s", "intervals", "note", "reason"}
+
+// WriteCSV writes every row, ranked, under CSVHeader. Layout-level pruned rows have empty flag
+// columns.
+func (p *Plan) WriteCSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	cw.Write(CSVHeader)
+	f := func(v float64, prec int) string {
+		if v == 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+			return ""
+		}
+		return strconv.FormatFloat(v, 'f', prec, 64)
+	}
+	itoa0 := func(v int) string {
+		if v == 0 {
+			return ""
+		}
+		return strconv.Itoa(v)
+	}
+	for i := range p.Results {
+		r := &p.Results[i]
+		c := &r.Config
+		rank := ""
+		if r.Rank > 0 {
+			rank = strconv.Itoa(r.Rank)
+		}
+		same := ""
+		if r.SameAs != nil {
+			same = strconv.Itoa(*r.SameAs)
+		}
+		row := []string{rank, strconv.Itoa(r.Index), r.Status, r.Stage, c.GPU, strconv.Itoa(c.Count), strconv.Itoa(c.TP), strconv.Itoa(c.DP),
+			strconv.FormatBool(c.EP), c.Weights, c.WeightFormat, c.KVCacheDType, strconv.Itoa(c.SpecTokens), itoa0(c.MaxNumBatchedTokens),
+			itoa0(c.MaxNumSeqs), f(c.GPUMemoryUtilization, 2), itoa0(c.MaxModelLen), same, strconv.FormatBool(r.Current), r.Source,
+			f(r.PriceHour, 2), f(r.CostPerMTok, 4), itoa0(r.KVTokens)}
+		if r.Scope != "" {
+			row[12] = ""
+		}
+		if pf := r.Perf; pf != nil {
+			var iv []string
+			for _, x := range r.Intervals {
+				iv = append(iv, fmt.Sprintf("%s:%g:%g", x.Metric, x.Lo, x.Hi))
+			}
+			row = append(row, f(pf.OutputTokS, 3), f(pf.TotalTokS, 3), f(pf.RequestsPerS, 6), f(pf.TTFTp50, 3), f(pf.TTFTq, 3),
+				f(pf.TPOTp50, 3), f(pf.TPOTq, 3), f(pf.UserTokS, 3), f(pf.UserTokSq, 3), strconv.Itoa(pf.Preemptions), strconv.FormatFloat(pf.Goodput, 'f', 4, 64),
+				strconv.FormatFloat(headroomMin(pf), 'f', 4, 64), headroomValue(pf, "ttft_ms"), headroomValue(pf, "tpot_ms"),
+				headroomValue(pf, "e2e_ms"), headroomValue(pf, "user_tok_s"), strings.Join(iv, ";"))
+		} else {
+			row = append(row, "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "")
+		}
+		row = append(row, r.Note, r.Reason)
+		cw.Write(row)
+	}
+	cw.Flush()
+	return cw.Error()
+}

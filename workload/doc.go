@@ -1,0 +1,84 @@
+// Package workload describes the traffic a simulated server receives, drives the engine with it
+// and measures what clients would see.
+//
+// Reading order: spec.go (Spec and its TOML form, Validate), gen.go (the request generators),
+// trace.go (CSV and JSONL trace parsers), presets.go (built-in workloads), run.go (Run: driving a
+// sim.Engine), metrics.go (Metrics and how they are summarised), render.go (table, CSV, JSON).
+//
+// # Kinds
+//
+//	closed  N requests at concurrency C: each of C clients sends its next request when the
+//	        previous one completes (vllm bench serve --max-concurrency; the InferenceX ISL/OSL
+//	        runs). Lengths are uniform on [L(1-r), L(1+r)] as in vllm's random dataset, and
+//	        outputs always run to their length (ignore-EOS).
+//	open    arrivals from a Poisson or gamma (coefficient of variation cv) renewal process at a
+//	        constant rate or along a piecewise-linear ramp. Gaps of mean 1 are drawn in
+//	        operational time Lambda(t) = integral of the rate, and mapped back with Lambda^-1, so
+//	        a ramp changes the rate without changing the process's shape.
+//	trace   replay of a CSV or JSONL trace: arrival time, input tokens, output tokens, and
+//	        optionally prefix_id + prefix_tokens for prompts that share a leading part. The
+//	        public Azure LLM inference, BurstGPT and Mooncake column names are understood.
+//	bench   one llm-inference-bench decode cell, exactly as bench.RunJob runs it (same engine
+//	        seed, scout, readiness gate and window), with full latency distributions.
+//
+// A workload TOML file (strict: an unknown key is an error naming it):
+//
+//	name = "chat"
+//	kind = "open"            # closed | open | trace | bench
+//	seed = 7                 # optional; default: the scenario's seed
+//	sample_interval_s = 1.0  # KV-usage sampling period
+//
+//	[lengths]                # closed and open
+//	input_tokens = 1024
+//	output_tokens = 256
+//	range_ratio = 0.5        # uniform within +-50 %
+//	prefix_tokens = 0        # shared leading part of the prompt (counts in input_tokens)
+//	prefix_groups = 1        # distinct shared prefixes, request i uses group i mod groups
+//
+//	[open]
+//	process = "gamma"        # poisson | gamma
+//	cv = 2.0                 # gamma only
+//	rate = 4.0               # requests/s, or a ramp:
+//	# ramp = [{at_s = 0, rate = 1}, {at_s = 120, rate = 8}]
+//	requests = 1000          # and/or duration_s
+//
+//	[closed]
+//	requests = 512
+//	concurrency = 64
+//
+//	[trace]
+//	file = "trace.csv"       # relative to the workload file
+//	format = "csv"           # csv | jsonl (default: from the extension)
+//	time_unit = "ms"         # unit of a bare "timestamp" column
+//	speedup = 1.0            # divide arrival times
+//
+//	[bench]
+//	context = "128K"
+//	concurrency = 16
+//	duration_s = 30          # and max_output, poll_s, stable_s, margin_tokens: the seed protocol's
+//	ready_limit_s = 60       # give up when the streams never all run at once (default: a day)
+//
+//	[slo]
+//	ttft_ms = 2000
+//	tpot_ms = 40
+//	quantile = 0.9
+//
+// # Metrics
+//
+// Throughput is output tokens (and input + output tokens, and completed requests) per second of
+// the measured span: from the start to the last completion, or the bench window. Per request:
+// TTFT = first token - send; TPOT = (last token - first token) / (tokens - 1) (the benchmark's
+// "time between tokens"); E2E = last token - send; queue = first admission - arrival at the
+// engine (vLLM's queue time). ITL is every gap between streamed deliveries; with speculative
+// decoding a delivery carries several tokens. Quantiles interpolate linearly between order
+// statistics; ITL quantiles come from a log-linear histogram (buckets at most 0.8 % wide). KV
+// usage is the fraction of blocks referenced by requests, sampled on a fixed simulated-time grid.
+// Goodput counts requests meeting every SLO limit individually; the SLO verdict compares the
+// quantile of each metric with its limit (per-user tok/s: 1000 / TPOT at the quantile).
+//
+// # Determinism
+//
+// Everything is a function of the server, the spec and the seed: lengths and arrivals come from
+// two math/rand/v2 PCG streams seeded with it, the engine's acceptance draws from the sim's own
+// seeded source, and no wall clock is read. Runs on different goroutines are independent.
+package workload

@@ -1,0 +1,485 @@
+package workload
+
+import (
+	"math"
+	"math/bits"
+	"sort"
+
+	"servesim/vtime"
+)
+
+// Dist summarises a latency over requests (milliseconds). Quantiles interpolate linearly between
+// order statistics (numpy's default), so P50 of an even count is the mean of the middle two, as
+// the benchmark's median is.
+type Dist struct {
+	N    int     `json:"n"`
+	Mean float64 `json:"mean"`
+	P50  float64 `json:"p50"`
+	P90  float64 `json:"p90"`
+	P99  float64 `json:"p99"`
+	Max  float64 `json:"max"`
+}
+
+// KVSample is one sample of the engine's state.
+type KVSample struct {
+	TimeS   float64 `json:"t_s"`
+	Usage   float64 `json:"kv_usage"` // fraction of KV blocks referenced by requests
+	Running int     `json:"running"`
+	Waiting int     `json:"waiting"`
+}
+
+// KVSeries is the KV-cache utilisation over time, sampled every IntervalS simulated seconds. Long
+// runs keep at most maxSeries samples: the interval doubles and every other sample is dropped.
+// Mean and Peak are over every sample taken, before any thinning.
+type KVSeries struct {
+	IntervalS float64    `json:"interval_s"`
+	Mean      float64    `json:"mean"`
+	Peak      float64    `json:"peak"`
+	Samples   []KVSample `json:"samples"`
+}
+
+// Check is one SLO objective against the run.
+type Check struct {
+	Name     string  `json:"name"` // ttft_ms, tpot_ms, e2e_ms, user_tok_s
+	Quantile float64 `json:"quantile"`
+	Value    float64 `json:"value"`
+	Limit    float64 `json:"limit"`
+	// Headroom is the margin as a fraction of the limit: (limit - value) / limit for latencies,
+	// (value - limit) / limit for per-user tok/s. Negative: the objective is missed.
+	Headroom float64 `json:"headroom"`
+	Met      bool    `json:"met"`
+}
+
+// Goodput is the rate of requests that meet every objective individually.
+type Goodput struct {
+	Requests     int     `json:"requests"`
+	Fraction     float64 `json:"fraction"`
+	RequestsPerS float64 `json:"req_s"`
+	OutputTokS   float64 `json:"output_tok_s"`
+	Met          bool    `json:"met"` // every Check met
+	Checks       []Check `json:"checks"`
+}
+
+// Metrics is what a workload run measured, all from simulated time.
+type Metrics struct {
+	Workload string `json:"workload"`
+	Kind     Kind   `json:"kind"`
+	Seed     uint64 `json:"seed"`
+	// Status is "ok", or the benchmark's cell status for bench runs ("Valid", "Requests queued",
+	// "Over capacity").
+	Status   string `json:"status"`
+	Replicas int    `json:"replicas"`
+
+	Requests  int `json:"requests"`  // submitted (bench: every stream request, restarts included)
+	Completed int `json:"completed"` // finished (bench: inside the window)
+	Rejected  int `json:"rejected"`  // longer than max_model_len, refused as vLLM's API server does
+	Cancelled int `json:"cancelled"` // cut at the end of a bench window
+
+	// DurationS is the measured span: from the start to the last completion (bench: the window).
+	DurationS    float64 `json:"duration_s"`
+	InputTokens  int64   `json:"input_tokens"`
+	OutputTokens int64   `json:"output_tokens"`
+	OutputTokS   float64 `json:"output_tok_s"`
+	TotalTokS    float64 `json:"total_tok_s"` // input + output of completed requests, plus bench window output
+	RequestsPerS float64 `json:"req_s"`
+
+	TTFT  Dist `json:"ttft_ms"`  // send to first token
+	TPOT  Dist `json:"tpot_ms"`  // (last - first token) / (tokens - 1), per request (the benchmark's time between tokens)
+	ITL   Dist `json:"itl_ms"`   // gaps between streamed deliveries (a delivery may carry several tokens)
+	E2E   Dist `json:"e2e_ms"`   // send to last token, finished requests
+	Queue Dist `json:"queue_ms"` // arrival at the engine to first admission (vLLM's queue time)
+	// UserTokS is the per-request decode rate 1000 / TPOT at the median (the benchmark's per
+	// request tok/s).
+	UserTokS float64 `json:"user_tok_s"`
+
+	Preemptions       int `json:"preemptions"`
+	PreemptedRequests int `json:"preempted_requests"`
+
+	KV      KVSeries `json:"kv_cache"`
+	SLO     *SLO     `json:"slo,omitempty"`
+	Goodput *Goodput `json:"goodput,omitempty"`
+
+	Steps    int64   `json:"engine_steps"`
+	SimTimeS float64 `json:"sim_time_s"`
+}
+
+// reqSample is one request's latencies (ms; NaN when not defined).
+type reqSample struct {
+	ttft, tpot, e2e, queue float64
+	output                 int
+}
+
+// collector accumulates one replica's raw observations.
+type collector struct {
+	samples           []reqSample
+	itl               hist
+	inputTokens       int64 // completed requests
+	outputTokens      int64 // completed requests (bench: window tokens)
+	submitted         int
+	completed         int
+	rejected          int
+	cancelled         int
+	preemptions       int
+	preempted         int
+	durationS         float64
+	kv                kvSampler
+	steps             int64
+	simEnd            vtime.Time
+	status            string
+	windowInputTokens int64
+}
+
+// part is a replica's collector and how many replicas behaved identically.
+type part struct {
+	c    *collector
+	mult int
+}
+
+// summarise turns replica collectors into Metrics.
+func summarise(s *Spec, seed uint64, parts []part, replicas int) *Metrics {
+	m := &Metrics{Workload: s.Name, Kind: s.Kind, Seed: seed, Replicas: replicas, Status: "ok"}
+	var samples []reqSample
+	var itl hist
+	var kvMean, kvW float64
+	var series *kvSampler
+	for _, p := range parts {
+		c := p.c
+		k := p.mult
+		m.Requests += k * c.submitted
+		m.Completed += k * c.completed
+		m.Rejected += k * c.rejected
+		m.Cancelled += k * c.cancelled
+		m.InputTokens += int64(k) * (c.inputTokens + c.windowInputTokens)
+		m.OutputTokens += int64(k) * c.outputTokens
+		m.Preemptions += k * c.preemptions
+		m.PreemptedRequests += k * c.preempted
+		m.DurationS = math.Max(m.DurationS, c.durationS)
+		m.Steps += int64(k) * c.steps
+		m.SimTimeS = math.Max(m.SimTimeS, c.simEnd.Seconds())
+		for i := 0; i < k; i++ {
+			samples = append(samples, c.samples...)
+		}
+		itl.addHist(&c.itl, uint64(k))
+		if c.kv.n > 0 {
+			kvMean += float64(k) * c.kv.sum / float64(c.kv.n)
+			kvW += float64(k)
+			m.KV.Peak = math.Max(m.KV.Peak, c.kv.peak)
+		}
+		if series == nil || len(c.kv.samples) > len(series.samples) {
+			series = &c.kv
+		}
+		if c.status != "" {
+			m.Status = c.status
+		}
+	}
+	if kvW > 0 {
+		m.KV.Mean = kvMean / kvW
+	}
+	if series != nil {
+		m.KV.IntervalS = series.interval.Seconds()
+		m.KV.Samples = mergeSeries(parts)
+	}
+	if m.DurationS > 0 {
+		m.OutputTokS = float64(m.OutputTokens) / m.DurationS
+		m.TotalTokS = float64(m.InputTokens+m.OutputTokens) / m.DurationS
+		m.RequestsPerS = float64(m.Completed) / m.DurationS
+	}
+	col := func(f func(*reqSample) float64) []float64 {
+		v := make([]float64, 0, len(samples))
+		for i := range samples {
+			if x := f(&samples[i]); !math.IsNaN(x) {
+				v = append(v, x)
+			}
+		}
+		sort.Float64s(v)
+		return v
+	}
+	ttft := col(func(r *reqSample) float64 { return r.ttft })
+	tpot := col(func(r *reqSample) float64 { return r.tpot })
+	e2e := col(func(r *reqSample) float64 { return r.e2e })
+	queue := col(func(r *reqSample) float64 { return r.queue })
+	m.TTFT, m.TPOT, m.E2E, m.Queue = dist(ttft), dist(tpot), dist(e2e), dist(queue)
+	m.ITL = itl.dist()
+	if m.TPOT.N > 0 && m.TPOT.P50 > 0 {
+		m.UserTokS = 1000 / m.TPOT.P50
+	}
+	if s.SLO.Any() {
+		slo := s.SLO
+		m.SLO = &slo
+		q := slo.Q()
+		g := &Goodput{Met: true}
+		add := func(name string, sorted []float64, limit float64, rate bool) {
+			if limit <= 0 {
+				return
+			}
+			c := Check{Name: name, Quantile: q, Limit: limit}
+			if len(sorted) == 0 {
+				c.Value = math.Inf(1)
+				if rate {
+					c.Value = 0
+				}
+			} else {
+				c.Value = quantile(sorted, q)
+			}
+			if rate {
+				if c.Value > 0 && !math.IsInf(c.Value, 0) {
+					c.Value = 1000 / c.Value
+				} else {
+					c.Value = 0
+				}
+				c.Headroom = (c.Value - limit) / limit
+			} else {
+				c.Headroom = (limit - c.Value) / limit
+			}
+			if math.IsInf(c.Value, 0) {
+				c.Value, c.Headroom = 0, -1
+			}
+			c.Met = c.Headroom >= 0
+			g.Met = g.Met && c.Met
+			g.Checks = append(g.Checks, c)
+		}
+		add("ttft_ms", ttft, slo.TTFTms, false)
+		add("tpot_ms", tpot, slo.TPOTms, false)
+		add("e2e_ms", e2e, slo.E2Ems, false)
+		add("user_tok_s", tpot, slo.UserTokS, true)
+		// Goodput scales the measured rates by the share of requests (and of their output
+		// tokens) that meet every limit; for closed, open and trace runs this is exactly the
+		// good requests and their tokens per second of the measured span.
+		var goodOut, allOut int64
+		for i := range samples {
+			r := &samples[i]
+			allOut += int64(r.output)
+			if meets(r, &slo) {
+				g.Requests++
+				goodOut += int64(r.output)
+			}
+		}
+		if len(samples) > 0 {
+			g.Fraction = float64(g.Requests) / float64(len(samples))
+			g.RequestsPerS = m.RequestsPerS * g.Fraction
+		}
+		if allOut > 0 {
+			g.OutputTokS = m.OutputTokS * float64(goodOut) / float64(allOut)
+		}
+		m.Goodput = g
+	}
+	return m
+}
+
+// meets reports whether one request meets every objective. A request that never got a token
+// misses; a one-token request has no TPOT and meets the TPOT and rate objectives.
+func meets(r *reqSample, s *SLO) bool {
+	if math.IsNaN(r.ttft) {
+		return false
+	}
+	if s.TTFTms > 0 && r.ttft > s.TTFTms {
+		return false
+	}
+	if !math.IsNaN(r.tpot) {
+		if s.TPOTms > 0 && r.tpot > s.TPOTms {
+			return false
+		}
+		if s.UserTokS > 0 && (r.tpot <= 0 || 1000/r.tpot < s.UserTokS) {
+			return false
+		}
+	}
+	if s.E2Ems > 0 && (math.IsNaN(r.e2e) || r.e2e > s.E2Ems) {
+		return false
+	}
+	return true
+}
+
+func dist(sorted []float64) Dist {
+	d := Dist{N: len(sorted)}
+	if len(sorted) == 0 {
+		return d
+	}
+	var sum float64
+	for _, v := range sorted {
+		sum += v
+	}
+	d.Mean = sum / float64(len(sorted))
+	d.P50 = quantile(sorted, 0.5)
+	d.P90 = quantile(sorted, 0.9)
+	d.P99 = quantile(sorted, 0.99)
+	d.Max = sorted[len(sorted)-1]
+	return d
+}
+
+// quantile interpolates linearly between order statistics of sorted (numpy "linear").
+func quantile(sorted []float64, q float64) float64 {
+	n := len(sorted)
+	if n == 0 {
+		return math.NaN()
+	}
+	pos := q * float64(n-1)
+	i := int(pos)
+	if i >= n-1 {
+		return sorted[n-1]
+	}
+	f := pos - float64(i)
+	// (1-f) a + f b: for the median of an even count this is exactly (a + b) / 2.
+	return (1-f)*sorted[i] + f*sorted[i+1]
+}
+
+// hist is a log-linear histogram of durations in nanoseconds (HDR-style: 128 linear sub-buckets
+// per power of two, so a bucket is at most 1/128 = 0.8 % wide). Quantiles are bucket midpoints;
+// the mean and max are exact. It keeps millions of inter-token gaps in a few kilobytes.
+type hist struct {
+	counts []uint64
+	n      uint64
+	sum    float64 // ns
+	max    int64
+}
+
+const histSub = 7 // log2 of the sub-buckets per power of two
+
+func histIndex(v int64) int {
+	if v < 1<<histSub {
+		return int(v)
+	}
+	u := uint64(v)
+	e := bits.Len64(u) - 1 - histSub // shift so the top histSub+1 bits remain
+	return (e+1)<<histSub + int(u>>uint(e)) - 1<<histSub
+}
+
+// histLow returns the smallest value of bucket i and its width.
+func histLow(i int) (lo, width float64) {
+	if i < 1<<histSub {
+		return float64(i), 1
+	}
+	e := i>>histSub - 1
+	m := i&(1<<histSub-1) + 1<<histSub
+	return float64(uint64(m) << uint(e)), float64(uint64(1) << uint(e))
+}
+
+func (h *hist) add(v int64) {
+	if v < 0 {
+		v = 0
+	}
+	i := histIndex(v)
+	if i >= len(h.counts) {
+		h.counts = append(h.counts, make([]uint64, i+1-len(h.counts))...)
+	}
+	h.counts[i]++
+	h.n++
+	h.sum += float64(v)
+	h.max = max(h.max, v)
+}
+
+func (h *hist) addHist(o *hist, k uint64) {
+	if len(o.counts) > len(h.counts) {
+		h.counts = append(h.counts, make([]uint64, len(o.counts)-len(h.counts))...)
+	}
+	for i, c := range o.counts {
+		h.counts[i] += c * k
+	}
+	h.n += o.n * k
+	h.sum += o.sum * float64(k)
+	h.max = max(h.max, o.max)
+}
+
+// quantileNS returns the q quantile as the midpoint of its bucket (clamped to the max).
+func (h *hist) quantileNS(q float64) float64 {
+	if h.n == 0 {
+		return math.NaN()
+	}
+	rank := uint64(math.Ceil(q * float64(h.n)))
+	rank = max(rank, 1)
+	var acc uint64
+	for i, c := range h.counts {
+		acc += c
+		if acc >= rank {
+			lo, w := histLow(i)
+			return math.Min(lo+w/2, float64(h.max))
+		}
+	}
+	return float64(h.max)
+}
+
+func (h *hist) dist() Dist {
+	d := Dist{N: int(h.n)}
+	if h.n == 0 {
+		return d
+	}
+	d.Mean = h.sum / float64(h.n) / 1e6
+	d.P50 = h.quantileNS(0.5) / 1e6
+	d.P90 = h.quantileNS(0.9) / 1e6
+	d.P99 = h.quantileNS(0.99) / 1e6
+	d.Max = float64(h.max) / 1e6
+	return d
+}
+
+// maxSeries bounds the KV samples kept per run.
+const maxSeries = 1000
+
+// kvSampler keeps the KV usage series of one replica.
+type kvSampler struct {
+	interval vtime.Duration
+	samples  []KVSample
+	n        int
+	sum      float64
+	peak     float64
+	stride   int // keep every stride-th sample
+	tick     int
+}
+
+func (k *kvSampler) add(t vtime.Time, usage float64, running, waiting int) {
+	k.n++
+	k.sum += usage
+	k.peak = math.Max(k.peak, usage)
+	if k.stride == 0 {
+		k.stride = 1
+	}
+	k.tick++
+	if (k.tick-1)%k.stride != 0 {
+		return
+	}
+	k.samples = append(k.samples, KVSample{TimeS: t.Seconds(), Usage: usage, Running: running, Waiting: waiting})
+	if len(k.samples) >= 2*maxSeries {
+		j := 0
+		for i := 0; i < len(k.samples); i += 2 {
+			k.samples[j] = k.samples[i]
+			j++
+		}
+		k.samples = k.samples[:j]
+		k.stride *= 2
+	}
+}
+
+// mergeSeries averages the replicas' series sample by sample (weighted by multiplicity) when
+// they share a grid; otherwise it returns the longest.
+func mergeSeries(parts []part) []KVSample {
+	if len(parts) == 1 {
+		return parts[0].c.kv.samples
+	}
+	longest := 0
+	stride := parts[0].c.kv.stride
+	for i, p := range parts {
+		if len(p.c.kv.samples) > len(parts[longest].c.kv.samples) {
+			longest = i
+		}
+		if p.c.kv.stride != stride {
+			return parts[longest].c.kv.samples
+		}
+	}
+	n := len(parts[longest].c.kv.samples)
+	out := make([]KVSample, n)
+	w := make([]float64, n)
+	for _, p := range parts {
+		k := float64(p.mult)
+		for i, s := range p.c.kv.samples {
+			out[i].TimeS = s.TimeS
+			out[i].Usage += k * s.Usage
+			out[i].Running += p.mult * s.Running
+			out[i].Waiting += p.mult * s.Waiting
+			w[i] += k
+		}
+	}
+	for i := range out {
+		if w[i] > 0 {
+			out[i].Usage /= w[i]
+		}
+	}
+	return out
+}

@@ -1,0 +1,566 @@
+package workload
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/fnv"
+	"math"
+
+	"servesim/matrix"
+	"servesim/model"
+	"servesim/sim"
+	"servesim/vtime"
+)
+
+// Options control a run.
+type Options struct {
+	// Seed is used when the spec does not set one (the scenario's seed).
+	Seed uint64
+	// Replicas splits the workload over this many identical engines, as data-parallel replicas
+	// behind a round-robin balancer: request i goes to replica i mod Replicas, a closed loop's
+	// or a bench cell's streams are dealt out the same way. 0 or 1: one engine. Replicas that
+	// receive identical request lists are simulated once.
+	Replicas int
+	// Progress, if set, is called as requests complete, with the requests done and the total.
+	Progress func(done, total int)
+}
+
+// SeedFor is the seed a run uses: the spec's, else the caller's.
+func (s *Spec) SeedFor(o Options) uint64 {
+	if s.HasSeed {
+		return s.Seed
+	}
+	return o.Seed
+}
+
+func (s *Spec) sampleInterval() vtime.Duration {
+	if s.SampleIntervalS > 0 {
+		return max(vtime.FromSeconds(s.SampleIntervalS), 1)
+	}
+	return vtime.Second
+}
+
+// Run simulates the workload on srv and measures it. The result depends only on the server, the
+// spec and the seed.
+func Run(srv *sim.Server, s *Spec, o Options) (*Metrics, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	seed := s.SeedFor(o)
+	r := max(o.Replicas, 1)
+	var parts []part
+	switch s.Kind {
+	case KindBench:
+		loads := splitCount(s.Bench.Concurrency, r)
+		for _, g := range groupInts(loads) {
+			if g.v == 0 {
+				continue
+			}
+			b := s.Bench
+			b.Concurrency = g.v
+			c, err := runBench(srv, b, seed, s.sampleInterval())
+			if err != nil {
+				return nil, err
+			}
+			parts = append(parts, part{c, g.n})
+		}
+	default:
+		reqs, err := s.Requests(seed)
+		if err != nil {
+			return nil, err
+		}
+		conc := 0
+		if s.Kind == KindClosed {
+			conc = s.Closed.Concurrency
+		}
+		subs, concs := splitRequests(reqs, conc, r)
+		seen := map[uint64]int{}
+		total := len(reqs)
+		done := 0
+		for i := range subs {
+			if len(subs[i]) == 0 {
+				continue
+			}
+			key := listKey(subs[i], concs[i])
+			if j, ok := seen[key]; ok {
+				parts[j].mult++
+				done += len(subs[i])
+				continue
+			}
+			var prog func(int)
+			if o.Progress != nil {
+				base := done
+				prog = func(n int) { o.Progress(base+n, total) }
+			}
+			c, err := runList(srv, subs[i], concs[i], seed, s.sampleInterval(), prog)
+			if err != nil {
+				return nil, err
+			}
+			seen[key] = len(parts)
+			parts = append(parts, part{c, 1})
+			done += len(subs[i])
+		}
+	}
+	if len(parts) == 0 {
+		return nil, fmt.Errorf("workload %q: no request to simulate", s.Name)
+	}
+	return summarise(s, seed, parts, r), nil
+}
+
+// splitCount deals n items over r replicas round-robin: replica i gets n/r, plus one if i < n%r.
+func splitCount(n, r int) []int {
+	out := make([]int, r)
+	for i := range out {
+		out[i] = n / r
+		if i < n%r {
+			out[i]++
+		}
+	}
+	return out
+}
+
+type intGroup struct{ v, n int }
+
+// groupInts counts equal values, in order of first appearance.
+func groupInts(v []int) []intGroup {
+	var out []intGroup
+outer:
+	for _, x := range v {
+		for i := range out {
+			if out[i].v == x {
+				out[i].n++
+				continue outer
+			}
+		}
+		out = append(out, intGroup{x, 1})
+	}
+	return out
+}
+
+// splitRequests deals requests round-robin over r replicas; a closed loop's streams likewise,
+// and then only over replicas that have a stream.
+func splitRequests(reqs []Request, conc, r int) ([][]Request, []int) {
+	subs := make([][]Request, r)
+	concs := make([]int, r)
+	active := r
+	if conc > 0 {
+		copy(concs, splitCount(conc, r))
+		active = min(conc, r)
+	}
+	if active == 1 {
+		subs[0] = reqs
+		return subs, concs
+	}
+	for i, q := range reqs {
+		subs[i%active] = append(subs[i%active], q)
+	}
+	return subs, concs
+}
+
+// listKey fingerprints a replica's load, so identical replicas are simulated once. Content ids
+// are left out: they only name prompts, and equal shapes behave identically whatever the names,
+// as long as the sharing pattern (which requests have equal ids) is the same, which holds for
+// lists dealt from one generator at equal positions.
+func listKey(reqs []Request, conc int) uint64 {
+	h := fnv.New64a()
+	var b [8]byte
+	put := func(v uint64) {
+		binary.LittleEndian.PutUint64(b[:], v)
+		h.Write(b[:])
+	}
+	put(uint64(conc))
+	put(uint64(len(reqs)))
+	for i := range reqs {
+		q := &reqs[i]
+		put(uint64(q.At))
+		put(uint64(q.InputTokens)<<32 | uint64(q.OutputTokens))
+		put(uint64(q.PrefixTokens))
+		put(q.PrefixID)
+		put(q.PromptID & (promptIDBase - 1) >> 62) // only whether prompts are identical matters
+	}
+	return h.Sum64()
+}
+
+// costTap forwards the cost model and notes, at the start of each step, the requests admitted by
+// the schedule that step runs: the first admission time of a request is its queue exit.
+type costTap struct {
+	inner sim.StepCoster
+	eng   *sim.Engine
+	meta  *[]reqMeta
+}
+
+func (c *costTap) Step(s *model.StepShape) model.StepCost {
+	now := c.eng.Now()
+	for _, q := range c.eng.Scheduler().Running() {
+		m := metaAt(c.meta, int(q.ID))
+		if m.admit < 0 {
+			m.admit = now
+		}
+	}
+	return c.inner.Step(s)
+}
+
+func (c *costTap) FrontendSeconds(n int) float64 { return c.inner.FrontendSeconds(n) }
+
+// reqMeta is per-request state the engine's Record does not keep.
+type reqMeta struct {
+	admit    vtime.Time // first admission, -1 before
+	last     vtime.Time // last delivery, -1 before
+	measured bool       // counts in the metrics (not a warm-up or scout request)
+}
+
+func metaAt(m *[]reqMeta, id int) *reqMeta {
+	for id >= len(*m) {
+		*m = append(*m, reqMeta{admit: -1, last: -1})
+	}
+	return &(*m)[id]
+}
+
+// runner drives one engine.
+type runner struct {
+	srv     *sim.Server
+	eng     *sim.Engine
+	tap     costTap
+	meta    []reqMeta
+	col     *collector
+	live    int
+	armed   bool
+	every   vtime.Duration
+	sampleF func(*sim.Engine)
+}
+
+// newRunner builds an engine exactly as sim.Server.NewEngine does, with the cost model behind the
+// admission tap.
+func newRunner(srv *sim.Server, seed uint64, every vtime.Duration) *runner {
+	r := &runner{srv: srv, col: &collector{}, every: every}
+	r.col.kv.interval = every
+	r.tap.inner = srv.Cost
+	r.tap.meta = &r.meta
+	r.eng = sim.New(sim.Config{
+		Scheduler: srv.SchedulerConfig(),
+		Layout:    srv.Layout,
+		EagleDrop: srv.Deployment.Engine.Speculative.EagleFamily(),
+		Cost:      &r.tap,
+		Seed:      seed,
+	})
+	r.tap.eng = r.eng
+	r.sampleF = r.sample
+	return r
+}
+
+func (r *runner) submit(spec sim.RequestSpec, measured bool) *sim.Record {
+	rec := r.eng.Submit(spec)
+	metaAt(&r.meta, int(rec.ID)).measured = measured
+	r.live++
+	r.arm()
+	return rec
+}
+
+func (r *runner) cancel(rec *sim.Record) {
+	if rec.Live() {
+		r.live--
+		r.eng.Cancel(rec)
+	}
+}
+
+// arm schedules the next KV sample on the grid of multiples of the interval.
+func (r *runner) arm() {
+	if r.armed {
+		return
+	}
+	now := r.eng.Now()
+	t := vtime.Time((int64(now)/int64(r.every) + 1) * int64(r.every))
+	r.armed = true
+	r.eng.At(t, r.sampleF)
+}
+
+// sample records the KV state; it re-arms while anything is in flight, so an idle engine's event
+// queue empties.
+func (r *runner) sample(e *sim.Engine) {
+	r.armed = false
+	s := e.Scheduler()
+	r.col.kv.add(e.Now(), s.KV().Pool.Usage(), s.NumRunning(), s.NumWaiting())
+	if s.HasWork() || r.live > 0 {
+		r.arm()
+	}
+}
+
+// delivered notes a streamed delivery for the inter-token gaps.
+func (r *runner) delivered(rec *sim.Record, now vtime.Time) {
+	m := metaAt(&r.meta, int(rec.ID))
+	if m.measured && m.last >= 0 {
+		r.col.itl.add(int64(now.Sub(m.last)))
+	}
+	m.last = now
+}
+
+// record adds a request's latencies.
+func (r *runner) record(rec *sim.Record) {
+	c := r.col
+	s := reqSample{ttft: math.NaN(), tpot: math.NaN(), e2e: math.NaN(), queue: math.NaN(), output: rec.Tokens}
+	// Milliseconds as seconds x 1e3, the benchmark's arithmetic, so bench cells match bit for bit.
+	if rec.FirstToken >= 0 {
+		s.ttft = rec.FirstToken.Sub(rec.Send).Seconds() * 1e3
+	}
+	if rec.Tokens >= 2 {
+		s.tpot = rec.LastToken.Sub(rec.FirstToken).Seconds() * 1e3 / float64(rec.Tokens-1)
+	}
+	if rec.Finished {
+		s.e2e = rec.End.Sub(rec.Send).Seconds() * 1e3
+	}
+	if m := metaAt(&r.meta, int(rec.ID)); m.admit >= 0 && rec.Arrive >= 0 {
+		s.queue = m.admit.Sub(rec.Arrive).Seconds() * 1e3
+	}
+	c.samples = append(c.samples, s)
+	c.preemptions += rec.Preemptions
+	if rec.Preemptions > 0 {
+		c.preempted++
+	}
+}
+
+func (r *runner) finishStats() {
+	r.col.steps = r.eng.Steps
+	r.col.simEnd = r.eng.Now()
+}
+
+// runList simulates a closed loop (conc > 0: conc clients, each sending the next request when its
+// previous one completes) or open-loop arrivals (conc == 0: each request at its At time).
+func runList(srv *sim.Server, reqs []Request, conc int, seed uint64, every vtime.Duration, progress func(int)) (*collector, error) {
+	r := newRunner(srv, seed, every)
+	e := r.eng
+	c := r.col
+	c.samples = make([]reqSample, 0, len(reqs))
+	r.meta = make([]reqMeta, 0, len(reqs)+1)
+	mml := srv.Deployment.Engine.MaxModelLen
+	next := 0
+	done := 0
+	step := max(len(reqs)/100, 1)
+	// send submits the request at next, or counts it rejected when it exceeds max_model_len
+	// (vLLM's API server refuses it); it returns false when the request was rejected.
+	send := func() bool {
+		q := &reqs[next]
+		next++
+		c.submitted++
+		if q.InputTokens+q.OutputTokens > mml {
+			c.rejected++
+			return false
+		}
+		r.submit(sim.RequestSpec{PromptTokens: q.InputTokens, MaxTokens: q.OutputTokens, PromptID: q.PromptID,
+			PrefixID: q.PrefixID, PrefixTokens: q.PrefixTokens, Tag: next - 1}, true)
+		return true
+	}
+	closedNext := func() {
+		for next < len(reqs) && !send() {
+		}
+	}
+	var last vtime.Time
+	e.Hooks.OnTokens = func(e *sim.Engine, rec *sim.Record, n int, fin bool) {
+		r.delivered(rec, e.Now())
+		if !fin {
+			return
+		}
+		r.live--
+		r.record(rec)
+		q := &reqs[rec.Spec.Tag]
+		c.completed++
+		c.inputTokens += int64(q.InputTokens)
+		c.outputTokens += int64(rec.Tokens)
+		last = e.Now()
+		done++
+		if progress != nil && done%step == 0 {
+			progress(done)
+		}
+		if conc > 0 {
+			closedNext()
+		}
+	}
+	if conc > 0 {
+		for i := 0; i < conc && next < len(reqs); i++ {
+			closedNext()
+		}
+	} else if len(reqs) > 0 {
+		var arrive func(*sim.Engine)
+		arrive = func(e *sim.Engine) {
+			for next < len(reqs) && reqs[next].At <= e.Now() {
+				send()
+			}
+			if next < len(reqs) {
+				e.At(reqs[next].At, arrive)
+			}
+		}
+		e.At(reqs[0].At, arrive)
+	}
+	if err := e.RunUntilIdle(); err != nil {
+		return nil, err
+	}
+	if progress != nil {
+		progress(len(reqs))
+	}
+	c.durationS = last.Seconds()
+	r.finishStats()
+	return c, nil
+}
+
+// benchPromptID names the cell's prompt (any id gives the same cell: only equality matters).
+const benchPromptID = 0x1000
+
+// BenchSeed is the engine seed of a decode cell of tokens x concurrency in a run seeded with seed:
+// bench's per-job seed, so that a cell simulated alone is the cell of the matrix.
+func BenchSeed(seed uint64, tokens, concurrency int) uint64 {
+	x := seed*0x9e3779b97f4a7c15 + uint64(tokens)*0xbf58476d1ce4e5b9 + uint64(concurrency)*0x94d049bb133111eb
+	x ^= x >> 31
+	return x
+}
+
+// runBench runs one llm-inference-bench decode cell exactly as bench.RunJob runs it: a fresh
+// engine seeded per cell, the cold scout prefill of the prompt (max_tokens 1, which fills the
+// prefix cache), then C closed-loop streams of that prompt, a polled readiness gate (C running,
+// none waiting, every stream has a token, stable for StableS; with C > max_num_seqs it times out
+// after the ready_timeout_s parameter), the fixed window, and cancellation. Throughput counts the
+// window; latencies count every stream request.
+func runBench(srv *sim.Server, b BenchCell, seed uint64, every vtime.Duration) (*collector, error) {
+	p := b.Protocol()
+	mml := srv.Deployment.Engine.MaxModelLen
+	nominal, err := matrix.ParseContext(b.Context)
+	if err != nil {
+		return nil, err
+	}
+	tokens, ok := p.Fit(nominal, mml, p.MaxOutput)
+	if !ok {
+		return nil, fmt.Errorf("bench.context %s: %d tokens do not fit max_model_len %d with %d output tokens and a %d-token margin", b.Context, nominal, mml, p.MaxOutput, p.MarginTokens)
+	}
+	c := b.Concurrency
+	r := newRunner(srv, BenchSeed(seed, tokens, c), every)
+	e := r.eng
+	col := r.col
+	if p.OverCapacity(c, tokens, srv.Layout.KVCacheSizeTokens) {
+		col.status = string(matrix.OverCapacity)
+		return col, nil
+	}
+	e.Hooks.OnTokens = func(e *sim.Engine, rec *sim.Record, n int, fin bool) {
+		if fin {
+			r.live--
+		}
+	}
+	r.submit(sim.RequestSpec{PromptTokens: tokens, MaxTokens: 1, PromptID: benchPromptID}, false)
+	if err := e.RunUntilIdle(); err != nil {
+		return nil, fmt.Errorf("prefill %s: %w", b.Context, err)
+	}
+
+	spec := sim.RequestSpec{PromptTokens: tokens, MaxTokens: p.MaxOutput, PromptID: benchPromptID}
+	streams := make([]*sim.Record, c)
+	var all []*sim.Record
+	windowStart, windowEnd := vtime.Never, vtime.Never
+	var winTokens int64
+	active := true
+	e.Hooks.OnTokens = func(e *sim.Engine, rec *sim.Record, n int, fin bool) {
+		now := e.Now()
+		if now >= windowStart && now < windowEnd {
+			winTokens += int64(n)
+			if fin {
+				col.completed++
+				col.inputTokens += int64(rec.Spec.PromptTokens)
+			}
+		}
+		r.delivered(rec, now)
+		if fin {
+			r.live--
+		}
+		if fin && active {
+			i := rec.Spec.Tag
+			streams[i] = r.submit(rec.Spec, true)
+			all = append(all, streams[i])
+		}
+	}
+	defer func() { e.Hooks.OnTokens = nil }()
+
+	start := e.Now()
+	for i := range streams {
+		s := spec
+		s.Tag = i
+		streams[i] = r.submit(s, true)
+		all = append(all, streams[i])
+	}
+	sched := e.Scheduler()
+	peak := 0
+	ready := func() bool {
+		if sched.NumWaiting() > 0 || sched.NumRunning() < c {
+			return false
+		}
+		for _, s := range streams {
+			if s.FirstToken < 0 {
+				return false
+			}
+		}
+		return true
+	}
+	poll := vtime.FromSeconds(p.PollS)
+	timeout := start.Add(vtime.FromSeconds(srv.Params[model.PReadyTimeoutS]))
+	if c <= srv.Deployment.Engine.MaxNumSeqs {
+		timeout = vtime.Never
+	}
+	limit := 24 * 3600 * vtime.Second
+	if b.ReadyLimitS > 0 {
+		limit = vtime.FromSeconds(b.ReadyLimitS)
+	}
+	var stableSince vtime.Time = -1
+	t := start
+	for {
+		t = t.Add(poll)
+		if t > timeout {
+			t = timeout
+		}
+		if err := e.RunUntil(t); err != nil {
+			return nil, fmt.Errorf("decode %s x %d: %w", b.Context, c, err)
+		}
+		peak = max(peak, sched.NumRunning())
+		if ready() {
+			if stableSince < 0 {
+				stableSince = t
+			}
+			if t.Sub(stableSince) >= vtime.FromSeconds(p.StableS) {
+				break
+			}
+		} else {
+			stableSince = -1
+		}
+		if t >= timeout {
+			break
+		}
+		if t.Sub(start) > limit {
+			return nil, fmt.Errorf("decode %s x %d: at most %d of the %d streams ran at once in %g simulated seconds: the KV cache cannot hold them all (%d preemptions); the benchmark would wait forever",
+				b.Context, c, peak, c, limit.Seconds(), sched.Preemptions)
+		}
+	}
+	windowStart = e.Now()
+	windowEnd = windowStart.Add(vtime.FromSeconds(p.DurationS))
+	for t := windowStart; t < windowEnd; {
+		t = min(t.Add(poll), windowEnd)
+		if err := e.RunUntil(t); err != nil {
+			return nil, fmt.Errorf("decode %s x %d: %w", b.Context, c, err)
+		}
+		peak = max(peak, sched.NumRunning())
+	}
+	active = false
+	for _, s := range streams {
+		if s.Live() {
+			col.cancelled++
+		}
+		r.cancel(s)
+	}
+	if err := e.RunUntilIdle(); err != nil {
+		return nil, fmt.Errorf("decode %s x %d: %w", b.Context, c, err)
+	}
+	for _, rec := range all {
+		r.record(rec)
+	}
+	col.submitted = len(all)
+	col.outputTokens = winTokens
+	col.durationS = windowEnd.Sub(windowStart).Seconds()
+	col.status = string(matrix.Valid)
+	if peak < c {
+		col.status = string(matrix.RequestsQueued)
+	}
+	r.finishStats()
+	return col, nil
+}

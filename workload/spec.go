@@ -1,0 +1,604 @@
+package workload
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+
+	"servesim/bench"
+	"servesim/matrix"
+)
+
+// Kind is how requests are offered to the server.
+type Kind string
+
+const (
+	// KindClosed is N requests at concurrency C: C clients each send a request and send the next
+	// as soon as it completes (vllm bench serve --max-concurrency, InferenceX ISL/OSL runs).
+	KindClosed Kind = "closed"
+	// KindOpen is open-loop arrivals: a Poisson or gamma renewal process, optionally with a
+	// piecewise-linear rate ramp. Requests arrive whether or not earlier ones finished.
+	KindOpen Kind = "open"
+	// KindTrace replays a CSV or JSONL trace of arrival times and lengths.
+	KindTrace Kind = "trace"
+	// KindBench is one llm-inference-bench decode cell (reference/benchmark-protocol.md): a hidden
+	// warm-up, a cold scout prefill, then C streams of the identical prompt, closed loop, measured
+	// over a fixed window after a readiness gate.
+	KindBench Kind = "bench"
+)
+
+// Lengths draws prompt and output lengths, as vllm bench serve's random dataset does: each length
+// is uniform on the integers [L*(1-range_ratio), L*(1+range_ratio)] (fixed when range_ratio is
+// 0). Outputs always run to their drawn length (ignore-EOS semantics: the simulator has no EOS).
+type Lengths struct {
+	InputTokens  int     `toml:"input_tokens" json:"input_tokens"`
+	OutputTokens int     `toml:"output_tokens" json:"output_tokens"`
+	RangeRatio   float64 `toml:"range_ratio" json:"range_ratio"`
+	// PrefixTokens is a leading part of every prompt shared within a prefix group (a system prompt,
+	// a RAG document); it counts in InputTokens. PrefixGroups is the number of distinct prefixes
+	// (request i uses group i mod PrefixGroups); 0 or 1 means one shared prefix.
+	PrefixTokens int `toml:"prefix_tokens,omitempty" json:"prefix_tokens,omitempty"`
+	PrefixGroups int `toml:"prefix_groups,omitempty" json:"prefix_groups,omitempty"`
+	// SamePrompt makes every prompt identical (then the prefix cache serves all but the first).
+	SamePrompt bool `toml:"same_prompt,omitempty" json:"same_prompt,omitempty"`
+}
+
+// Closed is a closed-loop run.
+type Closed struct {
+	Requests    int `toml:"requests" json:"requests"`
+	Concurrency int `toml:"concurrency" json:"concurrency"`
+}
+
+// RampPoint is one corner of a piecewise-linear arrival-rate profile.
+type RampPoint struct {
+	AtS      float64 `toml:"at_s" json:"at_s"`
+	RatePerS float64 `toml:"rate" json:"rate"`
+}
+
+// Open is an open-loop arrival process. The process is a renewal process in "operational time":
+// inter-arrival gaps with mean 1 (exponential for poisson; gamma with shape 1/cv^2 for gamma) are
+// mapped through the inverse of the cumulative rate, so a constant rate gives a plain Poisson or
+// gamma process and a ramp changes the rate smoothly.
+type Open struct {
+	// Process is "poisson" or "gamma".
+	Process string `toml:"process" json:"process"`
+	// RatePerS is the constant rate, requests per second (ignored when Ramp is given).
+	RatePerS float64 `toml:"rate,omitempty" json:"rate,omitempty"`
+	// CV is the coefficient of variation of the gaps for gamma (1 = Poisson; > 1 bursty).
+	CV float64 `toml:"cv,omitempty" json:"cv,omitempty"`
+	// Requests stops the arrivals after this many; DurationS after this much time. At least one
+	// is needed (a ramp's last point sets DurationS when neither is given).
+	Requests  int     `toml:"requests,omitempty" json:"requests,omitempty"`
+	DurationS float64 `toml:"duration_s,omitempty" json:"duration_s,omitempty"`
+	// Ramp is a piecewise-linear rate profile; the rate after the last point stays at its value.
+	Ramp []RampPoint `toml:"ramp,omitempty" json:"ramp,omitempty"`
+}
+
+// Trace replays a file of requests.
+type Trace struct {
+	File string `toml:"file" json:"file"`
+	// Format is "csv" or "jsonl"; empty: from the file extension.
+	Format string `toml:"format,omitempty" json:"format,omitempty"`
+	// TimeUnit is the unit of a bare "timestamp" field: "s", "ms" or "us" (default: see
+	// TraceOptions).
+	TimeUnit string `toml:"time_unit,omitempty" json:"time_unit,omitempty"`
+	// Speedup divides every arrival time (2 = twice the rate). Default 1.
+	Speedup float64 `toml:"speedup,omitempty" json:"speedup,omitempty"`
+	// MaxRequests keeps only the first N requests (0 = all).
+	MaxRequests int `toml:"max_requests,omitempty" json:"max_requests,omitempty"`
+	// rows is the parsed trace (set by Load/LoadTrace; not part of the TOML).
+	rows []TraceRow
+}
+
+// BenchCell is one llm-inference-bench decode cell. Zero fields take the seed protocol's values
+// (bench.SeedProtocol): 30 s window, 4,096 output tokens, 0.5 s polls, 1 s stable, 64-token margin.
+type BenchCell struct {
+	// Context is the prompt length: tokens or KiB of tokens ("128K" = 131,072).
+	Context      string  `toml:"context" json:"context"`
+	Concurrency  int     `toml:"concurrency" json:"concurrency"`
+	DurationS    float64 `toml:"duration_s,omitempty" json:"duration_s,omitempty"`
+	MaxOutput    int     `toml:"max_output,omitempty" json:"max_output,omitempty"`
+	PollS        float64 `toml:"poll_s,omitempty" json:"poll_s,omitempty"`
+	StableS      float64 `toml:"stable_s,omitempty" json:"stable_s,omitempty"`
+	MarginTokens int     `toml:"margin_tokens,omitempty" json:"margin_tokens,omitempty"`
+	// ReadyLimitS bounds the simulated wait for the readiness gate when the gate cannot time out
+	// (C <= max_num_seqs): past it the run fails ("streams never all run at once"). Default: one
+	// simulated day, as bench waits. A planner sets less, to give up on thrashing configurations
+	// quickly.
+	ReadyLimitS float64 `toml:"ready_limit_s,omitempty" json:"ready_limit_s,omitempty"`
+}
+
+// SLO is a set of service-level objectives. Zero fields are not checked. A run meets an objective
+// when the Quantile of the metric over requests is within the limit (per-user tok/s: the
+// (1 - Quantile) quantile is at least the limit, i.e. Quantile of users get that rate or more).
+// Goodput counts the requests that meet every limit individually.
+type SLO struct {
+	TTFTms   float64 `toml:"ttft_ms,omitempty" json:"ttft_ms,omitempty"`
+	TPOTms   float64 `toml:"tpot_ms,omitempty" json:"tpot_ms,omitempty"`
+	E2Ems    float64 `toml:"e2e_ms,omitempty" json:"e2e_ms,omitempty"`
+	UserTokS float64 `toml:"user_tok_s,omitempty" json:"user_tok_s,omitempty"`
+	// Quantile is the fraction of requests that must meet each limit (default 0.9: p90).
+	Quantile float64 `toml:"quantile,omitempty" json:"quantile,omitempty"`
+}
+
+// Any reports whether any objective is set.
+func (s SLO) Any() bool { return s.TTFTms > 0 || s.TPOTms > 0 || s.E2Ems > 0 || s.UserTokS > 0 }
+
+// Q is the quantile, defaulted.
+func (s SLO) Q() float64 {
+	if s.Quantile == 0 {
+		return 0.9
+	}
+	return s.Quantile
+}
+
+// Validate checks the limits.
+func (s SLO) Validate() error {
+	for _, c := range []struct {
+		n string
+		v float64
+	}{{"ttft_ms", s.TTFTms}, {"tpot_ms", s.TPOTms}, {"e2e_ms", s.E2Ems}, {"user_tok_s", s.UserTokS}} {
+		if c.v < 0 || math.IsNaN(c.v) || math.IsInf(c.v, 0) {
+			return fmt.Errorf("slo.%s = %v: must be a positive number (or absent)", c.n, c.v)
+		}
+	}
+	if s.Quantile != 0 && !(s.Quantile >= 0.5 && s.Quantile < 1) {
+		return fmt.Errorf("slo.quantile = %v: must be in [0.5, 1) (0.9 = p90)", s.Quantile)
+	}
+	return nil
+}
+
+// Spec is a workload: how requests arrive and how long they are. Defaults, then TOML, then
+// flags, then Validate.
+type Spec struct {
+	Name string `toml:"name" json:"name"`
+	Kind Kind   `toml:"kind" json:"kind"`
+	// Seed drives every random draw of the workload (lengths, arrivals) and the engine's
+	// speculative acceptance. HasSeed is false when the file did not set one: the caller's seed
+	// (the scenario's) is used.
+	Seed    uint64 `toml:"seed,omitempty" json:"seed"`
+	HasSeed bool   `toml:"-" json:"-"`
+
+	Lengths Lengths   `toml:"lengths" json:"lengths"`
+	Closed  Closed    `toml:"closed" json:"closed"`
+	Open    Open      `toml:"open" json:"open"`
+	Trace   Trace     `toml:"trace" json:"trace"`
+	Bench   BenchCell `toml:"bench" json:"bench"`
+	SLO     SLO       `toml:"slo" json:"slo"`
+	// SampleIntervalS is the KV-usage sampling period in simulated seconds (default 1).
+	SampleIntervalS float64 `toml:"sample_interval_s,omitempty" json:"sample_interval_s,omitempty"`
+
+	dir string // directory relative trace paths resolve against
+}
+
+// Sanity limits keep every product of counts inside int64 and runs finite.
+const (
+	maxTokens      = 1 << 24 // 16.7 M tokens per request
+	maxRequests    = 10_000_000
+	maxConcurrency = 100_000
+	maxRate        = 1e6
+	maxDurationS   = 30 * 24 * 3600
+)
+
+// Parse reads a workload TOML strictly: an unknown key is an error naming it.
+func Parse(data []byte, name string) (*Spec, error) {
+	var s Spec
+	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&s)
+	if err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			return nil, fmt.Errorf("%s: line %d: %s", name, pe.Position.Line, pe.Message)
+		}
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		key := und[0].String()
+		return nil, fmt.Errorf("%s: unknown key %q (the workload keys are in 'go doc servesim/workload')", at(name, lineOf(data, key)), key)
+	}
+	s.HasSeed = md.IsDefined("seed")
+	if s.Name == "" {
+		s.Name = strings.TrimSuffix(filepath.Base(name), filepath.Ext(name))
+	}
+	if err := s.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", at(name, lineOf(data, fieldOf(err.Error()))), err)
+	}
+	return &s, nil
+}
+
+// at is "file:line", or "file" when the line is unknown.
+func at(name string, line int) string {
+	if line > 0 {
+		return fmt.Sprintf("%s:%d", name, line)
+	}
+	return name
+}
+
+// fieldOf extracts the dotted field a validation message starts with ("lengths.input_tokens = 0:
+// ..." -> "lengths.input_tokens").
+func fieldOf(msg string) string {
+	end := strings.IndexAny(msg, " :=[")
+	if end < 0 {
+		return msg
+	}
+	return msg[:end]
+}
+
+// lineOf finds the 1-based line that sets a dotted key ("open.rate"), or 0.
+func lineOf(data []byte, key string) int {
+	table := ""
+	for i, raw := range strings.Split(string(data), "\n") {
+		line := strings.TrimSpace(raw)
+		if strings.HasPrefix(line, "[") {
+			table = strings.Trim(strings.TrimSpace(strings.SplitN(line, "#", 2)[0]), "[] ")
+			continue
+		}
+		k, _, ok := strings.Cut(line, "=")
+		if !ok {
+			continue
+		}
+		full := strings.TrimSpace(k)
+		if table != "" {
+			full = table + "." + full
+		}
+		if full == key {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// Load reads a workload: a TOML file, or a trace (.csv, .jsonl, .json) replayed as it is. Trace
+// files named by a TOML file are read relative to it.
+func Load(path string) (*Spec, error) {
+	ext := strings.ToLower(filepath.Ext(path))
+	if ext == ".csv" || ext == ".jsonl" || ext == ".json" || ext == ".ndjson" {
+		s := &Spec{Name: strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)), Kind: KindTrace, Trace: Trace{File: path}}
+		if err := s.Validate(); err != nil {
+			return nil, err
+		}
+		if err := s.LoadTrace(); err != nil {
+			return nil, err
+		}
+		return s, nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	s, err := Parse(data, path)
+	if err != nil {
+		return nil, err
+	}
+	s.dir = filepath.Dir(path)
+	if s.Kind == KindTrace {
+		if err := s.LoadTrace(); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// LoadTrace reads the trace file of a trace workload (once).
+func (s *Spec) LoadTrace() error {
+	if s.Kind != KindTrace || s.Trace.rows != nil {
+		return nil
+	}
+	p := s.Trace.File
+	if !filepath.IsAbs(p) && s.dir != "" {
+		p = filepath.Join(s.dir, p)
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return fmt.Errorf("trace.file: %w", err)
+	}
+	defer f.Close()
+	format := s.Trace.Format
+	if format == "" {
+		format = formatFromExt(p)
+	}
+	opt := TraceOptions{TimeUnit: s.Trace.TimeUnit}
+	var rows []TraceRow
+	switch format {
+	case "csv":
+		rows, err = ParseCSV(f, p, opt)
+	case "jsonl":
+		rows, err = ParseJSONL(f, p, opt)
+	}
+	if err != nil {
+		return err
+	}
+	if len(rows) == 0 {
+		return fmt.Errorf("%s: the trace has no requests", p)
+	}
+	s.Trace.rows = rows
+	return nil
+}
+
+// SetTrace gives a trace workload its rows directly (tests, generated traces).
+func (s *Spec) SetTrace(rows []TraceRow) {
+	s.Kind = KindTrace
+	s.Trace.rows = rows
+}
+
+func formatFromExt(p string) string {
+	switch strings.ToLower(filepath.Ext(p)) {
+	case ".csv":
+		return "csv"
+	}
+	return "jsonl"
+}
+
+// Validate checks the workload, naming the first bad field.
+func (s *Spec) Validate() error {
+	switch s.Kind {
+	case KindClosed, KindOpen, KindTrace, KindBench:
+	case "":
+		return fmt.Errorf("kind: missing: want closed, open, trace or bench")
+	default:
+		return fmt.Errorf("kind = %q: want closed, open, trace or bench", s.Kind)
+	}
+	if err := s.SLO.Validate(); err != nil {
+		return err
+	}
+	if v := s.SampleIntervalS; v < 0 || math.IsNaN(v) || v > 3600 {
+		return fmt.Errorf("sample_interval_s = %v: must be in (0, 3600] (or absent: 1 s)", v)
+	}
+	if s.Kind == KindClosed || s.Kind == KindOpen {
+		if err := s.Lengths.validate(); err != nil {
+			return err
+		}
+	}
+	switch s.Kind {
+	case KindClosed:
+		c := s.Closed
+		if c.Requests <= 0 || c.Requests > maxRequests {
+			return fmt.Errorf("closed.requests = %d: must be in 1..%d", c.Requests, maxRequests)
+		}
+		if c.Concurrency <= 0 || c.Concurrency > maxConcurrency {
+			return fmt.Errorf("closed.concurrency = %d: must be in 1..%d", c.Concurrency, maxConcurrency)
+		}
+	case KindOpen:
+		return s.Open.validate()
+	case KindTrace:
+		t := s.Trace
+		if t.File == "" && t.rows == nil {
+			return fmt.Errorf("trace.file: missing: want a .csv or .jsonl file")
+		}
+		switch t.Format {
+		case "", "csv", "jsonl":
+		default:
+			return fmt.Errorf("trace.format = %q: want csv or jsonl", t.Format)
+		}
+		if _, err := unitScale(t.TimeUnit); err != nil {
+			return fmt.Errorf("trace.time_unit: %w", err)
+		}
+		if t.Speedup < 0 || math.IsNaN(t.Speedup) || math.IsInf(t.Speedup, 0) {
+			return fmt.Errorf("trace.speedup = %v: must be positive (or absent: 1)", t.Speedup)
+		}
+		if t.MaxRequests < 0 {
+			return fmt.Errorf("trace.max_requests = %d: must be >= 0", t.MaxRequests)
+		}
+	case KindBench:
+		b := s.Bench
+		n, err := matrix.ParseContext(b.Context)
+		if err != nil {
+			return fmt.Errorf("bench.context: %w", err)
+		}
+		if n > maxTokens {
+			return fmt.Errorf("bench.context = %q: at most %d tokens", b.Context, maxTokens)
+		}
+		if b.Concurrency <= 0 || b.Concurrency > maxConcurrency {
+			return fmt.Errorf("bench.concurrency = %d: must be in 1..%d", b.Concurrency, maxConcurrency)
+		}
+		if b.ReadyLimitS < 0 || math.IsNaN(b.ReadyLimitS) || b.ReadyLimitS > maxDurationS {
+			return fmt.Errorf("bench.ready_limit_s = %v: must be in (0, %d] (or absent: a day)", b.ReadyLimitS, maxDurationS)
+		}
+		p := b.Protocol()
+		if err := p.Validate(); err != nil {
+			return fmt.Errorf("bench: %w", err)
+		}
+	}
+	return nil
+}
+
+func (l *Lengths) validate() error {
+	switch {
+	case l.InputTokens <= 0 || l.InputTokens > maxTokens:
+		return fmt.Errorf("lengths.input_tokens = %d: must be in 1..%d", l.InputTokens, maxTokens)
+	case l.OutputTokens <= 0 || l.OutputTokens > maxTokens:
+		return fmt.Errorf("lengths.output_tokens = %d: must be in 1..%d", l.OutputTokens, maxTokens)
+	case !(l.RangeRatio >= 0 && l.RangeRatio < 1):
+		return fmt.Errorf("lengths.range_ratio = %v: must be in [0, 1)", l.RangeRatio)
+	case l.PrefixTokens < 0 || l.PrefixTokens >= l.InputTokens:
+		return fmt.Errorf("lengths.prefix_tokens = %d: must be in 0..input_tokens-1 (%d)", l.PrefixTokens, l.InputTokens-1)
+	case l.PrefixGroups < 0 || l.PrefixGroups > maxRequests:
+		return fmt.Errorf("lengths.prefix_groups = %d: must be in 0..%d", l.PrefixGroups, maxRequests)
+	}
+	return nil
+}
+
+func (o *Open) validate() error {
+	switch o.Process {
+	case "poisson":
+	case "gamma":
+		if !(o.CV > 0 && o.CV <= 100) {
+			return fmt.Errorf("open.cv = %v: gamma needs a coefficient of variation in (0, 100]", o.CV)
+		}
+	case "":
+		return fmt.Errorf("open.process: missing: want poisson or gamma")
+	default:
+		return fmt.Errorf("open.process = %q: want poisson or gamma", o.Process)
+	}
+	if o.Process == "poisson" && o.CV != 0 && o.CV != 1 {
+		return fmt.Errorf("open.cv = %v: a poisson process has cv 1 (use process = \"gamma\" for another cv)", o.CV)
+	}
+	if o.Requests < 0 || o.Requests > maxRequests {
+		return fmt.Errorf("open.requests = %d: must be in 0..%d", o.Requests, maxRequests)
+	}
+	if o.DurationS < 0 || math.IsNaN(o.DurationS) || o.DurationS > maxDurationS {
+		return fmt.Errorf("open.duration_s = %v: must be in [0, %d]", o.DurationS, maxDurationS)
+	}
+	if len(o.Ramp) == 0 {
+		if !(o.RatePerS > 0 && o.RatePerS <= maxRate) {
+			return fmt.Errorf("open.rate = %v: must be in (0, %g] requests/s (or give open.ramp)", o.RatePerS, maxRate)
+		}
+		if o.Requests == 0 && o.DurationS == 0 {
+			return fmt.Errorf("open: give requests or duration_s (when to stop arriving)")
+		}
+		return nil
+	}
+	if o.RatePerS != 0 {
+		return fmt.Errorf("open.rate and open.ramp are exclusive: the ramp sets the rate")
+	}
+	var positive bool
+	for i, p := range o.Ramp {
+		if p.AtS < 0 || math.IsNaN(p.AtS) || p.AtS > maxDurationS {
+			return fmt.Errorf("open.ramp[%d].at_s = %v: must be in [0, %d]", i, p.AtS, maxDurationS)
+		}
+		if i > 0 && p.AtS <= o.Ramp[i-1].AtS {
+			return fmt.Errorf("open.ramp[%d].at_s = %v: must be after ramp[%d].at_s = %v", i, p.AtS, i-1, o.Ramp[i-1].AtS)
+		}
+		if p.RatePerS < 0 || math.IsNaN(p.RatePerS) || p.RatePerS > maxRate {
+			return fmt.Errorf("open.ramp[%d].rate = %v: must be in [0, %g]", i, p.RatePerS, maxRate)
+		}
+		positive = positive || p.RatePerS > 0
+	}
+	if !positive {
+		return fmt.Errorf("open.ramp: every rate is 0: no request would arrive")
+	}
+	if o.Requests == 0 && o.DurationS == 0 && o.Ramp[len(o.Ramp)-1].AtS == 0 {
+		return fmt.Errorf("open: give requests or duration_s (or a ramp whose last point is after 0 s)")
+	}
+	return nil
+}
+
+// endS is when arrivals stop (0 = only the request count stops them).
+func (o *Open) endS() float64 {
+	if o.DurationS > 0 {
+		return o.DurationS
+	}
+	if o.Requests == 0 && len(o.Ramp) > 0 {
+		return o.Ramp[len(o.Ramp)-1].AtS
+	}
+	return 0
+}
+
+// Protocol is the benchmark protocol of a bench cell, with defaults from bench.SeedProtocol.
+func (b BenchCell) Protocol() bench.Protocol {
+	p := bench.SeedProtocol()
+	p.Contexts = []string{b.Context}
+	p.PrefillOnly = nil
+	p.Concurrency = []int{max(b.Concurrency, 1)}
+	if b.DurationS != 0 {
+		p.DurationS = b.DurationS
+	}
+	if b.MaxOutput != 0 {
+		p.MaxOutput = b.MaxOutput
+	}
+	if b.PollS != 0 {
+		p.PollS = b.PollS
+	}
+	if b.StableS != 0 {
+		p.StableS = b.StableS
+	}
+	if b.MarginTokens != 0 {
+		p.MarginTokens = b.MarginTokens
+	}
+	return p
+}
+
+// BenchFromProtocol is a bench cell at context x concurrency with every other setting from p (a
+// scenario's protocol).
+func BenchFromProtocol(p *bench.Protocol, context string, concurrency int) BenchCell {
+	return BenchCell{Context: context, Concurrency: concurrency, DurationS: p.DurationS, MaxOutput: p.MaxOutput,
+		PollS: p.PollS, StableS: p.StableS, MarginTokens: p.MarginTokens}
+}
+
+// MaxConcurrency bounds the requests the workload keeps in flight at once (0 = unbounded: open
+// loop and traces).
+func (s *Spec) MaxConcurrency() int {
+	switch s.Kind {
+	case KindClosed:
+		return s.Closed.Concurrency
+	case KindBench:
+		return s.Bench.Concurrency
+	}
+	return 0
+}
+
+// MaxRequestTokens is the longest prompt + output the workload can send (the max_model_len it
+// needs), or 0 when unknown before the trace is read.
+func (s *Spec) MaxRequestTokens() int {
+	switch s.Kind {
+	case KindClosed, KindOpen:
+		l := s.Lengths
+		return hiLen(l.InputTokens, l.RangeRatio) + hiLen(l.OutputTokens, l.RangeRatio)
+	case KindBench:
+		p := s.Bench.Protocol()
+		n, _ := matrix.ParseContext(s.Bench.Context)
+		return n + p.MaxOutput + p.MarginTokens
+	case KindTrace:
+		m := 0
+		for _, r := range s.Trace.rows {
+			m = max(m, r.InputTokens+r.OutputTokens)
+		}
+		return m
+	}
+	return 0
+}
+
+// Describe is a one-line summary of the workload.
+func (s *Spec) Describe() string {
+	l := s.Lengths
+	lens := fmt.Sprintf("input %d, output %d tokens", l.InputTokens, l.OutputTokens)
+	if l.RangeRatio > 0 {
+		lens += fmt.Sprintf(" (uniform within ±%.0f%%)", 100*l.RangeRatio)
+	}
+	if l.PrefixTokens > 0 {
+		lens += fmt.Sprintf(", %d-token shared prefix in %d group(s)", l.PrefixTokens, max(l.PrefixGroups, 1))
+	}
+	if l.SamePrompt {
+		lens += ", identical prompts"
+	}
+	switch s.Kind {
+	case KindClosed:
+		return fmt.Sprintf("closed loop: %d requests at concurrency %d; %s", s.Closed.Requests, s.Closed.Concurrency, lens)
+	case KindOpen:
+		o := s.Open
+		proc := o.Process
+		if o.Process == "gamma" {
+			proc = fmt.Sprintf("gamma (cv %.2g)", o.CV)
+		}
+		rate := fmt.Sprintf("%.3g req/s", o.RatePerS)
+		if len(o.Ramp) > 0 {
+			var parts []string
+			for _, p := range o.Ramp {
+				parts = append(parts, fmt.Sprintf("%.3g@%gs", p.RatePerS, p.AtS))
+			}
+			rate = "ramp " + strings.Join(parts, " -> ") + " req/s"
+		}
+		stop := ""
+		if o.Requests > 0 {
+			stop = fmt.Sprintf(", %d requests", o.Requests)
+		}
+		if o.DurationS > 0 {
+			stop += fmt.Sprintf(", for %g s", o.DurationS)
+		}
+		return fmt.Sprintf("open loop: %s, %s%s; %s", proc, rate, stop, lens)
+	case KindTrace:
+		return fmt.Sprintf("trace replay: %s (%d requests)", s.Trace.File, len(s.Trace.rows))
+	case KindBench:
+		p := s.Bench.Protocol()
+		return fmt.Sprintf("llm-inference-bench cell: context %s x %d streams, %g s window, max output %d", s.Bench.Context, s.Bench.Concurrency, p.DurationS, p.MaxOutput)
+	}
+	return string(s.Kind)
+}
+
+func hiLen(l int, r float64) int { return int(float64(l) * (1 + r)) }
+func loLen(l int, r float64) int { return max(1, int(float64(l)*(1-r))) }
