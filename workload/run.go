@@ -6,6 +6,7 @@ import (
 	"hash/fnv"
 	"math"
 
+	"servesim/bench"
 	"servesim/matrix"
 	"servesim/model"
 	"servesim/sim"
@@ -407,9 +408,7 @@ const benchPromptID = 0x1000
 // BenchSeed is the engine seed of a decode cell of tokens x concurrency in a run seeded with seed:
 // bench's per-job seed, so that a cell simulated alone is the cell of the matrix.
 func BenchSeed(seed uint64, tokens, concurrency int) uint64 {
-	x := seed*0x9e3779b97f4a7c15 + uint64(tokens)*0xbf58476d1ce4e5b9 + uint64(concurrency)*0x94d049bb133111eb
-	x ^= x >> 31
-	return x
+	return bench.JobSeed(seed, &bench.Job{Phase: matrix.Decode, Tokens: tokens, Concurrency: concurrency})
 }
 
 // runBench runs one llm-inference-bench decode cell exactly as bench.RunJob runs it: a fresh
