@@ -63,6 +63,10 @@ type Table struct {
 	// hit blocks found by FindHit, per group, to be touched on Admit.
 	hitBlocks [][]BlockID
 	hitTokens int
+	// The last FindHit's inputs: reused while the pool's cached set is unchanged.
+	hitGen    uint64
+	hitFor    int
+	hitCached bool
 }
 
 // Manager is the KV-cache coordinator: it maps requests to blocks in every group of a Layout,
@@ -188,6 +192,12 @@ func (m *Manager) fixedPoint(t *Table, c *Content, limit int) int {
 // the minimum over groups, and loses its last block for EAGLE-family drafters. The blocks to reuse
 // are remembered in t for Admit.
 func (m *Manager) FindHit(t *Table, c *Content, tokens int) int {
+	if t.hitCached && t.hitGen == m.Pool.gen && t.hitFor == tokens {
+		// Same request, same length, no cached block added or evicted since: same answer. (A
+		// request blocked at the head of the queue asks every step.)
+		return t.hitTokens
+	}
+	t.hitCached, t.hitGen, t.hitFor = true, m.Pool.gen, tokens
 	for g := range t.hitBlocks {
 		t.hitBlocks[g] = t.hitBlocks[g][:0]
 	}
@@ -263,6 +273,7 @@ func (m *Manager) CanAdmit(t *Table, tokens int) bool {
 
 // Admit takes references on the hit blocks found by FindHit.
 func (m *Manager) Admit(t *Table) {
+	t.hitCached = false
 	for g := range m.L.Groups {
 		gr := &m.L.Groups[g]
 		if len(t.hitBlocks[g]) == 0 {
@@ -348,6 +359,7 @@ func (m *Manager) Commit(t *Table, c *Content, computed int) {
 
 // Free releases every block the request holds; cached content stays until evicted.
 func (m *Manager) Free(t *Table) {
+	t.hitCached = false
 	for g := range t.Blocks {
 		m.Pool.Free(t.Blocks[g])
 		t.Blocks[g] = t.Blocks[g][:0]

@@ -29,6 +29,8 @@ type Pool struct {
 	head, tail BlockID
 	numFree    int
 	cached     map[Hash]BlockID
+	// gen changes whenever the set of cached hashes changes, so a prefix lookup can be reused.
+	gen uint64
 	// Stats.
 	Evictions int64
 }
@@ -106,6 +108,7 @@ func (p *Pool) evict(b BlockID) {
 	if m.hash != 0 {
 		if p.cached[m.hash] == b {
 			delete(p.cached, m.hash)
+			p.gen++
 		}
 		m.hash = 0
 		p.Evictions++
@@ -157,6 +160,7 @@ func (p *Pool) SetHash(b BlockID, h Hash) {
 	}
 	m.hash = h
 	p.cached[h] = b
+	p.gen++
 }
 
 // Free drops one reference on each block. Blocks whose count reaches zero join the free queue in
@@ -189,6 +193,7 @@ func (p *Pool) CacheDetached(h Hash) {
 	b := p.popFree()
 	p.meta[b].hash = h
 	p.cached[h] = b
+	p.gen++
 	p.pushTail(b)
 }
 
