@@ -1,7 +1,6 @@
 package model
 
 import (
-	"bytes"
 	"embed"
 	"fmt"
 	"os"
@@ -9,7 +8,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/BurntSushi/toml"
+	"servesim/internal/tomlx"
 )
 
 //go:embed data/gpus.toml data/models/*.toml
@@ -20,20 +19,11 @@ type Catalog struct {
 	GPUs []GPU `toml:"gpu"`
 }
 
-// decodeStrict decodes TOML and rejects keys the target does not have, naming the first one.
+// decodeStrict decodes TOML and rejects keys the target does not have, naming the first one and
+// its line.
 func decodeStrict(data []byte, name string, v any) error {
-	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(v)
-	if err != nil {
-		return fmt.Errorf("%s: %w", name, err)
-	}
-	if und := md.Undecoded(); len(und) > 0 {
-		keys := make([]string, len(und))
-		for i, k := range und {
-			keys[i] = k.String()
-		}
-		return fmt.Errorf("%s: unknown key %q", name, keys[0])
-	}
-	return nil
+	_, err := tomlx.Decode(data, name, v, "")
+	return err
 }
 
 // BuiltinCatalog returns the embedded GPU catalog.

@@ -6,7 +6,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/BurntSushi/toml"
+	"servesim/internal/tomlx"
 
 	"servesim/model"
 )
@@ -30,12 +30,8 @@ type ParamsFile struct {
 // ParseParamsFile reads a params TOML file strictly.
 func ParseParamsFile(data []byte, name string) (*ParamsFile, error) {
 	var f ParamsFile
-	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, tomlError(err))
-	}
-	if und := md.Undecoded(); len(und) > 0 {
-		return nil, fmt.Errorf("%s: unknown key %q", name, und[0].String())
+	if _, err := tomlx.Decode(data, name, &f, "see `servesim config` for the parameter names"); err != nil {
+		return nil, err
 	}
 	if len(f.Params) == 0 {
 		return nil, fmt.Errorf("%s: no [params] table", name)

@@ -11,6 +11,8 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"servesim/internal/tomlx"
+
 	"servesim/bench"
 	"servesim/model"
 )
@@ -78,63 +80,13 @@ func Parse(data []byte, name string) (*Scenario, error) {
 }
 
 func decodeOnto(s *Scenario, data []byte, name string) (*Scenario, error) {
-	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(s)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, tomlError(err))
-	}
-	if und := md.Undecoded(); len(und) > 0 {
-		key := und[0].String()
-		return nil, fmt.Errorf("%s:%d: unknown key %q (see `servesim config` for the accepted keys)", name, lineOf(data, key), key)
+	if _, err := tomlx.Decode(data, name, s, "see `servesim config` for the accepted keys"); err != nil {
+		return nil, err
 	}
 	if err := s.Validate(); err != nil {
-		if line := lineOf(data, fieldOf(err.Error())); line > 0 {
-			return nil, fmt.Errorf("%s:%d: %w", name, line, err)
-		}
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, tomlx.Locate(data, name, err)
 	}
 	return s, nil
-}
-
-// fieldOf extracts the dotted field a validation message starts with ("engine.max_num_seqs = -4:
-// ..." -> "engine.max_num_seqs"; "protocol.concurrency[0] = 0" -> "protocol.concurrency").
-func fieldOf(msg string) string {
-	end := strings.IndexAny(msg, " :=[")
-	if end < 0 {
-		return msg
-	}
-	return msg[:end]
-}
-
-// lineOf finds the 1-based line that sets a dotted key ("engine.speculative.method"), or 0.
-func lineOf(data []byte, key string) int {
-	table := ""
-	for i, raw := range strings.Split(string(data), "\n") {
-		line := strings.TrimSpace(raw)
-		if strings.HasPrefix(line, "[") {
-			table = strings.Trim(strings.TrimSpace(strings.SplitN(line, "#", 2)[0]), "[] ")
-			continue
-		}
-		k, _, ok := strings.Cut(line, "=")
-		if !ok {
-			continue
-		}
-		full := strings.TrimSpace(k)
-		if table != "" {
-			full = table + "." + full
-		}
-		if full == key {
-			return i + 1
-		}
-	}
-	return 0
-}
-
-// tomlError shortens BurntSushi's parse errors to "line N: ...".
-func tomlError(err error) error {
-	if pe, ok := err.(toml.ParseError); ok {
-		return fmt.Errorf("line %d: %s", pe.Position.Line, pe.Message)
-	}
-	return err
 }
 
 // Load reads a scenario file.

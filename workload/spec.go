@@ -1,17 +1,14 @@
 package workload
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 
-	"github.com/BurntSushi/toml"
-
 	"servesim/bench"
+	"servesim/internal/tomlx"
 	"servesim/matrix"
 )
 
@@ -189,68 +186,18 @@ const (
 // Parse reads a workload TOML strictly: an unknown key is an error naming it.
 func Parse(data []byte, name string) (*Spec, error) {
 	var s Spec
-	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&s)
+	md, err := tomlx.Decode(data, name, &s, "the workload keys are in 'go doc servesim/workload'")
 	if err != nil {
-		var pe toml.ParseError
-		if errors.As(err, &pe) {
-			return nil, fmt.Errorf("%s: line %d: %s", name, pe.Position.Line, pe.Message)
-		}
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	if und := md.Undecoded(); len(und) > 0 {
-		key := und[0].String()
-		return nil, fmt.Errorf("%s: unknown key %q (the workload keys are in 'go doc servesim/workload')", at(name, lineOf(data, key)), key)
+		return nil, err
 	}
 	s.HasSeed = md.IsDefined("seed")
 	if s.Name == "" {
 		s.Name = strings.TrimSuffix(filepath.Base(name), filepath.Ext(name))
 	}
 	if err := s.Validate(); err != nil {
-		return nil, fmt.Errorf("%s: %w", at(name, lineOf(data, fieldOf(err.Error()))), err)
+		return nil, tomlx.Locate(data, name, err)
 	}
 	return &s, nil
-}
-
-// at is "file:line", or "file" when the line is unknown.
-func at(name string, line int) string {
-	if line > 0 {
-		return fmt.Sprintf("%s:%d", name, line)
-	}
-	return name
-}
-
-// fieldOf extracts the dotted field a validation message starts with ("lengths.input_tokens = 0:
-// ..." -> "lengths.input_tokens").
-func fieldOf(msg string) string {
-	end := strings.IndexAny(msg, " :=[")
-	if end < 0 {
-		return msg
-	}
-	return msg[:end]
-}
-
-// lineOf finds the 1-based line that sets a dotted key ("open.rate"), or 0.
-func lineOf(data []byte, key string) int {
-	table := ""
-	for i, raw := range strings.Split(string(data), "\n") {
-		line := strings.TrimSpace(raw)
-		if strings.HasPrefix(line, "[") {
-			table = strings.Trim(strings.TrimSpace(strings.SplitN(line, "#", 2)[0]), "[] ")
-			continue
-		}
-		k, _, ok := strings.Cut(line, "=")
-		if !ok {
-			continue
-		}
-		full := strings.TrimSpace(k)
-		if table != "" {
-			full = table + "." + full
-		}
-		if full == key {
-			return i + 1
-		}
-	}
-	return 0
 }
 
 // Load reads a workload: a TOML file, or a trace (.csv, .jsonl, .json) replayed as it is. Trace
