@@ -304,16 +304,23 @@ func (logTicks) Ticks(min, max float64) []plot.Tick {
 	}
 	lo, hi := math.Floor(math.Log10(min)), math.Ceil(math.Log10(max))
 	dense := hi-lo <= 3
+	// Less than a factor of 3 end to end: a 1-2-5 axis would show one label or none, so every
+	// tick of a finer sequence is labelled.
+	narrow := max/min < 3
+	mults := []float64{1, 2, 3, 4, 5, 6, 7, 8, 9}
+	if narrow {
+		mults = []float64{1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 7, 8, 9}
+	}
 	var ts []plot.Tick
 	for e := lo; e <= hi; e++ {
 		dec := math.Pow(10, e)
-		for m := 1.0; m <= 9; m++ {
+		for _, m := range mults {
 			v := m * dec
 			if v < min*(1-1e-9) || v > max*(1+1e-9) {
 				continue
 			}
 			t := plot.Tick{Value: v}
-			if m == 1 || (dense && (m == 2 || m == 5)) {
+			if narrow || m == 1 || (dense && (m == 2 || m == 5)) {
 				t.Label = tickText(v)
 			}
 			ts = append(ts, t)
