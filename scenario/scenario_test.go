@@ -131,7 +131,12 @@ func FuzzParseScenario(f *testing.F) {
 		if err != nil {
 			return
 		}
-		// A scenario that parses either resolves or fails with an error; it never panics.
+		// A scenario that parses either resolves or fails with an error; it never panics. File
+		// references are dropped: the fuzzer must not read arbitrary paths (/dev/zero, ...).
+		s.Hardware.GPUFile, s.Model.File, s.ParamsFile = "", "", ""
+		if s.Model.Drafter != "" {
+			s.Model.Drafter = "glm-5.3-flash-dflash2"
+		}
 		s.Resolve(ResolveOptions{Uncalibrated: true})
 	})
 }
