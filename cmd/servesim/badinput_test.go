@@ -68,7 +68,8 @@ func TestBadInputs(t *testing.T) {
 		{[]string{"fit", "--kv-tokens", "-5"}, 2, "--kv-tokens -5"},
 		{[]string{"fit", "--free", "warp_drive"}, 2, `--free: unknown parameter "warp_drive"`},
 		{[]string{"fit", "--weights", "ttft=-1"}, 2, "want a non-negative number"},
-		{[]string{"fit", "--method", "annealing", "--free", "mem_bw_eff", "--train", "concurrency=1,context=8K"}, 1, `method "annealing"`},
+		{[]string{"fit", "--method", "annealing"}, 2, `--method "annealing": want lm, bfgs or nelder-mead`},
+		{[]string{"fit", "--starts", "0"}, 2, "--starts 0: must be a positive integer"},
 	}
 	for _, c := range cases {
 		var out, errb bytes.Buffer

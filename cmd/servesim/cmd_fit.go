@@ -51,6 +51,14 @@ JSON); the embedded seed is the default for the seed scenario.`,
 				if len(args) > 0 {
 					return usagef("unexpected argument %q", args[0])
 				}
+				switch *method {
+				case "lm", "bfgs", "nelder-mead":
+				default:
+					return usagef("--method %q: want lm, bfgs or nelder-mead", *method)
+				}
+				if *starts <= 0 {
+					return usagef("--starts %d: must be a positive integer", *starts)
+				}
 				wts, err := calibration.ParseWeights(*weights)
 				if err != nil {
 					return usagef("--weights: %v", err)
