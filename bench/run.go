@@ -213,84 +213,124 @@ func (r *runner) scout(label string, tokens int, pid uint64) (matrix.Cell, error
 	return c, nil
 }
 
-// stream is one closed-loop client stream of a decode cell.
-type stream struct {
-	cur *sim.Record
+// CellOptions adapt RunDecodeCell to a caller that keeps its own per-request statistics.
+type CellOptions struct {
+	// ReadyLimit bounds the wait for a readiness gate that cannot time out (C <= max_num_seqs)
+	// but never passes; 0 means 30 simulated minutes.
+	ReadyLimit vtime.Duration
+	// OnSubmit is called for every stream request sent.
+	OnSubmit func(rec *sim.Record)
+	// OnTokens is called for every delivery to a stream request.
+	OnTokens func(rec *sim.Record, n int, done bool, now vtime.Time)
+	// OnCancel is called for every stream request cancelled at the end (still live).
+	OnCancel func(rec *sim.Record)
 }
 
-// decodeCell runs C closed-loop streams with the identical prompt, waits for the readiness gate
-// (or its timeout), measures a fixed window, then cancels everything.
-func (r *runner) decodeCell(label string, tokens, c int, pid uint64) (matrix.Cell, *CellTrace, error) {
-	e := r.eng
-	p := r.proto
-	cell := matrix.NewCell(matrix.Decode, label, tokens, c)
+// CellRun is the raw outcome of one decode cell: every stream request and what the window saw.
+type CellRun struct {
+	Records                []*sim.Record // every stream request, in submission order
+	Start                  vtime.Time    // streams launched
+	WindowStart, WindowEnd vtime.Time
+	WindowTokens           int // tokens delivered inside the window
+	Completed              int // requests finished inside the window
+	Cancelled              int // requests still live at the window's end
+	Peak                   int // most requests running at once
+	Ready                  bool
+	RunningSeconds         float64 // integral of num_requests_running over the window
+	TimedOut               bool    // the streams never all ran within the ready limit
+}
+
+// RunDecodeCell runs one llm-inference-bench decode cell on e, whose prefix cache the caller has
+// prepared (the scout): C closed-loop streams with the identical prompt, the readiness gate polled
+// every PollS (C running, none waiting, every stream has a token, stable for StableS; with
+// C > max_num_seqs it times out after ready_timeout_s), the fixed window, then cancellation of
+// every stream and a drain. It is the one implementation of the protocol's decode cell; bench and
+// workload both use it.
+func RunDecodeCell(e *sim.Engine, srv *sim.Server, p *Protocol, tokens, c int, pid uint64, o CellOptions) (*CellRun, error) {
+	run := &CellRun{}
 	spec := sim.RequestSpec{PromptTokens: tokens, MaxTokens: p.MaxOutput, PromptID: pid}
-	streams := make([]stream, c)
-	var all []*sim.Record
+	streams := make([]*sim.Record, c)
 	windowStart, windowEnd := vtime.Never, vtime.Never
-	var winTokens, completed int
 	active := true
+	submit := func(s sim.RequestSpec) *sim.Record {
+		rec := e.Submit(s)
+		run.Records = append(run.Records, rec)
+		if o.OnSubmit != nil {
+			o.OnSubmit(rec)
+		}
+		return rec
+	}
 	e.Hooks.OnTokens = func(e *sim.Engine, rec *sim.Record, n int, done bool) {
 		now := e.Now()
 		if now >= windowStart && now < windowEnd {
-			winTokens += n
+			run.WindowTokens += n
 			if done {
-				completed++
+				run.Completed++
 			}
 		}
+		if o.OnTokens != nil {
+			o.OnTokens(rec, n, done, now)
+		}
 		if done && active {
-			i := rec.Spec.Tag
-			streams[i].cur = e.Submit(rec.Spec)
-			all = append(all, streams[i].cur)
+			streams[rec.Spec.Tag] = submit(rec.Spec)
 		}
 	}
 	defer func() { e.Hooks.OnTokens = nil }()
 
-	start := e.Now()
+	run.Start = e.Now()
 	for i := range streams {
 		s := spec
 		s.Tag = i
-		streams[i].cur = e.Submit(s)
-		all = append(all, streams[i].cur)
+		streams[i] = submit(s)
 	}
 	sched := e.Scheduler()
-	peak := 0
 	ready := func() bool {
 		if sched.NumWaiting() > 0 || sched.NumRunning() < c {
 			return false
 		}
-		for i := range streams {
-			if streams[i].cur.FirstToken < 0 {
+		for _, st := range streams {
+			if st.FirstToken < 0 {
 				return false
 			}
 		}
 		return true
 	}
-	// Readiness gate, polled.
 	poll := seconds(p.PollS)
-	timeout := start.Add(seconds(r.srv.Params[model.PReadyTimeoutS]))
-	if c <= r.srv.Deployment.Engine.MaxNumSeqs {
+	timeout := run.Start.Add(seconds(srv.Params[model.PReadyTimeoutS]))
+	if c <= srv.Deployment.Engine.MaxNumSeqs {
 		// The gate can pass: the benchmark waits for it as long as it takes.
 		timeout = vtime.Never
 	}
+	limit := o.ReadyLimit
+	if limit <= 0 {
+		limit = seconds(maxReadyWaitS)
+	}
+	stop := func() error {
+		active = false
+		for _, st := range streams {
+			if st.Live() {
+				run.Cancelled++
+				if o.OnCancel != nil {
+					o.OnCancel(st)
+				}
+			}
+			e.Cancel(st)
+		}
+		return e.RunUntilIdle()
+	}
 	var stableSince vtime.Time = -1
-	isReady := false
-	t := start
-	for {
-		t = t.Add(poll)
-		if t > timeout {
-			t = timeout
-		}
+	for t := run.Start; ; {
+		t = min(t.Add(poll), timeout)
 		if err := e.RunUntil(t); err != nil {
-			return cell, nil, fmt.Errorf("decode %s x %d: %w", label, c, err)
+			return nil, err
 		}
-		peak = max(peak, sched.NumRunning())
+		run.Peak = max(run.Peak, sched.NumRunning())
 		if ready() {
 			if stableSince < 0 {
 				stableSince = t
 			}
 			if t.Sub(stableSince) >= seconds(p.StableS) {
-				isReady = true
+				run.Ready = true
 				break
 			}
 		} else {
@@ -299,44 +339,45 @@ func (r *runner) decodeCell(label string, tokens, c int, pid uint64) (matrix.Cel
 		if t >= timeout {
 			break
 		}
-		if t.Sub(start) > seconds(maxReadyWaitS) {
-			// The streams never all run (e.g. prefill chunks that cannot fit beside the decodes):
-			// the benchmark would report the cell invalid rather than wait forever.
-			for i := range streams {
-				e.Cancel(streams[i].cur)
-			}
-			if err := e.RunUntilIdle(); err != nil {
-				return cell, nil, fmt.Errorf("decode %s x %d: %w", label, c, err)
-			}
-			cell.Status = matrix.Error
-			return cell, &CellTrace{Key: cell.Key(), Start: start, PeakRunning: peak, Requests: len(all)}, nil
+		if t.Sub(run.Start) > limit {
+			// The streams never all run (e.g. prefill chunks that cannot fit beside the decodes).
+			run.TimedOut = true
+			return run, stop()
 		}
 	}
 	windowStart = e.Now()
 	windowEnd = windowStart.Add(seconds(p.DurationS))
+	run.WindowStart, run.WindowEnd = windowStart, windowEnd
 	runStart := e.RunningIntegral()
-	// Run the window, tracking the peak of running requests at each poll.
 	for t := windowStart; t < windowEnd; {
 		t = min(t.Add(poll), windowEnd)
 		if err := e.RunUntil(t); err != nil {
-			return cell, nil, fmt.Errorf("decode %s x %d: %w", label, c, err)
+			return nil, err
 		}
-		peak = max(peak, sched.NumRunning())
+		run.Peak = max(run.Peak, sched.NumRunning())
 	}
-	runEnd := e.RunningIntegral()
-	active = false
-	for i := range streams {
-		e.Cancel(streams[i].cur)
-	}
-	if err := e.RunUntilIdle(); err != nil {
+	run.RunningSeconds = e.RunningIntegral() - runStart
+	return run, stop()
+}
+
+// decodeCell runs one decode cell and reduces it to the benchmark's numbers: medians over every
+// stream request of TTFT and time between tokens, window throughput, status.
+func (r *runner) decodeCell(label string, tokens, c int, pid uint64) (matrix.Cell, *CellTrace, error) {
+	cell := matrix.NewCell(matrix.Decode, label, tokens, c)
+	run, err := RunDecodeCell(r.eng, r.srv, r.proto, tokens, c, pid, CellOptions{})
+	if err != nil {
 		return cell, nil, fmt.Errorf("decode %s x %d: %w", label, c, err)
 	}
-
-	dur := windowEnd.Sub(windowStart).Seconds()
+	tr := &CellTrace{Key: cell.Key(), Start: run.Start, WindowStart: run.WindowStart, Ready: run.Ready,
+		PeakRunning: run.Peak, Requests: len(run.Records)}
+	if run.TimedOut {
+		// The benchmark would report the cell invalid rather than wait forever.
+		cell.Status = matrix.Error
+		return cell, tr, nil
+	}
 	var ttfts, itls []float64
-	preempt := 0
-	for _, rec := range all {
-		preempt += rec.Preemptions
+	for _, rec := range run.Records {
+		tr.Preemptions += rec.Preemptions
 		if rec.FirstToken >= 0 {
 			ttfts = append(ttfts, rec.FirstToken.Sub(rec.Send).Seconds()*1e3)
 		}
@@ -344,15 +385,16 @@ func (r *runner) decodeCell(label string, tokens, c int, pid uint64) (matrix.Cel
 			itls = append(itls, rec.LastToken.Sub(rec.FirstToken).Seconds()*1e3/float64(rec.Tokens-1))
 		}
 	}
+	dur := run.WindowEnd.Sub(run.WindowStart).Seconds()
 	cell.Status = matrix.Valid
-	if peak < c {
+	if run.Peak < c {
 		cell.Status = matrix.RequestsQueued
 	}
-	cell.TotalTokS = float64(winTokens) / dur
-	cell.OutputTokens = winTokens
-	cell.Completed = completed
+	cell.TotalTokS = float64(run.WindowTokens) / dur
+	cell.OutputTokens = run.WindowTokens
+	cell.Completed = run.Completed
 	cell.MeasuredS = dur
-	cell.AvgActive = (runEnd - runStart) / dur
+	cell.AvgActive = run.RunningSeconds / dur
 	if len(ttfts) > 0 {
 		cell.TTFTms = median(ttfts)
 	}
@@ -360,8 +402,6 @@ func (r *runner) decodeCell(label string, tokens, c int, pid uint64) (matrix.Cel
 		cell.TBTms = median(itls)
 		cell.PerRequestTokS = 1e3 / cell.TBTms
 	}
-	tr := &CellTrace{Key: cell.Key(), Start: start, WindowStart: windowStart, Ready: isReady,
-		PeakRunning: peak, Requests: len(all), Preemptions: preempt}
 	return cell, tr, nil
 }
 

@@ -34,6 +34,8 @@ type Entry struct {
 	Drafts int
 	// Decode is true for a pure decode (verification) entry: no prompt tokens left before it.
 	Decode bool
+	// Admitted is true when the request left the waiting queue in this step.
+	Admitted bool
 }
 
 // Batch is what one engine step runs.
@@ -234,7 +236,7 @@ func (s *Scheduler) Schedule(b *Batch) {
 		s.seq++
 		r.order = s.seq
 		s.running = append(s.running, r)
-		b.Entries = append(b.Entries, Entry{Req: r, Start: hit, Tokens: n, Emits: emits})
+		b.Entries = append(b.Entries, Entry{Req: r, Start: hit, Tokens: n, Emits: emits, Admitted: true})
 		b.NumTokens += n
 		budget -= n
 	}

@@ -40,8 +40,9 @@ type Chunk struct {
 type Record struct {
 	ID   scheduler.RequestID
 	Spec RequestSpec
-	// Send is when the client sent it; Arrive when the engine queued it (after the frontend).
-	Send, Arrive vtime.Time
+	// Send is when the client sent it; Arrive when the engine queued it (after the frontend);
+	// Admitted when the scheduler first took it from the waiting queue (-1 before).
+	Send, Arrive, Admitted vtime.Time
 	// FirstToken and LastToken are -1 until a token arrives.
 	FirstToken, LastToken vtime.Time
 	// End is when it finished or was cancelled (-1 while live).
@@ -141,7 +142,7 @@ func (e *Engine) Err() error { return e.err }
 // Submit sends a request now; it reaches the engine after the frontend's processing time.
 func (e *Engine) Submit(spec RequestSpec) *Record {
 	e.nextID++
-	r := &Record{ID: e.nextID, Spec: spec, Send: e.now, Arrive: -1, FirstToken: -1, LastToken: -1, End: -1}
+	r := &Record{ID: e.nextID, Spec: spec, Send: e.now, Arrive: -1, Admitted: -1, FirstToken: -1, LastToken: -1, End: -1}
 	// The API server processes prompts one at a time (tokenisation is CPU-bound in one process):
 	// a burst of long prompts reaches the engine staggered.
 	d := vtime.FromSeconds(e.cost.FrontendSeconds(spec.PromptTokens))
@@ -205,6 +206,13 @@ func (e *Engine) maybeStep() {
 			e.fail(fmt.Errorf("at %v: request at the head of the queue does not fit in the KV cache even with the engine idle", e.now))
 		}
 		return
+	}
+	for i := range e.batch.Entries {
+		if en := &e.batch.Entries[i]; en.Admitted && en.Req.Admitted == 1 {
+			if rec := e.byReq[en.Req]; rec != nil {
+				rec.Admitted = e.now
+			}
+		}
 	}
 	e.batch.Shape(&e.shape)
 	c := e.cost.Step(&e.shape)

@@ -196,3 +196,17 @@ func BenchmarkEngineClosedLoop(b *testing.B) {
 		}
 	}
 }
+
+func TestAdmissionTime(t *testing.T) {
+	srv := smallServer(t, 1, 1, 4096, 0)
+	eng := srv.NewEngine(1)
+	a := eng.Submit(RequestSpec{PromptTokens: 100, MaxTokens: 200, PromptID: 1})
+	b := eng.Submit(RequestSpec{PromptTokens: 100, MaxTokens: 5, PromptID: 2})
+	if err := eng.RunUntilIdle(); err != nil {
+		t.Fatal(err)
+	}
+	// max_num_seqs 1: b waits in the queue until a finishes.
+	if a.Admitted != a.Arrive || b.Admitted < a.End || b.Admitted <= b.Arrive {
+		t.Fatalf("a arrive %v admitted %v end %v; b arrive %v admitted %v: want a admitted on arrival, b after a ends", a.Arrive, a.Admitted, a.End, b.Arrive, b.Admitted)
+	}
+}

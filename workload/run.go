@@ -8,7 +8,6 @@ import (
 
 	"servesim/bench"
 	"servesim/matrix"
-	"servesim/model"
 	"servesim/sim"
 	"servesim/vtime"
 )
@@ -182,37 +181,15 @@ func listKey(reqs []Request, conc int) uint64 {
 	return h.Sum64()
 }
 
-// costTap forwards the cost model and notes, at the start of each step, the requests admitted by
-// the schedule that step runs: the first admission time of a request is its queue exit.
-type costTap struct {
-	inner sim.StepCoster
-	eng   *sim.Engine
-	meta  *[]reqMeta
-}
-
-func (c *costTap) Step(s *model.StepShape) model.StepCost {
-	now := c.eng.Now()
-	for _, q := range c.eng.Scheduler().Running() {
-		m := metaAt(c.meta, int(q.ID))
-		if m.admit < 0 {
-			m.admit = now
-		}
-	}
-	return c.inner.Step(s)
-}
-
-func (c *costTap) FrontendSeconds(n int) float64 { return c.inner.FrontendSeconds(n) }
-
 // reqMeta is per-request state the engine's Record does not keep.
 type reqMeta struct {
-	admit    vtime.Time // first admission, -1 before
 	last     vtime.Time // last delivery, -1 before
 	measured bool       // counts in the metrics (not a warm-up or scout request)
 }
 
 func metaAt(m *[]reqMeta, id int) *reqMeta {
 	for id >= len(*m) {
-		*m = append(*m, reqMeta{admit: -1, last: -1})
+		*m = append(*m, reqMeta{last: -1})
 	}
 	return &(*m)[id]
 }
@@ -221,7 +198,6 @@ func metaAt(m *[]reqMeta, id int) *reqMeta {
 type runner struct {
 	srv     *sim.Server
 	eng     *sim.Engine
-	tap     costTap
 	meta    []reqMeta
 	col     *collector
 	live    int
@@ -230,21 +206,10 @@ type runner struct {
 	sampleF func(*sim.Engine)
 }
 
-// newRunner builds an engine exactly as sim.Server.NewEngine does, with the cost model behind the
-// admission tap.
+// newRunner starts a fresh engine on the server.
 func newRunner(srv *sim.Server, seed uint64, every vtime.Duration) *runner {
-	r := &runner{srv: srv, col: &collector{}, every: every}
+	r := &runner{srv: srv, eng: srv.NewEngine(seed), col: &collector{}, every: every}
 	r.col.kv.interval = every
-	r.tap.inner = srv.Cost
-	r.tap.meta = &r.meta
-	r.eng = sim.New(sim.Config{
-		Scheduler: srv.SchedulerConfig(),
-		Layout:    srv.Layout,
-		EagleDrop: srv.Deployment.Engine.Speculative.EagleFamily(),
-		Cost:      &r.tap,
-		Seed:      seed,
-	})
-	r.tap.eng = r.eng
 	r.sampleF = r.sample
 	return r
 }
@@ -309,8 +274,8 @@ func (r *runner) record(rec *sim.Record) {
 	if rec.Finished {
 		s.e2e = rec.End.Sub(rec.Send).Seconds() * 1e3
 	}
-	if m := metaAt(&r.meta, int(rec.ID)); m.admit >= 0 && rec.Arrive >= 0 {
-		s.queue = m.admit.Sub(rec.Arrive).Seconds() * 1e3
+	if rec.Admitted >= 0 && rec.Arrive >= 0 {
+		s.queue = rec.Admitted.Sub(rec.Arrive).Seconds() * 1e3
 	}
 	c.samples = append(c.samples, s)
 	c.preemptions += rec.Preemptions
@@ -411,12 +376,10 @@ func BenchSeed(seed uint64, tokens, concurrency int) uint64 {
 	return bench.JobSeed(seed, &bench.Job{Phase: matrix.Decode, Tokens: tokens, Concurrency: concurrency})
 }
 
-// runBench runs one llm-inference-bench decode cell exactly as bench.RunJob runs it: a fresh
-// engine seeded per cell, the cold scout prefill of the prompt (max_tokens 1, which fills the
-// prefix cache), then C closed-loop streams of that prompt, a polled readiness gate (C running,
-// none waiting, every stream has a token, stable for StableS; with C > max_num_seqs it times out
-// after the ready_timeout_s parameter), the fixed window, and cancellation. Throughput counts the
-// window; latencies count every stream request.
+// runBench runs one llm-inference-bench decode cell exactly as bench.RunJob does (a fresh engine
+// seeded per cell, the cold scout prefill that fills the prefix cache, then bench.RunDecodeCell)
+// and keeps every stream request's latencies. Throughput counts the window; latencies count every
+// stream request.
 func runBench(srv *sim.Server, b BenchCell, seed uint64, every vtime.Duration) (*collector, error) {
 	p := b.Protocol()
 	mml := srv.Deployment.Engine.MaxModelLen
@@ -445,119 +408,44 @@ func runBench(srv *sim.Server, b BenchCell, seed uint64, every vtime.Duration) (
 	if err := e.RunUntilIdle(); err != nil {
 		return nil, fmt.Errorf("prefill %s: %w", b.Context, err)
 	}
-
-	spec := sim.RequestSpec{PromptTokens: tokens, MaxTokens: p.MaxOutput, PromptID: benchPromptID}
-	streams := make([]*sim.Record, c)
-	var all []*sim.Record
-	windowStart, windowEnd := vtime.Never, vtime.Never
-	var winTokens int64
-	active := true
-	e.Hooks.OnTokens = func(e *sim.Engine, rec *sim.Record, n int, fin bool) {
-		now := e.Now()
-		if now >= windowStart && now < windowEnd {
-			winTokens += int64(n)
-			if fin {
-				col.completed++
-				col.inputTokens += int64(rec.Spec.PromptTokens)
+	opt := bench.CellOptions{
+		OnSubmit: func(rec *sim.Record) {
+			metaAt(&r.meta, int(rec.ID)).measured = true
+			r.live++
+			r.arm()
+		},
+		OnTokens: func(rec *sim.Record, n int, done bool, now vtime.Time) {
+			r.delivered(rec, now)
+			if done {
+				r.live--
 			}
-		}
-		r.delivered(rec, now)
-		if fin {
-			r.live--
-		}
-		if fin && active {
-			i := rec.Spec.Tag
-			streams[i] = r.submit(rec.Spec, true)
-			all = append(all, streams[i])
-		}
+		},
+		OnCancel: func(*sim.Record) { r.live-- },
 	}
-	defer func() { e.Hooks.OnTokens = nil }()
-
-	start := e.Now()
-	for i := range streams {
-		s := spec
-		s.Tag = i
-		streams[i] = r.submit(s, true)
-		all = append(all, streams[i])
-	}
-	sched := e.Scheduler()
-	peak := 0
-	ready := func() bool {
-		if sched.NumWaiting() > 0 || sched.NumRunning() < c {
-			return false
-		}
-		for _, s := range streams {
-			if s.FirstToken < 0 {
-				return false
-			}
-		}
-		return true
-	}
-	poll := vtime.FromSeconds(p.PollS)
-	timeout := start.Add(vtime.FromSeconds(srv.Params[model.PReadyTimeoutS]))
-	if c <= srv.Deployment.Engine.MaxNumSeqs {
-		timeout = vtime.Never
-	}
-	limit := 24 * 3600 * vtime.Second
 	if b.ReadyLimitS > 0 {
-		limit = vtime.FromSeconds(b.ReadyLimitS)
+		opt.ReadyLimit = vtime.FromSeconds(b.ReadyLimitS)
+	} else {
+		opt.ReadyLimit = 24 * 3600 * vtime.Second
 	}
-	var stableSince vtime.Time = -1
-	t := start
-	for {
-		t = t.Add(poll)
-		if t > timeout {
-			t = timeout
-		}
-		if err := e.RunUntil(t); err != nil {
-			return nil, fmt.Errorf("decode %s x %d: %w", b.Context, c, err)
-		}
-		peak = max(peak, sched.NumRunning())
-		if ready() {
-			if stableSince < 0 {
-				stableSince = t
-			}
-			if t.Sub(stableSince) >= vtime.FromSeconds(p.StableS) {
-				break
-			}
-		} else {
-			stableSince = -1
-		}
-		if t >= timeout {
-			break
-		}
-		if t.Sub(start) > limit {
-			return nil, fmt.Errorf("decode %s x %d: at most %d of the %d streams ran at once in %g simulated seconds: the KV cache cannot hold them all (%d preemptions); the benchmark would wait forever",
-				b.Context, c, peak, c, limit.Seconds(), sched.Preemptions)
-		}
-	}
-	windowStart = e.Now()
-	windowEnd = windowStart.Add(vtime.FromSeconds(p.DurationS))
-	for t := windowStart; t < windowEnd; {
-		t = min(t.Add(poll), windowEnd)
-		if err := e.RunUntil(t); err != nil {
-			return nil, fmt.Errorf("decode %s x %d: %w", b.Context, c, err)
-		}
-		peak = max(peak, sched.NumRunning())
-	}
-	active = false
-	for _, s := range streams {
-		if s.Live() {
-			col.cancelled++
-		}
-		r.cancel(s)
-	}
-	if err := e.RunUntilIdle(); err != nil {
+	run, err := bench.RunDecodeCell(e, srv, &p, tokens, c, benchPromptID, opt)
+	if err != nil {
 		return nil, fmt.Errorf("decode %s x %d: %w", b.Context, c, err)
 	}
-	for _, rec := range all {
+	if run.TimedOut {
+		return nil, fmt.Errorf("decode %s x %d: at most %d of the %d streams ran at once in %g simulated seconds: the KV cache cannot hold them all (%d preemptions); the benchmark would wait forever",
+			b.Context, c, run.Peak, c, opt.ReadyLimit.Seconds(), e.Scheduler().Preemptions)
+	}
+	for _, rec := range run.Records {
 		r.record(rec)
 	}
-	col.submitted = len(all)
-	col.outputTokens = winTokens
-	col.durationS = windowEnd.Sub(windowStart).Seconds()
+	col.completed = run.Completed
+	col.inputTokens = int64(run.Completed) * int64(tokens)
+	col.cancelled = run.Cancelled
+	col.submitted = len(run.Records)
+	col.outputTokens = int64(run.WindowTokens)
+	col.durationS = run.WindowEnd.Sub(run.WindowStart).Seconds()
 	col.status = string(matrix.Valid)
-	if peak < c {
+	if run.Peak < c {
 		col.status = string(matrix.RequestsQueued)
 	}
 	r.finishStats()
