@@ -6,7 +6,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"servesim/bench"
-	"servesim/sim"
 )
 
 func init() {
@@ -30,11 +29,7 @@ reported kv_cache_size_tokens is what the benchmark's Over-capacity rule uses.`,
 				if err := out.check(); err != nil {
 					return err
 				}
-				r, err := sf.load(e.stderr)
-				if err != nil {
-					return err
-				}
-				srv, err := sim.NewServer(r.Deployment, r.Params)
+				r, srv, err := sf.loadServer(e.stderr)
 				if err != nil {
 					return err
 				}

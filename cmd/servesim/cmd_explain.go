@@ -7,7 +7,6 @@ import (
 
 	"servesim/bench"
 	"servesim/matrix"
-	"servesim/sim"
 )
 
 func init() {
@@ -42,11 +41,7 @@ Example:
 				if err := out.check(); err != nil {
 					return err
 				}
-				r, err := sf.load(e.stderr)
-				if err != nil {
-					return err
-				}
-				srv, err := sim.NewServer(r.Deployment, r.Params)
+				_, srv, err := sf.loadServer(e.stderr)
 				if err != nil {
 					return err
 				}

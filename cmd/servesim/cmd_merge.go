@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 
@@ -62,19 +61,7 @@ Example (GNU parallel on one machine, or any job array):
 					return err
 				}
 				fmt.Fprintf(e.stderr, "servesim: merged %d plans: %d of %d rows\n", len(plans), len(p.Results), p.Rows)
-				var buf bytes.Buffer
-				switch *format {
-				case "json":
-					err = p.WriteJSON(&buf)
-				case "csv":
-					err = p.WriteCSV(&buf)
-				default:
-					err = p.WriteTable(&buf, planner.TableOptions{Top: *top, All: *all})
-				}
-				if err != nil {
-					return err
-				}
-				return out.write(e.stdout, &buf)
+				return writePlan(e, &out, p, *format, planner.TableOptions{Top: *top, All: *all})
 			}
 		},
 	})

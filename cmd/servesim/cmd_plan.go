@@ -404,20 +404,26 @@ Example:
 					return err
 				}
 				fmt.Fprintf(e.stderr, "servesim: %d rows, %d simulations in %.1f s\n", len(p.Results), p.Counts.Simulated, time.Since(start).Seconds())
-				var buf bytes.Buffer
-				switch *format {
-				case "json":
-					err = p.WriteJSON(&buf)
-				case "csv":
-					err = p.WriteCSV(&buf)
-				default:
-					err = p.WriteTable(&buf, planner.TableOptions{Top: *top, All: *all})
-				}
-				if err != nil {
-					return err
-				}
-				return out.write(e.stdout, &buf)
+				return writePlan(e, &out, p, *format, planner.TableOptions{Top: *top, All: *all})
 			}
 		},
 	})
+}
+
+// writePlan renders a plan as a table, CSV or JSON to --out or stdout.
+func writePlan(e *env, out *outFlag, p *planner.Plan, format string, to planner.TableOptions) error {
+	var buf bytes.Buffer
+	var err error
+	switch format {
+	case "json":
+		err = p.WriteJSON(&buf)
+	case "csv":
+		err = p.WriteCSV(&buf)
+	default:
+		err = p.WriteTable(&buf, to)
+	}
+	if err != nil {
+		return err
+	}
+	return out.write(e.stdout, &buf)
 }

@@ -11,7 +11,6 @@ import (
 
 	"servesim/internal/fsutil"
 	"servesim/model"
-	"servesim/sim"
 	"servesim/workload"
 )
 
@@ -159,11 +158,7 @@ Example:
 				if err := slo.apply(fs, &spec.SLO); err != nil {
 					return err
 				}
-				r, err := sf.load(e.stderr)
-				if err != nil {
-					return err
-				}
-				srv, err := sim.NewServer(r.Deployment, r.Params)
+				r, srv, err := sf.loadServer(e.stderr)
 				if err != nil {
 					return err
 				}

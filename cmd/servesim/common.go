@@ -13,6 +13,7 @@ import (
 	"servesim/matrix"
 	"servesim/model/hf"
 	"servesim/scenario"
+	"servesim/sim"
 	"servesim/vllmcmd"
 )
 
@@ -63,6 +64,19 @@ func (f *scenarioFlags) load(stderr io.Writer) (*scenario.Resolved, error) {
 		s.Seed = uint64(f.seed)
 	}
 	return s.Resolve(scenario.ResolveOptions{ParamsFile: f.params, Uncalibrated: f.uncalibrated})
+}
+
+// loadServer resolves the scenario and builds its simulated server.
+func (f *scenarioFlags) loadServer(stderr io.Writer) (*scenario.Resolved, *sim.Server, error) {
+	r, err := f.load(stderr)
+	if err != nil {
+		return nil, nil, err
+	}
+	srv, err := sim.NewServer(r.Deployment, r.Params)
+	if err != nil {
+		return nil, nil, err
+	}
+	return r, srv, nil
 }
 
 // applyVLLM parses a launch command into the scenario's engine section.
