@@ -70,7 +70,8 @@ func Plan(srv *sim.Server, proto *Protocol) ([]Job, error) {
 		n, _ := matrix.ParseContext(c)
 		t, ok := proto.Fit(n, mml, proto.MaxOutput)
 		if !ok {
-			continue
+			return nil, fmt.Errorf("protocol.contexts[%d] = %s: %d tokens do not fit max_model_len %d with %d output tokens and a %d-token margin (room %d; only contexts up to %.0f%% above the room are trimmed)",
+				i, c, n, mml, proto.MaxOutput, proto.MarginTokens, mml-proto.MaxOutput-proto.MarginTokens, 100*proto.TrimSlack)
 		}
 		label := matrix.Label(t)
 		pid := promptID(i)
@@ -82,9 +83,11 @@ func Plan(srv *sim.Server, proto *Protocol) ([]Job, error) {
 	}
 	for i, c := range proto.PrefillOnly {
 		n, _ := matrix.ParseContext(c)
-		if t, ok := proto.Fit(n, mml, 1); ok {
-			prefill = append(prefill, Job{Phase: matrix.Prefill, Label: c, Tokens: t, Concurrency: 1, PromptID: promptID(len(proto.Contexts) + i)})
+		t, ok := proto.Fit(n, mml, 1)
+		if !ok {
+			return nil, fmt.Errorf("protocol.prefill_only[%d] = %s: %d tokens do not fit max_model_len %d", i, c, n, mml)
 		}
+		prefill = append(prefill, Job{Phase: matrix.Prefill, Label: c, Tokens: t, Concurrency: 1, PromptID: promptID(len(proto.Contexts) + i)})
 	}
 	if len(prefill) == 0 {
 		return nil, fmt.Errorf("no protocol context fits max_model_len %d with %d output tokens", mml, proto.MaxOutput)

@@ -32,6 +32,7 @@ func TestBadInputs(t *testing.T) {
 	garbage := writeFile(t, dir, "garbage.txt", "this is not a benchmark page\n| a | b |\n")
 	otherProto := writeFile(t, dir, "other.csv", "phase,context,context_tokens,concurrency,status,total_tok_s,per_request_tok_s,ttft_ms,tbt_ms,avg_active,completed,output_tokens,measured_s\ndecode,8K,8192,3,Valid,100,50,100,10,3,0,3000,30\n")
 	badTOML := writeFile(t, dir, "syntax.toml", "[engine\nmax_num_seqs = 4\n")
+	bigCtx := writeFile(t, dir, "bigctx.toml", "[protocol]\ncontexts = [\"8K\", \"2048K\"]\n")
 	cases := []struct {
 		args []string
 		code int
@@ -49,6 +50,7 @@ func TestBadInputs(t *testing.T) {
 		{[]string{"capacity", "--config", h100}, 1, "no nvfp4 tensor cores"},
 		{[]string{"capacity", "--config", lowUtil}, 1, "weights need"},
 		{[]string{"capacity", "--config", longCtx}, 1, "less than one request of max_model_len 16777216"},
+		{[]string{"matrix", "--config", bigCtx, "--measured", "none"}, 1, "protocol.contexts[1] = 2048K: 2097152 tokens do not fit max_model_len 1048576"},
 		{[]string{"explain", "--context", "8Q"}, 2, `--context: context "8Q"`},
 		{[]string{"explain", "--concurrency", "0"}, 2, "--concurrency 0: must be a positive integer"},
 		{[]string{"explain", "--context", "2M"}, 1, "must be in 1..1048575"},
