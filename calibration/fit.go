@@ -39,7 +39,7 @@ type Settings struct {
 	// Method: "lm" (Levenberg-Marquardt on the residual vector, default), "bfgs" (gonum's
 	// quasi-Newton method on numeric gradients) or "nelder-mead" (gonum's simplex search).
 	Method string
-	// Starts is the number of seeded starting points (the first is Base); default 2.
+	// Starts is the number of seeded starting points (the first is Base); default 4.
 	Starts int
 	// MaxIter bounds the iterations per start; default 12 (lm, bfgs) or 40 x free (nelder-mead).
 	MaxIter int
@@ -132,7 +132,7 @@ func Fit(p *Problem, s *Settings) (*Result, error) {
 		st.Method = "lm"
 	}
 	if st.Starts <= 0 {
-		st.Starts = 2
+		st.Starts = 4
 	}
 	if st.Step <= 0 {
 		st.Step = 0.05

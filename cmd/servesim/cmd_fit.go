@@ -41,7 +41,7 @@ JSON); the embedded seed is the default for the seed scenario.`,
 			paramsOut := fs.String("out", "", "write the fitted parameters to `file` (TOML, loadable with --params)")
 			reportOut := fs.String("report", "", "write the JSON report to `file`")
 			method := fs.String("method", "lm", "optimiser: lm (Levenberg-Marquardt), bfgs or nelder-mead (gonum/optimize)")
-			starts := fs.Int("starts", 2, "seeded starting points")
+			starts := fs.Int("starts", 4, "seeded starting points")
 			maxIter := fs.Int("max-iter", 0, "iterations per start (default: the method's)")
 			workers := fs.Int("workers", 0, "parallel simulations (default: all CPUs)")
 			fitSeed := fs.Uint64("fit-seed", 1, "seed for the random starting points")
