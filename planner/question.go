@@ -1,9 +1,10 @@
 package planner
 
 import (
+	"cmp"
 	"fmt"
 	"math"
-	"sort"
+	"slices"
 	"strings"
 
 	"servesim/model"
@@ -179,44 +180,22 @@ func (s *Space) normalize() error {
 	if s.MaxModelLen < 0 {
 		return fmt.Errorf("max-model-len %d: must be positive (or 0: the scenario's)", s.MaxModelLen)
 	}
-	s.Counts = uniqSortedInts(s.Counts)
-	s.TP = uniqSortedInts(s.TP)
-	s.MaxNumSeqs = uniqSortedInts(s.MaxNumSeqs)
-	s.MaxNumBatchedTokens = uniqSortedInts(s.MaxNumBatchedTokens)
-	s.SpecTokens = uniqSortedInts(s.SpecTokens)
-	s.GPUMemoryUtilization = uniqSortedFloats(s.GPUMemoryUtilization)
+	s.Counts = uniqSorted(s.Counts)
+	s.TP = uniqSorted(s.TP)
+	s.MaxNumSeqs = uniqSorted(s.MaxNumSeqs)
+	s.MaxNumBatchedTokens = uniqSorted(s.MaxNumBatchedTokens)
+	s.SpecTokens = uniqSorted(s.SpecTokens)
+	s.GPUMemoryUtilization = uniqSorted(s.GPUMemoryUtilization)
 	s.KVCacheDTypes = uniqStrings(s.KVCacheDTypes)
 	s.Weights = uniqStrings(s.Weights)
 	return nil
 }
 
-func uniqSortedInts(v []int) []int {
-	if v == nil {
-		return nil
-	}
-	out := append([]int(nil), v...)
-	sort.Ints(out)
-	j := 0
-	for i, x := range out {
-		if i == 0 || x != out[j-1] {
-			out[j] = x
-			j++
-		}
-	}
-	return out[:j]
-}
-
-func uniqSortedFloats(v []float64) []float64 {
-	out := append([]float64(nil), v...)
-	sort.Float64s(out)
-	j := 0
-	for i, x := range out {
-		if i == 0 || x != out[j-1] {
-			out[j] = x
-			j++
-		}
-	}
-	return out[:j]
+// uniqSorted returns the distinct values of v in increasing order (nil for nil).
+func uniqSorted[T cmp.Ordered](v []T) []T {
+	out := append([]T(nil), v...)
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 func uniqStrings(v []string) []string {

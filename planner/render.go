@@ -68,7 +68,7 @@ func (p *Plan) mnsSets() map[int][]int {
 		m[k] = append(m[k], r.Config.MaxNumSeqs)
 	}
 	for k := range m {
-		m[k] = uniqSortedInts(m[k])
+		m[k] = uniqSorted(m[k])
 	}
 	return m
 }
