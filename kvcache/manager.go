@@ -2,6 +2,7 @@ package kvcache
 
 import (
 	"fmt"
+	"math"
 
 	"servesim/model"
 )
@@ -67,6 +68,11 @@ type Table struct {
 	hitGen    uint64
 	hitFor    int
 	hitCached bool
+	// fits is how many tokens the held blocks cover in every group (Grow has nothing to do up
+	// to it); nextCommit the smallest computed-token count at which Commit has work. Both are 0
+	// (unknown) after Admit and Free.
+	fits       int
+	nextCommit int
 }
 
 // Manager is the KV-cache coordinator: it maps requests to blocks in every group of a Layout,
@@ -274,6 +280,7 @@ func (m *Manager) CanAdmit(t *Table, tokens int) bool {
 // Admit takes references on the hit blocks found by FindHit.
 func (m *Manager) Admit(t *Table) {
 	t.hitCached = false
+	t.fits, t.nextCommit = 0, 0
 	for g := range m.L.Groups {
 		gr := &m.L.Groups[g]
 		if len(t.hitBlocks[g]) == 0 {
@@ -301,29 +308,73 @@ func (m *Manager) Admit(t *Table) {
 // Grow allocates the blocks needed to hold tokens tokens (computed + scheduled + lookahead) in
 // every group, all or nothing. It returns false when the pool is short.
 func (m *Manager) Grow(t *Table, tokens int) bool {
+	if tokens <= t.fits {
+		return true // a decoding request crosses a block boundary once in many steps
+	}
 	need := 0
 	for g := range m.L.Groups {
 		need += m.blocksNeeded(t, g, tokens)
-	}
-	if need == 0 {
-		return true
 	}
 	if need > m.Pool.NumFree() {
 		return false
 	}
 	for g := range m.L.Groups {
-		n := m.blocksNeeded(t, g, tokens)
-		if n > 0 {
+		if n := m.blocksNeeded(t, g, tokens); n > 0 {
 			t.Blocks[g], _ = m.Pool.Allocate(t.Blocks[g], n)
 		}
 	}
+	t.fits = m.covered(t)
 	return true
+}
+
+// covered is how many tokens t's blocks cover in every group.
+func (m *Manager) covered(t *Table) int {
+	c := math.MaxInt
+	for g := range m.L.Groups {
+		gr := &m.L.Groups[g]
+		held := len(t.Blocks[g])
+		if gr.Kind == model.SpecState {
+			if held < m.L.StateBlocks() {
+				return 0
+			}
+			continue
+		}
+		c = min(c, (t.base[g]+held)*gr.BlockTokens)
+	}
+	return c
+}
+
+// commitWork is the smallest computed-token count at which Commit has something to do for t.
+func (m *Manager) commitWork(t *Table, c *Content) int {
+	next := math.MaxInt
+	for g := range m.L.Groups {
+		gr := &m.L.Groups[g]
+		bt := gr.BlockTokens
+		switch gr.Kind {
+		case model.SpecFull, model.SpecSliding:
+			if m.Caching {
+				next = min(next, (t.hashed[g]+1)*bt)
+			}
+			if gr.Kind == model.SpecSliding {
+				next = min(next, (t.base[g]+1)*bt+gr.Window)
+			}
+		case model.SpecState:
+			if m.Caching && t.hashed[g] < c.PromptTokens/bt {
+				next = min(next, (t.hashed[g]+1)*bt)
+			}
+		}
+	}
+	return next
 }
 
 // Commit records that computed tokens now have their KV written: full blocks are entered in the
 // prefix cache, sliding-window groups release blocks that left the window, and recurrent-state
 // checkpoints are cached at block boundaries inside the prompt.
 func (m *Manager) Commit(t *Table, c *Content, computed int) {
+	if computed < t.nextCommit {
+		return
+	}
+	defer func() { t.nextCommit = m.commitWork(t, c) }()
 	for g := range m.L.Groups {
 		gr := &m.L.Groups[g]
 		bt := gr.BlockTokens
@@ -360,6 +411,7 @@ func (m *Manager) Commit(t *Table, c *Content, computed int) {
 // Free releases every block the request holds; cached content stays until evicted.
 func (m *Manager) Free(t *Table) {
 	t.hitCached = false
+	t.fits, t.nextCommit = 0, 0
 	for g := range t.Blocks {
 		m.Pool.Free(t.Blocks[g])
 		t.Blocks[g] = t.Blocks[g][:0]
