@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"servesim/internal/numfmt"
 )
 
 // textTable is a grid of text rendered either as aligned plain text or as a GitHub table.
@@ -107,23 +109,7 @@ func numberText(v float64, decimals int) string {
 	if math.IsInf(v, 0) {
 		return fmt.Sprint(v)
 	}
-	s := strconv.FormatFloat(v, 'f', decimals, 64)
-	sign := ""
-	if s[0] == '-' {
-		sign, s = "-", s[1:]
-	}
-	intPart, frac, hasDot := strings.Cut(s, ".")
-	var b strings.Builder
-	for i, r := range intPart {
-		if i > 0 && (len(intPart)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	if hasDot {
-		b.WriteString("." + frac)
-	}
-	return sign + b.String()
+	return numfmt.Commas(strconv.FormatFloat(v, 'f', decimals, 64))
 }
 
 // countNumber formats a count with thousands separators; absent (-1) is "—".

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"servesim/internal/numfmt"
 )
 
 // TableOptions control the text rendering.
@@ -41,17 +43,7 @@ func num(v float64) string {
 	return strconv.FormatFloat(v, 'f', 1, 64)
 }
 
-func commas(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	var b strings.Builder
-	for i, r := range s {
-		if i > 0 && (len(s)-i)%3 == 0 && s[i-1] != '-' {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
+func commas(n int64) string { return numfmt.Commas(strconv.FormatInt(n, 10)) }
 
 // mnsSets collects, per simulation class, the max-num-seqs values that share it.
 func (p *Plan) mnsSets() map[int][]int {

@@ -5,9 +5,9 @@ import (
 	"io"
 	"math"
 	"strconv"
-	"strings"
 
 	"servesim/bench"
+	"servesim/internal/numfmt"
 	"servesim/matrix"
 )
 
@@ -160,19 +160,11 @@ func num(v float64) string {
 
 // Thousands formats v rounded to an integer with comma thousands separators ("12,345").
 func thousands(v float64) string {
-	neg := v < 0
-	s := strconv.FormatFloat(math.Abs(math.Round(v)), 'f', 0, 64)
-	var b strings.Builder
-	for i, r := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
+	s := numfmt.Commas(strconv.FormatFloat(math.Abs(math.Round(v)), 'f', 0, 64))
+	if v < 0 {
+		return "-" + s
 	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
+	return s
 }
 
 // tickText formats an axis tick value: thousands separators for large values, up to 3

@@ -14,6 +14,7 @@ import (
 
 	"servesim/bench"
 	"servesim/calibration"
+	"servesim/internal/numfmt"
 	"servesim/matrix"
 	"servesim/model"
 	"servesim/plots"
@@ -350,21 +351,10 @@ func fnum(v float64, decimals int) string {
 		return "—"
 	}
 	s := strconv.FormatFloat(math.Abs(v), 'f', decimals, 64)
-	intPart, frac, _ := strings.Cut(s, ".")
-	var b strings.Builder
 	if v < 0 && strings.Trim(s, "0.") != "" {
-		b.WriteByte('-')
+		return "-" + numfmt.Commas(s) // no "-0.0" for a value that rounds to zero
 	}
-	for i, r := range intPart {
-		if i > 0 && (len(intPart)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	if frac != "" {
-		b.WriteString("." + frac)
-	}
-	return b.String()
+	return numfmt.Commas(s)
 }
 
 // gnum formats a parameter value compactly (up to 4 significant digits).

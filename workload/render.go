@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"servesim/internal/numfmt"
 )
 
 // WriteJSON writes the metrics as indented JSON (deterministic: fixed field order, no maps).
@@ -189,22 +191,7 @@ func fmtRate(v float64) string {
 	return strconv.FormatFloat(v, 'f', 1, 64)
 }
 
-func commas(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, r := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
+func commas(n int64) string { return numfmt.Commas(strconv.FormatInt(n, 10)) }
 
 // sparkline draws KV usage over time in at most width characters (bucket means).
 func sparkline(s []KVSample, width int) string {

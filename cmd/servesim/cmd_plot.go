@@ -11,6 +11,7 @@ import (
 
 	"servesim/bench"
 	"servesim/internal/fsutil"
+	"servesim/internal/numfmt"
 	"servesim/matrix"
 	"servesim/plots"
 	"servesim/scenario"
@@ -222,14 +223,4 @@ func (f *figureFlags) contextTokens(set *figureSet, label string) (int, error) {
 }
 
 // groupThousands writes n with comma separators.
-func groupThousands(n int) string {
-	s := strconv.Itoa(n)
-	var b strings.Builder
-	for i, r := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
+func groupThousands(n int) string { return numfmt.Commas(strconv.Itoa(n)) }
