@@ -35,10 +35,8 @@ Example:
 				if len(args) == 0 {
 					return usagef("want 'hardware list' or 'hardware show NAME'")
 				}
-				switch *format {
-				case "table", "toml":
-				default:
-					return usagef("--format %q: want table or toml", *format)
+				if err := checkFormat(*format, "table", "toml"); err != nil {
+					return err
 				}
 				var pick []model.GPU
 				cat, err := model.LoadCatalog(*file)

@@ -35,10 +35,8 @@ ttft_ms,tbt_ms,avg_active,completed,output_tokens,measured_s (predicted values).
 				if len(args) > 0 {
 					return usagef("unexpected argument %q", args[0])
 				}
-				switch *format {
-				case "table", "markdown", "csv", "json":
-				default:
-					return usagef("--format %q: want table, markdown, csv or json", *format)
+				if err := checkFormat(*format, "table", "markdown", "csv", "json"); err != nil {
+					return err
 				}
 				if err := out.check(); err != nil {
 					return err

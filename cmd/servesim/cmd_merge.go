@@ -35,10 +35,8 @@ Example (GNU parallel on one machine, or any job array):
 				if len(args) == 0 {
 					return usagef("give the shard files to merge (JSON from 'servesim plan --shard i/n --format json')")
 				}
-				switch *format {
-				case "table", "csv", "json":
-				default:
-					return usagef("--format %q: want table, csv or json", *format)
+				if err := checkFormat(*format, "table", "csv", "json"); err != nil {
+					return err
 				}
 				if err := out.check(); err != nil {
 					return err

@@ -138,10 +138,8 @@ Example:
 				if len(args) > 0 {
 					return usagef("unexpected argument %q", args[0])
 				}
-				switch *format {
-				case "table", "csv", "json":
-				default:
-					return usagef("--format %q: want table, csv or json", *format)
+				if err := checkFormat(*format, "table", "csv", "json"); err != nil {
+					return err
 				}
 				if err := out.check(); err != nil {
 					return err
