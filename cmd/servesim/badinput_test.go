@@ -65,6 +65,7 @@ func TestBadInputs(t *testing.T) {
 		{[]string{"matrix", "--measured", filepath.Join(dir, "absent.txt")}, 1, "--measured: "},
 		{[]string{"matrix", "--measured", garbage}, 1, "garbage.txt"},
 		{[]string{"matrix", "--measured", otherProto}, 1, "is not one the scenario's protocol runs"},
+		{[]string{"plot", "--measured", otherProto, "--out", filepath.Join(dir, "figs")}, 1, "is not one the scenario's protocol runs"},
 		{[]string{"matrix", "--out", filepath.Join(dir, "no", "such", "dir.csv")}, 1, "cannot write"},
 		{[]string{"fit", "--train", "speed>3"}, 2, `unknown field "speed"`},
 		{[]string{"fit", "--kv-tokens", "-5"}, 2, "--kv-tokens -5"},

@@ -82,15 +82,12 @@ JSON); the embedded seed is the default for the seed scenario.`,
 				if err != nil {
 					return err
 				}
-				meas, err := loadMeasured(*measured, sf.isSeed())
+				meas, err := loadMeasured(*measured, sf.isSeed(), r)
 				if err != nil {
-					return fmt.Errorf("--measured: %w", err)
+					return err
 				}
 				if meas == nil {
 					return usagef("no measured matrix: pass --measured FILE")
-				}
-				if err := r.Scenario.Protocol.CheckMeasured(meas, r.Deployment.Engine.MaxModelLen); err != nil {
-					return fmt.Errorf("--measured: %w", err)
 				}
 				prob := &calibration.Problem{Deployment: r.Deployment, Protocol: &r.Scenario.Protocol, Measured: meas,
 					Base: r.Params, Train: flt, KVTokens: *kvTokens, Seed: r.Scenario.Seed}

@@ -45,14 +45,9 @@ ttft_ms,tbt_ms,avg_active,completed,output_tokens,measured_s (predicted values).
 				if err != nil {
 					return err
 				}
-				meas, err := loadMeasured(*measured, sf.isSeed())
+				meas, err := loadMeasured(*measured, sf.isSeed(), r)
 				if err != nil {
-					return fmt.Errorf("--measured: %w", err)
-				}
-				if meas != nil {
-					if err := r.Scenario.Protocol.CheckMeasured(meas, r.Deployment.Engine.MaxModelLen); err != nil {
-						return fmt.Errorf("--measured: %w", err)
-					}
+					return err
 				}
 				srv, err := sim.NewServer(r.Deployment, r.Params)
 				if err != nil {

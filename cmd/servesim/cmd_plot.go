@@ -162,9 +162,9 @@ func (f *figureFlags) simulate(e *env) (*figureSet, error) {
 		return nil, err
 	}
 	set := &figureSet{r: r}
-	set.meas, err = loadMeasured(f.measured, f.sf.isSeed())
+	set.meas, err = loadMeasured(f.measured, f.sf.isSeed(), r)
 	if err != nil {
-		return nil, fmt.Errorf("--measured: %w", err)
+		return nil, err
 	}
 	switch {
 	case set.meas == nil:

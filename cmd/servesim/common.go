@@ -141,17 +141,25 @@ func (o *outFlag) write(stdout io.Writer, buf *bytes.Buffer) error {
 	return fsutil.WriteFile(o.path, buf.Bytes())
 }
 
-// loadMeasured reads --measured, or the embedded seed for the seed scenario.
-func loadMeasured(path string, seedScenario bool) (*matrix.Matrix, error) {
+// loadMeasured reads --measured, or the embedded seed for the seed scenario, and checks that its
+// cells are ones r's protocol runs. Nil without an error: nothing to compare with.
+func loadMeasured(path string, seedScenario bool, r *scenario.Resolved) (*matrix.Matrix, error) {
+	var m *matrix.Matrix
+	var err error
 	switch {
 	case path == "none":
-		return nil, nil
 	case path != "":
-		return matrix.Load(path)
+		m, err = matrix.Load(path)
 	case seedScenario:
-		return matrix.LoadBytes(scenario.SeedMeasured(), "embedded seed (000_514fe97e62255cf0.txt)")
+		m, err = matrix.LoadBytes(scenario.SeedMeasured(), "embedded seed (000_514fe97e62255cf0.txt)")
 	}
-	return nil, nil
+	if err == nil && m != nil {
+		err = r.Scenario.Protocol.CheckMeasured(m, r.Deployment.Engine.MaxModelLen)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("--measured: %w", err)
+	}
+	return m, nil
 }
 
 func fileExists(p string) bool {
