@@ -1,4 +1,4 @@
-module servesim
+module github.com/servesim/servesim
 
 go 1.26.8
 

@@ -5,11 +5,11 @@ import (
 	"sync"
 	"testing"
 
-	"servesim/bench"
-	"servesim/matrix"
-	"servesim/model"
-	"servesim/scenario"
-	"servesim/sim"
+	"github.com/servesim/servesim/bench"
+	"github.com/servesim/servesim/matrix"
+	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/scenario"
+	"github.com/servesim/servesim/sim"
 )
 
 var (

@@ -5,9 +5,9 @@ import (
 	"io"
 	"text/tabwriter"
 
-	"servesim/matrix"
-	"servesim/model"
-	"servesim/sim"
+	"github.com/servesim/servesim/matrix"
+	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/sim"
 )
 
 func gib(b float64) float64 { return b / (1 << 30) }

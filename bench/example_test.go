@@ -3,9 +3,9 @@ package bench_test
 import (
 	"fmt"
 
-	"servesim/bench"
-	"servesim/scenario"
-	"servesim/sim"
+	"github.com/servesim/servesim/bench"
+	"github.com/servesim/servesim/scenario"
+	"github.com/servesim/servesim/sim"
 )
 
 // ExampleRunMatrix simulates a slice of the seed protocol: one context, two concurrencies.

@@ -6,8 +6,8 @@ import (
 	"math"
 	"text/tabwriter"
 
-	"servesim/model"
-	"servesim/sim"
+	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/sim"
 )
 
 // Explanation splits the steady decode step and a prefill chunk of one cell into cost terms.

@@ -3,7 +3,7 @@ package bench
 import (
 	"fmt"
 
-	"servesim/matrix"
+	"github.com/servesim/servesim/matrix"
 )
 
 // Protocol is llm-inference-bench's matrix protocol (reference/benchmark-protocol.md).

@@ -5,10 +5,10 @@ import (
 	"math"
 	"sort"
 
-	"servesim/matrix"
-	"servesim/model"
-	"servesim/sim"
-	"servesim/vtime"
+	"github.com/servesim/servesim/matrix"
+	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/vtime"
 )
 
 // CellTrace is what the simulation saw in one decode cell, beyond the matrix numbers.

@@ -4,10 +4,10 @@ import (
 	"sync"
 	"testing"
 
-	"servesim/bench"
-	"servesim/matrix"
-	"servesim/scenario"
-	"servesim/sim"
+	"github.com/servesim/servesim/bench"
+	"github.com/servesim/servesim/matrix"
+	"github.com/servesim/servesim/scenario"
+	"github.com/servesim/servesim/sim"
 )
 
 var (

@@ -3,8 +3,8 @@ package calibration
 import (
 	"fmt"
 
-	"servesim/matrix"
-	"servesim/model"
+	"github.com/servesim/servesim/matrix"
+	"github.com/servesim/servesim/model"
 )
 
 // CrossValidate runs the standard splits: by concurrency (train C <= 8 with the prefill rows,

@@ -4,7 +4,7 @@ import (
 	"math"
 	"sort"
 
-	"servesim/matrix"
+	"github.com/servesim/servesim/matrix"
 )
 
 // CellErrors summarises the errors of pred against meas over the cells where sel is true.

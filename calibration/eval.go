@@ -9,10 +9,10 @@ import (
 	"strings"
 	"sync"
 
-	"servesim/bench"
-	"servesim/matrix"
-	"servesim/model"
-	"servesim/sim"
+	"github.com/servesim/servesim/bench"
+	"github.com/servesim/servesim/matrix"
+	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/sim"
 )
 
 // Weights set how much each metric counts in the objective (squared log errors).

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"servesim/matrix"
+	"github.com/servesim/servesim/matrix"
 )
 
 // Filter selects cells: conditions joined by "," (AND) over phase, context and concurrency, each

@@ -3,7 +3,7 @@ package calibration
 import (
 	"testing"
 
-	"servesim/matrix"
+	"github.com/servesim/servesim/matrix"
 )
 
 func TestFilter(t *testing.T) {

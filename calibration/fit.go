@@ -10,9 +10,9 @@ import (
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/optimize"
 
-	"servesim/bench"
-	"servesim/matrix"
-	"servesim/model"
+	"github.com/servesim/servesim/bench"
+	"github.com/servesim/servesim/matrix"
+	"github.com/servesim/servesim/model"
 )
 
 // Problem is what to fit: a deployment and protocol, the measured matrix, the starting

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"servesim/model"
+	"github.com/servesim/servesim/model"
 )
 
 // WriteSummary prints the human summary of a fit: parameters with uncertainties, errors on

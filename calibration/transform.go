@@ -3,7 +3,7 @@ package calibration
 import (
 	"math"
 
-	"servesim/model"
+	"github.com/servesim/servesim/model"
 )
 
 // The optimiser works in an unconstrained space: each bounded parameter v in [lo, hi] maps to

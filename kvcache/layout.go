@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"servesim/model"
+	"github.com/servesim/servesim/model"
 )
 
 // GroupKind mirrors model.KVSpecKind for a KV-cache group.

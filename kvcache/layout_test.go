@@ -4,7 +4,7 @@ import (
 	"math"
 	"testing"
 
-	"servesim/model"
+	"github.com/servesim/servesim/model"
 )
 
 // seedSpecs are the per-GPU specs of the seed deployment (GLM-5.3-Flash, TP 4, fp8 KV, DFlash

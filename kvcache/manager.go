@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"servesim/model"
+	"github.com/servesim/servesim/model"
 )
 
 // Content identifies the tokens of a request without materialising them. Token i of the request is

@@ -5,7 +5,7 @@ import (
 	"math"
 	"strings"
 
-	"servesim/matrix"
+	"github.com/servesim/servesim/matrix"
 )
 
 func ExampleParseCSV() {

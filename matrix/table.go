@@ -8,7 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"servesim/internal/numfmt"
+	"github.com/servesim/servesim/internal/numfmt"
 )
 
 // textTable is a grid of text rendered either as aligned plain text or as a GitHub table.

@@ -8,7 +8,7 @@ import (
 	"sort"
 	"strings"
 
-	"servesim/internal/tomlx"
+	"github.com/servesim/servesim/internal/tomlx"
 )
 
 //go:embed data/gpus.toml data/models/*.toml

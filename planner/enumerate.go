@@ -5,8 +5,8 @@ import (
 	"strconv"
 	"strings"
 
-	"servesim/model"
-	"servesim/workload"
+	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/workload"
 )
 
 // Pruning stages, in the order they are checked.

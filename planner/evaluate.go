@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"math"
 
-	"servesim/matrix"
-	"servesim/sim"
-	"servesim/workload"
+	"github.com/servesim/servesim/matrix"
+	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/workload"
 )
 
 // Perf is a simulated configuration's performance under the question's workload.

@@ -3,10 +3,10 @@ package planner_test
 import (
 	"fmt"
 
-	"servesim/model"
-	"servesim/planner"
-	"servesim/scenario"
-	"servesim/workload"
+	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/planner"
+	"github.com/servesim/servesim/scenario"
+	"github.com/servesim/servesim/workload"
 )
 
 // ExampleRun plans the seed model on H100s with its own NVFP4 checkpoint only: the GPUs have no

@@ -6,12 +6,12 @@ import (
 
 	"pgregory.net/rapid"
 
-	"servesim/bench"
-	"servesim/model"
-	"servesim/model/hf"
-	"servesim/scenario"
-	"servesim/sim"
-	"servesim/workload"
+	"github.com/servesim/servesim/bench"
+	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/hf"
+	"github.com/servesim/servesim/scenario"
+	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/workload"
 )
 
 func newServer(r *scenario.Resolved) (*sim.Server, error) {

@@ -12,9 +12,9 @@ import (
 	"sort"
 	"sync"
 
-	"servesim/model"
-	"servesim/scenario"
-	"servesim/workload"
+	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/scenario"
+	"github.com/servesim/servesim/workload"
 )
 
 // FormatVersion identifies the plan JSON layout.

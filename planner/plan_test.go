@@ -7,11 +7,11 @@ import (
 	"strings"
 	"testing"
 
-	"servesim/bench"
-	"servesim/matrix"
-	"servesim/model"
-	"servesim/scenario"
-	"servesim/workload"
+	"github.com/servesim/servesim/bench"
+	"github.com/servesim/servesim/matrix"
+	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/scenario"
+	"github.com/servesim/servesim/workload"
 )
 
 func seedResolved(t testing.TB) *scenario.Resolved {

@@ -7,9 +7,9 @@ import (
 	"slices"
 	"strings"
 
-	"servesim/model"
-	"servesim/scenario"
-	"servesim/workload"
+	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/scenario"
+	"github.com/servesim/servesim/workload"
 )
 
 // Question is what a buyer asks: which hardware, how much of it and which engine flags serve this

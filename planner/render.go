@@ -10,7 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"servesim/internal/numfmt"
+	"github.com/servesim/servesim/internal/numfmt"
 )
 
 // TableOptions control the text rendering.

@@ -6,9 +6,9 @@ import (
 	"math"
 	"strconv"
 
-	"servesim/bench"
-	"servesim/internal/numfmt"
-	"servesim/matrix"
+	"github.com/servesim/servesim/bench"
+	"github.com/servesim/servesim/internal/numfmt"
+	"github.com/servesim/servesim/matrix"
 )
 
 // Header names a chart: the file stem its figure is written under, the title drawn above it, and

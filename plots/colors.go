@@ -4,8 +4,8 @@ import (
 	"image/color"
 	"sort"
 
-	"servesim/matrix"
-	"servesim/model"
+	"github.com/servesim/servesim/matrix"
+	"github.com/servesim/servesim/model"
 )
 
 // contextPalette is a qualitative palette (matplotlib's tab10, grey moved last) for contexts.

@@ -5,8 +5,8 @@ import (
 	"io"
 	"os"
 
-	"servesim/matrix"
-	"servesim/plots"
+	"github.com/servesim/servesim/matrix"
+	"github.com/servesim/servesim/plots"
 )
 
 // A decode chart of a one-context matrix: the predicted line and the measured markers, with the

@@ -10,7 +10,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
-	"servesim/matrix"
+	"github.com/servesim/servesim/matrix"
 )
 
 // Point is one drawn value of a line chart.

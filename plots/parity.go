@@ -12,7 +12,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
-	"servesim/matrix"
+	"github.com/servesim/servesim/matrix"
 )
 
 // LabelAbovePct is the error above which a parity point is labelled with its cell.

@@ -18,9 +18,9 @@ import (
 	"gonum.org/v1/plot/cmpimg"
 	"gonum.org/v1/plot/vg"
 
-	"servesim/bench"
-	"servesim/matrix"
-	"servesim/scenario"
+	"github.com/servesim/servesim/bench"
+	"github.com/servesim/servesim/matrix"
+	"github.com/servesim/servesim/scenario"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")

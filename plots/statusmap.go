@@ -10,7 +10,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
-	"servesim/matrix"
+	"github.com/servesim/servesim/matrix"
 )
 
 // StatusCell is one cell of the status map. A status is empty where the matrix lacks the cell.

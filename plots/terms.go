@@ -11,9 +11,9 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
-	"servesim/bench"
-	"servesim/matrix"
-	"servesim/model"
+	"github.com/servesim/servesim/bench"
+	"github.com/servesim/servesim/matrix"
+	"github.com/servesim/servesim/model"
 )
 
 // TermBar is one explained step split into the cost model's terms.

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"regexp"
 
-	"servesim/matrix"
-	"servesim/report"
-	"servesim/scenario"
+	"github.com/servesim/servesim/matrix"
+	"github.com/servesim/servesim/report"
+	"github.com/servesim/servesim/scenario"
 )
 
 // A report of a tiny predicted matrix (no measurements, no fit): the page's sections and

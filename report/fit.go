@@ -11,8 +11,8 @@ import (
 	"sort"
 	"strconv"
 
-	"servesim/calibration"
-	"servesim/model"
+	"github.com/servesim/servesim/calibration"
+	"github.com/servesim/servesim/model"
 )
 
 // ReadFit parses a fit report (the JSON `servesim fit --report FILE` writes); name labels

@@ -12,13 +12,13 @@ import (
 	"strconv"
 	"strings"
 
-	"servesim/bench"
-	"servesim/calibration"
-	"servesim/internal/numfmt"
-	"servesim/matrix"
-	"servesim/model"
-	"servesim/plots"
-	"servesim/scenario"
+	"github.com/servesim/servesim/bench"
+	"github.com/servesim/servesim/calibration"
+	"github.com/servesim/servesim/internal/numfmt"
+	"github.com/servesim/servesim/matrix"
+	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/plots"
+	"github.com/servesim/servesim/scenario"
 )
 
 // Input is everything the report shows. Resolved and Predicted are required.

@@ -9,11 +9,11 @@ import (
 
 	"golang.org/x/net/html"
 
-	"servesim/bench"
-	"servesim/matrix"
-	"servesim/plots"
-	"servesim/scenario"
-	"servesim/sim"
+	"github.com/servesim/servesim/bench"
+	"github.com/servesim/servesim/matrix"
+	"github.com/servesim/servesim/plots"
+	"github.com/servesim/servesim/scenario"
+	"github.com/servesim/servesim/sim"
 )
 
 // The seed scenario is simulated once per test binary (a fraction of a second).

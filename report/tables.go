@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"servesim/matrix"
+	"github.com/servesim/servesim/matrix"
 )
 
 // Error thresholds for the colour of an error cell (absolute percent).

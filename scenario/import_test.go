@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"servesim/model"
-	"servesim/vllmcmd"
+	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/vllmcmd"
 )
 
 // TestSeedLaunchCommandImports: the launch command printed in the measured seed page, imported,

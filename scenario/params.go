@@ -6,9 +6,9 @@ import (
 	"os"
 	"strings"
 
-	"servesim/internal/tomlx"
+	"github.com/servesim/servesim/internal/tomlx"
 
-	"servesim/model"
+	"github.com/servesim/servesim/model"
 )
 
 // CalibrationKey ties a fitted parameter set to what it was fitted on.

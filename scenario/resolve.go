@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	"servesim/model"
+	"github.com/servesim/servesim/model"
 )
 
 //go:embed data

@@ -11,10 +11,10 @@ import (
 
 	"github.com/BurntSushi/toml"
 
-	"servesim/internal/tomlx"
+	"github.com/servesim/servesim/internal/tomlx"
 
-	"servesim/bench"
-	"servesim/model"
+	"github.com/servesim/servesim/bench"
+	"github.com/servesim/servesim/model"
 )
 
 //go:embed data/seed.toml

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"servesim/model"
+	"github.com/servesim/servesim/model"
 )
 
 func TestDefaultResolves(t *testing.T) {

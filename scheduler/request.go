@@ -3,7 +3,7 @@ package scheduler
 import (
 	"fmt"
 
-	"servesim/kvcache"
+	"github.com/servesim/servesim/kvcache"
 )
 
 // RequestID identifies a request for its whole life.

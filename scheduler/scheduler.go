@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 
-	"servesim/kvcache"
-	"servesim/model"
+	"github.com/servesim/servesim/kvcache"
+	"github.com/servesim/servesim/model"
 )
 
 // Config holds the engine limits the step policy uses.

@@ -12,8 +12,8 @@ import (
 	"strings"
 	"testing"
 
-	"servesim/kvcache"
-	"servesim/model"
+	"github.com/servesim/servesim/kvcache"
+	"github.com/servesim/servesim/model"
 )
 
 var update = flag.Bool("update", false, "rewrite the expected output of scheduler transcripts")

@@ -3,9 +3,9 @@ package sim
 import (
 	"fmt"
 
-	"servesim/kvcache"
-	"servesim/model"
-	"servesim/scheduler"
+	"github.com/servesim/servesim/kvcache"
+	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/scheduler"
 )
 
 // Server is a deployment made ready to simulate: its memory budget, KV layout and cost model.

@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 
-	"servesim/kvcache"
-	"servesim/model"
-	"servesim/scheduler"
-	"servesim/vtime"
+	"github.com/servesim/servesim/kvcache"
+	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/scheduler"
+	"github.com/servesim/servesim/vtime"
 )
 
 // StepCoster gives the wall time of one engine step. *model.CostModel implements it.

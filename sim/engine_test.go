@@ -8,8 +8,8 @@ import (
 
 	"pgregory.net/rapid"
 
-	"servesim/model"
-	"servesim/vtime"
+	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/vtime"
 )
 
 // smallServer is a small dense GQA model on a GPU with little memory, so random loads hit the KV

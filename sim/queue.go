@@ -3,7 +3,7 @@ package sim
 import (
 	"math/rand/v2"
 
-	"servesim/vtime"
+	"github.com/servesim/servesim/vtime"
 )
 
 // Event classes, in processing order at equal times: a finished step is applied before new

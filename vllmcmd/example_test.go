@@ -3,8 +3,8 @@ package vllmcmd_test
 import (
 	"fmt"
 
-	"servesim/model"
-	"servesim/vllmcmd"
+	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/vllmcmd"
 )
 
 func ExampleParse() {

@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"servesim/model"
+	"github.com/servesim/servesim/model"
 )
 
 type flagKind int

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"servesim/model"
+	"github.com/servesim/servesim/model"
 )
 
 // shellQuote quotes a word so that Split reads it back unchanged.

@@ -6,7 +6,7 @@ import (
 	"regexp"
 	"strings"
 
-	"servesim/model"
+	"github.com/servesim/servesim/model"
 )
 
 // Result is a parsed vLLM launch command.

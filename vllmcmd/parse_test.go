@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"servesim/model"
+	"github.com/servesim/servesim/model"
 )
 
 func parseLine(t *testing.T, line string) *Result {

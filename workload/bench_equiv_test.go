@@ -3,10 +3,10 @@ package workload
 import (
 	"testing"
 
-	"servesim/bench"
-	"servesim/matrix"
-	"servesim/scenario"
-	"servesim/sim"
+	"github.com/servesim/servesim/bench"
+	"github.com/servesim/servesim/matrix"
+	"github.com/servesim/servesim/scenario"
+	"github.com/servesim/servesim/sim"
 )
 
 func seedServer(t testing.TB) (*sim.Server, *scenario.Resolved) {

@@ -5,7 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"servesim/vtime"
+	"github.com/servesim/servesim/vtime"
 )
 
 // Request is one generated request: when it arrives (open loop and traces; 0 in a closed loop),

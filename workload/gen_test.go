@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"servesim/vtime"
+	"github.com/servesim/servesim/vtime"
 )
 
 func TestLengthsWithinRange(t *testing.T) {

@@ -5,7 +5,7 @@ import (
 	"math/bits"
 	"sort"
 
-	"servesim/vtime"
+	"github.com/servesim/servesim/vtime"
 )
 
 // Dist summarises a latency over requests (milliseconds). Quantiles interpolate linearly between

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"servesim/matrix"
+	"github.com/servesim/servesim/matrix"
 )
 
 // PresetInfo names a built-in workload.

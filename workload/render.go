@@ -10,7 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"servesim/internal/numfmt"
+	"github.com/servesim/servesim/internal/numfmt"
 )
 
 // WriteJSON writes the metrics as indented JSON (deterministic: fixed field order, no maps).

@@ -6,10 +6,10 @@ import (
 	"hash/fnv"
 	"math"
 
-	"servesim/bench"
-	"servesim/matrix"
-	"servesim/sim"
-	"servesim/vtime"
+	"github.com/servesim/servesim/bench"
+	"github.com/servesim/servesim/matrix"
+	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/vtime"
 )
 
 // Options control a run.

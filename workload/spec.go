@@ -7,9 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	"servesim/bench"
-	"servesim/internal/tomlx"
-	"servesim/matrix"
+	"github.com/servesim/servesim/bench"
+	"github.com/servesim/servesim/internal/tomlx"
+	"github.com/servesim/servesim/matrix"
 )
 
 // Kind is how requests are offered to the server.
@@ -186,7 +186,7 @@ const (
 // Parse reads a workload TOML strictly: an unknown key is an error naming it.
 func Parse(data []byte, name string) (*Spec, error) {
 	var s Spec
-	md, err := tomlx.Decode(data, name, &s, "the workload keys are in 'go doc servesim/workload'")
+	md, err := tomlx.Decode(data, name, &s, "the workload keys are in 'go doc github.com/servesim/servesim/workload'")
 	if err != nil {
 		return nil, err
 	}

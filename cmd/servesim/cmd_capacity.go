@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"servesim/bench"
+	"github.com/servesim/servesim/bench"
 )
 
 func init() {

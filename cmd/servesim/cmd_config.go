@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"servesim/scenario"
+	"github.com/servesim/servesim/scenario"
 )
 
 func init() {

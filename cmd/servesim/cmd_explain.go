@@ -5,8 +5,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"servesim/bench"
-	"servesim/matrix"
+	"github.com/servesim/servesim/bench"
+	"github.com/servesim/servesim/matrix"
 )
 
 func init() {

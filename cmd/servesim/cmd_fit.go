@@ -9,9 +9,9 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"servesim/calibration"
-	"servesim/model"
-	"servesim/scenario"
+	"github.com/servesim/servesim/calibration"
+	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/scenario"
 )
 
 func init() {

@@ -9,7 +9,7 @@ import (
 	"github.com/BurntSushi/toml"
 	"github.com/spf13/pflag"
 
-	"servesim/model"
+	"github.com/servesim/servesim/model"
 )
 
 func init() {

@@ -7,9 +7,9 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"servesim/bench"
-	"servesim/matrix"
-	"servesim/sim"
+	"github.com/servesim/servesim/bench"
+	"github.com/servesim/servesim/matrix"
+	"github.com/servesim/servesim/sim"
 )
 
 func init() {

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"servesim/planner"
+	"github.com/servesim/servesim/planner"
 )
 
 func init() {

@@ -10,8 +10,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"servesim/model"
-	"servesim/model/hf"
+	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/hf"
 )
 
 func init() {

@@ -12,11 +12,11 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"servesim/matrix"
-	"servesim/model"
-	"servesim/model/hf"
-	"servesim/planner"
-	"servesim/workload"
+	"github.com/servesim/servesim/matrix"
+	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/hf"
+	"github.com/servesim/servesim/planner"
+	"github.com/servesim/servesim/workload"
 )
 
 // loadModel reads a model: a built-in name, a servesim model TOML, or a Hugging Face config.json

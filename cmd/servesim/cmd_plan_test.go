@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"servesim/model"
+	"github.com/servesim/servesim/model"
 )
 
 // runCLI runs servesim with args and returns the exit code, stdout and stderr.

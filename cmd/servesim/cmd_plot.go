@@ -9,13 +9,13 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"servesim/bench"
-	"servesim/internal/fsutil"
-	"servesim/internal/numfmt"
-	"servesim/matrix"
-	"servesim/plots"
-	"servesim/scenario"
-	"servesim/sim"
+	"github.com/servesim/servesim/bench"
+	"github.com/servesim/servesim/internal/fsutil"
+	"github.com/servesim/servesim/internal/numfmt"
+	"github.com/servesim/servesim/matrix"
+	"github.com/servesim/servesim/plots"
+	"github.com/servesim/servesim/scenario"
+	"github.com/servesim/servesim/sim"
 )
 
 func init() {

@@ -7,9 +7,9 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"servesim/bench"
-	"servesim/calibration"
-	"servesim/report"
+	"github.com/servesim/servesim/bench"
+	"github.com/servesim/servesim/calibration"
+	"github.com/servesim/servesim/report"
 )
 
 func init() {

@@ -9,9 +9,9 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"servesim/internal/fsutil"
-	"servesim/model"
-	"servesim/workload"
+	"github.com/servesim/servesim/internal/fsutil"
+	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/workload"
 )
 
 // sloFlags are the objectives simulate and plan share.
@@ -118,7 +118,7 @@ under the objectives given with --slo-* (or in the workload's [slo] table).
 --workload takes a workload TOML file, a trace (.csv or .jsonl: arrival time, input tokens,
 output tokens, optional prefix_id and prefix_tokens), or a preset:
 ` + presetHelp() + `
-The workload file format is documented in 'go doc servesim/workload'. Results are deterministic:
+The workload file format is documented in 'go doc github.com/servesim/servesim/workload'. Results are deterministic:
 the same scenario, workload and seed give the same bytes.
 
 Example:

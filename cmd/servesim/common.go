@@ -9,12 +9,12 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"servesim/internal/fsutil"
-	"servesim/matrix"
-	"servesim/model/hf"
-	"servesim/scenario"
-	"servesim/sim"
-	"servesim/vllmcmd"
+	"github.com/servesim/servesim/internal/fsutil"
+	"github.com/servesim/servesim/matrix"
+	"github.com/servesim/servesim/model/hf"
+	"github.com/servesim/servesim/scenario"
+	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/vllmcmd"
 )
 
 func init() {

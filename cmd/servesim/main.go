@@ -8,7 +8,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"servesim/internal/fsutil"
+	"github.com/servesim/servesim/internal/fsutil"
 )
 
 func main() {

@@ -3,8 +3,8 @@ package hf_test
 import (
 	"fmt"
 
-	"servesim/model"
-	"servesim/model/hf"
+	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/hf"
 )
 
 func ExampleParse() {

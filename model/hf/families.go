@@ -1,6 +1,6 @@
 package hf
 
-import "servesim/model"
+import "github.com/servesim/servesim/model"
 
 // Layer-type names of the layer_types list (transformers' spelling).
 const (

@@ -4,7 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"servesim/model"
+	"github.com/servesim/servesim/model"
 )
 
 func addSeeds(f *testing.F, add func(b []byte)) {

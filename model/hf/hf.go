@@ -10,7 +10,7 @@ import (
 	"sort"
 	"strings"
 
-	"servesim/model"
+	"github.com/servesim/servesim/model"
 )
 
 // Sanity limits on config values. They are far above any published model and keep every weight

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"servesim/model"
+	"github.com/servesim/servesim/model"
 )
 
 // The testdata/<model>/config.json files are written from the published Hugging Face configs

@@ -1,6 +1,6 @@
 package hf
 
-import "servesim/model"
+import "github.com/servesim/servesim/model"
 
 // KVBytesPerToken is the KV cache one token occupies on a single GPU holding every layer (no tensor
 // parallel split), summed over the layers, with the cache stored in kvDType (bf16/fp16, fp8, fp32):

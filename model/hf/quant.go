@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"servesim/model"
+	"github.com/servesim/servesim/model"
 )
 
 // rawQuant is config.json's quantization_config, and the "quantization" object of a ModelOpt
