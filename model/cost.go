@@ -356,8 +356,9 @@ func (c *CostModel) moeTime(t float64, st *StepCost) {
 	}
 }
 
-// attnTime adds attention, indexer and state time for one request's work into term.
-func (c *CostModel) attnTime(a *attnSet, w SeqWork, st *StepCost, term Term) {
+// attnTime adds attention and indexer time for one request's work into term, and recurrent-state
+// time into stateTerm.
+func (c *CostModel) attnTime(a *attnSet, w SeqWork, st *StepCost, term, stateTerm Term) {
 	s, t := w.Start, w.Tokens
 	ft := float64(t)
 	// Attention kernels run at a fraction attn_eff of their roofline: paged and top-k gathers of
@@ -399,10 +400,10 @@ func (c *CostModel) attnTime(a *attnSet, w SeqWork, st *StepCost, term Term) {
 		x := &a.linear[i]
 		if w.Decode {
 			// Read the state once, write one state per verified position (kept for rollback).
-			st.Terms[TermState] += (1 + ft) * x.stateBytes / c.bw * x.layers
+			st.Terms[stateTerm] += (1 + ft) * x.stateBytes / c.bw * x.layers
 		} else {
 			scan := ft * x.flopsPerToken / (c.bf16Peak * c.p[PLinearAttnEff])
-			st.Terms[TermState] += (scan + 2*x.stateBytes/c.bw) * x.layers
+			st.Terms[stateTerm] += (scan + 2*x.stateBytes/c.bw) * x.layers
 		}
 	}
 }
@@ -475,7 +476,7 @@ func (c *CostModel) Step(s *StepShape) StepCost {
 		}
 	}
 	for _, w := range s.Seqs {
-		c.attnTime(&c.attn, w, &st, TermAttention)
+		c.attnTime(&c.attn, w, &st, TermAttention, TermState)
 	}
 	if c.draft && s.EmitSeqs > 0 {
 		c.drafterTime(s, &st)
@@ -513,7 +514,7 @@ func (c *CostModel) drafterTime(s *StepShape, st *StepCost) {
 		if !w.Emits {
 			continue
 		}
-		c.attnTime(&c.draftAttn, SeqWork{Start: w.Start + w.Tokens, Tokens: 1 + c.k, Decode: true}, &d, TermDrafter)
+		c.attnTime(&c.draftAttn, SeqWork{Start: w.Start + w.Tokens, Tokens: 1 + c.k, Decode: true}, &d, TermDrafter, TermDrafter)
 	}
 	for _, v := range d.Terms {
 		st.Terms[TermDrafter] += v

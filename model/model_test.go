@@ -211,3 +211,27 @@ func BenchmarkCostStepPrefill(b *testing.B) {
 		c.Step(&s)
 	}
 }
+
+// TestAttnTimeTerms checks that attnTime puts attention and recurrent-state time into the terms its
+// caller names: the seed model's linear-attention layers must not land in TermState when the
+// caller asks for TermDrafter.
+func TestAttnTimeTerms(t *testing.T) {
+	c := NewCostModel(seedDeployment(t), Priors())
+	w := SeqWork{Start: 8192, Tokens: 8, Decode: true, Emits: true}
+	var own, drafter StepCost
+	c.attnTime(&c.attn, w, &own, TermAttention, TermState)
+	c.attnTime(&c.attn, w, &drafter, TermDrafter, TermDrafter)
+	if own.Terms[TermAttention] <= 0 || own.Terms[TermState] <= 0 {
+		t.Fatalf("seed decode: attention %v s, state %v s: want both positive", own.Terms[TermAttention], own.Terms[TermState])
+	}
+	for term, v := range drafter.Terms {
+		if Term(term) != TermDrafter && v != 0 {
+			t.Errorf("asked for TermDrafter, got %v s in %s", v, Term(term))
+		}
+	}
+	// The same three layer groups summed in another order: equal within a few ulps.
+	want := own.Terms[TermAttention] + own.Terms[TermState]
+	if got := drafter.Terms[TermDrafter]; math.Abs(got-want) > 1e-12*want {
+		t.Errorf("TermDrafter %v s, want attention + state = %v s", got, want)
+	}
+}
