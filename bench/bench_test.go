@@ -8,6 +8,7 @@ import (
 	"github.com/servesim/servesim/bench"
 	"github.com/servesim/servesim/matrix"
 	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/param"
 	"github.com/servesim/servesim/scenario"
 	"github.com/servesim/servesim/sim"
 )
@@ -195,7 +196,7 @@ func TestDenseModelDecodeFallsWithContext(t *testing.T) {
 	e.TensorParallel = 8
 	e.MaxModelLen = 131072
 	d := &model.Deployment{Model: a, Hardware: model.Hardware{GPU: gpu, Count: 8}, Engine: e}
-	srv, err := sim.NewServer(d, model.Priors())
+	srv, err := sim.NewServer(d, param.Priors())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/servesim/servesim/matrix"
 	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/param"
 	"github.com/servesim/servesim/sim"
 )
 
@@ -34,7 +35,7 @@ func WriteCapacity(w io.Writer, srv *sim.Server, proto *Protocol) error {
 	row("weights: embedding + lm_head", wb.Embedding+wb.LMHead, "vocab-parallel")
 	row("weights: drafter", wb.Drafter, d.Engine.Speculative.Model)
 	row("weights: total", wb.Total(), "")
-	row("activation peak (profile run)", m.ActivationPeak, fmt.Sprintf("%g buffers x %d tokens x hidden %d x 2 B", srv.Params[model.PActivationBuffers], d.Engine.MaxNumBatchedTokens, d.Model.Hidden))
+	row("activation peak (profile run)", m.ActivationPeak, fmt.Sprintf("%g buffers x %d tokens x hidden %d x 2 B", srv.Params[param.ActivationBuffers], d.Engine.MaxNumBatchedTokens, d.Model.Hidden))
 	row("non-torch (NCCL, workspaces)", m.NonTorch, "parameter non_torch_gib")
 	row("CUDA graphs estimate", m.CUDAGraphs, "parameter cudagraph_gib")
 	row("available for KV cache", m.AvailableKV, "")

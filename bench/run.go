@@ -6,7 +6,7 @@ import (
 	"sort"
 
 	"github.com/servesim/servesim/matrix"
-	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/param"
 	"github.com/servesim/servesim/sim"
 	"github.com/servesim/servesim/vtime"
 )
@@ -299,7 +299,7 @@ func RunDecodeCell(e *sim.Engine, srv *sim.Server, p *Protocol, tokens, c int, p
 		return true
 	}
 	poll := seconds(p.PollS)
-	timeout := run.Start.Add(seconds(srv.Params[model.PReadyTimeoutS]))
+	timeout := run.Start.Add(seconds(srv.Params[param.ReadyTimeoutS]))
 	if c <= srv.Deployment.Engine.MaxNumSeqs {
 		// The gate can pass: the benchmark waits for it as long as it takes.
 		timeout = vtime.Never

@@ -1,4 +1,4 @@
-// Package calibration fits the named parameters of the memory and step-time model (model.Table)
+// Package calibration fits the named parameters of the memory and step-time model (package model/param)
 // to a measured benchmark matrix, cross-validates the fit, and estimates uncertainties.
 //
 // Shape (gonum optimize style): Fit(problem, settings) (*Result, error); zero settings mean

@@ -11,7 +11,7 @@ import (
 
 	"github.com/servesim/servesim/bench"
 	"github.com/servesim/servesim/matrix"
-	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/param"
 	"github.com/servesim/servesim/sim"
 )
 
@@ -95,7 +95,7 @@ type task struct {
 }
 
 // simulate runs the jobs named by keys (nil: every job) for each parameter set, on the workers.
-func (e *evaluator) simulate(sets []model.Params, keys map[matrix.Key]bool) []outcome {
+func (e *evaluator) simulate(sets []param.Values, keys map[matrix.Key]bool) []outcome {
 	outs := make([]outcome, len(sets))
 	var tasks []task
 	for i := range sets {

@@ -13,6 +13,7 @@ import (
 	"github.com/servesim/servesim/bench"
 	"github.com/servesim/servesim/matrix"
 	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/param"
 )
 
 // Problem is what to fit: a deployment and protocol, the measured matrix, the starting
@@ -22,9 +23,9 @@ type Problem struct {
 	Protocol   *bench.Protocol
 	Measured   *matrix.Matrix
 	// Base is the starting point; parameters not in Free keep these values.
-	Base model.Params
+	Base param.Values
 	// Free lists the fitted parameters; nil means DefaultFree.
-	Free []model.ParamID
+	Free []param.ID
 	// Train selects the training cells; the empty filter trains on every cell.
 	Train Filter
 	// KVTokens, when positive, is a measured kv_cache_size_tokens: the memory terms are fitted to
@@ -64,8 +65,8 @@ type Progress struct {
 
 // Result is a finished fit.
 type Result struct {
-	Params     model.Params
-	Free       []model.ParamID
+	Params     param.Values
+	Free       []param.ID
 	Report     Report
 	Predicted  *matrix.Matrix // every cell, at the optimum
 	Comparison *matrix.Comparison
@@ -78,23 +79,23 @@ type Result struct {
 // with speculative decoding; all-reduce only with TP > 1; the readiness timeout only when the
 // training cells include C > max_num_seqs; the linear-attention scan only for hybrid models. CPU
 // scheduling time is hidden by async scheduling and left at its prior.
-func DefaultFree(p *Problem) []model.ParamID {
+func DefaultFree(p *Problem) []param.ID {
 	d := p.Deployment
-	free := []model.ParamID{model.PMemBWEff, model.PGEMMEff, model.PGEMMHalfM, model.PAttnEff, model.PActPasses, model.PStepOverheadUS, model.PFrontendUSPerTok, model.PFrontendMSPerReq}
+	free := []param.ID{param.MemBWEff, param.GEMMEff, param.GEMMHalfM, param.AttnEff, param.ActPasses, param.StepOverheadUS, param.FrontendUSPerTok, param.FrontendMSPerReq}
 	if d.Model.HasKind(model.AttnSparseMLA) {
-		free = append(free, model.PIndexerEff)
+		free = append(free, param.IndexerEff)
 	}
 	if d.Model.HasKind(model.AttnLinear) {
-		free = append(free, model.PLinearAttnEff)
+		free = append(free, param.LinearAttnEff)
 	}
 	if d.Model.HasKind(model.AttnLinear) && d.Engine.PrefixCaching {
-		free = append(free, model.PStatePageScale)
+		free = append(free, param.StatePageScale)
 	}
 	if d.Engine.TensorParallel > 1 {
-		free = append(free, model.PARLatencyMult, model.PARBWEff)
+		free = append(free, param.ARLatencyMult, param.ARBWEff)
 	}
 	if d.Engine.Speculative.Enabled() {
-		free = append(free, model.PAcceptP1, model.PAcceptDecay)
+		free = append(free, param.AcceptP1, param.AcceptDecay)
 	}
 	queued := false
 	for _, c := range p.Measured.Decode {
@@ -103,13 +104,13 @@ func DefaultFree(p *Problem) []model.ParamID {
 		}
 	}
 	if queued {
-		free = append(free, model.PReadyTimeoutS)
+		free = append(free, param.ReadyTimeoutS)
 	}
 	if !d.Engine.AsyncScheduling {
-		free = append(free, model.PCPUStepUS, model.PCPUPerReqUS)
+		free = append(free, param.CPUStepUS, param.CPUPerReqUS)
 	}
 	if p.KVTokens > 0 {
-		free = append(free, model.PNonTorchGiB)
+		free = append(free, param.NonTorchGiB)
 	}
 	return free
 }
@@ -157,7 +158,7 @@ func Fit(p *Problem, s *Settings) (*Result, error) {
 	}
 	keys := ev.trainKeys()
 	vc := &vector{base: p.Base, free: free}
-	uPrior := vc.toU(model.Priors())
+	uPrior := vc.toU(param.Priors())
 	best := math.Inf(1)
 	progress := func(stage string, loss float64) {
 		if loss < best {
@@ -168,7 +169,7 @@ func Fit(p *Problem, s *Settings) (*Result, error) {
 		}
 	}
 	resid := func(us [][]float64) [][]float64 {
-		sets := make([]model.Params, len(us))
+		sets := make([]param.Values, len(us))
 		for i, u := range us {
 			sets[i] = vc.params(u)
 		}
@@ -247,7 +248,7 @@ func Fit(p *Problem, s *Settings) (*Result, error) {
 	progress("uncertainty", sumSq(r0))
 	stderr := paramStdErr(J, r0, len(free))
 	// Every cell at the optimum, for train and test errors.
-	outs := ev.simulate([]model.Params{res.Params}, nil)
+	outs := ev.simulate([]param.Values{res.Params}, nil)
 	if outs[0].err != nil {
 		return nil, fmt.Errorf("fitted parameters do not give a runnable server: %w", outs[0].err)
 	}
@@ -256,13 +257,12 @@ func Fit(p *Problem, s *Settings) (*Result, error) {
 	rep := &res.Report
 	rep.NParameters = len(free)
 	rep.Parameters = map[string]ParamEstimate{}
-	for i := range model.Table {
-		d := &model.Table[i]
+	for i, d := range param.Defs() {
 		pe := ParamEstimate{Value: res.Params[i], Unit: d.Unit, Lo: d.Lo, Hi: d.Hi, StdErr: -1, Prior: d.Prior, Meaning: d.Meaning}
 		for j, id := range free {
 			if id == d.ID {
 				pe.Fitted = true
-				se := stderr[j] * math.Abs(dvdu(d, bestU[j]))
+				se := stderr[j] * math.Abs(dvdu(&d, bestU[j]))
 				if !math.IsNaN(se) && !math.IsInf(se, 0) {
 					pe.StdErr = se
 				}

@@ -3,6 +3,8 @@ package model
 import (
 	"fmt"
 	"math"
+
+	"github.com/servesim/servesim/model/param"
 )
 
 // Term is one component of a step's time.
@@ -111,7 +113,7 @@ type attnSet struct {
 // with NewCostModel; it is immutable and safe to share between simulations.
 type CostModel struct {
 	d        *Deployment
-	p        Params
+	p        param.Values
 	bw       float64 // achieved memory bandwidth, bytes/s
 	bf16Peak float64
 	fp8Peak  float64
@@ -157,11 +159,11 @@ func expectedMaxNormal(n int) float64 {
 }
 
 // NewCostModel precomputes the per-GPU quantities of d under parameters p.
-func NewCostModel(d *Deployment, p Params) *CostModel {
+func NewCostModel(d *Deployment, p param.Values) *CostModel {
 	g := &d.Hardware.GPU
 	e := &d.Engine
 	c := &CostModel{d: d, p: p, tp: e.TensorParallel}
-	c.bw = g.BandwidthBytesPerS() * p[PMemBWEff]
+	c.bw = g.BandwidthBytesPerS() * p[param.MemBWEff]
 	c.bf16Peak = g.PeakFLOPS(BF16)
 	c.fp8Peak = g.PeakFLOPS(FP8)
 	c.hidden = float64(d.Model.Hidden)
@@ -197,8 +199,8 @@ func NewCostModel(d *Deployment, p Params) *CostModel {
 	}
 	n := float64(c.tp)
 	if c.tp > 1 {
-		c.arAlpha = p[PARLatencyMult] * 2 * (n - 1) * g.LinkLatencyUS * 1e-6
-		c.arBeta = 2 * (n - 1) / n / (g.LinkBytesPerS() * p[PARBWEff])
+		c.arAlpha = p[param.ARLatencyMult] * 2 * (n - 1) * g.LinkLatencyUS * 1e-6
+		c.arBeta = 2 * (n - 1) / n / (g.LinkBytesPerS() * p[param.ARBWEff])
 	}
 	if d.Drafter != nil && e.Speculative.Enabled() {
 		c.draft = true
@@ -229,7 +231,7 @@ func NewCostModel(d *Deployment, p Params) *CostModel {
 }
 
 // Params returns the parameters the model was built with.
-func (c *CostModel) Params() *Params { return &c.p }
+func (c *CostModel) Params() *param.Values { return &c.p }
 
 // Deployment returns the deployment the model was built for.
 func (c *CostModel) Deployment() *Deployment { return c.d }
@@ -320,7 +322,7 @@ func (c *CostModel) gemmTime(x gemm, m float64, st *StepCost, into Term) {
 	if x.bytes == 0 || m <= 0 {
 		return
 	}
-	eff := c.p[PGEMMEff] * m / (m + c.p[PGEMMHalfM])
+	eff := c.p[param.GEMMEff] * m / (m + c.p[param.GEMMHalfM])
 	tb := x.bytes / c.bw
 	tf := 2 * m * x.params / (x.peak * eff)
 	switch {
@@ -345,7 +347,7 @@ func (c *CostModel) moeTime(t float64, st *StepCost) {
 		// Rows per touched expert, and the busiest rank's FLOPs.
 		rows := t * m.topK / (m.experts * math.Max(pTouch, 1e-12))
 		flops := 2 * rows * loaded * m.expertParams * m.shard
-		eff := c.p[PGEMMEff] * rows / (rows + c.p[PGEMMHalfM])
+		eff := c.p[param.GEMMEff] * rows / (rows + c.p[param.GEMMHalfM])
 		tb := bytes / c.bw * m.layers
 		tf := flops / (m.peak * eff) * m.layers
 		if tb >= tf {
@@ -363,12 +365,12 @@ func (c *CostModel) attnTime(a *attnSet, w SeqWork, st *StepCost, term, stateTer
 	ft := float64(t)
 	// Attention kernels run at a fraction attn_eff of their roofline: paged and top-k gathers of
 	// small KV rows do not stream at full bandwidth, and the math does not reach tensor peak.
-	eff := c.p[PAttnEff]
+	eff := c.p[param.AttnEff]
 	for i := range a.sparse {
 		x := &a.sparse[i]
 		// Indexer: every query scores all earlier compressed keys (fp8, replicated on ranks).
 		keys := sumMinPos(s, t, 0) / x.compress
-		tIdx := math.Max(x.idxFlopsPerQK*keys/(c.fp8Peak*c.p[PIndexerEff]), float64(s+t)/x.compress*x.idxBytes/c.bw)
+		tIdx := math.Max(x.idxFlopsPerQK*keys/(c.fp8Peak*c.p[param.IndexerEff]), float64(s+t)/x.compress*x.idxBytes/c.bw)
 		// Sparse attention over the selected top-k tokens (absorbed MLA: q.c and p.c).
 		sel := sumMinPos(s, t, x.topK)
 		flops := 2 * x.heads * sel * (2*x.latent + x.rope)
@@ -402,7 +404,7 @@ func (c *CostModel) attnTime(a *attnSet, w SeqWork, st *StepCost, term, stateTer
 			// Read the state once, write one state per verified position (kept for rollback).
 			st.Terms[stateTerm] += (1 + ft) * x.stateBytes / c.bw * x.layers
 		} else {
-			scan := ft * x.flopsPerToken / (c.bf16Peak * c.p[PLinearAttnEff])
+			scan := ft * x.flopsPerToken / (c.bf16Peak * c.p[param.LinearAttnEff])
 			st.Terms[stateTerm] += (scan + 2*x.stateBytes/c.bw) * x.layers
 		}
 	}
@@ -450,7 +452,7 @@ func (c *CostModel) tokenTerms(t float64, logits float64, st *StepCost) {
 	// The vocab-parallel lm_head's fp32 logits are gathered across the TP ranks before sampling.
 	st.Terms[TermAllReduce] += c.gather(logits * c.vocab * 4)
 	// Elementwise traffic (norms, activations, residuals, routing): memory-bound.
-	st.Terms[TermCompute] += c.p[PActPasses] * t * c.hidden * 2 * c.layers / c.bw
+	st.Terms[TermCompute] += c.p[param.ActPasses] * t * c.hidden * 2 * c.layers / c.bw
 	st.Terms[TermAllReduce] += c.allReduce(t, 2*c.layers)
 }
 
@@ -481,11 +483,11 @@ func (c *CostModel) Step(s *StepShape) StepCost {
 	if c.draft && s.EmitSeqs > 0 {
 		c.drafterTime(s, &st)
 	}
-	st.Terms[TermOverhead] += c.p[PStepOverheadUS] * 1e-6
+	st.Terms[TermOverhead] += c.p[param.StepOverheadUS] * 1e-6
 	for _, v := range st.Terms {
 		st.GPU += v
 	}
-	st.CPU = (c.p[PCPUStepUS] + c.p[PCPUPerReqUS]*float64(len(s.Seqs))) * 1e-6
+	st.CPU = (c.p[param.CPUStepUS] + c.p[param.CPUPerReqUS]*float64(len(s.Seqs))) * 1e-6
 	if c.async {
 		if st.CPU > st.GPU {
 			st.Terms[TermOverhead] += st.CPU - st.GPU
@@ -526,7 +528,7 @@ func (c *CostModel) TokensPerStep() float64 { return c.p.MeanEmitted(c.k) }
 
 // FrontendSeconds is the API-server time before a prompt of n tokens reaches the engine.
 func (c *CostModel) FrontendSeconds(n int) float64 {
-	return c.p[PFrontendUSPerTok]*1e-6*float64(n) + c.p[PFrontendMSPerReq]*1e-3
+	return c.p[param.FrontendUSPerTok]*1e-6*float64(n) + c.p[param.FrontendMSPerReq]*1e-3
 }
 
 func (c *CostModel) String() string {

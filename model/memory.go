@@ -3,6 +3,8 @@ package model
 import (
 	"fmt"
 	"math"
+
+	"github.com/servesim/servesim/model/param"
 )
 
 // Deployment is a model served by an engine on hardware: what the memory and step-time models
@@ -156,15 +158,15 @@ func (m *MemoryBudget) NonKV() float64 {
 }
 
 // Memory computes the per-GPU budget with parameters p.
-func (d *Deployment) Memory(p *Params) MemoryBudget {
+func (d *Deployment) Memory(p *param.Values) MemoryBudget {
 	var m MemoryBudget
 	m.TotalBytes = d.Hardware.GPU.MemoryBytes()
 	m.RequestedBytes = m.TotalBytes * d.Engine.GPUMemoryUtilization
 	m.Weights = d.WeightsPerGPU()
-	m.ActivationPeak = p[PActivationBuffers] * float64(d.Engine.MaxNumBatchedTokens) * float64(d.Model.Hidden) * BF16.BytesPerParam()
-	m.NonTorch = p[PNonTorchGiB] * (1 << 30)
+	m.ActivationPeak = p[param.ActivationBuffers] * float64(d.Engine.MaxNumBatchedTokens) * float64(d.Model.Hidden) * BF16.BytesPerParam()
+	m.NonTorch = p[param.NonTorchGiB] * (1 << 30)
 	if !d.Engine.EnforceEager {
-		m.CUDAGraphs = p[PCUDAGraphGiB] * (1 << 30)
+		m.CUDAGraphs = p[param.CUDAGraphGiB] * (1 << 30)
 	}
 	m.AvailableKV = m.RequestedBytes - m.NonKV()
 	return m
@@ -250,8 +252,8 @@ func kvSpecFor(a *Attention, tp int, kv DType, name string) KVSpec {
 
 // KVSpecs lists the per-GPU cache specs of the target model's layers and the drafter's, merging
 // layer groups of the same kind and size. Recurrent-state pages are scaled by state_page_scale.
-func (d *Deployment) KVSpecs(p *Params) []KVSpec {
-	stateScale := p[PStatePageScale]
+func (d *Deployment) KVSpecs(p *param.Values) []KVSpec {
+	stateScale := p[param.StatePageScale]
 	var out []KVSpec
 	add := func(s KVSpec, n int) {
 		for i := range out {

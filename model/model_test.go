@@ -4,6 +4,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/servesim/servesim/model/param"
 )
 
 func seedDeployment(t testing.TB) *Deployment {
@@ -50,7 +52,7 @@ func TestGLMParams(t *testing.T) {
 
 func TestKVSpecs(t *testing.T) {
 	d := seedDeployment(t)
-	p := Priors()
+	p := param.Priors()
 	specs := d.KVSpecs(&p)
 	byName := map[string]KVSpec{}
 	for _, s := range specs {
@@ -106,7 +108,7 @@ func TestDeploymentValidate(t *testing.T) {
 func TestMemoryFitError(t *testing.T) {
 	d := seedDeployment(t)
 	d.Engine.GPUMemoryUtilization = 0.4
-	p := Priors()
+	p := param.Priors()
 	m := d.Memory(&p)
 	msg := m.FitError()
 	if m.AvailableKV > 0 || !strings.Contains(msg, "GiB per GPU") {
@@ -131,23 +133,8 @@ func TestSumMinPos(t *testing.T) {
 	}
 }
 
-func TestAcceptance(t *testing.T) {
-	p := Priors()
-	p[PAcceptP1], p[PAcceptDecay] = 0.8, 1
-	// Constant p: tau = (1 - p^(k+1)) / (1 - p) (reference/vllm-engine.md section 5).
-	k := 7
-	want := (1 - math.Pow(0.8, float64(k+1))) / (1 - 0.8)
-	if got := p.MeanEmitted(k); math.Abs(got-want) > 1e-12 {
-		t.Errorf("tau = %v, want %v", got, want)
-	}
-	cdf := p.AcceptanceCDF(3)
-	if math.Abs(cdf[2]-0.512) > 1e-12 {
-		t.Errorf("P(accepted >= 3) = %v, want 0.512", cdf[2])
-	}
-}
-
 func TestPadTokens(t *testing.T) {
-	c := NewCostModel(seedDeployment(t), Priors())
+	c := NewCostModel(seedDeployment(t), param.Priors())
 	for _, x := range []struct{ n, want int }{{1, 1}, {3, 4}, {5, 8}, {9, 16}, {256, 256}, {257, 264}, {600, 600}} {
 		if got := c.padTokens(x.n); got != x.want {
 			t.Errorf("padTokens(%d) = %d, want %d", x.n, got, x.want)
@@ -156,7 +143,7 @@ func TestPadTokens(t *testing.T) {
 }
 
 func TestStepCostMonotone(t *testing.T) {
-	c := NewCostModel(seedDeployment(t), Priors())
+	c := NewCostModel(seedDeployment(t), param.Priors())
 	step := func(n, ctx int) StepCost {
 		var s StepShape
 		for i := 0; i < n; i++ {
@@ -182,7 +169,7 @@ func TestStepCostMonotone(t *testing.T) {
 	// Faster memory never makes a decode step slower.
 	d := seedDeployment(t)
 	d.Hardware.GPU.BandwidthGBps *= 1.5
-	fast := NewCostModel(d, Priors())
+	fast := NewCostModel(d, param.Priors())
 	var s StepShape
 	s.Add(SeqWork{Start: 8192, Tokens: 8, Decode: true, Emits: true})
 	if f, b := fast.Step(&s).Total, c.Step(&s).Total; f >= b {
@@ -191,7 +178,7 @@ func TestStepCostMonotone(t *testing.T) {
 }
 
 func BenchmarkCostStepDecode32(b *testing.B) {
-	c := NewCostModel(seedDeployment(b), Priors())
+	c := NewCostModel(seedDeployment(b), param.Priors())
 	var s StepShape
 	for i := 0; i < 32; i++ {
 		s.Add(SeqWork{Start: 32768, Tokens: 8, Decode: true, Emits: true})
@@ -203,7 +190,7 @@ func BenchmarkCostStepDecode32(b *testing.B) {
 }
 
 func BenchmarkCostStepPrefill(b *testing.B) {
-	c := NewCostModel(seedDeployment(b), Priors())
+	c := NewCostModel(seedDeployment(b), param.Priors())
 	var s StepShape
 	s.Add(SeqWork{Start: 65536, Tokens: 8192})
 	b.ReportAllocs()
@@ -216,7 +203,7 @@ func BenchmarkCostStepPrefill(b *testing.B) {
 // caller names: the seed model's linear-attention layers must not land in TermState when the
 // caller asks for TermDrafter.
 func TestAttnTimeTerms(t *testing.T) {
-	c := NewCostModel(seedDeployment(t), Priors())
+	c := NewCostModel(seedDeployment(t), param.Priors())
 	w := SeqWork{Start: 8192, Tokens: 8, Decode: true, Emits: true}
 	var own, drafter StepCost
 	c.attnTime(&c.attn, w, &own, TermAttention, TermState)

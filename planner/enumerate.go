@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/param"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -139,9 +140,9 @@ func (q *Question) deployment(l *layout, c *Config) *model.Deployment {
 }
 
 // params chooses a deployment's parameters.
-func (q *Question) params(d *model.Deployment, native bool) (model.Params, string, string, error) {
+func (q *Question) params(d *model.Deployment, native bool) (param.Values, string, string, error) {
 	if q.Params == nil {
-		return model.Priors(), "prior", "priors", nil
+		return param.Priors(), "prior", "priors", nil
 	}
 	p, src, from, err := q.Params(d, native)
 	return p, string(src), from, err

@@ -9,6 +9,7 @@ import (
 	"github.com/servesim/servesim/bench"
 	"github.com/servesim/servesim/model"
 	"github.com/servesim/servesim/model/hf"
+	"github.com/servesim/servesim/model/param"
 	"github.com/servesim/servesim/scenario"
 	"github.com/servesim/servesim/sim"
 	"github.com/servesim/servesim/workload"
@@ -49,7 +50,7 @@ func capacity(q *Question, g model.GPU, count, tp int, ep bool, c Config) int {
 	if d.Validate() != nil {
 		return 0
 	}
-	p := model.Priors()
+	p := param.Priors()
 	srv, err := sim.NewServer(d, p)
 	if err != nil {
 		return 0

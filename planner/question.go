@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/param"
 	"github.com/servesim/servesim/scenario"
 	"github.com/servesim/servesim/workload"
 )
@@ -48,7 +49,7 @@ type Question struct {
 // ParamsChooser returns the parameter set for a deployment, its source tag and a description.
 // native is false when the weights are a variant of the model's own checkpoint (then a
 // calibration fitted on the native checkpoint transfers at best).
-type ParamsChooser func(d *model.Deployment, native bool) (model.Params, scenario.Source, string, error)
+type ParamsChooser func(d *model.Deployment, native bool) (param.Values, scenario.Source, string, error)
 
 // Uncertainty turns a point prediction into an interval according to how its parameters relate
 // to measurements (calibrated, transferred or prior). The calibration work defines the widths;
@@ -341,7 +342,7 @@ func DefaultParams(file string, uncalibrated bool, overrides map[string]float64)
 		}
 	}
 	if len(overrides) > 0 {
-		p := model.Priors()
+		p := param.Priors()
 		if err := p.Set(overrides); err != nil {
 			return nil, "", err
 		}
@@ -351,8 +352,8 @@ func DefaultParams(file string, uncalibrated bool, overrides map[string]float64)
 		}
 	}
 	builtins := scenario.BuiltinCalibrations()
-	choose := func(d *model.Deployment, native bool) (model.Params, scenario.Source, string, error) {
-		p := model.Priors()
+	choose := func(d *model.Deployment, native bool) (param.Values, scenario.Source, string, error) {
+		p := param.Priors()
 		src := scenario.SourcePrior
 		from := "priors"
 		switch {

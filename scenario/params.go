@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/servesim/servesim/internal/tomlx"
+	"github.com/servesim/servesim/model/param"
 
 	"github.com/servesim/servesim/model"
 )
@@ -36,7 +37,7 @@ func ParseParamsFile(data []byte, name string) (*ParamsFile, error) {
 	if len(f.Params) == 0 {
 		return nil, fmt.Errorf("%s: no [params] table", name)
 	}
-	p := model.Priors()
+	p := param.Priors()
 	if err := p.Set(f.Params); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -56,8 +57,8 @@ func LoadParamsFile(path string) (*ParamsFile, error) {
 }
 
 // Values returns priors overridden by the file's values.
-func (f *ParamsFile) Values() model.Params {
-	p := model.Priors()
+func (f *ParamsFile) Values() param.Values {
+	p := param.Priors()
 	_ = p.Set(f.Params) // validated on parse
 	return p
 }
@@ -74,8 +75,7 @@ func (f *ParamsFile) Encode(w *bytes.Buffer) {
 	}
 	fmt.Fprintln(w, "\n[params]")
 	p := f.Values()
-	for i := range model.Table {
-		d := &model.Table[i]
+	for i, d := range param.Defs() {
 		fmt.Fprintf(w, "%s = %s # %s [%g, %g]\n", d.Name, fmtFloat(p[i]), d.Unit, d.Lo, d.Hi)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/param"
 )
 
 //go:embed data
@@ -45,7 +46,7 @@ type ResolveOptions struct {
 type Resolved struct {
 	Scenario   *Scenario
 	Deployment *model.Deployment
-	Params     model.Params
+	Params     param.Values
 	Source     Source
 	// Calibration is the parameter set's key (nil for priors).
 	Calibration *CalibrationKey
@@ -60,7 +61,7 @@ func (s *Scenario) Resolve(o ResolveOptions) (*Resolved, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Resolved{Scenario: s, Deployment: d, Params: model.Priors(), Source: SourcePrior, ParamsFrom: "priors"}
+	r := &Resolved{Scenario: s, Deployment: d, Params: param.Priors(), Source: SourcePrior, ParamsFrom: "priors"}
 	if o.ParamsFile == "" && s.ParamsFile != "" && !o.Uncalibrated {
 		o.ParamsFile = s.path(s.ParamsFile)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/servesim/servesim/internal/tomlx"
+	"github.com/servesim/servesim/model/param"
 
 	"github.com/servesim/servesim/bench"
 	"github.com/servesim/servesim/model"
@@ -127,7 +128,7 @@ func (s *Scenario) Validate() error {
 	if err := s.Protocol.Validate(); err != nil {
 		return err
 	}
-	var p model.Params = model.Priors()
+	var p param.Values = param.Priors()
 	if err := p.Set(s.Params); err != nil {
 		return err
 	}
@@ -196,7 +197,7 @@ func loadArch(name, file string) (*model.Arch, error) {
 
 // Encode writes the scenario as TOML, the parameters last with their units and bounds, so a user
 // can copy and edit it.
-func (s *Scenario) Encode(w *bytes.Buffer, p model.Params, source string) error {
+func (s *Scenario) Encode(w *bytes.Buffer, p param.Values, source string) error {
 	c := *s
 	c.Params = nil
 	fmt.Fprintln(w, "# servesim scenario (resolved). Edit and load with --config FILE.")
@@ -206,8 +207,7 @@ func (s *Scenario) Encode(w *bytes.Buffer, p model.Params, source string) error 
 		return err
 	}
 	fmt.Fprintf(w, "\n# Step-time and memory parameters (%s). Each: value # unit [lo, hi] meaning.\n[params]\n", source)
-	for i := range model.Table {
-		d := &model.Table[i]
+	for i, d := range param.Defs() {
 		fmt.Fprintf(w, "%s = %s # %s [%g, %g] %s\n", d.Name, fmtFloat(p[i]), d.Unit, d.Lo, d.Hi, d.Meaning)
 	}
 	return nil

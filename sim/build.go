@@ -5,13 +5,14 @@ import (
 
 	"github.com/servesim/servesim/kvcache"
 	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/param"
 	"github.com/servesim/servesim/scheduler"
 )
 
 // Server is a deployment made ready to simulate: its memory budget, KV layout and cost model.
 type Server struct {
 	Deployment *model.Deployment
-	Params     model.Params
+	Params     param.Values
 	Memory     model.MemoryBudget
 	Layout     *kvcache.Layout
 	Cost       *model.CostModel
@@ -19,7 +20,7 @@ type Server struct {
 
 // NewServer sizes the KV cache and builds the cost model. It fails, with the numbers, when the
 // deployment cannot start (weights do not fit, one max-length request does not fit).
-func NewServer(d *model.Deployment, p model.Params) (*Server, error) {
+func NewServer(d *model.Deployment, p param.Values) (*Server, error) {
 	if err := d.Validate(); err != nil {
 		return nil, err
 	}

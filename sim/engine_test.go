@@ -9,6 +9,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/param"
 	"github.com/servesim/servesim/vtime"
 )
 
@@ -25,8 +26,8 @@ func smallServer(t interface{ Fatal(...any) }, memGiB float64, seqs, budget int,
 	e := model.DefaultEngine()
 	e.MaxModelLen, e.MaxNumSeqs, e.MaxNumBatchedTokens, e.GPUMemoryUtilization = 4096, seqs, budget, 0.9
 	d := &model.Deployment{Model: a, Hardware: model.Hardware{GPU: g, Count: 1}, Engine: e}
-	p := model.Priors()
-	p[model.PNonTorchGiB], p[model.PCUDAGraphGiB], p[model.PActivationBuffers] = 0.3, 0.1, 4
+	p := param.Priors()
+	p[param.NonTorchGiB], p[param.CUDAGraphGiB], p[param.ActivationBuffers] = 0.3, 0.1, 4
 	if spec > 0 {
 		d.Engine.Speculative = model.Speculative{Method: "ngram", NumTokens: spec}
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/servesim/servesim/model"
 	"github.com/servesim/servesim/model/hf"
+	"github.com/servesim/servesim/model/param"
 )
 
 func init() {
@@ -210,7 +211,7 @@ func writeModel(w io.Writer, a *model.Arch, ref string) {
 	}
 	// Recurrent state, from the deployment's KV specs on one GPU.
 	d := &model.Deployment{Model: a, Engine: model.Engine{TensorParallel: 1, KVCacheDType: "auto"}}
-	p := model.Priors()
+	p := param.Priors()
 	var state float64
 	layers := 0
 	for _, s := range d.KVSpecs(&p) {
