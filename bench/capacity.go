@@ -6,7 +6,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/servesim/servesim/matrix"
-	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/deploy"
 	"github.com/servesim/servesim/model/param"
 	"github.com/servesim/servesim/sim"
 )
@@ -79,7 +79,7 @@ func WriteCapacity(w io.Writer, srv *sim.Server, proto *Protocol) error {
 	return tw.Flush()
 }
 
-func expertNote(d *model.Deployment) string {
+func expertNote(d *deploy.Deployment) string {
 	if d.Engine.ExpertParallel {
 		return fmt.Sprintf("1/%d of the experts per GPU (EP)", d.Engine.EPSize())
 	}

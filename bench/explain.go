@@ -6,7 +6,7 @@ import (
 	"math"
 	"text/tabwriter"
 
-	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/cost"
 	"github.com/servesim/servesim/sim"
 )
 
@@ -19,14 +19,14 @@ type Explanation struct {
 	// TokensPerStep is tau, the expected emitted tokens per decode step per request.
 	TokensPerStep float64
 	// Decode is the steady step: Running requests each verifying 1 + k tokens at Context.
-	Decode       model.StepCost
+	Decode       cost.StepCost
 	DecodeTokens int // tokens scheduled in the decode step
 	// PerRequestTokS and TotalTokS are the steady-state rates the decode step implies.
 	PerRequestTokS float64
 	TotalTokS      float64
 	// Prefill is one chunk of a cold prompt of Context tokens, taken at the middle of the prompt,
 	// alongside the decode batch of Running-1 other requests (a mixed step).
-	Prefill          model.StepCost
+	Prefill          cost.StepCost
 	PrefillChunk     int
 	PrefillStart     int
 	PrefillAloneTokS float64 // prefill tok/s of the same chunk on an idle server
@@ -44,9 +44,9 @@ func Explain(srv *sim.Server, contextTokens, concurrency int) (*Explanation, err
 	k := d.Engine.SpecTokens()
 	x := &Explanation{Context: contextTokens, Concurrency: concurrency, Running: min(concurrency, d.Engine.MaxNumSeqs), SpecTokens: k}
 	x.TokensPerStep = srv.Params.MeanEmitted(k)
-	var s model.StepShape
+	var s cost.StepShape
 	for i := 0; i < x.Running; i++ {
-		s.Add(model.SeqWork{Start: contextTokens, Tokens: 1 + k, Decode: true, Emits: true})
+		s.Add(cost.SeqWork{Start: contextTokens, Tokens: 1 + k, Decode: true, Emits: true})
 	}
 	x.Decode = srv.Cost.Step(&s)
 	x.DecodeTokens = s.Tokens
@@ -67,12 +67,12 @@ func Explain(srv *sim.Server, contextTokens, concurrency int) (*Explanation, err
 	x.PrefillChunk, x.PrefillStart = chunk, start
 	s.Reset()
 	for i := 0; i < others; i++ {
-		s.Add(model.SeqWork{Start: contextTokens, Tokens: 1 + k, Decode: true, Emits: true})
+		s.Add(cost.SeqWork{Start: contextTokens, Tokens: 1 + k, Decode: true, Emits: true})
 	}
-	s.Add(model.SeqWork{Start: start, Tokens: chunk})
+	s.Add(cost.SeqWork{Start: start, Tokens: chunk})
 	x.Prefill = srv.Cost.Step(&s)
 	s.Reset()
-	s.Add(model.SeqWork{Start: start, Tokens: chunk})
+	s.Add(cost.SeqWork{Start: start, Tokens: chunk})
 	alone := srv.Cost.Step(&s)
 	x.PrefillAloneTokS = float64(chunk) / alone.Total
 	return x, nil
@@ -88,7 +88,7 @@ func (x *Explanation) Write(w io.Writer) error {
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "term\tdecode step ms\tshare\tprefill step ms\tshare\t\n")
-	for t := model.Term(0); t < model.NumTerms; t++ {
+	for t := cost.Term(0); t < cost.NumTerms; t++ {
 		fmt.Fprintf(tw, "%s\t%.3f\t%.1f%%\t%.3f\t%.1f%%\t\n", t, x.Decode.Terms[t]*1e3, pct(x.Decode.Terms[t], x.Decode.Total),
 			x.Prefill.Terms[t]*1e3, pct(x.Prefill.Terms[t], x.Prefill.Total))
 	}

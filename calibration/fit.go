@@ -12,14 +12,15 @@ import (
 
 	"github.com/servesim/servesim/bench"
 	"github.com/servesim/servesim/matrix"
-	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/arch"
+	"github.com/servesim/servesim/model/deploy"
 	"github.com/servesim/servesim/model/param"
 )
 
 // Problem is what to fit: a deployment and protocol, the measured matrix, the starting
 // parameters, which of them are free, and which cells train the fit.
 type Problem struct {
-	Deployment *model.Deployment
+	Deployment *deploy.Deployment
 	Protocol   *bench.Protocol
 	Measured   *matrix.Matrix
 	// Base is the starting point; parameters not in Free keep these values.
@@ -82,13 +83,13 @@ type Result struct {
 func DefaultFree(p *Problem) []param.ID {
 	d := p.Deployment
 	free := []param.ID{param.MemBWEff, param.GEMMEff, param.GEMMHalfM, param.AttnEff, param.ActPasses, param.StepOverheadUS, param.FrontendUSPerTok, param.FrontendMSPerReq}
-	if d.Model.HasKind(model.AttnSparseMLA) {
+	if d.Model.HasKind(arch.AttnSparseMLA) {
 		free = append(free, param.IndexerEff)
 	}
-	if d.Model.HasKind(model.AttnLinear) {
+	if d.Model.HasKind(arch.AttnLinear) {
 		free = append(free, param.LinearAttnEff)
 	}
-	if d.Model.HasKind(model.AttnLinear) && d.Engine.PrefixCaching {
+	if d.Model.HasKind(arch.AttnLinear) && d.Engine.PrefixCaching {
 		free = append(free, param.StatePageScale)
 	}
 	if d.Engine.TensorParallel > 1 {

@@ -7,9 +7,8 @@ import (
 	"strings"
 
 	"github.com/servesim/servesim/internal/tomlx"
+	"github.com/servesim/servesim/model/deploy"
 	"github.com/servesim/servesim/model/param"
-
-	"github.com/servesim/servesim/model"
 )
 
 // CalibrationKey ties a fitted parameter set to what it was fitted on.
@@ -94,7 +93,7 @@ const (
 )
 
 // Match classifies how a calibration applies to a deployment.
-func (k *CalibrationKey) Match(d *model.Deployment) Source {
+func (k *CalibrationKey) Match(d *deploy.Deployment) Source {
 	if k == nil || k.Model == "" {
 		return SourcePrior
 	}

@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/deploy"
 	"github.com/servesim/servesim/model/param"
 )
 
@@ -45,7 +45,7 @@ type ResolveOptions struct {
 // Resolved is a scenario ready to simulate.
 type Resolved struct {
 	Scenario   *Scenario
-	Deployment *model.Deployment
+	Deployment *deploy.Deployment
 	Params     param.Values
 	Source     Source
 	// Calibration is the parameter set's key (nil for priors).

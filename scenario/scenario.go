@@ -12,10 +12,12 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/servesim/servesim/internal/tomlx"
+	"github.com/servesim/servesim/model/arch"
+	"github.com/servesim/servesim/model/deploy"
+	"github.com/servesim/servesim/model/hardware"
 	"github.com/servesim/servesim/model/param"
 
 	"github.com/servesim/servesim/bench"
-	"github.com/servesim/servesim/model"
 )
 
 //go:embed data/seed.toml
@@ -45,13 +47,13 @@ type ModelSpec struct {
 
 // Scenario is everything a run needs. Defaults, then TOML, then flags, then Validate.
 type Scenario struct {
-	Name     string             `toml:"name"`
-	Seed     uint64             `toml:"seed"`
-	Hardware HardwareSpec       `toml:"hardware"`
-	Model    ModelSpec          `toml:"model"`
-	Engine   model.Engine       `toml:"engine"`
-	Protocol bench.Protocol     `toml:"protocol"`
-	Params   map[string]float64 `toml:"params,omitempty"`
+	Name     string              `toml:"name"`
+	Seed     uint64              `toml:"seed"`
+	Hardware HardwareSpec        `toml:"hardware"`
+	Model    ModelSpec           `toml:"model"`
+	Engine   deploy.EngineConfig `toml:"engine"`
+	Protocol bench.Protocol      `toml:"protocol"`
+	Params   map[string]float64  `toml:"params,omitempty"`
 	// ParamsFile is a calibrated parameter file to start from (before Params overrides).
 	ParamsFile string `toml:"params_file,omitempty"`
 
@@ -120,7 +122,7 @@ func (s *Scenario) Validate() error {
 		return fmt.Errorf("hardware.count = %d: must be a positive integer", s.Hardware.Count)
 	}
 	if s.Model.Name == "" && s.Model.File == "" {
-		return fmt.Errorf("model: want name (built-in: %s) or file", strings.Join(model.BuiltinModels(), ", "))
+		return fmt.Errorf("model: want name (built-in: %s) or file", strings.Join(arch.BuiltinNames(), ", "))
 	}
 	if err := s.Engine.Validate(); err != nil {
 		return err
@@ -136,8 +138,8 @@ func (s *Scenario) Validate() error {
 }
 
 // Deployment resolves names against the catalogs and builds the deployment.
-func (s *Scenario) Deployment() (*model.Deployment, error) {
-	cat, err := model.LoadCatalog(s.path(s.Hardware.GPUFile))
+func (s *Scenario) Deployment() (*deploy.Deployment, error) {
+	cat, err := hardware.LoadCatalog(s.path(s.Hardware.GPUFile))
 	if err != nil {
 		return nil, fmt.Errorf("hardware.gpu_file: %w", err)
 	}
@@ -145,11 +147,11 @@ func (s *Scenario) Deployment() (*model.Deployment, error) {
 	if err != nil {
 		return nil, fmt.Errorf("hardware.gpu: %w", err)
 	}
-	arch, err := loadArch(s.Model.Name, s.path(s.Model.File))
+	a, err := loadArch(s.Model.Name, s.path(s.Model.File))
 	if err != nil {
 		return nil, fmt.Errorf("model: %w", err)
 	}
-	d := &model.Deployment{Model: arch, Hardware: model.Hardware{GPU: gpu, Count: s.Hardware.Count}, Engine: s.Engine}
+	d := &deploy.Deployment{Model: a, Hardware: hardware.Machine{GPU: gpu, Count: s.Hardware.Count}, Engine: s.Engine}
 	if s.Engine.Speculative.Enabled() && s.Engine.Speculative.Method != "ngram" {
 		name := s.Model.Drafter
 		if name == "" {
@@ -176,23 +178,23 @@ func (s *Scenario) Deployment() (*model.Deployment, error) {
 
 // ArchLoader reads model files other than servesim TOML (set by the hf package's user, the CLI,
 // to keep this package free of the config.json parser).
-var ArchLoader func(path string) (*model.Arch, error)
+var ArchLoader func(path string) (*arch.Arch, error)
 
-func loadArch(name, file string) (*model.Arch, error) {
+func loadArch(name, file string) (*arch.Arch, error) {
 	if file != "" {
 		if strings.HasSuffix(file, ".toml") {
 			data, err := os.ReadFile(file)
 			if err != nil {
 				return nil, err
 			}
-			return model.ParseArch(data, file)
+			return arch.Parse(data, file)
 		}
 		if ArchLoader == nil {
 			return nil, fmt.Errorf("%s: only servesim model TOML files can be read here", file)
 		}
 		return ArchLoader(file)
 	}
-	return model.BuiltinArch(name)
+	return arch.Builtin(name)
 }
 
 // Encode writes the scenario as TOML, the parameters last with their units and bounds, so a user
@@ -232,4 +234,4 @@ func SortedParamNames(m map[string]float64) []string {
 }
 
 // BuiltinOrNil resolves a model name against the built-in descriptions.
-func BuiltinOrNil(name string) (*model.Arch, error) { return model.BuiltinArch(name) }
+func BuiltinOrNil(name string) (*arch.Arch, error) { return arch.Builtin(name) }

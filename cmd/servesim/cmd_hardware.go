@@ -7,9 +7,9 @@ import (
 	"text/tabwriter"
 
 	"github.com/BurntSushi/toml"
+	"github.com/servesim/servesim/model/arch"
+	"github.com/servesim/servesim/model/hardware"
 	"github.com/spf13/pflag"
-
-	"github.com/servesim/servesim/model"
 )
 
 func init() {
@@ -38,8 +38,8 @@ Example:
 				if err := checkFormat(*format, "table", "toml"); err != nil {
 					return err
 				}
-				var pick []model.GPU
-				cat, err := model.LoadCatalog(*file)
+				var pick []hardware.GPU
+				cat, err := hardware.LoadCatalog(*file)
 				if err != nil {
 					return fmt.Errorf("--gpus: %w", err)
 				}
@@ -57,7 +57,7 @@ Example:
 					if err != nil {
 						return usagef("%v", err)
 					}
-					pick = []model.GPU{g}
+					pick = []hardware.GPU{g}
 				default:
 					return usagef("unknown subcommand %q: want list or show NAME", args[0])
 				}
@@ -70,7 +70,7 @@ Example:
 					fmt.Fprintln(&buf, "# servesim GPU catalog entries: edit and pass with --gpus FILE (or hardware.gpu_file in a scenario).")
 					enc := toml.NewEncoder(&buf)
 					enc.Indent = ""
-					if err := enc.Encode(model.Catalog{GPUs: pick}); err != nil {
+					if err := enc.Encode(hardware.Catalog{GPUs: pick}); err != nil {
 						return err
 					}
 				case args[0] == "show":
@@ -91,7 +91,7 @@ func tflops(v float64) string {
 	return fmt.Sprintf("%g", v)
 }
 
-func writeGPUTable(w *bytes.Buffer, gs []model.GPU) {
+func writeGPUTable(w *bytes.Buffer, gs []hardware.GPU) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "name\tvendor\tmemory\tGiB usable\tbandwidth GB/s\tBF16 TFLOPS\tFP8 TFLOPS\tFP4 TFLOPS\tFP4 formats\tGPU-GPU link\thost link\t$/GPU-hour\t")
 	for _, g := range gs {
@@ -106,7 +106,7 @@ func writeGPUTable(w *bytes.Buffer, gs []model.GPU) {
 	fmt.Fprintln(w, "Peaks are dense (no 2:4 sparsity). Link bandwidth is per GPU per direction. Prices are editable list prices (--gpus FILE).")
 }
 
-func writeGPU(w *bytes.Buffer, g *model.GPU) {
+func writeGPU(w *bytes.Buffer, g *hardware.GPU) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	row := func(k, v string) { fmt.Fprintf(tw, "%s\t%s\n", k, v) }
 	row("name", g.Name)
@@ -126,7 +126,7 @@ func writeGPU(w *bytes.Buffer, g *model.GPU) {
 	formats = append(formats, g.FP4Formats...)
 	row("native weight formats", strings.Join(formats, ", "))
 	var not []string
-	for _, d := range []model.DType{model.FP8, model.NVFP4, model.MXFP4} {
+	for _, d := range []arch.DType{arch.FP8, arch.NVFP4, arch.MXFP4} {
 		if ok, _ := g.SupportsWeights(d); !ok {
 			not = append(not, string(d))
 		}

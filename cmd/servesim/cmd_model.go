@@ -10,7 +10,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/arch"
+	"github.com/servesim/servesim/model/deploy"
 	"github.com/servesim/servesim/model/hf"
 	"github.com/servesim/servesim/model/param"
 )
@@ -20,7 +21,7 @@ func init() {
 		Name:  "model",
 		Args:  "show FILE|NAME",
 		Short: "describe a model: layers by kind, parameters, active parameters, weight bytes and KV bytes per token",
-		Long: `Reads a built-in model description (` + strings.Join(model.BuiltinModels(), ", ") + `), a servesim model TOML
+		Long: `Reads a built-in model description (` + strings.Join(arch.BuiltinNames(), ", ") + `), a servesim model TOML
 file, or a Hugging Face config.json (with hf_quant_config.json beside it, if any; a directory
 holding config.json works too). Supported config.json families: ` + strings.Join(hf.Families(), ", ") + `.
 
@@ -63,9 +64,9 @@ func billions(n int64) string {
 
 func gb(b float64) string { return fmt.Sprintf("%.2f GB", b/1e9) }
 
-func describeAttn(a *model.Attention) string {
+func describeAttn(a *arch.Attention) string {
 	switch a.Kind {
-	case model.AttnGQA:
+	case arch.AttnGQA:
 		s := fmt.Sprintf("GQA %d heads, %d KV heads x %d", a.Heads, a.KVHeads, a.HeadDim)
 		if a.VHeadDim != a.HeadDim {
 			s += fmt.Sprintf("/%d", a.VHeadDim)
@@ -74,19 +75,19 @@ func describeAttn(a *model.Attention) string {
 			s += fmt.Sprintf(", sliding window %d", a.Window)
 		}
 		return s
-	case model.AttnMLA, model.AttnSparseMLA:
+	case arch.AttnMLA, arch.AttnSparseMLA:
 		s := fmt.Sprintf("MLA %d heads, kv_lora %d, rope %d, nope %d, v %d", a.Heads, a.KVLoraRank, a.QKRopeDim, a.QKNopeDim, a.VHeadDim)
 		if a.QLoraRank > 0 {
 			s += fmt.Sprintf(", q_lora %d", a.QLoraRank)
 		}
-		if a.Kind == model.AttnSparseMLA {
+		if a.Kind == arch.AttnSparseMLA {
 			s = "sparse " + s + fmt.Sprintf("; DSA indexer %d x %d, top-%d", a.IndexHeads, a.IndexHeadDim, a.IndexTopK)
 			if a.IndexCompress > 1 {
 				s += fmt.Sprintf(", keys %d:1", a.IndexCompress)
 			}
 		}
 		return s
-	case model.AttnLinear:
+	case arch.AttnLinear:
 		s := fmt.Sprintf("linear attention %d heads, %dx%d %s state", a.StateHeads, a.StateKeyDim, a.StateValDim, a.StateDType)
 		if a.ConvKernel > 0 {
 			s += fmt.Sprintf(", conv %d", a.ConvKernel)
@@ -96,11 +97,11 @@ func describeAttn(a *model.Attention) string {
 	return string(a.Kind)
 }
 
-func describeFFN(f *model.FFN) string {
+func describeFFN(f *arch.FFN) string {
 	switch f.Kind {
-	case model.FFNDense:
+	case arch.FFNDense:
 		return fmt.Sprintf("dense %d wide (%s)", f.Intermediate, f.DType)
-	case model.FFNMoE:
+	case arch.FFNMoE:
 		s := fmt.Sprintf("MoE %d experts, top-%d, %d wide (%s)", f.Experts, f.TopK, f.ExpertIntermediate, f.ExpertDType)
 		if f.SharedExperts > 0 {
 			s += fmt.Sprintf(" + %d shared %d wide (%s)", f.SharedExperts, f.SharedIntermediate, f.DType)
@@ -111,9 +112,9 @@ func describeFFN(f *model.FFN) string {
 }
 
 // weightBytesByDType sums a model's weight bytes by storage format (one copy, no parallelism).
-func weightBytesByDType(a *model.Arch) map[model.DType]float64 {
-	m := map[model.DType]float64{}
-	add := func(d model.DType, params int64) {
+func weightBytesByDType(a *arch.Arch) map[arch.DType]float64 {
+	m := map[arch.DType]float64{}
+	add := func(d arch.DType, params int64) {
 		if params > 0 {
 			m[d] += float64(params) * d.BytesPerParam()
 		}
@@ -122,13 +123,13 @@ func weightBytesByDType(a *model.Arch) map[model.DType]float64 {
 	for _, g := range a.Layers {
 		n := int64(g.Count)
 		add(g.Attn.DType, n*g.Attn.ProjParams)
-		add(model.BF16, n*a.ExtraParamsPerLayer)
+		add(arch.BF16, n*a.ExtraParamsPerLayer)
 		switch g.FFN.Kind {
-		case model.FFNDense:
+		case arch.FFNDense:
 			add(g.FFN.DType, n*g.FFN.DenseParams(h))
-		case model.FFNMoE:
+		case arch.FFNMoE:
 			add(g.FFN.DType, n*g.FFN.SharedParams(h))
-			add(model.BF16, n*g.FFN.RouterParams(h))
+			add(arch.BF16, n*g.FFN.RouterParams(h))
 			add(g.FFN.ExpertDType, n*int64(g.FFN.Experts)*g.FFN.ExpertParams(h))
 		}
 	}
@@ -137,7 +138,7 @@ func weightBytesByDType(a *model.Arch) map[model.DType]float64 {
 	return m
 }
 
-func writeModel(w io.Writer, a *model.Arch, ref string) {
+func writeModel(w io.Writer, a *arch.Arch, ref string) {
 	c := a.Params()
 	tied := "untied embeddings"
 	if a.TiedEmbed {
@@ -152,8 +153,8 @@ func writeModel(w io.Writer, a *model.Arch, ref string) {
 	fmt.Fprintln(w, "Layers by kind")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  layers\tattention\tMLP\tattention weights\t")
-	byKind := map[model.AttnKind]int{}
-	var kinds []model.AttnKind
+	byKind := map[arch.AttnKind]int{}
+	var kinds []arch.AttnKind
 	for _, g := range a.Layers {
 		fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t\n", g.Count, describeAttn(&g.Attn), describeFFN(&g.FFN), g.Attn.DType)
 		if byKind[g.Attn.Kind] == 0 {
@@ -182,7 +183,7 @@ func writeModel(w io.Writer, a *model.Arch, ref string) {
 	tw.Flush()
 
 	wb := weightBytesByDType(a)
-	var dts []model.DType
+	var dts []arch.DType
 	var total float64
 	for d, b := range wb {
 		dts = append(dts, d)
@@ -195,10 +196,10 @@ func writeModel(w io.Writer, a *model.Arch, ref string) {
 	}
 	fmt.Fprintf(w, "\nWeights      %s (one copy; by format: %s)\n", gb(total), strings.Join(ws, ", "))
 
-	bf, f8 := hf.KVBytesPerToken(a, model.BF16), hf.KVBytesPerToken(a, model.FP8)
+	bf, f8 := hf.KVBytesPerToken(a, arch.BF16), hf.KVBytesPerToken(a, arch.FP8)
 	attn := 0
 	for _, g := range a.Layers {
-		if g.Attn.Kind != model.AttnLinear {
+		if g.Attn.Kind != arch.AttnLinear {
 			attn += g.Count
 		}
 	}
@@ -210,12 +211,12 @@ func writeModel(w io.Writer, a *model.Arch, ref string) {
 		}
 	}
 	// Recurrent state, from the deployment's KV specs on one GPU.
-	d := &model.Deployment{Model: a, Engine: model.Engine{TensorParallel: 1, KVCacheDType: "auto"}}
+	d := &deploy.Deployment{Model: a, Engine: deploy.EngineConfig{TensorParallel: 1, KVCacheDType: "auto"}}
 	p := param.Priors()
 	var state float64
 	layers := 0
 	for _, s := range d.KVSpecs(&p) {
-		if s.Kind == model.SpecState {
+		if s.Kind == arch.SpecState {
 			state += s.StateBytes * float64(s.Layers)
 			layers += s.Layers
 		}

@@ -13,7 +13,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/servesim/servesim/matrix"
-	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/arch"
+	"github.com/servesim/servesim/model/hardware"
 	"github.com/servesim/servesim/model/hf"
 	"github.com/servesim/servesim/planner"
 	"github.com/servesim/servesim/workload"
@@ -21,7 +22,7 @@ import (
 
 // loadModel reads a model: a built-in name, a servesim model TOML, or a Hugging Face config.json
 // (or a directory holding one).
-func loadModel(ref string) (*model.Arch, error) {
+func loadModel(ref string) (*arch.Arch, error) {
 	if st, err := os.Stat(ref); err == nil {
 		path := ref
 		if st.IsDir() {
@@ -32,11 +33,11 @@ func loadModel(ref string) (*model.Arch, error) {
 			if err != nil {
 				return nil, err
 			}
-			return model.ParseArch(data, path)
+			return arch.Parse(data, path)
 		}
 		return hf.Load(path)
 	}
-	a, err := model.BuiltinArch(ref)
+	a, err := arch.Builtin(ref)
 	if err != nil {
 		return nil, fmt.Errorf("%v; or give a servesim model .toml, a config.json or a directory holding one", err)
 	}
@@ -324,21 +325,21 @@ Example:
 				// The model and its drafter.
 				ref := *modelRef
 				scenarioModel := r.Deployment.Model
-				var arch *model.Arch
+				var target *arch.Arch
 				sameModel := ref == ""
 				if ref == "" {
 					ref = scenarioModel.Name
-					arch = scenarioModel
+					target = scenarioModel
 				} else {
-					if arch, err = loadModel(ref); err != nil {
+					if target, err = loadModel(ref); err != nil {
 						return fmt.Errorf("--model: %w", err)
 					}
-					if arch.Name != ref {
-						ref = fmt.Sprintf("%s (%s)", arch.Name, ref)
+					if target.Name != ref {
+						ref = fmt.Sprintf("%s (%s)", target.Name, ref)
 					}
-					sameModel = arch.Name == scenarioModel.Name && arch.Family == scenarioModel.Family
+					sameModel = target.Name == scenarioModel.Name && target.Family == scenarioModel.Family
 				}
-				var drafter *model.Arch
+				var drafter *arch.Arch
 				dref := *drafterRef
 				switch {
 				case dref != "":
@@ -349,8 +350,8 @@ Example:
 					drafter = r.Deployment.Drafter
 					dref = r.Deployment.Engine.Speculative.Model
 				default:
-					if d, err := model.BuiltinArch(arch.Name + "-dflash2"); err == nil {
-						drafter, dref = d, arch.Name+"-dflash2"
+					if d, err := arch.Builtin(target.Name + "-dflash2"); err == nil {
+						drafter, dref = d, target.Name+"-dflash2"
 					}
 				}
 
@@ -359,11 +360,11 @@ Example:
 				if catFile == "" && sc.Hardware.GPUFile != "" && sf.config != "" {
 					catFile = filepath.Join(filepath.Dir(sf.config), sc.Hardware.GPUFile)
 				}
-				cat, err := model.LoadCatalog(catFile)
+				cat, err := hardware.LoadCatalog(catFile)
 				if err != nil {
 					return fmt.Errorf("--catalog: %w", err)
 				}
-				var cands []model.GPU
+				var cands []hardware.GPU
 				if *gpus == "" {
 					cands = cat.GPUs
 				} else {
@@ -380,7 +381,7 @@ Example:
 				if err != nil {
 					return err
 				}
-				q := &planner.Question{Model: arch, Drafter: drafter, ModelRef: ref, DrafterRef: dref, Workload: spec0,
+				q := &planner.Question{Model: target, Drafter: drafter, ModelRef: ref, DrafterRef: dref, Workload: spec0,
 					Base: r.Deployment.Engine, GPUs: cands, Space: sp, Seed: sc.Seed, Params: chooser, ParamsRef: pref,
 					Uncertainty: planner.SourceWidths{}}
 				if !sameModel && sp.MaxModelLen == 0 {

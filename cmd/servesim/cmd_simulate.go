@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/servesim/servesim/internal/fsutil"
-	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/deploy"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -91,7 +91,7 @@ func presetHelp() string {
 }
 
 // describeDeployment is a one-line summary of what is simulated.
-func describeDeployment(d *model.Deployment) string {
+func describeDeployment(d *deploy.Deployment) string {
 	e := &d.Engine
 	ep := ""
 	if e.ExpertParallel {

@@ -1,5 +1,5 @@
 // Package hf turns a Hugging Face config.json (and, for ModelOpt checkpoints, hf_quant_config.json)
-// into a normalized model.Arch: the layer groups, attention kinds, MoE shapes, projection weight
+// into a normalized arch.Arch: the layer groups, attention kinds, MoE shapes, projection weight
 // counts and weight formats the simulator and the planner work from.
 //
 // Reading order: hf.go (Parse, ParseWithQuant, Load, the supported families, the raw config

@@ -1,6 +1,6 @@
 package hf
 
-import "github.com/servesim/servesim/model"
+import "github.com/servesim/servesim/model/arch"
 
 // KVBytesPerToken is the KV cache one token occupies on a single GPU holding every layer (no tensor
 // parallel split), summed over the layers, with the cache stored in kvDType (bf16/fp16, fp8, fp32):
@@ -15,10 +15,10 @@ import "github.com/servesim/servesim/model"
 //
 // Sliding-window layers count like full ones; a request holds only about Window of their tokens.
 // Source: reference/vllm-engine.md section 2 (vllm/v1/kv_cache_interface.py). It panics on a dtype
-// that model.DType.BytesPerParam does not know.
-func KVBytesPerToken(a *model.Arch, kvDType model.DType) float64 {
+// that arch.DType.BytesPerParam does not know.
+func KVBytesPerToken(a *arch.Arch, kvDType arch.DType) float64 {
 	b := kvDType.BytesPerParam()
-	if kvDType == model.FP8 {
+	if kvDType == arch.FP8 {
 		b = 1 // KV pages carry per-tensor scales, not the weights' block scales
 	}
 	var total float64
@@ -26,16 +26,16 @@ func KVBytesPerToken(a *model.Arch, kvDType model.DType) float64 {
 		at := g.Attn
 		var per float64
 		switch at.Kind {
-		case model.AttnGQA:
+		case arch.AttnGQA:
 			v := at.VHeadDim
 			if v == 0 {
 				v = at.HeadDim
 			}
 			per = float64(at.KVHeads*(at.HeadDim+v)) * b
-		case model.AttnMLA:
+		case arch.AttnMLA:
 			per = float64(at.KVLoraRank+at.QKRopeDim) * b
-		case model.AttnSparseMLA:
-			if kvDType == model.FP8 {
+		case arch.AttnSparseMLA:
+			if kvDType == arch.FP8 {
 				per = float64(at.KVLoraRank + 4*ceilDiv(at.KVLoraRank, 128) + 2*max(at.QKRopeDim, 64))
 			} else {
 				per = float64(at.KVLoraRank+at.QKRopeDim) * b

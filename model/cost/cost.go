@@ -1,9 +1,12 @@
-package model
+package cost
 
 import (
 	"fmt"
 	"math"
 
+	"github.com/servesim/servesim/model/arch"
+	"github.com/servesim/servesim/model/deploy"
+	"github.com/servesim/servesim/model/hardware"
 	"github.com/servesim/servesim/model/param"
 )
 
@@ -109,10 +112,10 @@ type attnSet struct {
 	linear []linear
 }
 
-// CostModel turns a step's shape into time on one deployment with one parameter set. Build it
-// with NewCostModel; it is immutable and safe to share between simulations.
-type CostModel struct {
-	d        *Deployment
+// Model turns a step's shape into time on one deployment with one parameter set. Build it
+// with New; it is immutable and safe to share between simulations.
+type Model struct {
+	d        *deploy.Deployment
 	p        param.Values
 	bw       float64 // achieved memory bandwidth, bytes/s
 	bf16Peak float64
@@ -158,14 +161,14 @@ func expectedMaxNormal(n int) float64 {
 	return 2.3419
 }
 
-// NewCostModel precomputes the per-GPU quantities of d under parameters p.
-func NewCostModel(d *Deployment, p param.Values) *CostModel {
+// New precomputes the per-GPU quantities of d under parameters p.
+func New(d *deploy.Deployment, p param.Values) *Model {
 	g := &d.Hardware.GPU
 	e := &d.Engine
-	c := &CostModel{d: d, p: p, tp: e.TensorParallel}
+	c := &Model{d: d, p: p, tp: e.TensorParallel}
 	c.bw = g.BandwidthBytesPerS() * p[param.MemBWEff]
-	c.bf16Peak = g.PeakFLOPS(BF16)
-	c.fp8Peak = g.PeakFLOPS(FP8)
+	c.bf16Peak = g.PeakFLOPS(arch.BF16)
+	c.fp8Peak = g.PeakFLOPS(arch.FP8)
 	c.hidden = float64(d.Model.Hidden)
 	c.vocab = float64(d.Model.Vocab)
 	c.layers = float64(d.Model.NumLayers())
@@ -174,7 +177,7 @@ func NewCostModel(d *Deployment, p param.Values) *CostModel {
 	ep := e.EPSize()
 	for _, lg := range d.Model.Layers {
 		f := lg.FFN
-		if f.Kind != FFNMoE {
+		if f.Kind != arch.FFNMoE {
 			continue
 		}
 		m := moeLayers{layers: float64(lg.Count), experts: float64(f.Experts), topK: float64(f.TopK),
@@ -211,7 +214,7 @@ func NewCostModel(d *Deployment, p param.Values) *CostModel {
 			prm += x.params
 		}
 		c.draftDense = gemm{bytes: b, params: prm, peak: c.bf16Peak}
-		dkv := BF16
+		dkv := arch.BF16
 		c.draftAttn = attnFor(d.Drafter, c.tp, dkv)
 		// K and V projections per drafter layer, applied to every new context token.
 		var kvp float64
@@ -231,17 +234,17 @@ func NewCostModel(d *Deployment, p param.Values) *CostModel {
 }
 
 // Params returns the parameters the model was built with.
-func (c *CostModel) Params() *param.Values { return &c.p }
+func (c *Model) Params() *param.Values { return &c.p }
 
 // Deployment returns the deployment the model was built for.
-func (c *CostModel) Deployment() *Deployment { return c.d }
+func (c *Model) Deployment() *deploy.Deployment { return c.d }
 
 // denseGEMMs groups a model's non-expert weights by dtype: attention projections, dense MLPs,
 // shared experts, router and small per-layer weights, split over tp ranks.
-func denseGEMMs(a *Arch, g *GPU, tp int) []gemm {
-	by := map[DType]*gemm{}
-	var order []DType
-	add := func(dt DType, params float64) {
+func denseGEMMs(a *arch.Arch, g *hardware.GPU, tp int) []gemm {
+	by := map[arch.DType]*gemm{}
+	var order []arch.DType
+	add := func(dt arch.DType, params float64) {
 		x, ok := by[dt]
 		if !ok {
 			x = &gemm{peak: g.PeakFLOPS(dt)}
@@ -257,13 +260,13 @@ func denseGEMMs(a *Arch, g *GPU, tp int) []gemm {
 		n := float64(lg.Count)
 		add(lg.Attn.DType, n*float64(lg.Attn.ProjParams)/t)
 		switch lg.FFN.Kind {
-		case FFNDense:
+		case arch.FFNDense:
 			add(lg.FFN.DType, n*float64(lg.FFN.DenseParams(h))/t)
-		case FFNMoE:
+		case arch.FFNMoE:
 			add(lg.FFN.DType, n*float64(lg.FFN.SharedParams(h))/t)
-			add(BF16, n*float64(lg.FFN.RouterParams(h)))
+			add(arch.BF16, n*float64(lg.FFN.RouterParams(h)))
 		}
-		add(BF16, n*float64(a.ExtraParamsPerLayer))
+		add(arch.BF16, n*float64(a.ExtraParamsPerLayer))
 	}
 	out := make([]gemm, 0, len(order))
 	for _, dt := range order {
@@ -272,26 +275,26 @@ func denseGEMMs(a *Arch, g *GPU, tp int) []gemm {
 	return out
 }
 
-func attnFor(a *Arch, tp int, kv DType) attnSet {
+func attnFor(a *arch.Arch, tp int, kv arch.DType) attnSet {
 	var s attnSet
 	t := float64(tp)
 	for _, lg := range a.Layers {
 		at := lg.Attn
 		n := float64(lg.Count)
-		spec := kvSpecFor(&at, tp, kv, "")
+		spec := at.KVSpec(tp, kv, "")
 		switch at.Kind {
-		case AttnSparseMLA:
+		case arch.AttnSparseMLA:
 			idx := float64(at.IndexHeadDim + 4)
 			s.sparse = append(s.sparse, sparseMLA{layers: n, heads: float64(at.Heads) / t, latent: float64(at.KVLoraRank),
 				rope: float64(at.QKRopeDim), topK: at.IndexTopK, idxFlopsPerQK: 2 * float64(at.IndexHeads*at.IndexHeadDim),
 				compress: float64(at.IndexCompress), kvBytes: spec.BytesPerToken - idx/float64(at.IndexCompress), idxBytes: idx})
-		case AttnMLA:
+		case arch.AttnMLA:
 			s.mla = append(s.mla, mla{layers: n, heads: float64(at.Heads) / t, latent: float64(at.KVLoraRank), rope: float64(at.QKRopeDim),
 				nope: float64(at.QKNopeDim), vDim: float64(at.VHeadDim), kvBytes: spec.BytesPerToken})
-		case AttnGQA:
+		case arch.AttnGQA:
 			s.gqa = append(s.gqa, gqa{layers: n, heads: float64(at.Heads) / t, qkDim: float64(at.HeadDim), vDim: float64(at.VHeadDim),
 				window: at.Window, kvBytes: spec.BytesPerToken})
-		case AttnLinear:
+		case arch.AttnLinear:
 			h := float64(at.StateHeads) / t
 			dk, dv := float64(at.StateKeyDim), float64(at.StateValDim)
 			// Chunked delta-rule scan (chunk 64): state update and output (about 6 dk dv per
@@ -318,7 +321,7 @@ func sumMinPos(s, t, k int) float64 {
 }
 
 // gemmTime is the roofline time of a GEMM set with M rows, attributed to weights or compute.
-func (c *CostModel) gemmTime(x gemm, m float64, st *StepCost, into Term) {
+func (c *Model) gemmTime(x gemm, m float64, st *StepCost, into Term) {
 	if x.bytes == 0 || m <= 0 {
 		return
 	}
@@ -336,7 +339,7 @@ func (c *CostModel) gemmTime(x gemm, m float64, st *StepCost, into Term) {
 }
 
 // moeTime adds the routed-expert time for T tokens.
-func (c *CostModel) moeTime(t float64, st *StepCost) {
+func (c *Model) moeTime(t float64, st *StepCost) {
 	for i := range c.moe {
 		m := &c.moe[i]
 		pTouch := -math.Expm1(t * m.logMissPerTok)
@@ -360,7 +363,7 @@ func (c *CostModel) moeTime(t float64, st *StepCost) {
 
 // attnTime adds attention and indexer time for one request's work into term, and recurrent-state
 // time into stateTerm.
-func (c *CostModel) attnTime(a *attnSet, w SeqWork, st *StepCost, term, stateTerm Term) {
+func (c *Model) attnTime(a *attnSet, w SeqWork, st *StepCost, term, stateTerm Term) {
 	s, t := w.Start, w.Tokens
 	ft := float64(t)
 	// Attention kernels run at a fraction attn_eff of their roofline: paged and top-k gathers of
@@ -411,7 +414,7 @@ func (c *CostModel) attnTime(a *attnSet, w SeqWork, st *StepCost, term, stateTer
 }
 
 // gather is the time to collect bytes spread evenly over the TP ranks onto every rank.
-func (c *CostModel) gather(bytes float64) float64 {
+func (c *Model) gather(bytes float64) float64 {
 	if c.tp <= 1 || bytes <= 0 {
 		return 0
 	}
@@ -420,7 +423,7 @@ func (c *CostModel) gather(bytes float64) float64 {
 }
 
 // allReduce is the time of count all-reduces of rows x hidden bf16 values.
-func (c *CostModel) allReduce(rows, count float64) float64 {
+func (c *Model) allReduce(rows, count float64) float64 {
 	if c.tp <= 1 || rows <= 0 {
 		return 0
 	}
@@ -428,7 +431,7 @@ func (c *CostModel) allReduce(rows, count float64) float64 {
 }
 
 // padTokens is the CUDA-graph size a uniform decode batch of n tokens runs at.
-func (c *CostModel) padTokens(n int) int {
+func (c *Model) padTokens(n int) int {
 	if !c.graphs || n > c.maxCapture {
 		return n
 	}
@@ -443,7 +446,7 @@ func (c *CostModel) padTokens(n int) int {
 }
 
 // tokenTerms adds the terms that scale with the number of rows run through the model.
-func (c *CostModel) tokenTerms(t float64, logits float64, st *StepCost) {
+func (c *Model) tokenTerms(t float64, logits float64, st *StepCost) {
 	for _, x := range c.dense {
 		c.gemmTime(x, t, st, TermWeights)
 	}
@@ -457,7 +460,7 @@ func (c *CostModel) tokenTerms(t float64, logits float64, st *StepCost) {
 }
 
 // Step returns the time of one engine step.
-func (c *CostModel) Step(s *StepShape) StepCost {
+func (c *Model) Step(s *StepShape) StepCost {
 	var st StepCost
 	if len(s.Seqs) == 0 {
 		return st
@@ -504,7 +507,7 @@ func (c *CostModel) Step(s *StepShape) StepCost {
 
 // drafterTime adds the DFlash drafter pass: context K/V for every new token, then one forward
 // over 1 + k query positions per emitting request, and k draft logits per request.
-func (c *CostModel) drafterTime(s *StepShape, st *StepCost) {
+func (c *Model) drafterTime(s *StepShape, st *StepCost) {
 	var d StepCost
 	q := float64(s.EmitSeqs * (1 + c.k))
 	c.gemmTime(c.draftKV, float64(s.Tokens), &d, TermDrafter)
@@ -524,13 +527,13 @@ func (c *CostModel) drafterTime(s *StepShape, st *StepCost) {
 }
 
 // TokensPerStep is the expected tokens a decoding request emits per step (tau).
-func (c *CostModel) TokensPerStep() float64 { return c.p.MeanEmitted(c.k) }
+func (c *Model) TokensPerStep() float64 { return c.p.MeanEmitted(c.k) }
 
 // FrontendSeconds is the API-server time before a prompt of n tokens reaches the engine.
-func (c *CostModel) FrontendSeconds(n int) float64 {
+func (c *Model) FrontendSeconds(n int) float64 {
 	return c.p[param.FrontendUSPerTok]*1e-6*float64(n) + c.p[param.FrontendMSPerReq]*1e-3
 }
 
-func (c *CostModel) String() string {
+func (c *Model) String() string {
 	return fmt.Sprintf("cost model: %s on %d x %s", c.d.Model.Name, c.d.Hardware.Count, c.d.Hardware.GPU.Name)
 }

@@ -1,9 +1,11 @@
-package model
+package deploy
 
 import (
 	"fmt"
 	"math"
 
+	"github.com/servesim/servesim/model/arch"
+	"github.com/servesim/servesim/model/hardware"
 	"github.com/servesim/servesim/model/param"
 )
 
@@ -11,10 +13,10 @@ import (
 // need. Drafter is the separate draft model for speculative decoding (nil when the method uses
 // the target itself, such as ngram, or when speculation is off).
 type Deployment struct {
-	Model    *Arch
-	Drafter  *Arch
-	Hardware Hardware
-	Engine   Engine
+	Model    *arch.Arch
+	Drafter  *arch.Arch
+	Hardware hardware.Machine
+	Engine   EngineConfig
 }
 
 // Validate checks the deployment as a whole, with the numbers in the message.
@@ -39,17 +41,17 @@ func (d *Deployment) Validate() error {
 	for i, g := range d.Model.Layers {
 		a := g.Attn
 		heads := a.Heads
-		if a.Kind == AttnLinear {
+		if a.Kind == arch.AttnLinear {
 			heads = a.StateHeads
 		}
 		if heads%tp != 0 {
 			return fmt.Errorf("engine.tensor_parallel_size = %d does not divide the %d attention heads of model %q layers[%d]", tp, heads, d.Model.Name, i)
 		}
-		if g.FFN.Kind == FFNMoE && e.ExpertParallel && g.FFN.Experts%e.EPSize() != 0 {
+		if g.FFN.Kind == arch.FFNMoE && e.ExpertParallel && g.FFN.Experts%e.EPSize() != 0 {
 			return fmt.Errorf("expert parallel size %d does not divide the %d experts of model %q layers[%d]", e.EPSize(), g.FFN.Experts, d.Model.Name, i)
 		}
 	}
-	for _, a := range []*Arch{d.Model, d.Drafter} {
+	for _, a := range []*arch.Arch{d.Model, d.Drafter} {
 		if a == nil {
 			continue
 		}
@@ -65,27 +67,6 @@ func (d *Deployment) Validate() error {
 	return nil
 }
 
-// WeightDTypes lists the distinct weight storage formats of the model.
-func (a *Arch) WeightDTypes() []DType {
-	seen := map[DType]bool{}
-	var out []DType
-	add := func(d DType) {
-		if d != "" && !seen[d] {
-			seen[d] = true
-			out = append(out, d)
-		}
-	}
-	add(a.EmbedDType)
-	for _, g := range a.Layers {
-		add(g.Attn.DType)
-		add(g.FFN.DType)
-		if g.FFN.Kind == FFNMoE {
-			add(g.FFN.ExpertDType)
-		}
-	}
-	return out
-}
-
 // WeightBytes is the weight memory on the most loaded GPU, by component.
 type WeightBytes struct {
 	Attention, DenseMLP, SharedExperts, RoutedExperts, Router, Extra, Embedding, LMHead, Drafter float64
@@ -97,20 +78,20 @@ func (w WeightBytes) Total() float64 {
 }
 
 // archWeightsPerGPU splits a model's weights over tp ranks (experts over ep ranks when ep > 1).
-func archWeightsPerGPU(a *Arch, tp, ep int) WeightBytes {
+func archWeightsPerGPU(a *arch.Arch, tp, ep int) WeightBytes {
 	var w WeightBytes
 	h := a.Hidden
 	t := float64(tp)
 	for _, g := range a.Layers {
 		n := float64(g.Count)
 		w.Attention += n * float64(g.Attn.ProjParams) * g.Attn.DType.BytesPerParam() / t
-		w.Extra += n * float64(a.ExtraParamsPerLayer) * BF16.BytesPerParam()
+		w.Extra += n * float64(a.ExtraParamsPerLayer) * arch.BF16.BytesPerParam()
 		switch g.FFN.Kind {
-		case FFNDense:
+		case arch.FFNDense:
 			w.DenseMLP += n * float64(g.FFN.DenseParams(h)) * g.FFN.DType.BytesPerParam() / t
-		case FFNMoE:
+		case arch.FFNMoE:
 			w.SharedExperts += n * float64(g.FFN.SharedParams(h)) * g.FFN.DType.BytesPerParam() / t
-			w.Router += n * float64(g.FFN.RouterParams(h)) * BF16.BytesPerParam()
+			w.Router += n * float64(g.FFN.RouterParams(h)) * arch.BF16.BytesPerParam()
 			routed := n * float64(g.FFN.Experts) * float64(g.FFN.ExpertParams(h)) * g.FFN.ExpertDType.BytesPerParam()
 			if ep > 1 {
 				// The most loaded rank holds ceil(E/ep) experts.
@@ -163,7 +144,7 @@ func (d *Deployment) Memory(p *param.Values) MemoryBudget {
 	m.TotalBytes = d.Hardware.GPU.MemoryBytes()
 	m.RequestedBytes = m.TotalBytes * d.Engine.GPUMemoryUtilization
 	m.Weights = d.WeightsPerGPU()
-	m.ActivationPeak = p[param.ActivationBuffers] * float64(d.Engine.MaxNumBatchedTokens) * float64(d.Model.Hidden) * BF16.BytesPerParam()
+	m.ActivationPeak = p[param.ActivationBuffers] * float64(d.Engine.MaxNumBatchedTokens) * float64(d.Model.Hidden) * arch.BF16.BytesPerParam()
 	m.NonTorch = p[param.NonTorchGiB] * (1 << 30)
 	if !d.Engine.EnforceEager {
 		m.CUDAGraphs = p[param.CUDAGraphGiB] * (1 << 30)
@@ -182,80 +163,12 @@ func (m *MemoryBudget) FitError() string {
 		gib(m.Weights.Total()), gib(m.ActivationPeak+m.NonTorch+m.CUDAGraphs), gib(m.RequestedBytes))
 }
 
-// KVSpecKind is how a layer's cache grows with a request.
-type KVSpecKind string
-
-const (
-	SpecFull    KVSpecKind = "full"    // bytes per token, for every token
-	SpecSliding KVSpecKind = "sliding" // bytes per token, for the last Window tokens
-	SpecState   KVSpecKind = "state"   // constant bytes per request (recurrent state)
-)
-
-// KVSpec is the per-GPU cache footprint of a set of identical layers.
-type KVSpec struct {
-	Name          string
-	Kind          KVSpecKind
-	Layers        int
-	BytesPerToken float64 // per layer per token (full, sliding)
-	StateBytes    float64 // per layer per request page (state)
-	Window        int     // sliding window in tokens
-	// AlignTokens is the kernel's block-size alignment for this layer kind.
-	AlignTokens int
-}
-
-// kvSpecFor returns the per-GPU KV spec of one layer group (zero Layers when it keeps no cache).
-func kvSpecFor(a *Attention, tp int, kv DType, name string) KVSpec {
-	s := KVSpec{Name: name, AlignTokens: 16}
-	switch a.Kind {
-	case AttnGQA:
-		kvh := maxInt(1, a.KVHeads/tp)
-		s.BytesPerToken = float64(kvh*(a.HeadDim+a.VHeadDim)) * kv.BytesPerParam()
-		if kv == FP8 {
-			s.BytesPerToken = float64(kvh * (a.HeadDim + a.VHeadDim))
-		}
-		s.Kind = SpecFull
-		if a.Window > 0 {
-			s.Kind = SpecSliding
-			s.Window = a.Window
-		}
-	case AttnMLA:
-		// The latent is not split by TP: every rank stores it whole.
-		s.Kind = SpecFull
-		s.BytesPerToken = float64(a.KVLoraRank+a.QKRopeDim) * kv.BytesPerParam()
-		if kv == FP8 {
-			s.BytesPerToken = float64(a.KVLoraRank + a.QKRopeDim)
-		}
-		s.AlignTokens = 64
-	case AttnSparseMLA:
-		s.Kind = SpecFull
-		s.AlignTokens = 64
-		if kv == FP8 {
-			// fp8_ds_mla: 512 fp8 latent + 16 B of scales + 128 B of bf16 rope (zero-padded
-			// for NoPE models), for a kv_lora_rank of 512.
-			s.BytesPerToken = float64(a.KVLoraRank) + float64(a.KVLoraRank/128*4) + 128
-		} else {
-			s.BytesPerToken = float64(a.KVLoraRank+a.QKRopeDim) * kv.BytesPerParam()
-		}
-		// Indexer keys: head_dim fp8 values + a 4-byte scale per stored state, one state per
-		// IndexCompress tokens.
-		s.BytesPerToken += float64(a.IndexHeadDim+4) / float64(a.IndexCompress)
-	case AttnLinear:
-		s.Kind = SpecState
-		heads := float64(a.StateHeads) / float64(tp)
-		s.StateBytes = heads * float64(a.StateKeyDim*a.StateValDim) * a.StateDType.BytesPerParam()
-		if a.ConvKernel > 1 {
-			s.StateBytes += float64(a.ConvKernel-1) * float64(a.ConvChannels) / float64(tp) * BF16.BytesPerParam()
-		}
-	}
-	return s
-}
-
 // KVSpecs lists the per-GPU cache specs of the target model's layers and the drafter's, merging
 // layer groups of the same kind and size. Recurrent-state pages are scaled by state_page_scale.
-func (d *Deployment) KVSpecs(p *param.Values) []KVSpec {
+func (d *Deployment) KVSpecs(p *param.Values) []arch.KVSpec {
 	stateScale := p[param.StatePageScale]
-	var out []KVSpec
-	add := func(s KVSpec, n int) {
+	var out []arch.KVSpec
+	add := func(s arch.KVSpec, n int) {
 		for i := range out {
 			o := &out[i]
 			if o.Kind == s.Kind && o.BytesPerToken == s.BytesPerToken && o.StateBytes == s.StateBytes && o.Window == s.Window {
@@ -269,19 +182,19 @@ func (d *Deployment) KVSpecs(p *param.Values) []KVSpec {
 	tp := d.Engine.TensorParallel
 	kv := d.Engine.KVDType()
 	for _, g := range d.Model.Layers {
-		s := kvSpecFor(&g.Attn, tp, kv, string(g.Attn.Kind))
+		s := g.Attn.KVSpec(tp, kv, string(g.Attn.Kind))
 		s.StateBytes *= stateScale
 		add(s, g.Count)
 	}
 	if d.Drafter != nil && d.Engine.Speculative.Enabled() {
-		dkv := BF16
+		dkv := arch.BF16
 		if s := d.Engine.Speculative.KVCacheDType; s != "" && s != "auto" {
-			if dt, err := ParseDType(s); err == nil {
+			if dt, err := arch.ParseDType(s); err == nil {
 				dkv = dt
 			}
 		}
 		for _, g := range d.Drafter.Layers {
-			add(kvSpecFor(&g.Attn, tp, dkv, "drafter_"+string(g.Attn.Kind)), g.Count)
+			add(g.Attn.KVSpec(tp, dkv, "drafter_"+string(g.Attn.Kind)), g.Count)
 		}
 	}
 	return out

@@ -1,4 +1,4 @@
-package model
+package arch
 
 import "fmt"
 
@@ -345,13 +345,23 @@ func (a *Arch) IsMoE() bool {
 	return false
 }
 
-// cdiv is ceiling division for positive ints.
-func cdiv(a, b int) int { return (a + b - 1) / b }
-
-// maxInt returns the larger of a and b.
-func maxInt(a, b int) int {
-	if a > b {
-		return a
+// WeightDTypes lists the distinct weight storage formats of the model.
+func (a *Arch) WeightDTypes() []DType {
+	seen := map[DType]bool{}
+	var out []DType
+	add := func(d DType) {
+		if d != "" && !seen[d] {
+			seen[d] = true
+			out = append(out, d)
+		}
 	}
-	return b
+	add(a.EmbedDType)
+	for _, g := range a.Layers {
+		add(g.Attn.DType)
+		add(g.FFN.DType)
+		if g.FFN.Kind == FFNMoE {
+			add(g.FFN.ExpertDType)
+		}
+	}
+	return out
 }
