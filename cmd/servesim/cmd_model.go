@@ -11,9 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/servesim/servesim/model/arch"
-	"github.com/servesim/servesim/model/deploy"
 	"github.com/servesim/servesim/model/hf"
-	"github.com/servesim/servesim/model/param"
 )
 
 func init() {
@@ -63,39 +61,6 @@ func billions(n int64) string {
 }
 
 func gb(b float64) string { return fmt.Sprintf("%.2f GB", b/1e9) }
-
-func describeAttn(a *arch.Attention) string {
-	switch a.Kind {
-	case arch.AttnGQA:
-		s := fmt.Sprintf("GQA %d heads, %d KV heads x %d", a.Heads, a.KVHeads, a.HeadDim)
-		if a.VHeadDim != a.HeadDim {
-			s += fmt.Sprintf("/%d", a.VHeadDim)
-		}
-		if a.Window > 0 {
-			s += fmt.Sprintf(", sliding window %d", a.Window)
-		}
-		return s
-	case arch.AttnMLA, arch.AttnSparseMLA:
-		s := fmt.Sprintf("MLA %d heads, kv_lora %d, rope %d, nope %d, v %d", a.Heads, a.KVLoraRank, a.QKRopeDim, a.QKNopeDim, a.VHeadDim)
-		if a.QLoraRank > 0 {
-			s += fmt.Sprintf(", q_lora %d", a.QLoraRank)
-		}
-		if a.Kind == arch.AttnSparseMLA {
-			s = "sparse " + s + fmt.Sprintf("; DSA indexer %d x %d, top-%d", a.IndexHeads, a.IndexHeadDim, a.IndexTopK)
-			if a.IndexCompress > 1 {
-				s += fmt.Sprintf(", keys %d:1", a.IndexCompress)
-			}
-		}
-		return s
-	case arch.AttnLinear:
-		s := fmt.Sprintf("linear attention %d heads, %dx%d %s state", a.StateHeads, a.StateKeyDim, a.StateValDim, a.StateDType)
-		if a.ConvKernel > 0 {
-			s += fmt.Sprintf(", conv %d", a.ConvKernel)
-		}
-		return s
-	}
-	return string(a.Kind)
-}
 
 func describeFFN(f *arch.FFN) string {
 	switch f.Kind {
@@ -156,7 +121,7 @@ func writeModel(w io.Writer, a *arch.Arch, ref string) {
 	byKind := map[arch.AttnKind]int{}
 	var kinds []arch.AttnKind
 	for _, g := range a.Layers {
-		fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t\n", g.Count, describeAttn(&g.Attn), describeFFN(&g.FFN), g.Attn.DType)
+		fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t\n", g.Count, g.Attn.Mixer(), describeFFN(&g.FFN), g.Attn.DType)
 		if byKind[g.Attn.Kind] == 0 {
 			kinds = append(kinds, g.Attn.Kind)
 		}
@@ -196,13 +161,9 @@ func writeModel(w io.Writer, a *arch.Arch, ref string) {
 	}
 	fmt.Fprintf(w, "\nWeights      %s (one copy; by format: %s)\n", gb(total), strings.Join(ws, ", "))
 
-	bf, f8 := hf.KVBytesPerToken(a, arch.BF16), hf.KVBytesPerToken(a, arch.FP8)
-	attn := 0
-	for _, g := range a.Layers {
-		if g.Attn.Kind != arch.AttnLinear {
-			attn += g.Count
-		}
-	}
+	bf, f8 := a.KVBytesPerToken(1, arch.BF16), a.KVBytesPerToken(1, arch.FP8)
+	state, stateLayers := a.StateBytesPerRequest(1)
+	attn := a.NumLayers() - stateLayers
 	fmt.Fprintf(w, "KV cache     per token of context, whole model on one GPU: bf16 %.0f bytes, fp8 %.0f bytes (%d layers keep a per-token cache)\n", bf, f8, attn)
 	for _, g := range a.Layers {
 		if g.Attn.Window > 0 {
@@ -210,19 +171,8 @@ func writeModel(w io.Writer, a *arch.Arch, ref string) {
 			break
 		}
 	}
-	// Recurrent state, from the deployment's KV specs on one GPU.
-	d := &deploy.Deployment{Model: a, Engine: deploy.EngineConfig{TensorParallel: 1, KVCacheDType: "auto"}}
-	p := param.Priors()
-	var state float64
-	layers := 0
-	for _, s := range d.KVSpecs(&p) {
-		if s.Kind == arch.SpecState {
-			state += s.StateBytes * float64(s.Layers)
-			layers += s.Layers
-		}
-	}
-	if layers > 0 {
+	if stateLayers > 0 {
 		fmt.Fprintf(w, "State        %.1f MiB per request in %d linear-attention layers (constant in context; vLLM holds 2 + k such pages per request with prefix caching)\n",
-			state/(1<<20), layers)
+			state/(1<<20), stateLayers)
 	}
 }

@@ -2,21 +2,6 @@ package arch
 
 import "fmt"
 
-// AttnKind says how a decoder layer mixes tokens, which decides its KV-cache spec and its cost.
-type AttnKind string
-
-const (
-	// AttnGQA is softmax attention with grouped key/value heads (MHA when KVHeads == Heads).
-	AttnGQA AttnKind = "gqa"
-	// AttnMLA is multi-head latent attention: one compressed latent per token, shared by all heads.
-	AttnMLA AttnKind = "mla"
-	// AttnSparseMLA is MLA whose queries attend only to the top-k tokens chosen by a lightning
-	// indexer (DeepSeek Sparse Attention, GLM-5 "glm_moe_dsa").
-	AttnSparseMLA AttnKind = "sparse_mla"
-	// AttnLinear is a recurrent linear-attention layer (KDA, GDN, Mamba): a constant state per request.
-	AttnLinear AttnKind = "linear"
-)
-
 // FFNKind is the MLP flavour of a layer.
 type FFNKind string
 
@@ -25,7 +10,9 @@ const (
 	FFNMoE   FFNKind = "moe"
 )
 
-// Attention describes one layer's token mixer. Fields that do not apply to Kind are zero.
+// Attention describes one layer's token mixer as the TOML model description spells it: the kind
+// and the fields of every kind, those that do not apply to Kind being zero. Mixer reads it into
+// the kind's own type (GQA, MLA, SparseMLA, Linear), which knows its weights, cache and cost.
 type Attention struct {
 	Kind     AttnKind `toml:"kind"`
 	Heads    int      `toml:"heads"`                // query heads
@@ -144,50 +131,6 @@ func (f *FFN) RouterParams(hidden int) int64 {
 	return int64(hidden) * int64(f.Experts)
 }
 
-// defaultProjParams counts the projection weights of an attention layer from its shape.
-func (a *Attention) defaultProjParams(hidden int) int64 {
-	h := int64(hidden)
-	switch a.Kind {
-	case AttnGQA:
-		v := a.VHeadDim
-		if v == 0 {
-			v = a.HeadDim
-		}
-		q := int64(a.Heads * a.HeadDim)
-		kv := int64(a.KVHeads * (a.HeadDim + v))
-		o := int64(a.Heads * v)
-		return h*q + h*kv + o*h
-	case AttnMLA, AttnSparseMLA:
-		qk := int64(a.QKNopeDim + a.QKRopeDim)
-		var q int64
-		if a.QLoraRank > 0 {
-			q = h*int64(a.QLoraRank) + int64(a.QLoraRank)*int64(a.Heads)*qk
-		} else {
-			q = h * int64(a.Heads) * qk
-		}
-		kvA := h * int64(a.KVLoraRank+a.QKRopeDim)
-		kvB := int64(a.KVLoraRank) * int64(a.Heads) * int64(a.QKNopeDim+a.VHeadDim)
-		o := int64(a.Heads*a.VHeadDim) * h
-		p := q + kvA + kvB + o
-		if a.Kind == AttnSparseMLA {
-			// Indexer: q from the q latent, one shared key projection, per-head weights.
-			idx := int64(a.IndexHeads * a.IndexHeadDim)
-			qsrc := int64(a.QLoraRank)
-			if qsrc == 0 {
-				qsrc = h
-			}
-			p += qsrc*idx + h*int64(a.IndexHeadDim) + h*int64(a.IndexHeads)
-		}
-		return p
-	case AttnLinear:
-		qk := int64(a.StateHeads * a.StateKeyDim)
-		v := int64(a.StateHeads * a.StateValDim)
-		// q, k, v, o plus small gate/beta projections (about one more head-count-wide map each).
-		return h*(2*qk+v) + v*h + 2*h*int64(a.StateHeads)
-	}
-	return 0
-}
-
 // Normalize fills computed defaults (projection counts, dtypes) and checks the shape. It returns an
 // error naming the first inconsistent field.
 func (a *Arch) Normalize() error {
@@ -210,50 +153,18 @@ func (a *Arch) Normalize() error {
 			return fmt.Errorf("%s.count = %d: must be positive", where, g.Count)
 		}
 		at := &g.Attn
-		switch at.Kind {
-		case AttnGQA:
-			if at.Heads <= 0 || at.KVHeads <= 0 || at.HeadDim <= 0 {
-				return fmt.Errorf("%s.attention: gqa needs heads, kv_heads and head_dim > 0 (got %d, %d, %d)", where, at.Heads, at.KVHeads, at.HeadDim)
-			}
-			if at.Heads%at.KVHeads != 0 {
-				return fmt.Errorf("%s.attention: heads = %d is not a multiple of kv_heads = %d", where, at.Heads, at.KVHeads)
-			}
-			if at.VHeadDim == 0 {
-				at.VHeadDim = at.HeadDim
-			}
-		case AttnMLA, AttnSparseMLA:
-			if at.Heads <= 0 || at.KVLoraRank <= 0 || at.VHeadDim <= 0 {
-				return fmt.Errorf("%s.attention: mla needs heads, kv_lora_rank and v_head_dim > 0", where)
-			}
-			if at.Kind == AttnSparseMLA {
-				if at.IndexHeads <= 0 || at.IndexHeadDim <= 0 || at.IndexTopK <= 0 {
-					return fmt.Errorf("%s.attention: sparse_mla needs index_heads, index_head_dim and index_topk > 0", where)
-				}
-				if at.IndexCompress <= 0 {
-					at.IndexCompress = 1
-				}
-			}
-		case AttnLinear:
-			if at.StateHeads <= 0 || at.StateKeyDim <= 0 || at.StateValDim <= 0 {
-				return fmt.Errorf("%s.attention: linear needs state_heads, state_key_dim and state_value_dim > 0", where)
-			}
-			if at.StateDType == "" {
-				at.StateDType = FP32
-			}
-			if at.ConvChannels == 0 && at.ConvKernel > 0 {
-				at.ConvChannels = at.StateHeads * (2*at.StateKeyDim + at.StateValDim)
-			}
-		default:
-			return fmt.Errorf("%s.attention.kind = %q: want gqa, mla, sparse_mla or linear", where, at.Kind)
+		k, ok := lookupKind(at.Kind)
+		if !ok {
+			return fmt.Errorf("%s.attention.kind = %q: want %s", where, at.Kind, kindList())
 		}
-		if at.Heads == 0 && at.Kind == AttnLinear {
-			at.Heads = at.StateHeads
+		if err := k.check(at); err != nil {
+			return fmt.Errorf("%s.attention: %w", where, err)
 		}
 		if at.DType == "" {
 			at.DType = BF16
 		}
 		if at.ProjParams == 0 {
-			at.ProjParams = at.defaultProjParams(a.Hidden)
+			at.ProjParams = k.build(at).ProjParams(a.Hidden)
 		}
 		f := &g.FFN
 		switch f.Kind {

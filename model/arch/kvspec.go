@@ -9,7 +9,8 @@ const (
 	SpecState   KVSpecKind = "state"   // constant bytes per request (recurrent state)
 )
 
-// KVSpec is the per-GPU cache footprint of a set of identical layers.
+// KVSpec is the per-GPU cache footprint of a set of identical layers (Mixer.KVSpec gives one
+// layer's).
 type KVSpec struct {
 	Name          string
 	Kind          KVSpecKind
@@ -21,49 +22,29 @@ type KVSpec struct {
 	AlignTokens int
 }
 
-// KVSpec returns the per-GPU KV spec of one layer of the group (Layers is left zero).
-func (a *Attention) KVSpec(tp int, kv DType, name string) KVSpec {
-	s := KVSpec{Name: name, AlignTokens: 16}
-	switch a.Kind {
-	case AttnGQA:
-		kvh := max(1, a.KVHeads/tp)
-		s.BytesPerToken = float64(kvh*(a.HeadDim+a.VHeadDim)) * kv.BytesPerParam()
-		if kv == FP8 {
-			s.BytesPerToken = float64(kvh * (a.HeadDim + a.VHeadDim))
-		}
-		s.Kind = SpecFull
-		if a.Window > 0 {
-			s.Kind = SpecSliding
-			s.Window = a.Window
-		}
-	case AttnMLA:
-		// The latent is not split by TP: every rank stores it whole.
-		s.Kind = SpecFull
-		s.BytesPerToken = float64(a.KVLoraRank+a.QKRopeDim) * kv.BytesPerParam()
-		if kv == FP8 {
-			s.BytesPerToken = float64(a.KVLoraRank + a.QKRopeDim)
-		}
-		s.AlignTokens = 64
-	case AttnSparseMLA:
-		s.Kind = SpecFull
-		s.AlignTokens = 64
-		if kv == FP8 {
-			// fp8_ds_mla: 512 fp8 latent + 16 B of scales + 128 B of bf16 rope (zero-padded
-			// for NoPE models), for a kv_lora_rank of 512.
-			s.BytesPerToken = float64(a.KVLoraRank) + float64(a.KVLoraRank/128*4) + 128
-		} else {
-			s.BytesPerToken = float64(a.KVLoraRank+a.QKRopeDim) * kv.BytesPerParam()
-		}
-		// Indexer keys: head_dim fp8 values + a 4-byte scale per stored state, one state per
-		// IndexCompress tokens.
-		s.BytesPerToken += float64(a.IndexHeadDim+4) / float64(a.IndexCompress)
-	case AttnLinear:
-		s.Kind = SpecState
-		heads := float64(a.StateHeads) / float64(tp)
-		s.StateBytes = heads * float64(a.StateKeyDim*a.StateValDim) * a.StateDType.BytesPerParam()
-		if a.ConvKernel > 1 {
-			s.StateBytes += float64(a.ConvKernel-1) * float64(a.ConvChannels) / float64(tp) * BF16.BytesPerParam()
+// KVBytesPerToken is the KV cache one token of context occupies on one GPU of tp ranks with the
+// cache stored in kv, summed over the layers that keep a per-token cache: sliding-window layers
+// count like full ones (a request holds only about a window of their tokens), recurrent-state
+// layers count 0 (a constant state per request instead). Every layer's bytes come from its
+// Mixer.KVSpec, the same numbers the KV-cache layout and the cost model use.
+func (a *Arch) KVBytesPerToken(tp int, kv DType) float64 {
+	var total float64
+	for _, g := range a.Layers {
+		if s := g.Attn.Mixer().KVSpec(tp, kv); s.Kind != SpecState {
+			total += float64(g.Count) * s.BytesPerToken
 		}
 	}
-	return s
+	return total
+}
+
+// StateBytesPerRequest is the recurrent state one request holds on one GPU of tp ranks, summed over
+// the recurrent-state layers, and the number of those layers.
+func (a *Arch) StateBytesPerRequest(tp int) (bytes float64, layers int) {
+	for _, g := range a.Layers {
+		if s := g.Attn.Mixer().KVSpec(tp, BF16); s.Kind == SpecState {
+			bytes += float64(g.Count) * s.StateBytes
+			layers += g.Count
+		}
+	}
+	return bytes, layers
 }

@@ -70,46 +70,10 @@ type moeLayers struct {
 	logMissPerTok float64 // log(1 - topK/E)
 }
 
-type sparseMLA struct {
-	layers        float64
-	heads         float64 // per rank
-	latent        float64 // kv_lora_rank (absorbed q.c and p.c width)
-	rope          float64
-	topK          int
-	idxFlopsPerQK float64 // 2 x index heads x index dim (replicated on every rank)
-	compress      float64
-	kvBytes       float64 // per token (fp8_ds_mla latent)
-	idxBytes      float64 // per stored indexer key
-}
-
-type gqa struct {
-	layers  float64
-	heads   float64 // per rank
-	qkDim   float64
-	vDim    float64
-	window  int
-	kvBytes float64 // per token per GPU
-}
-
-type mla struct {
-	layers       float64
-	heads        float64
-	latent, rope float64
-	nope, vDim   float64
-	kvBytes      float64
-}
-
-type linear struct {
-	layers        float64
-	stateBytes    float64 // per request per GPU per layer, including conv state
-	flopsPerToken float64 // chunked scan, per GPU
-}
-
-type attnSet struct {
-	sparse []sparseMLA
-	gqa    []gqa
-	mla    []mla
-	linear []linear
+// attnGroup is a set of identical layers' token mixers prepared for one deployment.
+type attnGroup struct {
+	layers float64
+	cost   arch.LayerCost
 }
 
 // Model turns a step's shape into time on one deployment with one parameter set. Build it
@@ -124,7 +88,8 @@ type Model struct {
 	dense    []gemm
 	moe      []moeLayers
 	lmHead   gemm
-	attn     attnSet
+	attn     []attnGroup
+	roof     arch.Roofline // what the attention kernels run against
 	layers   float64
 	hidden   float64
 	vocab    float64
@@ -135,7 +100,7 @@ type Model struct {
 	k           int
 	draftDense  gemm
 	draftKV     gemm // context K/V projection of new tokens for the drafter
-	draftAttn   attnSet
+	draftAttn   []attnGroup
 	draftLayers float64
 	maxCapture  int
 	graphs      bool
@@ -174,6 +139,8 @@ func New(d *deploy.Deployment, p param.Values) *Model {
 	c.layers = float64(d.Model.NumLayers())
 	c.dense = denseGEMMs(d.Model, g, c.tp)
 	c.attn = attnFor(d.Model, c.tp, e.KVDType())
+	c.roof = arch.Roofline{BandwidthBytesPerS: c.bw, BF16FLOPS: c.bf16Peak, FP8FLOPS: c.fp8Peak,
+		AttnEff: p[param.AttnEff], IndexerEff: p[param.IndexerEff], LinearAttnEff: p[param.LinearAttnEff]}
 	ep := e.EPSize()
 	for _, lg := range d.Model.Layers {
 		f := lg.FFN
@@ -216,11 +183,11 @@ func New(d *deploy.Deployment, p param.Values) *Model {
 		c.draftDense = gemm{bytes: b, params: prm, peak: c.bf16Peak}
 		dkv := arch.BF16
 		c.draftAttn = attnFor(d.Drafter, c.tp, dkv)
-		// K and V projections per drafter layer, applied to every new context token.
+		// The drafter's context K/V projections (on the target's hidden width, which the drafter
+		// shares), applied to every new context token.
 		var kvp float64
 		for _, lg := range d.Drafter.Layers {
-			a := lg.Attn
-			kvp += float64(lg.Count) * c.hidden * float64(a.KVHeads*(a.HeadDim+a.VHeadDim)) / n
+			kvp += float64(lg.Count) * float64(lg.Attn.Mixer().KVProjParams(d.Model.Hidden)) / n
 		}
 		c.draftKV = gemm{bytes: kvp * 2, params: kvp, peak: c.bf16Peak}
 		c.draftLayers = float64(d.Drafter.NumLayers())
@@ -275,49 +242,13 @@ func denseGEMMs(a *arch.Arch, g *hardware.GPU, tp int) []gemm {
 	return out
 }
 
-func attnFor(a *arch.Arch, tp int, kv arch.DType) attnSet {
-	var s attnSet
-	t := float64(tp)
-	for _, lg := range a.Layers {
-		at := lg.Attn
-		n := float64(lg.Count)
-		spec := at.KVSpec(tp, kv, "")
-		switch at.Kind {
-		case arch.AttnSparseMLA:
-			idx := float64(at.IndexHeadDim + 4)
-			s.sparse = append(s.sparse, sparseMLA{layers: n, heads: float64(at.Heads) / t, latent: float64(at.KVLoraRank),
-				rope: float64(at.QKRopeDim), topK: at.IndexTopK, idxFlopsPerQK: 2 * float64(at.IndexHeads*at.IndexHeadDim),
-				compress: float64(at.IndexCompress), kvBytes: spec.BytesPerToken - idx/float64(at.IndexCompress), idxBytes: idx})
-		case arch.AttnMLA:
-			s.mla = append(s.mla, mla{layers: n, heads: float64(at.Heads) / t, latent: float64(at.KVLoraRank), rope: float64(at.QKRopeDim),
-				nope: float64(at.QKNopeDim), vDim: float64(at.VHeadDim), kvBytes: spec.BytesPerToken})
-		case arch.AttnGQA:
-			s.gqa = append(s.gqa, gqa{layers: n, heads: float64(at.Heads) / t, qkDim: float64(at.HeadDim), vDim: float64(at.VHeadDim),
-				window: at.Window, kvBytes: spec.BytesPerToken})
-		case arch.AttnLinear:
-			h := float64(at.StateHeads) / t
-			dk, dv := float64(at.StateKeyDim), float64(at.StateValDim)
-			// Chunked delta-rule scan (chunk 64): state update and output (about 6 dk dv per
-			// token and head) plus intra-chunk attention (about 4 x 64 x (dk + dv)).
-			s.linear = append(s.linear, linear{layers: n, stateBytes: spec.StateBytes, flopsPerToken: h * (6*dk*dv + 4*64*(dk+dv))})
-		}
+// attnFor prepares every layer group's token mixer for tp ranks and a cache in kv.
+func attnFor(a *arch.Arch, tp int, kv arch.DType) []attnGroup {
+	out := make([]attnGroup, len(a.Layers))
+	for i, lg := range a.Layers {
+		out[i] = attnGroup{layers: float64(lg.Count), cost: lg.Attn.Mixer().Prepare(tp, kv)}
 	}
-	return s
-}
-
-// sumMinPos returns sum over positions p = s+1 .. s+t of min(p, k): the attended tokens of t
-// causal queries after s cached tokens with a cap of k (k <= 0: no cap).
-func sumMinPos(s, t, k int) float64 {
-	lo, hi := float64(s+1), float64(s+t)
-	if k <= 0 || hi <= float64(k) {
-		return (lo + hi) * float64(t) / 2
-	}
-	if lo >= float64(k) {
-		return float64(k) * float64(t)
-	}
-	// lo..k uncapped, k+1..hi capped.
-	kk := float64(k)
-	return (lo+kk)*(kk-lo+1)/2 + kk*(hi-kk)
+	return out
 }
 
 // gemmTime is the roofline time of a GEMM set with M rows, attributed to weights or compute.
@@ -361,55 +292,13 @@ func (c *Model) moeTime(t float64, st *StepCost) {
 	}
 }
 
-// attnTime adds attention and indexer time for one request's work into term, and recurrent-state
-// time into stateTerm.
-func (c *Model) attnTime(a *attnSet, w SeqWork, st *StepCost, term, stateTerm Term) {
-	s, t := w.Start, w.Tokens
-	ft := float64(t)
-	// Attention kernels run at a fraction attn_eff of their roofline: paged and top-k gathers of
-	// small KV rows do not stream at full bandwidth, and the math does not reach tensor peak.
-	eff := c.p[param.AttnEff]
-	for i := range a.sparse {
-		x := &a.sparse[i]
-		// Indexer: every query scores all earlier compressed keys (fp8, replicated on ranks).
-		keys := sumMinPos(s, t, 0) / x.compress
-		tIdx := math.Max(x.idxFlopsPerQK*keys/(c.fp8Peak*c.p[param.IndexerEff]), float64(s+t)/x.compress*x.idxBytes/c.bw)
-		// Sparse attention over the selected top-k tokens (absorbed MLA: q.c and p.c).
-		sel := sumMinPos(s, t, x.topK)
-		flops := 2 * x.heads * sel * (2*x.latent + x.rope)
-		tAtt := math.Max(flops/c.bf16Peak, sel*x.kvBytes/c.bw) / eff
-		st.Terms[term] += (tIdx + tAtt) * x.layers
-	}
-	for i := range a.gqa {
-		x := &a.gqa[i]
-		ctx := sumMinPos(s, t, x.window)
-		flops := 2 * x.heads * ctx * (x.qkDim + x.vDim)
-		held := float64(s + t)
-		if x.window > 0 {
-			held = math.Min(held, float64(x.window))
-		}
-		st.Terms[term] += math.Max(flops/c.bf16Peak, held*x.kvBytes/c.bw) / eff * x.layers
-	}
-	for i := range a.mla {
-		x := &a.mla[i]
-		ctx := sumMinPos(s, t, 0)
-		var flops float64
-		if w.Decode {
-			flops = 2 * x.heads * ctx * (2*x.latent + x.rope)
-		} else {
-			flops = 2 * x.heads * ctx * (x.nope + x.rope + x.vDim)
-		}
-		st.Terms[term] += math.Max(flops/c.bf16Peak, float64(s+t)*x.kvBytes/c.bw) / eff * x.layers
-	}
-	for i := range a.linear {
-		x := &a.linear[i]
-		if w.Decode {
-			// Read the state once, write one state per verified position (kept for rollback).
-			st.Terms[stateTerm] += (1 + ft) * x.stateBytes / c.bw * x.layers
-		} else {
-			scan := ft * x.flopsPerToken / (c.bf16Peak * c.p[param.LinearAttnEff])
-			st.Terms[stateTerm] += (scan + 2*x.stateBytes/c.bw) * x.layers
-		}
+// attnTime adds one request's work on every layer group: indexer and attention time into term,
+// recurrent-state time into stateTerm.
+func (c *Model) attnTime(groups []attnGroup, w SeqWork, st *StepCost, term, stateTerm Term) {
+	for _, g := range groups {
+		sec := g.cost.Seconds(&c.roof, w.Start, w.Tokens, w.Decode)
+		st.Terms[term] += (sec.Indexer + sec.Attention) * g.layers
+		st.Terms[stateTerm] += sec.State * g.layers
 	}
 }
 
@@ -481,7 +370,7 @@ func (c *Model) Step(s *StepShape) StepCost {
 		}
 	}
 	for _, w := range s.Seqs {
-		c.attnTime(&c.attn, w, &st, TermAttention, TermState)
+		c.attnTime(c.attn, w, &st, TermAttention, TermState)
 	}
 	if c.draft && s.EmitSeqs > 0 {
 		c.drafterTime(s, &st)
@@ -519,7 +408,7 @@ func (c *Model) drafterTime(s *StepShape, st *StepCost) {
 		if !w.Emits {
 			continue
 		}
-		c.attnTime(&c.draftAttn, SeqWork{Start: w.Start + w.Tokens, Tokens: 1 + c.k, Decode: true}, &d, TermDrafter, TermDrafter)
+		c.attnTime(c.draftAttn, SeqWork{Start: w.Start + w.Tokens, Tokens: 1 + c.k, Decode: true}, &d, TermDrafter, TermDrafter)
 	}
 	for _, v := range d.Terms {
 		st.Terms[TermDrafter] += v

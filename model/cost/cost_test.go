@@ -31,23 +31,6 @@ func seedDeployment(t testing.TB) *deploy.Deployment {
 	return &deploy.Deployment{Model: a, Drafter: dr, Hardware: hardware.Machine{GPU: g, Count: 4}, Engine: e}
 }
 
-func TestSumMinPos(t *testing.T) {
-	for _, c := range []struct {
-		s, t, k int
-		want    float64
-	}{
-		{0, 4, 0, 1 + 2 + 3 + 4},
-		{10, 2, 0, 11 + 12},
-		{0, 4, 2, 1 + 2 + 2 + 2},
-		{5, 3, 2, 6},
-		{1, 3, 3, 2 + 3 + 3},
-	} {
-		if got := sumMinPos(c.s, c.t, c.k); got != c.want {
-			t.Errorf("sumMinPos(%d, %d, %d) = %v, want %v", c.s, c.t, c.k, got, c.want)
-		}
-	}
-}
-
 func TestPadTokens(t *testing.T) {
 	c := New(seedDeployment(t), param.Priors())
 	for _, x := range []struct{ n, want int }{{1, 1}, {3, 4}, {5, 8}, {9, 16}, {256, 256}, {257, 264}, {600, 600}} {
@@ -99,8 +82,8 @@ func TestAttnTimeTerms(t *testing.T) {
 	c := New(seedDeployment(t), param.Priors())
 	w := SeqWork{Start: 8192, Tokens: 8, Decode: true, Emits: true}
 	var own, drafter StepCost
-	c.attnTime(&c.attn, w, &own, TermAttention, TermState)
-	c.attnTime(&c.attn, w, &drafter, TermDrafter, TermDrafter)
+	c.attnTime(c.attn, w, &own, TermAttention, TermState)
+	c.attnTime(c.attn, w, &drafter, TermDrafter, TermDrafter)
 	if own.Terms[TermAttention] <= 0 || own.Terms[TermState] <= 0 {
 		t.Fatalf("seed decode: attention %v s, state %v s: want both positive", own.Terms[TermAttention], own.Terms[TermState])
 	}

@@ -39,12 +39,7 @@ func (d *Deployment) Validate() error {
 	}
 	tp := e.TensorParallel
 	for i, g := range d.Model.Layers {
-		a := g.Attn
-		heads := a.Heads
-		if a.Kind == arch.AttnLinear {
-			heads = a.StateHeads
-		}
-		if heads%tp != 0 {
+		if heads := g.Attn.Mixer().ShardedHeads(); heads%tp != 0 {
 			return fmt.Errorf("engine.tensor_parallel_size = %d does not divide the %d attention heads of model %q layers[%d]", tp, heads, d.Model.Name, i)
 		}
 		if g.FFN.Kind == arch.FFNMoE && e.ExpertParallel && g.FFN.Experts%e.EPSize() != 0 {
@@ -182,7 +177,8 @@ func (d *Deployment) KVSpecs(p *param.Values) []arch.KVSpec {
 	tp := d.Engine.TensorParallel
 	kv := d.Engine.KVDType()
 	for _, g := range d.Model.Layers {
-		s := g.Attn.KVSpec(tp, kv, string(g.Attn.Kind))
+		s := g.Attn.Mixer().KVSpec(tp, kv)
+		s.Name = string(g.Attn.Kind)
 		s.StateBytes *= stateScale
 		add(s, g.Count)
 	}
@@ -194,7 +190,9 @@ func (d *Deployment) KVSpecs(p *param.Values) []arch.KVSpec {
 			}
 		}
 		for _, g := range d.Drafter.Layers {
-			add(g.Attn.KVSpec(tp, dkv, "drafter_"+string(g.Attn.Kind)), g.Count)
+			s := g.Attn.Mixer().KVSpec(tp, dkv)
+			s.Name = "drafter_" + string(g.Attn.Kind)
+			add(s, g.Count)
 		}
 	}
 	return out

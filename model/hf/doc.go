@@ -4,8 +4,9 @@
 //
 // Reading order: hf.go (Parse, ParseWithQuant, Load, the supported families, the raw config
 // fields), families.go (one builder per family shape: dense GQA, MoE GQA, MLA / sparse MLA with
-// optional KDA layers, Qwen3-Next), quant.go (quantization_config and hf_quant_config.json),
-// kv.go (KVBytesPerToken).
+// optional KDA layers, Qwen3-Next), quant.go (quantization_config and hf_quant_config.json).
+// The KV bytes per token of a parsed model come from arch.Arch.KVBytesPerToken, the formula the
+// simulator uses.
 //
 // # Families
 //

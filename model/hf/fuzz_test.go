@@ -29,7 +29,7 @@ func checkArch(t *testing.T, a *arch.Arch) {
 		t.Fatalf("params %+v: want 0 < active <= total", p)
 	}
 	for _, d := range []arch.DType{arch.BF16, arch.FP8} {
-		if kv := KVBytesPerToken(a, d); kv < 0 {
+		if kv := a.KVBytesPerToken(1, d); kv < 0 {
 			t.Fatalf("KVBytesPerToken(%s) = %v", d, kv)
 		}
 	}

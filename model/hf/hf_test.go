@@ -167,12 +167,12 @@ func TestKVBytesPerToken(t *testing.T) {
 		{"qwen3-next-80b-a3b-instruct", arch.BF16, 12 * 2 * 512 * 2}, // GDN layers: 0
 		{"kimi-linear-48b-a3b-instruct", arch.BF16, 7 * 576 * 2},     // KDA layers: 0
 	} {
-		if got := KVBytesPerToken(load(t, tc.dir), tc.kv); got != tc.want {
+		if got := load(t, tc.dir).KVBytesPerToken(1, tc.kv); got != tc.want {
 			t.Errorf("%s %s: KVBytesPerToken = %v, want %v", tc.dir, tc.kv, got, tc.want)
 		}
 	}
 
-	// GLM-5.3-Flash as described in reference/glm-5.3-flash.md: 11 NoPE sparse-MLA layers with a
+	// GLM-5.3-Flash as the built-in description (model/arch/data/models) has it: 11 NoPE sparse-MLA layers with a
 	// 4:1-compressed indexer, 34 KDA layers. "11 x (656 + 132/4) = about 7.6 KB".
 	glm := &arch.Arch{Name: "glm-5.3-flash-like", Hidden: 4096, Vocab: 154880, Layers: []arch.LayerGroup{
 		{Count: 11, Attn: arch.Attention{Kind: arch.AttnSparseMLA, Heads: 64, QLoraRank: 1536, KVLoraRank: 512,
@@ -184,7 +184,7 @@ func TestKVBytesPerToken(t *testing.T) {
 	if err := glm.Normalize(); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := KVBytesPerToken(glm, arch.FP8), 11*(656+132.0/4); got != want {
+	if got, want := glm.KVBytesPerToken(1, arch.FP8), 11*(656+132.0/4); got != want {
 		t.Errorf("GLM-5.3-Flash-like fp8: KVBytesPerToken = %v, want %v", got, want)
 	}
 }
