@@ -79,27 +79,11 @@ func describeFFN(f *arch.FFN) string {
 // weightBytesByDType sums a model's weight bytes by storage format (one copy, no parallelism).
 func weightBytesByDType(a *arch.Arch) map[arch.DType]float64 {
 	m := map[arch.DType]float64{}
-	add := func(d arch.DType, params int64) {
-		if params > 0 {
-			m[d] += float64(params) * d.BytesPerParam()
+	for _, w := range a.WeightSets() {
+		if w.Total() > 0 {
+			m[w.DType] += w.Bytes()
 		}
 	}
-	h := a.Hidden
-	for _, g := range a.Layers {
-		n := int64(g.Count)
-		add(g.Attn.DType, n*g.Attn.ProjParams)
-		add(arch.BF16, n*a.ExtraParamsPerLayer)
-		switch g.FFN.Kind {
-		case arch.FFNDense:
-			add(g.FFN.DType, n*g.FFN.DenseParams(h))
-		case arch.FFNMoE:
-			add(g.FFN.DType, n*g.FFN.SharedParams(h))
-			add(arch.BF16, n*g.FFN.RouterParams(h))
-			add(g.FFN.ExpertDType, n*int64(g.FFN.Experts)*g.FFN.ExpertParams(h))
-		}
-	}
-	c := a.Params()
-	add(a.EmbedDType, c.Embedding+c.LMHead)
 	return m
 }
 

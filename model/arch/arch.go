@@ -100,37 +100,6 @@ func (a *Arch) NumLayers() int {
 	return n
 }
 
-// gated returns the number of weight matrices of width w in an MLP (3 for SwiGLU, 2 otherwise).
-func (f *FFN) matrices() int64 {
-	if f.NotGated {
-		return 2
-	}
-	return 3
-}
-
-// ExpertParams is the weight count of one routed expert.
-func (f *FFN) ExpertParams(hidden int) int64 {
-	return f.matrices() * int64(hidden) * int64(f.ExpertIntermediate)
-}
-
-// SharedParams is the weight count of all shared experts of the layer.
-func (f *FFN) SharedParams(hidden int) int64 {
-	return int64(f.SharedExperts) * f.matrices() * int64(hidden) * int64(f.SharedIntermediate)
-}
-
-// DenseParams is the weight count of a dense MLP.
-func (f *FFN) DenseParams(hidden int) int64 {
-	return f.matrices() * int64(hidden) * int64(f.Intermediate)
-}
-
-// RouterParams is the router's weight count.
-func (f *FFN) RouterParams(hidden int) int64 {
-	if f.Kind != FFNMoE {
-		return 0
-	}
-	return int64(hidden) * int64(f.Experts)
-}
-
 // Normalize fills computed defaults (projection counts, dtypes) and checks the shape. It returns an
 // error naming the first inconsistent field.
 func (a *Arch) Normalize() error {
@@ -190,50 +159,6 @@ func (a *Arch) Normalize() error {
 		}
 	}
 	return nil
-}
-
-// ParamCount is the number of weights: total, and active per token (routed experts counted top_k
-// times, embeddings counted once for the lm_head).
-type ParamCount struct {
-	Total  int64
-	Active int64
-	// Breakdown.
-	Embedding, LMHead, Attention, DenseMLP, SharedExperts, RoutedExperts, Router, Extra int64
-}
-
-// Params counts weights.
-func (a *Arch) Params() ParamCount {
-	var c ParamCount
-	h := a.Hidden
-	if !a.SharesTargetEmbeddings {
-		c.Embedding = int64(a.Vocab) * int64(h)
-		if !a.TiedEmbed {
-			c.LMHead = c.Embedding
-		}
-	}
-	var activeRouted int64
-	for _, g := range a.Layers {
-		n := int64(g.Count)
-		c.Attention += n * g.Attn.ProjParams
-		c.Extra += n * a.ExtraParamsPerLayer
-		switch g.FFN.Kind {
-		case FFNDense:
-			c.DenseMLP += n * g.FFN.DenseParams(h)
-		case FFNMoE:
-			c.SharedExperts += n * g.FFN.SharedParams(h)
-			c.RoutedExperts += n * int64(g.FFN.Experts) * g.FFN.ExpertParams(h)
-			c.Router += n * g.FFN.RouterParams(h)
-			activeRouted += n * int64(g.FFN.TopK) * g.FFN.ExpertParams(h)
-		}
-	}
-	c.Total = c.Embedding + c.LMHead + c.Attention + c.DenseMLP + c.SharedExperts + c.RoutedExperts + c.Router + c.Extra
-	lm := c.LMHead
-	if a.TiedEmbed && !a.SharesTargetEmbeddings {
-		lm = c.Embedding
-	}
-	// Active: everything but the embedding table and the unused routed experts; the lm_head runs.
-	c.Active = c.Total - c.Embedding - c.LMHead + lm - c.RoutedExperts + activeRouted
-	return c
 }
 
 // HasKind reports whether any layer has attention kind k.

@@ -66,3 +66,27 @@ func TestKinds(t *testing.T) {
 		t.Errorf("unknown kind: err = %v, want %s", err, want)
 	}
 }
+
+// TestWeightSets checks the one walk over the weights against the counts it feeds: Params' total
+// is the sum of the sets, and the routed-expert sets carry experts and top-k.
+func TestWeightSets(t *testing.T) {
+	for _, name := range BuiltinNames() {
+		a, err := Builtin(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var total int64
+		for _, w := range a.WeightSets() {
+			total += w.Total()
+			if w.Part == PartRoutedExperts && (w.Experts < 2 || w.ActiveExperts < 1 || w.ActiveExperts > w.Experts) {
+				t.Errorf("%s: routed experts %+v", name, w)
+			}
+			if w.Part != PartRoutedExperts && (w.Experts != 1 || w.ActiveExperts != 1) {
+				t.Errorf("%s: %+v: want one copy", name, w)
+			}
+		}
+		if c := a.Params(); c.Total != total {
+			t.Errorf("%s: Params().Total = %d, sets sum to %d", name, c.Total, total)
+		}
+	}
+}

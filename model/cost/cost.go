@@ -142,22 +142,21 @@ func New(d *deploy.Deployment, p param.Values) *Model {
 	c.roof = arch.Roofline{BandwidthBytesPerS: c.bw, BF16FLOPS: c.bf16Peak, FP8FLOPS: c.fp8Peak,
 		AttnEff: p[param.AttnEff], IndexerEff: p[param.IndexerEff], LinearAttnEff: p[param.LinearAttnEff]}
 	ep := e.EPSize()
-	for _, lg := range d.Model.Layers {
-		f := lg.FFN
-		if f.Kind != arch.FFNMoE {
+	for _, w := range d.Model.WeightSets() {
+		if w.Part != arch.PartRoutedExperts {
 			continue
 		}
-		m := moeLayers{layers: float64(lg.Count), experts: float64(f.Experts), topK: float64(f.TopK),
-			expertBytes:  float64(f.ExpertParams(d.Model.Hidden)) * f.ExpertDType.BytesPerParam(),
-			expertParams: float64(f.ExpertParams(d.Model.Hidden)), peak: g.PeakFLOPS(f.ExpertDType)}
+		m := moeLayers{layers: float64(w.Layers), experts: float64(w.Experts), topK: float64(w.ActiveExperts),
+			expertBytes:  float64(w.Params) * w.DType.BytesPerParam(),
+			expertParams: float64(w.Params), peak: g.PeakFLOPS(w.DType)}
 		if ep > 1 {
 			m.ranks = float64(ep)
-			m.perRank = math.Ceil(float64(f.Experts) / float64(ep))
+			m.perRank = math.Ceil(float64(w.Experts) / float64(ep))
 			m.shard = 1
 			m.zMax = expectedMaxNormal(ep)
 		} else {
 			m.ranks = 1
-			m.perRank = float64(f.Experts)
+			m.perRank = float64(w.Experts)
 			m.shard = 1 / float64(c.tp)
 		}
 		m.logMissPerTok = math.Log1p(-m.topK / m.experts)
@@ -206,8 +205,9 @@ func (c *Model) Params() *param.Values { return &c.p }
 // Deployment returns the deployment the model was built for.
 func (c *Model) Deployment() *deploy.Deployment { return c.d }
 
-// denseGEMMs groups a model's non-expert weights by dtype: attention projections, dense MLPs,
-// shared experts, router and small per-layer weights, split over tp ranks.
+// denseGEMMs groups a model's non-expert weights by dtype, in the order of Arch.WeightSets:
+// attention projections, dense MLPs and shared experts split over tp ranks, routers and small
+// per-layer weights whole on every rank.
 func denseGEMMs(a *arch.Arch, g *hardware.GPU, tp int) []gemm {
 	by := map[arch.DType]*gemm{}
 	var order []arch.DType
@@ -222,18 +222,16 @@ func denseGEMMs(a *arch.Arch, g *hardware.GPU, tp int) []gemm {
 		x.bytes += params * dt.BytesPerParam()
 	}
 	t := float64(tp)
-	h := a.Hidden
-	for _, lg := range a.Layers {
-		n := float64(lg.Count)
-		add(lg.Attn.DType, n*float64(lg.Attn.ProjParams)/t)
-		switch lg.FFN.Kind {
-		case arch.FFNDense:
-			add(lg.FFN.DType, n*float64(lg.FFN.DenseParams(h))/t)
-		case arch.FFNMoE:
-			add(lg.FFN.DType, n*float64(lg.FFN.SharedParams(h))/t)
-			add(arch.BF16, n*float64(lg.FFN.RouterParams(h)))
+	for _, w := range a.WeightSets() {
+		switch w.Part {
+		case arch.PartRoutedExperts, arch.PartEmbedding, arch.PartLMHead:
+			continue
 		}
-		add(arch.BF16, n*float64(a.ExtraParamsPerLayer))
+		params := float64(w.Layers) * float64(w.Params)
+		if !w.Replicated() {
+			params /= t
+		}
+		add(w.DType, params)
 	}
 	out := make([]gemm, 0, len(order))
 	for _, dt := range order {

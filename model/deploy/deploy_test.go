@@ -108,3 +108,19 @@ func TestMemoryFitError(t *testing.T) {
 		t.Errorf("at 40 %% utilisation: available %.1f GiB, message %q: want a does-not-fit message", m.AvailableKV/(1<<30), msg)
 	}
 }
+
+// TestWeightsOneGPU checks that the per-GPU split of the weights keeps every byte: on one GPU it is
+// the one-copy size of every weight set.
+func TestWeightsOneGPU(t *testing.T) {
+	d := seedDeployment(t)
+	d.Engine.TensorParallel, d.Engine.ExpertParallel, d.Hardware.Count = 1, false, 1
+	d.Drafter = nil
+	var want float64
+	for _, w := range d.Model.WeightSets() {
+		want += w.Bytes()
+	}
+	// Summed in another order: equal within a few ulps.
+	if got := d.WeightsPerGPU().Total(); math.Abs(got-want) > 1e-12*want {
+		t.Errorf("weights on one GPU %v B, want %v B", got, want)
+	}
+}

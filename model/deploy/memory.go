@@ -72,36 +72,38 @@ func (w WeightBytes) Total() float64 {
 	return w.Attention + w.DenseMLP + w.SharedExperts + w.RoutedExperts + w.Router + w.Extra + w.Embedding + w.LMHead + w.Drafter
 }
 
-// archWeightsPerGPU splits a model's weights over tp ranks (experts over ep ranks when ep > 1).
+// archWeightsPerGPU splits a model's weights over tp ranks, routers and small weights replicated,
+// routed experts over ep ranks when ep > 1 (the most loaded rank holds ceil(E/ep) experts) or
+// split like the rest otherwise (vLLM vllm/model_executor/layers/fused_moe/layer.py).
 func archWeightsPerGPU(a *arch.Arch, tp, ep int) WeightBytes {
 	var w WeightBytes
-	h := a.Hidden
 	t := float64(tp)
-	for _, g := range a.Layers {
-		n := float64(g.Count)
-		w.Attention += n * float64(g.Attn.ProjParams) * g.Attn.DType.BytesPerParam() / t
-		w.Extra += n * float64(a.ExtraParamsPerLayer) * arch.BF16.BytesPerParam()
-		switch g.FFN.Kind {
-		case arch.FFNDense:
-			w.DenseMLP += n * float64(g.FFN.DenseParams(h)) * g.FFN.DType.BytesPerParam() / t
-		case arch.FFNMoE:
-			w.SharedExperts += n * float64(g.FFN.SharedParams(h)) * g.FFN.DType.BytesPerParam() / t
-			w.Router += n * float64(g.FFN.RouterParams(h)) * arch.BF16.BytesPerParam()
-			routed := n * float64(g.FFN.Experts) * float64(g.FFN.ExpertParams(h)) * g.FFN.ExpertDType.BytesPerParam()
-			if ep > 1 {
-				// The most loaded rank holds ceil(E/ep) experts.
-				per := math.Ceil(float64(g.FFN.Experts)/float64(ep)) / float64(g.FFN.Experts)
-				w.RoutedExperts += routed * per
-			} else {
-				w.RoutedExperts += routed / t
-			}
+	for _, s := range a.WeightSets() {
+		b := s.Bytes()
+		switch {
+		case s.Replicated():
+		case s.Part == arch.PartRoutedExperts && ep > 1:
+			b *= math.Ceil(float64(s.Experts)/float64(ep)) / float64(s.Experts)
+		default:
+			b /= t
 		}
-	}
-	if !a.SharesTargetEmbeddings {
-		emb := float64(a.Vocab) * float64(h) * a.EmbedDType.BytesPerParam() / t
-		w.Embedding = emb
-		if !a.TiedEmbed {
-			w.LMHead = emb
+		switch s.Part {
+		case arch.PartAttention:
+			w.Attention += b
+		case arch.PartDenseMLP:
+			w.DenseMLP += b
+		case arch.PartSharedExperts:
+			w.SharedExperts += b
+		case arch.PartRouter:
+			w.Router += b
+		case arch.PartRoutedExperts:
+			w.RoutedExperts += b
+		case arch.PartExtra:
+			w.Extra += b
+		case arch.PartEmbedding:
+			w.Embedding += b
+		case arch.PartLMHead:
+			w.LMHead += b
 		}
 	}
 	return w
