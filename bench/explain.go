@@ -50,7 +50,7 @@ func Explain(srv *sim.Server, contextTokens, concurrency int) (*Explanation, err
 	}
 	x.Decode = srv.Cost.Step(&s)
 	x.DecodeTokens = s.Tokens
-	x.PerRequestTokS = x.TokensPerStep / x.Decode.Total
+	x.PerRequestTokS = x.TokensPerStep / x.Decode.TotalSeconds
 	x.TotalTokS = x.PerRequestTokS * float64(x.Running)
 
 	budget := d.Engine.MaxNumBatchedTokens
@@ -74,7 +74,7 @@ func Explain(srv *sim.Server, contextTokens, concurrency int) (*Explanation, err
 	s.Reset()
 	s.Add(cost.SeqWork{Start: start, Tokens: chunk})
 	alone := srv.Cost.Step(&s)
-	x.PrefillAloneTokS = float64(chunk) / alone.Total
+	x.PrefillAloneTokS = float64(chunk) / alone.TotalSeconds
 	return x, nil
 }
 
@@ -89,11 +89,11 @@ func (x *Explanation) Write(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "term\tdecode step ms\tshare\tprefill step ms\tshare\t\n")
 	for t := cost.Term(0); t < cost.NumTerms; t++ {
-		fmt.Fprintf(tw, "%s\t%.3f\t%.1f%%\t%.3f\t%.1f%%\t\n", t, x.Decode.Terms[t]*1e3, pct(x.Decode.Terms[t], x.Decode.Total),
-			x.Prefill.Terms[t]*1e3, pct(x.Prefill.Terms[t], x.Prefill.Total))
+		fmt.Fprintf(tw, "%s\t%.3f\t%.1f%%\t%.3f\t%.1f%%\t\n", t, x.Decode.Seconds[t]*1e3, pct(x.Decode.Seconds[t], x.Decode.TotalSeconds),
+			x.Prefill.Seconds[t]*1e3, pct(x.Prefill.Seconds[t], x.Prefill.TotalSeconds))
 	}
-	fmt.Fprintf(tw, "total (wall)\t%.3f\t\t%.3f\t\t\n", x.Decode.Total*1e3, x.Prefill.Total*1e3)
-	fmt.Fprintf(tw, "  GPU / CPU\t%.3f / %.3f\t\t%.3f / %.3f\t\t\n", x.Decode.GPU*1e3, x.Decode.CPU*1e3, x.Prefill.GPU*1e3, x.Prefill.CPU*1e3)
+	fmt.Fprintf(tw, "total (wall)\t%.3f\t\t%.3f\t\t\n", x.Decode.TotalSeconds*1e3, x.Prefill.TotalSeconds*1e3)
+	fmt.Fprintf(tw, "  GPU / CPU\t%.3f / %.3f\t\t%.3f / %.3f\t\t\n", x.Decode.GPUSeconds*1e3, x.Decode.CPUSeconds*1e3, x.Prefill.GPUSeconds*1e3, x.Prefill.CPUSeconds*1e3)
 	tw.Flush()
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "Decode step: %d requests x %d tokens = %d tokens per step; binds on %s.\n", x.Running, 1+x.SpecTokens, x.DecodeTokens, x.Decode.Binding())

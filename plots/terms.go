@@ -56,8 +56,8 @@ func Terms(xs []*bench.Explanation) *StepTerms {
 }
 
 func termBar(name string, c *cost.StepCost) TermBar {
-	b := TermBar{Cell: name, TotalMS: c.Total * 1e3, Binding: c.Binding().String()}
-	for i, v := range c.Terms {
+	b := TermBar{Cell: name, TotalMS: c.TotalSeconds * 1e3, Binding: c.Binding().String()}
+	for i, v := range c.Seconds {
 		b.MS[i] = v * 1e3
 	}
 	return b

@@ -217,7 +217,7 @@ func (e *Engine) maybeStep() {
 	e.batch.Shape(&e.shape)
 	c := e.cost.Step(&e.shape)
 	e.LastStep = c
-	d := vtime.FromSeconds(c.Total)
+	d := vtime.FromSeconds(c.TotalSeconds)
 	if d <= 0 {
 		d = 1
 	}

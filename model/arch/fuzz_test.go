@@ -4,7 +4,7 @@ import (
 	"testing"
 )
 
-func FuzzParseArch(f *testing.F) {
+func FuzzParse(f *testing.F) {
 	for _, n := range BuiltinNames() {
 		data, err := dataFS.ReadFile("data/models/" + n + ".toml")
 		if err != nil {

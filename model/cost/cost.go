@@ -10,64 +10,26 @@ import (
 	"github.com/servesim/servesim/model/param"
 )
 
-// Term is one component of a step's time.
-type Term int
-
-const (
-	TermWeights   Term = iota // streaming weights from device memory (GEMMs bound by bandwidth)
-	TermCompute               // GEMM math bound by tensor-core throughput, plus elementwise traffic
-	TermAttention             // softmax attention, sparse-MLA gather and the DSA indexer
-	TermState                 // recurrent-state traffic and the linear-attention scan
-	TermAllReduce             // tensor-parallel all-reduces
-	TermDrafter               // the speculative drafter's forward pass
-	TermOverhead              // fixed GPU-side step cost, and CPU time not hidden by async scheduling
-	TermPadding               // extra work from padding decode batches to a CUDA-graph size
-	NumTerms
-)
-
-var termNames = [NumTerms]string{"weights", "compute", "attention", "state", "allreduce", "drafter", "overhead", "padding"}
-
-func (t Term) String() string { return termNames[t] }
-
-// StepCost is the time of one engine step, split into terms (seconds).
-type StepCost struct {
-	Terms [NumTerms]float64
-	GPU   float64 // GPU-side time
-	CPU   float64 // CPU scheduling time for the step
-	Total float64 // wall time of the step
-}
-
-// Binding returns the largest term.
-func (c *StepCost) Binding() Term {
-	b := Term(0)
-	for t := Term(1); t < NumTerms; t++ {
-		if c.Terms[t] > c.Terms[b] {
-			b = t
-		}
-	}
-	return b
-}
-
 // gemm is a set of weight matrices read once per step and multiplied by M rows.
 type gemm struct {
-	bytes  float64 // per GPU
-	params float64 // per GPU (FLOPs = 2 x M x params)
-	peak   float64 // FLOP/s of the dtype class
+	bytes     float64 // weight bytes per GPU
+	params    float64 // weights per GPU (FLOPs = 2 x M x params)
+	peakFLOPS float64 // tensor-core peak of the dtype class, FLOP/s
 }
 
-// moeLayers is a set of identical MoE layers.
+// moeLayers is a set of identical MoE layers' routed experts.
 type moeLayers struct {
-	layers        float64
-	experts       float64
-	topK          float64
-	perRank       float64 // experts held by one rank (E/EP, or E when TP-sharded)
-	shard         float64 // fraction of each expert a rank holds (1/TP without EP, else 1)
-	ranks         float64 // EP ranks
-	expertBytes   float64
-	expertParams  float64
-	peak          float64
-	zMax          float64 // expected max of `ranks` standard normals
-	logMissPerTok float64 // log(1 - topK/E)
+	layers          float64
+	experts         float64 // E
+	topK            float64 // experts per token
+	perRank         float64 // experts held by one rank (ceil(E/EP), or E when TP-sharded)
+	shard           float64 // fraction of each expert a rank holds (1/TP without EP, else 1)
+	ranks           float64 // EP ranks
+	bytesPerExpert  float64
+	paramsPerExpert float64
+	peakFLOPS       float64
+	zMax            float64 // expected max of `ranks` standard normals
+	logMissPerTok   float64 // log(1 - topK/E)
 }
 
 // attnGroup is a set of identical layers' token mixers prepared for one deployment.
@@ -79,35 +41,37 @@ type attnGroup struct {
 // Model turns a step's shape into time on one deployment with one parameter set. Build it
 // with New; it is immutable and safe to share between simulations.
 type Model struct {
-	d        *deploy.Deployment
-	p        param.Values
-	bw       float64 // achieved memory bandwidth, bytes/s
-	bf16Peak float64
-	fp8Peak  float64
-	tp       int
-	dense    []gemm
-	moe      []moeLayers
-	lmHead   gemm
-	attn     []attnGroup
-	roof     arch.Roofline // what the attention kernels run against
-	layers   float64
-	hidden   float64
-	vocab    float64
-	arAlpha  float64 // seconds per all-reduce
-	arBeta   float64 // seconds per payload byte
+	d                *deploy.Deployment
+	p                param.Values
+	bwBytesPerS      float64 // achieved memory bandwidth (peak x mem_bw_eff)
+	bf16FLOPS        float64 // dense bf16 tensor-core peak
+	fp8FLOPS         float64 // dense fp8 tensor-core peak
+	tp               int
+	dense            []gemm
+	moe              []moeLayers
+	lmHead           gemm
+	attn             []attnGroup
+	roof             arch.Roofline // what the attention kernels run against
+	layers           float64
+	hidden           float64
+	vocab            float64
+	arLatencySeconds float64 // alpha: latency of one all-reduce
+	arSecondsPerByte float64 // beta: seconds per payload byte of one all-reduce
 	// drafter
-	draft       bool
-	k           int
-	draftDense  gemm
-	draftKV     gemm // context K/V projection of new tokens for the drafter
-	draftAttn   []attnGroup
-	draftLayers float64
-	maxCapture  int
-	graphs      bool
-	async       bool
+	draft            bool
+	k                int
+	draftDense       gemm
+	draftKV          gemm // context K/V projection of new tokens for the drafter
+	draftAttn        []attnGroup
+	draftLayers      float64
+	maxCaptureTokens int
+	graphs           bool
+	async            bool
 }
 
-// expected maximum of n standard normal variables, for n = 1, 2, 4, 8, 16, 32, 64.
+// expectedMaxNormal is the expected maximum of n independent standard normal variables, tabulated
+// for n = 1, 2, 4, 8, 16, 32 and 64 (Harter, "Expected values of normal order statistics",
+// Biometrika 48, 1961; n = 2 is 1/sqrt(pi)).
 func expectedMaxNormal(n int) float64 {
 	switch {
 	case n <= 1:
@@ -131,15 +95,15 @@ func New(d *deploy.Deployment, p param.Values) *Model {
 	g := &d.Hardware.GPU
 	e := &d.Engine
 	c := &Model{d: d, p: p, tp: e.TensorParallel}
-	c.bw = g.BandwidthBytesPerS() * p[param.MemBWEff]
-	c.bf16Peak = g.PeakFLOPS(arch.BF16)
-	c.fp8Peak = g.PeakFLOPS(arch.FP8)
+	c.bwBytesPerS = g.BandwidthBytesPerS() * p[param.MemBWEff]
+	c.bf16FLOPS = g.PeakFLOPS(arch.BF16)
+	c.fp8FLOPS = g.PeakFLOPS(arch.FP8)
 	c.hidden = float64(d.Model.Hidden)
 	c.vocab = float64(d.Model.Vocab)
 	c.layers = float64(d.Model.NumLayers())
 	c.dense = denseGEMMs(d.Model, g, c.tp)
 	c.attn = attnFor(d.Model, c.tp, e.KVDType())
-	c.roof = arch.Roofline{BandwidthBytesPerS: c.bw, BF16FLOPS: c.bf16Peak, FP8FLOPS: c.fp8Peak,
+	c.roof = arch.Roofline{BandwidthBytesPerS: c.bwBytesPerS, BF16FLOPS: c.bf16FLOPS, FP8FLOPS: c.fp8FLOPS,
 		AttnEff: p[param.AttnEff], IndexerEff: p[param.IndexerEff], LinearAttnEff: p[param.LinearAttnEff]}
 	ep := e.EPSize()
 	for _, w := range d.Model.WeightSets() {
@@ -147,9 +111,11 @@ func New(d *deploy.Deployment, p param.Values) *Model {
 			continue
 		}
 		m := moeLayers{layers: float64(w.Layers), experts: float64(w.Experts), topK: float64(w.ActiveExperts),
-			expertBytes:  float64(w.Params) * w.DType.BytesPerParam(),
-			expertParams: float64(w.Params), peak: g.PeakFLOPS(w.DType)}
+			bytesPerExpert:  float64(w.Params) * w.DType.BytesPerParam(),
+			paramsPerExpert: float64(w.Params), peakFLOPS: g.PeakFLOPS(w.DType)}
 		if ep > 1 {
+			// Expert parallel: each rank holds whole experts (vLLM
+			// vllm/model_executor/layers/fused_moe/layer.py); the busiest rank sets the time.
 			m.ranks = float64(ep)
 			m.perRank = math.Ceil(float64(w.Experts) / float64(ep))
 			m.shard = 1
@@ -164,12 +130,15 @@ func New(d *deploy.Deployment, p param.Values) *Model {
 	}
 	if !d.Model.SharesTargetEmbeddings {
 		lm := float64(d.Model.Vocab) * c.hidden / float64(c.tp)
-		c.lmHead = gemm{bytes: lm * d.Model.EmbedDType.BytesPerParam(), params: lm, peak: g.PeakFLOPS(d.Model.EmbedDType)}
+		c.lmHead = gemm{bytes: lm * d.Model.EmbedDType.BytesPerParam(), params: lm, peakFLOPS: g.PeakFLOPS(d.Model.EmbedDType)}
 	}
 	n := float64(c.tp)
 	if c.tp > 1 {
-		c.arAlpha = p[param.ARLatencyMult] * 2 * (n - 1) * g.LinkLatencyUS * 1e-6
-		c.arBeta = 2 * (n - 1) / n / (g.LinkBytesPerS() * p[param.ARBWEff])
+		// Ring all-reduce over n ranks: 2(n-1) steps, each a link hop, moving 2(n-1)/n of the
+		// payload through every link (Patarasuk and Yuan, "Bandwidth optimal all-reduce algorithms
+		// for clusters of workstations", JPDC 2009; NCCL's ring algorithm).
+		c.arLatencySeconds = p[param.ARLatencyMult] * 2 * (n - 1) * g.LinkLatencyUS * 1e-6
+		c.arSecondsPerByte = 2 * (n - 1) / n / (g.LinkBytesPerS() * p[param.ARBWEff])
 	}
 	if d.Drafter != nil && e.Speculative.Enabled() {
 		c.draft = true
@@ -179,7 +148,7 @@ func New(d *deploy.Deployment, p param.Values) *Model {
 			b += x.bytes
 			prm += x.params
 		}
-		c.draftDense = gemm{bytes: b, params: prm, peak: c.bf16Peak}
+		c.draftDense = gemm{bytes: b, params: prm, peakFLOPS: c.bf16FLOPS}
 		dkv := arch.BF16
 		c.draftAttn = attnFor(d.Drafter, c.tp, dkv)
 		// The drafter's context K/V projections (on the target's hidden width, which the drafter
@@ -188,13 +157,13 @@ func New(d *deploy.Deployment, p param.Values) *Model {
 		for _, lg := range d.Drafter.Layers {
 			kvp += float64(lg.Count) * float64(lg.Attn.Mixer().KVProjParams(d.Model.Hidden)) / n
 		}
-		c.draftKV = gemm{bytes: kvp * 2, params: kvp, peak: c.bf16Peak}
+		c.draftKV = gemm{bytes: kvp * 2, params: kvp, peakFLOPS: c.bf16FLOPS}
 		c.draftLayers = float64(d.Drafter.NumLayers())
 	} else if e.Speculative.Enabled() {
 		c.k = e.SpecTokens()
 	}
 	c.graphs = !e.EnforceEager
-	c.maxCapture = e.MaxCaptureSize
+	c.maxCaptureTokens = e.MaxCaptureSize
 	c.async = e.AsyncScheduling
 	return c
 }
@@ -214,7 +183,7 @@ func denseGEMMs(a *arch.Arch, g *hardware.GPU, tp int) []gemm {
 	add := func(dt arch.DType, params float64) {
 		x, ok := by[dt]
 		if !ok {
-			x = &gemm{peak: g.PeakFLOPS(dt)}
+			x = &gemm{peakFLOPS: g.PeakFLOPS(dt)}
 			by[dt] = x
 			order = append(order, dt)
 		}
@@ -249,25 +218,37 @@ func attnFor(a *arch.Arch, tp int, kv arch.DType) []attnGroup {
 	return out
 }
 
-// gemmTime is the roofline time of a GEMM set with M rows, attributed to weights or compute.
+// gemmEff is the achieved fraction of the tensor-core peak for a GEMM of m rows: gemm_eff at large
+// m, half of it at m = gemm_half_m (a saturating fit of small-M GEMM efficiency; both calibrated).
+func (c *Model) gemmEff(m float64) float64 {
+	return c.p[param.GEMMEff] * m / (m + c.p[param.GEMMHalfM])
+}
+
+// gemmTime is the roofline time of a GEMM set with m rows (Williams, Waterman and Patterson,
+// "Roofline", CACM 2009): max(weight bytes / bandwidth, 2 m params / (peak x gemmEff(m))),
+// attributed to weights or compute, whichever binds, or all of it to into.
 func (c *Model) gemmTime(x gemm, m float64, st *StepCost, into Term) {
 	if x.bytes == 0 || m <= 0 {
 		return
 	}
-	eff := c.p[param.GEMMEff] * m / (m + c.p[param.GEMMHalfM])
-	tb := x.bytes / c.bw
-	tf := 2 * m * x.params / (x.peak * eff)
+	eff := c.gemmEff(m)
+	bytesSeconds := x.bytes / c.bwBytesPerS
+	flopsSeconds := 2 * m * x.params / (x.peakFLOPS * eff)
 	switch {
 	case into != TermWeights:
-		st.Terms[into] += math.Max(tb, tf)
-	case tb >= tf:
-		st.Terms[TermWeights] += tb
+		st.Seconds[into] += math.Max(bytesSeconds, flopsSeconds)
+	case bytesSeconds >= flopsSeconds:
+		st.Seconds[TermWeights] += bytesSeconds
 	default:
-		st.Terms[TermCompute] += tf
+		st.Seconds[TermCompute] += flopsSeconds
 	}
 }
 
-// moeTime adds the routed-expert time for T tokens.
+// moeTime adds the routed-expert time for t tokens. Each token picks top_k of E experts; with
+// routing taken as uniform, an expert is touched with probability p = 1 - (1 - k/E)^t, so a rank
+// holding R experts reads on average R p of them (binomial, sd sqrt(R p (1 - p))). The busiest of
+// the EP ranks reads about mean + zMax x sd (normal approximation, zMax the expected maximum of EP
+// standard normals), at most R. Its GEMMs run t k / (E p) rows per touched expert.
 func (c *Model) moeTime(t float64, st *StepCost) {
 	for i := range c.moe {
 		m := &c.moe[i]
@@ -275,51 +256,54 @@ func (c *Model) moeTime(t float64, st *StepCost) {
 		mean := m.perRank * pTouch
 		sd := math.Sqrt(m.perRank * pTouch * (1 - pTouch))
 		loaded := math.Min(m.perRank, mean+m.zMax*sd)
-		bytes := loaded * m.expertBytes * m.shard
+		bytes := loaded * m.bytesPerExpert * m.shard
 		// Rows per touched expert, and the busiest rank's FLOPs.
 		rows := t * m.topK / (m.experts * math.Max(pTouch, 1e-12))
-		flops := 2 * rows * loaded * m.expertParams * m.shard
-		eff := c.p[param.GEMMEff] * rows / (rows + c.p[param.GEMMHalfM])
-		tb := bytes / c.bw * m.layers
-		tf := flops / (m.peak * eff) * m.layers
-		if tb >= tf {
-			st.Terms[TermWeights] += tb
+		flops := 2 * rows * loaded * m.paramsPerExpert * m.shard
+		eff := c.gemmEff(rows)
+		bytesSeconds := bytes / c.bwBytesPerS * m.layers
+		flopsSeconds := flops / (m.peakFLOPS * eff) * m.layers
+		if bytesSeconds >= flopsSeconds {
+			st.Seconds[TermWeights] += bytesSeconds
 		} else {
-			st.Terms[TermCompute] += tf
+			st.Seconds[TermCompute] += flopsSeconds
 		}
 	}
 }
 
-// attnTime adds one request's work on every layer group: indexer and attention time into term,
-// recurrent-state time into stateTerm.
+// attnTime adds one request's work on every layer group (each kind's formula is in its own file
+// of package arch): indexer and attention time into term, recurrent-state time into stateTerm.
 func (c *Model) attnTime(groups []attnGroup, w SeqWork, st *StepCost, term, stateTerm Term) {
 	for _, g := range groups {
 		sec := g.cost.Seconds(&c.roof, w.Start, w.Tokens, w.Decode)
-		st.Terms[term] += (sec.Indexer + sec.Attention) * g.layers
-		st.Terms[stateTerm] += sec.State * g.layers
+		st.Seconds[term] += (sec.Indexer + sec.Attention) * g.layers
+		st.Seconds[stateTerm] += sec.State * g.layers
 	}
 }
 
-// gather is the time to collect bytes spread evenly over the TP ranks onto every rank.
-func (c *Model) gather(bytes float64) float64 {
+// gatherSeconds is the time to collect bytes spread evenly over the TP ranks onto every rank.
+func (c *Model) gatherSeconds(bytes float64) float64 {
 	if c.tp <= 1 || bytes <= 0 {
 		return 0
 	}
 	// A ring all-gather moves (n-1)/n of the payload through each link: half an all-reduce.
-	return c.arAlpha/2 + bytes*c.arBeta/2
+	return c.arLatencySeconds/2 + bytes*c.arSecondsPerByte/2
 }
 
-// allReduce is the time of count all-reduces of rows x hidden bf16 values.
-func (c *Model) allReduce(rows, count float64) float64 {
+// allReduceSeconds is the time of count all-reduces of rows x hidden bf16 values: alpha + bytes x
+// beta each.
+func (c *Model) allReduceSeconds(rows, count float64) float64 {
 	if c.tp <= 1 || rows <= 0 {
 		return 0
 	}
-	return count * (c.arAlpha + rows*c.hidden*2*c.arBeta)
+	return count * (c.arLatencySeconds + rows*c.hidden*2*c.arSecondsPerByte)
 }
 
-// padTokens is the CUDA-graph size a uniform decode batch of n tokens runs at.
+// padTokens is the CUDA-graph size a uniform decode batch of n tokens runs at: vLLM captures 1, 2,
+// 4 and then every multiple of 8 up to max_cudagraph_capture_size (vLLM vllm/config/compilation.py,
+// cudagraph_capture_sizes); larger batches run without a graph.
 func (c *Model) padTokens(n int) int {
-	if !c.graphs || n > c.maxCapture {
+	if !c.graphs || n > c.maxCaptureTokens {
 		return n
 	}
 	if n <= 8 {
@@ -339,11 +323,14 @@ func (c *Model) tokenTerms(t float64, logits float64, st *StepCost) {
 	}
 	c.moeTime(t, st)
 	c.gemmTime(c.lmHead, logits, st, TermWeights)
-	// The vocab-parallel lm_head's fp32 logits are gathered across the TP ranks before sampling.
-	st.Terms[TermAllReduce] += c.gather(logits * c.vocab * 4)
+	// The vocab-parallel lm_head's fp32 logits are gathered across the TP ranks before sampling
+	// (vLLM vllm/model_executor/layers/logits_processor.py).
+	st.Seconds[TermAllReduce] += c.gatherSeconds(logits * c.vocab * 4)
 	// Elementwise traffic (norms, activations, residuals, routing): memory-bound.
-	st.Terms[TermCompute] += c.p[param.ActPasses] * t * c.hidden * 2 * c.layers / c.bw
-	st.Terms[TermAllReduce] += c.allReduce(t, 2*c.layers)
+	st.Seconds[TermCompute] += c.p[param.ActPasses] * t * c.hidden * 2 * c.layers / c.bwBytesPerS
+	// Two all-reduces per layer, after attention and after the MLP (Shoeybi et al.,
+	// "Megatron-LM", 2019).
+	st.Seconds[TermAllReduce] += c.allReduceSeconds(t, 2*c.layers)
 }
 
 // Step returns the time of one engine step.
@@ -353,7 +340,8 @@ func (c *Model) Step(s *StepShape) StepCost {
 		return st
 	}
 	t := float64(s.Tokens)
-	// Logit rows: every verified position of decode entries, one row per other emitting entry.
+	// Logit rows: every verified position of decode entries, one row per other emitting entry
+	// (vLLM vllm/v1/sample/rejection_sampler.py verifies every draft position).
 	logits := float64(s.DecodeTokens + s.EmitSeqs - s.DecodeSeqs)
 	c.tokenTerms(t, logits, &st)
 	if s.UniformDecode() {
@@ -362,8 +350,8 @@ func (c *Model) Step(s *StepShape) StepCost {
 			c.tokenTerms(float64(pt), logits, &pad)
 			var base StepCost
 			c.tokenTerms(t, logits, &base)
-			for i := range pad.Terms {
-				st.Terms[TermPadding] += pad.Terms[i] - base.Terms[i]
+			for i := range pad.Seconds {
+				st.Seconds[TermPadding] += pad.Seconds[i] - base.Seconds[i]
 			}
 		}
 	}
@@ -373,21 +361,23 @@ func (c *Model) Step(s *StepShape) StepCost {
 	if c.draft && s.EmitSeqs > 0 {
 		c.drafterTime(s, &st)
 	}
-	st.Terms[TermOverhead] += c.p[param.StepOverheadUS] * 1e-6
-	for _, v := range st.Terms {
-		st.GPU += v
+	st.Seconds[TermOverhead] += c.p[param.StepOverheadUS] * 1e-6
+	for _, v := range st.Seconds {
+		st.GPUSeconds += v
 	}
-	st.CPU = (c.p[param.CPUStepUS] + c.p[param.CPUPerReqUS]*float64(len(s.Seqs))) * 1e-6
+	st.CPUSeconds = (c.p[param.CPUStepUS] + c.p[param.CPUPerReqUS]*float64(len(s.Seqs))) * 1e-6
+	// Async scheduling prepares step n+1 on the CPU while the GPU runs step n, so a step takes the
+	// longer of the two (vLLM vllm/v1/core/sched/async_scheduler.py); otherwise they add.
 	if c.async {
-		if st.CPU > st.GPU {
-			st.Terms[TermOverhead] += st.CPU - st.GPU
-			st.Total = st.CPU
+		if st.CPUSeconds > st.GPUSeconds {
+			st.Seconds[TermOverhead] += st.CPUSeconds - st.GPUSeconds
+			st.TotalSeconds = st.CPUSeconds
 		} else {
-			st.Total = st.GPU
+			st.TotalSeconds = st.GPUSeconds
 		}
 	} else {
-		st.Terms[TermOverhead] += st.CPU
-		st.Total = st.GPU + st.CPU
+		st.Seconds[TermOverhead] += st.CPUSeconds
+		st.TotalSeconds = st.GPUSeconds + st.CPUSeconds
 	}
 	return st
 }
@@ -400,16 +390,16 @@ func (c *Model) drafterTime(s *StepShape, st *StepCost) {
 	c.gemmTime(c.draftKV, float64(s.Tokens), &d, TermDrafter)
 	c.gemmTime(c.draftDense, q, &d, TermDrafter)
 	c.gemmTime(c.lmHead, float64(s.EmitSeqs*c.k), &d, TermDrafter)
-	d.Terms[TermDrafter] += c.gather(float64(s.EmitSeqs*c.k) * c.vocab * 4)
-	d.Terms[TermDrafter] += c.allReduce(q, 2*c.draftLayers)
+	d.Seconds[TermDrafter] += c.gatherSeconds(float64(s.EmitSeqs*c.k) * c.vocab * 4)
+	d.Seconds[TermDrafter] += c.allReduceSeconds(q, 2*c.draftLayers)
 	for _, w := range s.Seqs {
 		if !w.Emits {
 			continue
 		}
 		c.attnTime(c.draftAttn, SeqWork{Start: w.Start + w.Tokens, Tokens: 1 + c.k, Decode: true}, &d, TermDrafter, TermDrafter)
 	}
-	for _, v := range d.Terms {
-		st.Terms[TermDrafter] += v
+	for _, v := range d.Seconds {
+		st.Seconds[TermDrafter] += v
 	}
 }
 

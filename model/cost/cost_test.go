@@ -52,16 +52,16 @@ func TestStepCostMonotone(t *testing.T) {
 	prev := 0.0
 	for _, n := range []int{1, 2, 4, 8, 16, 32} {
 		st := step(n, 8192)
-		if st.Total <= prev {
-			t.Errorf("decode step with %d requests %.3f ms, not above %.3f ms with fewer", n, st.Total*1e3, prev*1e3)
+		if st.TotalSeconds <= prev {
+			t.Errorf("decode step with %d requests %.3f ms, not above %.3f ms with fewer", n, st.TotalSeconds*1e3, prev*1e3)
 		}
-		prev = st.Total
+		prev = st.TotalSeconds
 		sum := 0.0
-		for _, v := range st.Terms {
+		for _, v := range st.Seconds {
 			sum += v
 		}
-		if math.Abs(sum-st.Total) > 1e-12 {
-			t.Errorf("terms sum to %v, total %v", sum, st.Total)
+		if math.Abs(sum-st.TotalSeconds) > 1e-12 {
+			t.Errorf("terms sum to %v, total %v", sum, st.TotalSeconds)
 		}
 	}
 	// Faster memory never makes a decode step slower.
@@ -70,7 +70,7 @@ func TestStepCostMonotone(t *testing.T) {
 	fast := New(d, param.Priors())
 	var s StepShape
 	s.Add(SeqWork{Start: 8192, Tokens: 8, Decode: true, Emits: true})
-	if f, b := fast.Step(&s).Total, c.Step(&s).Total; f >= b {
+	if f, b := fast.Step(&s).TotalSeconds, c.Step(&s).TotalSeconds; f >= b {
 		t.Errorf("1.5x bandwidth: step %.3f ms, not below %.3f ms", f*1e3, b*1e3)
 	}
 }
@@ -84,17 +84,17 @@ func TestAttnTimeTerms(t *testing.T) {
 	var own, drafter StepCost
 	c.attnTime(c.attn, w, &own, TermAttention, TermState)
 	c.attnTime(c.attn, w, &drafter, TermDrafter, TermDrafter)
-	if own.Terms[TermAttention] <= 0 || own.Terms[TermState] <= 0 {
-		t.Fatalf("seed decode: attention %v s, state %v s: want both positive", own.Terms[TermAttention], own.Terms[TermState])
+	if own.Seconds[TermAttention] <= 0 || own.Seconds[TermState] <= 0 {
+		t.Fatalf("seed decode: attention %v s, state %v s: want both positive", own.Seconds[TermAttention], own.Seconds[TermState])
 	}
-	for term, v := range drafter.Terms {
+	for term, v := range drafter.Seconds {
 		if Term(term) != TermDrafter && v != 0 {
 			t.Errorf("asked for TermDrafter, got %v s in %s", v, Term(term))
 		}
 	}
 	// The same three layer groups summed in another order: equal within a few ulps.
-	want := own.Terms[TermAttention] + own.Terms[TermState]
-	if got := drafter.Terms[TermDrafter]; math.Abs(got-want) > 1e-12*want {
+	want := own.Seconds[TermAttention] + own.Seconds[TermState]
+	if got := drafter.Seconds[TermDrafter]; math.Abs(got-want) > 1e-12*want {
 		t.Errorf("TermDrafter %v s, want attention + state = %v s", got, want)
 	}
 }

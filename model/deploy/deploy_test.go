@@ -34,7 +34,7 @@ func seedDeployment(t testing.TB) *Deployment {
 func TestGLMParams(t *testing.T) {
 	d := seedDeployment(t)
 	c := d.Model.Params()
-	// reference/glm-5.3-flash.md: routed experts 42 x 288 x 25.2 M = about 304 B, total about
+	// The built-in GLM-5.3-Flash: routed experts 42 x 288 x 25.2 M = about 304 B, total about
 	// 313 B, active about 16 B per token.
 	if got := float64(c.RoutedExperts) / 1e9; math.Abs(got-304.4) > 1 {
 		t.Errorf("routed experts %.1f B, want about 304.4 B", got)

@@ -22,9 +22,9 @@ type Speculative struct {
 // Enabled reports whether speculative decoding is on.
 func (s *Speculative) Enabled() bool { return s.Method != "" && s.NumTokens > 0 }
 
-// EagleFamily reports whether the method drops the last matched prefix-cache block
-// (reference/vllm-engine.md section 4): eagle, eagle3, mtp and dflash need the hidden states
-// before the generation point.
+// EagleFamily reports whether the method drops the last matched prefix-cache block: eagle, eagle3,
+// mtp and dflash need the hidden states before the generation point (vLLM
+// vllm/v1/core/single_type_kv_cache_manager.py, find_longest_cache_hit with use_eagle).
 func (s *Speculative) EagleFamily() bool {
 	switch s.Method {
 	case "eagle", "eagle3", "mtp", "dflash", "deepseek_mtp":

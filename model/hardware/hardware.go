@@ -16,7 +16,7 @@ const (
 	LinkXGMI   LinkKind = "xgmi" // AMD Infinity Fabric
 )
 
-// GPU is one accelerator model: published facts only (reference/hardware.md). Peaks are dense
+// GPU is one accelerator model: published facts only (vendor datasheets). Peaks are dense
 // (no 2:4 sparsity). Nothing here is calibrated.
 type GPU struct {
 	Name    string   `toml:"name"`
