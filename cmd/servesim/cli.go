@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -46,12 +45,28 @@ func checkFormat(value string, allowed ...string) error {
 	return usagef("--format %q: want %s", value, want)
 }
 
-var commands []*command
-
-func register(c *command) { commands = append(commands, c) }
+// commands is every subcommand, in the order 'servesim help' lists them.
+func commands() []*command {
+	return []*command{
+		capacityCmd(),
+		configCmd(),
+		explainCmd(),
+		fitCmd(),
+		hardwareCmd(),
+		importCmd(),
+		matrixCmd(),
+		mergeCmd(),
+		modelCmd(),
+		planCmd(),
+		plotCmd(),
+		reportCmd(),
+		simulateCmd(),
+		versionCmd(),
+	}
+}
 
 func findCommand(name string) *command {
-	for _, c := range commands {
+	for _, c := range commands() {
 		if c.Name == name {
 			return c
 		}
@@ -66,9 +81,7 @@ Usage:
   servesim <command> [flags] [arguments]
 
 Commands:`)
-	cs := append([]*command(nil), commands...)
-	sort.Slice(cs, func(i, j int) bool { return cs[i].Name < cs[j].Name })
-	for _, c := range cs {
+	for _, c := range commands() {
 		fmt.Fprintf(w, "  %-10s %s\n", c.Name, c.Short)
 	}
 	fmt.Fprintln(w, `

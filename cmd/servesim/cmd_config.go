@@ -9,8 +9,8 @@ import (
 	"github.com/servesim/servesim/scenario"
 )
 
-func init() {
-	register(&command{
+func configCmd() *command {
+	return &command{
 		Name:  "config",
 		Short: "print the resolved scenario as TOML, to copy, edit and load with --config",
 		Long: `Prints every section of the scenario (hardware, model, engine flags, benchmark protocol, seed)
@@ -39,8 +39,11 @@ file is strict: an unknown key is an error naming it.`,
 				return out.write(e.stdout, &buf)
 			}
 		},
-	})
-	register(&command{
+	}
+}
+
+func importCmd() *command {
+	return &command{
 		Name:  "import",
 		Args:  "vllm -- <vllm serve command...>",
 		Short: "import a vLLM launch command into a scenario (prints the scenario TOML)",
@@ -101,5 +104,5 @@ Example:
 				return out.write(e.stdout, &buf)
 			}
 		},
-	})
+	}
 }

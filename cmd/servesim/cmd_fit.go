@@ -14,8 +14,8 @@ import (
 	"github.com/servesim/servesim/scenario"
 )
 
-func init() {
-	register(&command{
+func fitCmd() *command {
+	return &command{
 		Name:  "fit",
 		Short: "calibrate the named parameters to a measured matrix; cross-validate; write params and a report",
 		Long: `Moves only the named parameters of the memory and step-time model (see 'servesim config') until
@@ -148,7 +148,7 @@ JSON); the embedded seed is the default for the seed scenario.`,
 				return nil
 			}
 		},
-	})
+	}
 }
 
 func measName(p string) string {

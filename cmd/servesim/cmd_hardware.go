@@ -12,8 +12,8 @@ import (
 	"github.com/servesim/servesim/model"
 )
 
-func init() {
-	register(&command{
+func hardwareCmd() *command {
+	return &command{
 		Name:  "hardware",
 		Args:  "list | show NAME",
 		Short: "list the GPU catalog, or show one GPU (memory, bandwidth, peaks, formats, links, price)",
@@ -81,7 +81,7 @@ Example:
 				return out.write(e.stdout, &buf)
 			}
 		},
-	})
+	}
 }
 
 func tflops(v float64) string {

@@ -12,8 +12,8 @@ import (
 	"github.com/servesim/servesim/sim"
 )
 
-func init() {
-	register(&command{
+func matrixCmd() *command {
+	return &command{
 		Name:  "matrix",
 		Short: "simulate the benchmark matrix (prefill rows and decode cells) and compare with measurements",
 		Long: `Runs the scenario's benchmark protocol (llm-inference-bench by default) against the simulated
@@ -71,7 +71,7 @@ ttft_ms,tbt_ms,avg_active,completed,output_tokens,measured_s (predicted values).
 				return out.write(e.stdout, &buf)
 			}
 		},
-	})
+	}
 }
 
 // progressPrinter reports progress on stderr once a run has taken more than two seconds.

@@ -9,8 +9,8 @@ import (
 	"github.com/servesim/servesim/planner"
 )
 
-func init() {
-	register(&command{
+func mergeCmd() *command {
+	return &command{
 		Name:  "merge",
 		Args:  "SHARD.json...",
 		Short: "combine the --shard outputs of 'servesim plan' into the plan of the whole sweep",
@@ -62,5 +62,5 @@ Example (GNU parallel on one machine, or any job array):
 				return writePlan(e, &out, p, *format, planner.TableOptions{Top: *top, All: *all})
 			}
 		},
-	})
+	}
 }

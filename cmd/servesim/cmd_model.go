@@ -14,8 +14,8 @@ import (
 	"github.com/servesim/servesim/model/hf"
 )
 
-func init() {
-	register(&command{
+func modelCmd() *command {
+	return &command{
 		Name:  "model",
 		Args:  "show FILE|NAME",
 		Short: "describe a model: layers by kind, parameters, active parameters, weight bytes and KV bytes per token",
@@ -50,7 +50,7 @@ Example:
 				return out.write(e.stdout, &buf)
 			}
 		},
-	})
+	}
 }
 
 func billions(n int64) string {

@@ -157,8 +157,8 @@ func progressBar(w io.Writer, what string) (func(done, total int), func()) {
 	return draw, finish
 }
 
-func init() {
-	register(&command{
+func planCmd() *command {
+	return &command{
 		Name:  "plan",
 		Short: "plan capacity: sweep GPUs, counts, parallelism and engine flags for a model, workload and SLOs; rank by cost",
 		Long: `Answers "which GPUs, how many, which flags" for a model and its traffic. The sweep covers GPU kind x
@@ -405,7 +405,7 @@ Example:
 				return writePlan(e, &out, p, *format, planner.TableOptions{Top: *top, All: *all})
 			}
 		},
-	})
+	}
 }
 
 // writePlan renders a plan as a table, CSV or JSON to --out or stdout.

@@ -18,8 +18,8 @@ import (
 	"github.com/servesim/servesim/sim"
 )
 
-func init() {
-	register(&command{
+func plotCmd() *command {
+	return &command{
 		Name:  "plot",
 		Short: "draw predicted vs measured figures (PNG at 300 dpi and SVG) into a directory",
 		Long: `Simulates the scenario's benchmark matrix and draws:
@@ -96,7 +96,7 @@ Example:
 				return nil
 			}
 		},
-	})
+	}
 }
 
 // figureFlags are the flags of the commands that draw a scenario's results (plot, report).

@@ -12,8 +12,8 @@ import (
 	"github.com/servesim/servesim/report"
 )
 
-func init() {
-	register(&command{
+func reportCmd() *command {
+	return &command{
 		Name:  "report",
 		Short: "write one self-contained HTML report: scenario, capacity, matrix tables, every figure, fit summary",
 		Long: `Simulates the scenario's benchmark matrix and writes a single HTML file that needs nothing
@@ -73,5 +73,5 @@ Example:
 				return nil
 			}
 		},
-	})
+	}
 }

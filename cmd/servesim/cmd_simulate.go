@@ -106,8 +106,8 @@ func describeDeployment(d *model.Deployment) string {
 		e.GPUMemoryUtilization, e.MaxModelLen, spec)
 }
 
-func init() {
-	register(&command{
+func simulateCmd() *command {
+	return &command{
 		Name:  "simulate",
 		Short: "run a workload (closed loop, Poisson/gamma/ramp arrivals, trace replay, benchmark cell) and measure it",
 		Long: `Simulates a workload against the scenario's server (the seed by default; --config, --vllm-cmd
@@ -205,5 +205,5 @@ Example:
 				return out.write(e.stdout, &buf)
 			}
 		},
-	})
+	}
 }

@@ -8,8 +8,8 @@ import (
 	"github.com/spf13/pflag"
 )
 
-func init() {
-	register(&command{
+func versionCmd() *command {
+	return &command{
 		Name:  "version",
 		Short: "print servesim's version",
 		Long: `Prints the version of this servesim binary: the module version for 'go install ...@vX',
@@ -24,5 +24,5 @@ HTML report carry the same string.`,
 				return nil
 			}
 		},
-	})
+	}
 }
