@@ -44,7 +44,7 @@
 //
 // # Sources and intervals
 //
-// Each row says where its parameters come from (DefaultParams mirrors scenario.Resolve):
+// Each row says where its parameters come from (PolicyParams chooses as scenario.Resolve does):
 // calibrated (a calibration fitted on this GPU, engine version and model family), transferred
 // (fitted on another GPU or version of the family; dimensionless efficiencies carry over and the
 // hardware facts are the new GPU's; a non-native weights variant is at best transferred) or

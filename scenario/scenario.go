@@ -15,6 +15,7 @@ import (
 
 	"github.com/servesim/servesim/bench"
 	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/hf"
 )
 
 //go:embed data/seed.toml
@@ -173,25 +174,40 @@ func (s *Scenario) Deployment() (*model.Deployment, error) {
 	return d, nil
 }
 
-// ArchLoader reads model files other than servesim TOML (set by the hf package's user, the CLI,
-// to keep this package free of the config.json parser).
-var ArchLoader func(path string) (*model.Arch, error)
-
 func loadArch(name, file string) (*model.Arch, error) {
 	if file != "" {
-		if strings.HasSuffix(file, ".toml") {
-			data, err := os.ReadFile(file)
-			if err != nil {
-				return nil, err
-			}
-			return model.ParseArch(data, file)
-		}
-		if ArchLoader == nil {
-			return nil, fmt.Errorf("%s: only servesim model TOML files can be read here", file)
-		}
-		return ArchLoader(file)
+		return loadArchFile(file)
 	}
 	return model.BuiltinArch(name)
+}
+
+// loadArchFile reads a servesim model TOML file, or a Hugging Face config.json (with the
+// hf_quant_config.json beside it, if any) or a directory holding one.
+func loadArchFile(path string) (*model.Arch, error) {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		path = filepath.Join(path, "config.json")
+	}
+	if strings.HasSuffix(path, ".toml") {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		return model.ParseArch(data, path)
+	}
+	return hf.Load(path)
+}
+
+// LoadArch reads a model given by reference: an existing file or directory (a servesim model
+// TOML, a Hugging Face config.json, or a directory holding one), else a built-in model name.
+func LoadArch(ref string) (*model.Arch, error) {
+	if _, err := os.Stat(ref); err == nil {
+		return loadArchFile(ref)
+	}
+	a, err := model.BuiltinArch(ref)
+	if err != nil {
+		return nil, fmt.Errorf("%v; or give a servesim model .toml, a config.json or a directory holding one", err)
+	}
+	return a, nil
 }
 
 // Encode writes the scenario as TOML, the parameters last with their units and bounds, so a user

@@ -5,8 +5,6 @@ import (
 	"fmt"
 
 	"github.com/spf13/pflag"
-
-	"github.com/servesim/servesim/scenario"
 )
 
 func configCmd() *command {
@@ -68,37 +66,23 @@ Example:
 				if len(words) == 0 {
 					return usagef("no vllm command given after 'import vllm'")
 				}
+				if sf.vllmCmd != "" {
+					return usagef("give the vllm command once: after 'import vllm', or with --vllm-cmd")
+				}
 				if len(words) == 1 {
-					sf.vllmCmd = words[0]
-					words = nil
+					sf.vllmCmd = words[0] // one quoted string
+				} else {
+					sf.vllmWords = words
 				}
 				if err := out.check(); err != nil {
 					return err
 				}
-				var s *scenario.Scenario
-				if sf.config != "" {
-					var err error
-					if s, err = scenario.Load(sf.config); err != nil {
-						return err
-					}
-				} else {
-					s = scenario.Default()
-				}
-				var err error
-				if words != nil {
-					err = applyVLLMArgs(s, words, e.stderr)
-				} else {
-					err = applyVLLM(s, sf.vllmCmd, e.stderr)
-				}
-				if err != nil {
-					return err
-				}
-				r, err := s.Resolve(scenario.ResolveOptions{ParamsFile: sf.params, Uncalibrated: sf.uncalibrated})
+				r, err := sf.load(e.stderr)
 				if err != nil {
 					return err
 				}
 				var buf bytes.Buffer
-				if err := s.Encode(&buf, r.Params, fmt.Sprintf("%s: %s", r.Source, r.ParamsFrom)); err != nil {
+				if err := r.Scenario.Encode(&buf, r.Params, fmt.Sprintf("%s: %s", r.Source, r.ParamsFrom)); err != nil {
 					return err
 				}
 				return out.write(e.stdout, &buf)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/servesim/servesim/model"
 	"github.com/servesim/servesim/model/hf"
+	"github.com/servesim/servesim/scenario"
 )
 
 func modelCmd() *command {
@@ -41,7 +42,7 @@ Example:
 				if err := out.check(); err != nil {
 					return err
 				}
-				a, err := loadModel(args[1])
+				a, err := scenario.LoadArch(args[1])
 				if err != nil {
 					return err
 				}

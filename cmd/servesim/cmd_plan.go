@@ -14,34 +14,10 @@ import (
 
 	"github.com/servesim/servesim/matrix"
 	"github.com/servesim/servesim/model"
-	"github.com/servesim/servesim/model/hf"
 	"github.com/servesim/servesim/planner"
+	"github.com/servesim/servesim/scenario"
 	"github.com/servesim/servesim/workload"
 )
-
-// loadModel reads a model: a built-in name, a servesim model TOML, or a Hugging Face config.json
-// (or a directory holding one).
-func loadModel(ref string) (*model.Arch, error) {
-	if st, err := os.Stat(ref); err == nil {
-		path := ref
-		if st.IsDir() {
-			path = filepath.Join(ref, "config.json")
-		}
-		if strings.HasSuffix(path, ".toml") {
-			data, err := os.ReadFile(path)
-			if err != nil {
-				return nil, err
-			}
-			return model.ParseArch(data, path)
-		}
-		return hf.Load(path)
-	}
-	a, err := model.BuiltinArch(ref)
-	if err != nil {
-		return nil, fmt.Errorf("%v; or give a servesim model .toml, a config.json or a directory holding one", err)
-	}
-	return a, nil
-}
 
 func parseInts(flag, s string) ([]int, error) {
 	var out []int
@@ -330,7 +306,7 @@ Example:
 					ref = scenarioModel.Name
 					arch = scenarioModel
 				} else {
-					if arch, err = loadModel(ref); err != nil {
+					if arch, err = scenario.LoadArch(ref); err != nil {
 						return fmt.Errorf("--model: %w", err)
 					}
 					if arch.Name != ref {
@@ -342,7 +318,7 @@ Example:
 				dref := *drafterRef
 				switch {
 				case dref != "":
-					if drafter, err = loadModel(dref); err != nil {
+					if drafter, err = scenario.LoadArch(dref); err != nil {
 						return fmt.Errorf("--drafter: %w", err)
 					}
 				case sameModel && r.Deployment.Drafter != nil:
@@ -376,10 +352,7 @@ Example:
 					}
 				}
 
-				chooser, pref, err := planner.DefaultParams(sf.params, sf.uncalibrated, sc.Params)
-				if err != nil {
-					return err
-				}
+				chooser, pref := planner.PolicyParams(r.Policy)
 				q := &planner.Question{Model: arch, Drafter: drafter, ModelRef: ref, DrafterRef: dref, Workload: spec0,
 					Base: r.Deployment.Engine, GPUs: cands, Space: sp, Seed: sc.Seed, Params: chooser, ParamsRef: pref,
 					Uncertainty: planner.SourceWidths{}}
