@@ -135,9 +135,15 @@ func (s *Scenario) Validate() error {
 	return p.Validate()
 }
 
+// Catalog is the built-in GPU catalog with the entries of the scenario's hardware.gpu_file (a
+// path relative to the scenario file) added or overriding.
+func (s *Scenario) Catalog() (*model.Catalog, error) {
+	return model.LoadCatalog(s.path(s.Hardware.GPUFile))
+}
+
 // Deployment resolves names against the catalogs and builds the deployment.
 func (s *Scenario) Deployment() (*model.Deployment, error) {
-	cat, err := model.LoadCatalog(s.path(s.Hardware.GPUFile))
+	cat, err := s.Catalog()
 	if err != nil {
 		return nil, fmt.Errorf("hardware.gpu_file: %w", err)
 	}
