@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/servesim/servesim/describe"
 	"github.com/servesim/servesim/internal/fsutil"
-	"github.com/servesim/servesim/model"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -88,22 +88,6 @@ func presetHelp() string {
 		fmt.Fprintf(&b, "  %-13s %s\n", p.Name, p.Description)
 	}
 	return b.String()
-}
-
-// describeDeployment is a one-line summary of what is simulated.
-func describeDeployment(d *model.Deployment) string {
-	e := &d.Engine
-	ep := ""
-	if e.ExpertParallel {
-		ep = "+EP"
-	}
-	spec := "no speculative decoding"
-	if e.Speculative.Enabled() {
-		spec = fmt.Sprintf("%s k=%d", e.Speculative.Method, e.Speculative.NumTokens)
-	}
-	return fmt.Sprintf("%s on %d x %s, TP%d%s, kv_cache_dtype %s, max-num-seqs %d, max-num-batched-tokens %d, gpu-memory-utilization %.2f, max-model-len %d, %s",
-		d.Model.Name, d.Hardware.Count, d.Hardware.GPU.Name, e.TensorParallel, ep, e.KVCacheDType, e.MaxNumSeqs, e.MaxNumBatchedTokens,
-		e.GPUMemoryUtilization, e.MaxModelLen, spec)
 }
 
 func simulateCmd() *command {
@@ -186,7 +170,7 @@ Example:
 					err = workload.WriteCSV(&buf, m)
 				default:
 					fmt.Fprintf(&buf, "Workload     %s: %s, seed %d\n", spec.Name, spec.Describe(), m.Seed)
-					fmt.Fprintf(&buf, "Server       %s\n", describeDeployment(r.Deployment))
+					fmt.Fprintf(&buf, "Server       %s\n", describe.Deployment(r.Deployment))
 					fmt.Fprintf(&buf, "Parameters   %s (%s)\n", r.ParamsFrom, r.Source)
 					err = workload.WriteTable(&buf, m)
 				}
