@@ -157,7 +157,7 @@ func buildPage(in *Input) (*page, error) {
 	p.Grids = decodeGrids(in.Predicted, in.Measured)
 	p.Nav = append(p.Nav, kv{"matrix", "Matrix"})
 
-	figs := plots.Figures(plots.Input{Predicted: in.Predicted, Measured: in.Measured, Explain: in.Explain})
+	figs := plots.Figures(in.Figures())
 	for _, f := range figs {
 		svg, err := f.Bytes(plots.SVG)
 		if err != nil {

@@ -24,6 +24,9 @@ var seedTOML []byte
 //go:embed data/seed_measured.txt
 var seedMeasured []byte
 
+// SeedMeasuredName names the embedded measured seed matrix in messages and reports.
+const SeedMeasuredName = "embedded seed (000_514fe97e62255cf0.txt)"
+
 // SeedMeasured returns the embedded measured seed matrix (the published page, as it is).
 func SeedMeasured() []byte { return seedMeasured }
 

@@ -82,7 +82,7 @@ JSON); the embedded seed is the default for the seed scenario.`,
 				if err != nil {
 					return err
 				}
-				meas, err := loadMeasured(*measured, sf.isSeed(), r)
+				meas, _, err := loadMeasured(*measured, sf.isSeed(), r)
 				if err != nil {
 					return err
 				}

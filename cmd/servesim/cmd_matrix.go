@@ -45,7 +45,7 @@ ttft_ms,tbt_ms,avg_active,completed,output_tokens,measured_s (predicted values).
 				if err != nil {
 					return err
 				}
-				meas, err := loadMeasured(*measured, sf.isSeed(), r)
+				meas, _, err := loadMeasured(*measured, sf.isSeed(), r)
 				if err != nil {
 					return err
 				}

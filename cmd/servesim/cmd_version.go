@@ -4,8 +4,9 @@ import (
 	"fmt"
 	"runtime"
 
-	"github.com/servesim/servesim/internal/buildinfo"
 	"github.com/spf13/pflag"
+
+	"github.com/servesim/servesim/internal/buildinfo"
 )
 
 func versionCmd() *command {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/spf13/pflag"
 
@@ -112,27 +111,28 @@ func (o *outFlag) write(stdout io.Writer, buf *bytes.Buffer) error {
 }
 
 // loadMeasured reads --measured, or the embedded seed for the seed scenario, and checks that its
-// cells are ones r's protocol runs. Nil without an error: nothing to compare with.
-func loadMeasured(path string, seedScenario bool, r *scenario.Resolved) (*matrix.Matrix, error) {
+// cells are ones r's protocol runs. Nil without an error: nothing to compare with. The name says
+// where the matrix came from.
+func loadMeasured(path string, seedScenario bool, r *scenario.Resolved) (*matrix.Matrix, string, error) {
 	var m *matrix.Matrix
 	var err error
+	name := path
 	switch {
 	case path == "none":
 	case path != "":
 		m, err = matrix.Load(path)
 	case seedScenario:
-		m, err = matrix.LoadBytes(scenario.SeedMeasured(), "embedded seed (000_514fe97e62255cf0.txt)")
+		name = scenario.SeedMeasuredName
+		m, err = matrix.LoadBytes(scenario.SeedMeasured(), name)
 	}
 	if err == nil && m != nil {
 		err = r.Scenario.Protocol.CheckMeasured(m, r.Deployment.Engine.MaxModelLen)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("--measured: %w", err)
+		return nil, "", fmt.Errorf("--measured: %w", err)
 	}
-	return m, nil
-}
-
-func fileExists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
+	if m == nil {
+		name = ""
+	}
+	return m, name, nil
 }
