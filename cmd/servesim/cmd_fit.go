@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -124,24 +123,18 @@ JSON); the embedded seed is the default for the seed scenario.`,
 					return err
 				}
 				if *paramsOut != "" {
-					d := r.Deployment
-					pf := &scenario.ParamsFile{Calibration: scenario.CalibrationKey{GPU: d.Hardware.GPU.Name, Model: d.Model.Name, Family: d.Model.Family,
-						Engine: d.Engine.Name, EngineVersion: d.Engine.Version,
-						Note: fmt.Sprintf("servesim fit on %s: %d cells, train %q, loss %.4f", measName(*measured), rep.Train.Cells, rep.TrainFilter, rep.Loss)},
-						Params: res.Params.Map()}
 					var pb bytes.Buffer
-					pf.Encode(&pb)
+					scenario.NewParamsFile(r.Deployment, res.Params, rep.Note(measName(*measured))).Encode(&pb)
 					if err := (&outFlag{path: *paramsOut}).write(e.stdout, &pb); err != nil {
 						return err
 					}
 				}
 				if *reportOut != "" {
-					data, err := json.MarshalIndent(rep, "", "  ")
-					if err != nil {
+					var rb bytes.Buffer
+					if err := rep.WriteJSON(&rb); err != nil {
 						return err
 					}
-					data = append(data, '\n')
-					if err := (&outFlag{path: *reportOut}).write(e.stdout, bytes.NewBuffer(data)); err != nil {
+					if err := (&outFlag{path: *reportOut}).write(e.stdout, &rb); err != nil {
 						return err
 					}
 				}
