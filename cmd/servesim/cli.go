@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -32,18 +31,6 @@ func (u usageError) Error() string { return u.err.Error() }
 func (u usageError) Unwrap() error { return u.err }
 
 func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
-
-// checkFormat is the usage error for a --format value outside allowed, nil for one inside.
-func checkFormat(value string, allowed ...string) error {
-	if slices.Contains(allowed, value) {
-		return nil
-	}
-	want := allowed[len(allowed)-1]
-	if len(allowed) > 1 {
-		want = strings.Join(allowed[:len(allowed)-1], ", ") + " or " + want
-	}
-	return usagef("--format %q: want %s", value, want)
-}
 
 // commands is every subcommand, in the order 'servesim help' lists them.
 func commands() []*command {

@@ -6,7 +6,6 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/servesim/servesim/describe"
 	"github.com/servesim/servesim/model"
 )
 
@@ -26,14 +25,15 @@ Example:
   servesim hardware list --gpus my-gpus.toml`,
 		Setup: func(fs *pflag.FlagSet, e *env) func([]string) error {
 			file := fs.String("gpus", "", "catalog `file` adding or overriding GPUs ([[gpu]] TOML)")
-			format := fs.String("format", "table", "output `format`: table or toml")
+			var format formatFlag[gpuResult]
+			format.register(fs, gpuFormats())
 			var out outFlag
 			out.register(fs, "the listing")
 			return func(args []string) error {
 				if len(args) == 0 {
 					return usagef("want 'hardware list' or 'hardware show NAME'")
 				}
-				if err := checkFormat(*format, "table", "toml"); err != nil {
+				if err := format.check(); err != nil {
 					return err
 				}
 				var pick []model.GPU
@@ -63,15 +63,7 @@ Example:
 					return err
 				}
 				var buf bytes.Buffer
-				switch {
-				case *format == "toml":
-					err = describe.CatalogTOML(&buf, pick)
-				case args[0] == "show":
-					err = describe.GPU(&buf, &pick[0])
-				default:
-					err = describe.GPUTable(&buf, pick)
-				}
-				if err != nil {
+				if err := format.write(&buf, gpuResult{pick, args[0] == "show"}); err != nil {
 					return err
 				}
 				return out.write(e.stdout, &buf)

@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/servesim/servesim/bench"
-	"github.com/servesim/servesim/matrix"
 	"github.com/servesim/servesim/sim"
 )
 
@@ -27,7 +26,8 @@ ttft_ms,tbt_ms,avg_active,completed,output_tokens,measured_s (predicted values).
 		Setup: func(fs *pflag.FlagSet, e *env) func([]string) error {
 			var sf scenarioFlags
 			sf.register(fs)
-			format := fs.String("format", "table", "output `format`: table, markdown, csv or json")
+			var format formatFlag[matrixResult]
+			format.register(fs, matrixFormats())
 			measured := fs.String("measured", "", "measured matrix `file` to compare with (default: the embedded seed for the seed scenario; 'none' to skip)")
 			var out outFlag
 			out.register(fs, "the matrix")
@@ -35,7 +35,7 @@ ttft_ms,tbt_ms,avg_active,completed,output_tokens,measured_s (predicted values).
 				if len(args) > 0 {
 					return usagef("unexpected argument %q", args[0])
 				}
-				if err := checkFormat(*format, "table", "markdown", "csv", "json"); err != nil {
+				if err := format.check(); err != nil {
 					return err
 				}
 				if err := out.check(); err != nil {
@@ -61,11 +61,8 @@ ttft_ms,tbt_ms,avg_active,completed,output_tokens,measured_s (predicted values).
 				}
 				fmt.Fprintf(e.stderr, "servesim: simulated %d cells, %d engine steps, %.0f s of server time in %.2f s\n",
 					len(res.Matrix.Prefill)+len(res.Matrix.Decode), res.Steps, res.SimEnd.Seconds(), time.Since(start).Seconds())
-				if *format == "csv" {
-					meas = nil // the CSV is the predicted matrix, in the documented columns
-				}
 				var buf bytes.Buffer
-				if err := matrix.Render(&buf, res.Matrix, meas, *format); err != nil {
+				if err := format.write(&buf, matrixResult{res.Matrix, meas}); err != nil {
 					return err
 				}
 				return out.write(e.stdout, &buf)

@@ -217,7 +217,8 @@ Example:
 			mml := fs.Int("max-model-len", 0, "max-model-len (`tokens`; default: the scenario's)")
 			shard := fs.String("shard", "", "run only slice `i/n` of the sweep (0 <= i < n)")
 			workers := fs.Int("workers", 0, "simulations at once (`N`; default: the number of CPUs)")
-			format := fs.String("format", "table", "output `format`: table, csv or json")
+			var format formatFlag[planResult]
+			format.register(fs, planFormats())
 			top := fs.Int("top", 25, "hardware layouts shown in the table (`N`)")
 			all := fs.Bool("all", false, "table: every configuration that loads, not the best per layout")
 			var out outFlag
@@ -226,7 +227,7 @@ Example:
 				if len(args) > 0 {
 					return usagef("unexpected argument %q", args[0])
 				}
-				if err := checkFormat(*format, "table", "csv", "json"); err != nil {
+				if err := format.check(); err != nil {
 					return err
 				}
 				// The question's workload.
@@ -352,26 +353,12 @@ Example:
 					return err
 				}
 				fmt.Fprintf(e.stderr, "servesim: %d rows, %d simulations in %.1f s\n", len(p.Results), p.Counts.Simulated, time.Since(start).Seconds())
-				return writePlan(e, &out, p, *format, planner.TableOptions{Top: *top, All: *all})
+				var buf bytes.Buffer
+				if err := format.write(&buf, planResult{p, planner.TableOptions{Top: *top, All: *all}}); err != nil {
+					return err
+				}
+				return out.write(e.stdout, &buf)
 			}
 		},
 	}
-}
-
-// writePlan renders a plan as a table, CSV or JSON to --out or stdout.
-func writePlan(e *env, out *outFlag, p *planner.Plan, format string, to planner.TableOptions) error {
-	var buf bytes.Buffer
-	var err error
-	switch format {
-	case "json":
-		err = p.WriteJSON(&buf)
-	case "csv":
-		err = p.WriteCSV(&buf)
-	default:
-		err = p.WriteTable(&buf, to)
-	}
-	if err != nil {
-		return err
-	}
-	return out.write(e.stdout, &buf)
 }

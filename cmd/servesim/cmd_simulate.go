@@ -9,7 +9,6 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/servesim/servesim/describe"
 	"github.com/servesim/servesim/internal/fsutil"
 	"github.com/servesim/servesim/workload"
 )
@@ -112,7 +111,8 @@ Example:
 			var sf scenarioFlags
 			sf.register(fs)
 			wl := fs.String("workload", "", "workload TOML `file`, trace file (.csv, .jsonl), or preset name")
-			format := fs.String("format", "table", "output `format`: table, csv or json")
+			var format formatFlag[workloadResult]
+			format.register(fs, workloadFormats())
 			var slo sloFlags
 			slo.register(fs)
 			series := fs.String("series", "", "also write the KV-usage samples (t_s,kv_usage,running,waiting) as CSV to `file`")
@@ -122,7 +122,7 @@ Example:
 				if len(args) > 0 {
 					return usagef("unexpected argument %q", args[0])
 				}
-				if err := checkFormat(*format, "table", "csv", "json"); err != nil {
+				if err := format.check(); err != nil {
 					return err
 				}
 				if err := out.check(); err != nil {
@@ -163,18 +163,7 @@ Example:
 				}
 				fmt.Fprintf(e.stderr, "servesim: %d engine steps, %.0f s of server time in %.2f s\n", m.Steps, m.SimTimeS, time.Since(start).Seconds())
 				var buf bytes.Buffer
-				switch *format {
-				case "json":
-					err = workload.WriteJSON(&buf, m)
-				case "csv":
-					err = workload.WriteCSV(&buf, m)
-				default:
-					fmt.Fprintf(&buf, "Workload     %s: %s, seed %d\n", spec.Name, spec.Describe(), m.Seed)
-					fmt.Fprintf(&buf, "Server       %s\n", describe.Deployment(r.Deployment))
-					fmt.Fprintf(&buf, "Parameters   %s (%s)\n", r.ParamsFrom, r.Source)
-					err = workload.WriteTable(&buf, m)
-				}
-				if err != nil {
+				if err := format.write(&buf, workloadResult{spec, r, m}); err != nil {
 					return err
 				}
 				if *series != "" {
