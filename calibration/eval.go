@@ -3,13 +3,13 @@ package calibration
 import (
 	"fmt"
 	"math"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/servesim/servesim/bench"
+	"github.com/servesim/servesim/internal/workpool"
 	"github.com/servesim/servesim/matrix"
 	"github.com/servesim/servesim/model"
 	"github.com/servesim/servesim/sim"
@@ -59,9 +59,6 @@ type evaluator struct {
 }
 
 func newEvaluator(p *Problem, w Weights, workers int) *evaluator {
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
 	e := &evaluator{prob: p, w: w, workers: workers, measured: map[matrix.Key]*matrix.Cell{}, kvSlot: p.KVTokens > 0}
 	for _, c := range p.Measured.Cells() {
 		c := c
@@ -124,23 +121,10 @@ func (e *evaluator) simulate(sets []model.Params, keys map[matrix.Key]bool) []ou
 	sort.SliceStable(tasks, func(a, b int) bool { return cost(&tasks[a].job) > cost(&tasks[b].job) })
 	results := make([]bench.JobResult, len(tasks))
 	errs := make([]error, len(tasks))
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for w := 0; w < e.workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				t := &tasks[i]
-				results[i], errs[i] = bench.RunJob(outs[t.set].server, e.prob.Protocol, t.job, e.prob.Seed)
-			}
-		}()
-	}
-	for i := range tasks {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	workpool.Run(len(tasks), e.workers, func(i int) {
+		t := &tasks[i]
+		results[i], errs[i] = bench.RunJob(outs[t.set].server, e.prob.Protocol, t.job, e.prob.Seed)
+	}, nil)
 	for i, t := range tasks {
 		o := &outs[t.set]
 		if errs[i] != nil && o.err == nil {

@@ -8,10 +8,9 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"runtime"
 	"sort"
-	"sync"
 
+	"github.com/servesim/servesim/internal/workpool"
 	"github.com/servesim/servesim/model"
 	"github.com/servesim/servesim/scenario"
 	"github.com/servesim/servesim/workload"
@@ -127,8 +126,8 @@ type Plan struct {
 
 // Options control a planning run.
 type Options struct {
-	// Workers is the number of simulations run at once (0: runtime.NumCPU()). The plan does not
-	// depend on it.
+	// Workers is the number of simulations run at once (0: workpool.Workers, the CPUs the process
+	// may use). The plan does not depend on it.
 	Workers int
 	// Shard selects a slice of the sweep (zero value: all of it).
 	Shard Shard
@@ -240,35 +239,8 @@ func Run(q *Question, o Options) (*Plan, error) {
 		}
 	}
 	outs := make(map[string]*outcome, len(jobs))
-	workers := o.Workers
-	if workers <= 0 {
-		workers = runtime.NumCPU()
-	}
-	var mu sync.Mutex
-	done := 0
-	ch := make(chan int)
-	var wg sync.WaitGroup
 	results := make([]outcome, len(jobs))
-	for w := 0; w < min(workers, max(len(jobs), 1)); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range ch {
-				results[j] = q.evaluate(&cands[jobs[j]])
-				if o.Progress != nil {
-					mu.Lock()
-					done++
-					o.Progress(done, len(jobs))
-					mu.Unlock()
-				}
-			}
-		}()
-	}
-	for j := range jobs {
-		ch <- j
-	}
-	close(ch)
-	wg.Wait()
+	workpool.Run(len(jobs), o.Workers, func(j int) { results[j] = q.evaluate(&cands[jobs[j]]) }, o.Progress)
 	for j, i := range jobs {
 		outs[cands[i].key] = &results[j]
 	}
