@@ -418,15 +418,22 @@ func (p *Plan) frontierOutput() int {
 	return 0
 }
 
-var frontierContexts = []int{8 << 10, 16 << 10, 32 << 10, 64 << 10, 128 << 10, 256 << 10, 512 << 10, 1 << 20}
-var frontierConcurrency = []int{1, 2, 4, 8, 16, 32, 64, 128, 256}
+// frontierContexts are the contexts of the capacity frontier's max-concurrency table.
+func frontierContexts() []int {
+	return []int{8 << 10, 16 << 10, 32 << 10, 64 << 10, 128 << 10, 256 << 10, 512 << 10, 1 << 20}
+}
+
+// frontierConcurrency are the stream counts of its max-context table.
+func frontierConcurrency() []int {
+	return []int{1, 2, 4, 8, 16, 32, 64, 128, 256}
+}
 
 func capacityFrontier(r *Result, out int) Frontier {
 	c := &r.Config
 	f := Frontier{Index: r.Index, Label: fmt.Sprintf("%s, %s KV, util %.2f, mbt %d, %s", c.Label(), kvText(c.KVCacheDType), c.GPUMemoryUtilization, c.MaxNumBatchedTokens, specText(c.SpecTokens)), OutputTokens: out}
 	room := c.MaxModelLen - out - 64
 	kv := r.KVTokens
-	for _, ctx := range frontierContexts {
+	for _, ctx := range frontierContexts() {
 		t := ctx
 		if t > room {
 			if float64(t) > float64(room)*1.1 || room <= 0 {
@@ -437,7 +444,7 @@ func capacityFrontier(r *Result, out int) Frontier {
 		per := kv / (t + out)
 		f.ByContext = append(f.ByContext, CtxCapacity{Context: fmt.Sprintf("%dK", t/1024), Tokens: t, MaxConcurrency: c.DP * per})
 	}
-	for _, n := range frontierConcurrency {
+	for _, n := range frontierConcurrency() {
 		per := (n + c.DP - 1) / c.DP
 		m := min(kv/per-out, room)
 		if m <= 0 {

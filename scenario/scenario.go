@@ -2,7 +2,6 @@ package scenario
 
 import (
 	"bytes"
-	_ "embed"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -18,17 +17,23 @@ import (
 	"github.com/servesim/servesim/model/hf"
 )
 
-//go:embed data/seed.toml
-var seedTOML []byte
+// embedded returns an embedded data file (data/NAME).
+func embedded(name string) []byte {
+	data, err := dataFS.ReadFile("data/" + name)
+	if err != nil {
+		panic(fmt.Sprintf("scenario: embedded %s: %v", name, err))
+	}
+	return data
+}
 
-//go:embed data/seed_measured.txt
-var seedMeasured []byte
+// seedTOML is the embedded seed scenario.
+func seedTOML() []byte { return embedded("seed.toml") }
 
 // SeedMeasuredName names the embedded measured seed matrix in messages and reports.
 const SeedMeasuredName = "embedded seed (000_514fe97e62255cf0.txt)"
 
 // SeedMeasured returns the embedded measured seed matrix (the published page, as it is).
-func SeedMeasured() []byte { return seedMeasured }
+func SeedMeasured() []byte { return embedded("seed_measured.txt") }
 
 // HardwareSpec names the GPUs.
 type HardwareSpec struct {
@@ -64,7 +69,7 @@ type Scenario struct {
 
 // Default returns the embedded seed scenario.
 func Default() *Scenario {
-	s, err := decodeOnto(&Scenario{}, seedTOML, "seed.toml")
+	s, err := decodeOnto(&Scenario{}, seedTOML(), "seed.toml")
 	if err != nil {
 		panic(fmt.Sprintf("embedded seed scenario: %v", err))
 	}
@@ -75,10 +80,8 @@ func Default() *Scenario {
 // leaves out keep the embedded seed scenario's values (defaults, then the file, then flags).
 func Parse(data []byte, name string) (*Scenario, error) {
 	s := &Scenario{}
-	if seedTOML != nil {
-		if _, err := toml.NewDecoder(bytes.NewReader(seedTOML)).Decode(s); err != nil {
-			panic(fmt.Sprintf("embedded seed scenario: %v", err))
-		}
+	if _, err := toml.NewDecoder(bytes.NewReader(seedTOML())).Decode(s); err != nil {
+		panic(fmt.Sprintf("embedded seed scenario: %v", err))
 	}
 	return decodeOnto(s, data, name)
 }

@@ -76,7 +76,7 @@ Example:
 							return fmt.Errorf("figure %s: %w", f.Name, err)
 						}
 						path := filepath.Join(*out, f.Name+"."+string(fm))
-						if err := fsutil.WriteFile(path, data); err != nil {
+						if err := outputs.WriteFile(path, data); err != nil {
 							return err
 						}
 						files = append(files, written{path, len(data)})

@@ -171,7 +171,7 @@ Example:
 					if err := workload.WriteSeriesCSV(&sb, m); err != nil {
 						return err
 					}
-					if err := fsutil.WriteFile(*series, sb.Bytes()); err != nil {
+					if err := outputs.WriteFile(*series, sb.Bytes()); err != nil {
 						return err
 					}
 				}

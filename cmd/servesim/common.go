@@ -107,7 +107,7 @@ func (o *outFlag) write(stdout io.Writer, buf *bytes.Buffer) error {
 		_, err := stdout.Write(buf.Bytes())
 		return err
 	}
-	return fsutil.WriteFile(o.path, buf.Bytes())
+	return outputs.WriteFile(o.path, buf.Bytes())
 }
 
 // loadMeasured reads --measured, or the embedded seed for the seed scenario, and checks that its
