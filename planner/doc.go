@@ -53,11 +53,11 @@
 //
 // # Determinism, shards and merge
 //
-// Simulations run on worker goroutines (Options.Workers, default runtime.NumCPU()); each is
-// single-threaded and seeded with the question's seed, and results are placed by row index, so
-// the plan does not depend on the number of workers or their timing. Shard{i, n} evaluates the
-// rows whose index mod n is i; every shard enumerates the same sweep, so Merge of all n shard
-// plans gives the unsharded plan byte for byte (finalize depends only on the rows). A plan's
-// fingerprint (a hash of the model, workload, GPUs with their prices, sweep, seed and
+// Simulations run on worker goroutines (internal/workpool; Options.Workers, default GOMAXPROCS);
+// each is single-threaded and seeded with the question's seed, and results are placed by row
+// index, so the plan does not depend on the number of workers or their timing. Shard{i, n}
+// evaluates the rows whose index mod n is i; every shard enumerates the same sweep, so Merge of
+// all n shard plans gives the unsharded plan byte for byte (finalize depends only on the rows). A
+// plan's fingerprint (a hash of the model, workload, GPUs with their prices, sweep, seed and
 // parameters) guards against merging shards of different questions.
 package planner
