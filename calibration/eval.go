@@ -225,6 +225,12 @@ func sumSq(r []float64) float64 {
 	return s
 }
 
+// String writes the weights as ParseWeights reads them: name=value,...
+func (w Weights) String() string {
+	return fmt.Sprintf("total=%g,per_request=%g,tbt=%g,ttft=%g,prefill=%g,prefill_ttft=%g,status=%g,robust=%g,prior=%g",
+		w.DecodeTotal, w.PerRequest, w.TBT, w.TTFT, w.Prefill, w.PrefillTTFT, w.Status, w.RobustScale, w.Prior)
+}
+
 // ParseWeights overrides defaults from "name=value,..." with names total, per_request, tbt, ttft,
 // prefill, prefill_ttft, status and robust.
 func ParseWeights(s string) (Weights, error) {

@@ -30,3 +30,13 @@ func TestReportJSONRoundTrip(t *testing.T) {
 		t.Errorf("Note = %q, want %q", got, want)
 	}
 }
+
+// TestWeightsString: the printed weights read back as the same weights.
+func TestWeightsString(t *testing.T) {
+	w := DefaultWeights()
+	w.Status = 0.3
+	back, err := ParseWeights(w.String())
+	if err != nil || back != w {
+		t.Errorf("ParseWeights(%q) = %+v, %v; want %+v", w.String(), back, err, w)
+	}
+}

@@ -40,11 +40,11 @@ JSON); the embedded seed is the default for the seed scenario.`,
 			paramsOut := fs.String("out", "", "write the fitted parameters to `file` (TOML, loadable with --params)")
 			reportOut := fs.String("report", "", "write the JSON report to `file`")
 			method := fs.String("method", "lm", "optimiser: lm (Levenberg-Marquardt), bfgs or nelder-mead (gonum/optimize)")
-			starts := fs.Int("starts", 4, "seeded starting points")
+			starts := fs.Int("starts", calibration.DefaultStarts, "seeded starting points")
 			maxIter := fs.Int("max-iter", 0, "iterations per start (default: the method's)")
 			workers := fs.Int("workers", 0, "parallel simulations (default: all CPUs)")
 			fitSeed := fs.Uint64("fit-seed", 1, "seed for the random starting points")
-			weights := fs.String("weights", "", "objective `weights` as name=value,... (total, per_request, tbt, ttft, prefill, prefill_ttft, status, robust, prior); default total=1.5,per_request=1,tbt=0.25,ttft=0.5,prefill=2,prefill_ttft=1,status=1,robust=0.1,prior=0.15")
+			weights := fs.String("weights", "", "objective `weights` as name=value,... (total, per_request, tbt, ttft, prefill, prefill_ttft, status, robust, prior); default "+calibration.DefaultWeights().String())
 			free := fs.String("free", "", "comma-separated parameter `names` to fit (default: chosen from the deployment)")
 			return func(args []string) error {
 				if len(args) > 0 {
