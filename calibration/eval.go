@@ -12,6 +12,7 @@ import (
 	"github.com/servesim/servesim/internal/workpool"
 	"github.com/servesim/servesim/matrix"
 	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/protocol"
 	"github.com/servesim/servesim/sim"
 )
 
@@ -82,13 +83,13 @@ func (e *evaluator) nResiduals() int {
 type outcome struct {
 	server *sim.Server
 	err    error
-	jobs   []bench.Job
+	jobs   []protocol.Job
 	cells  map[matrix.Key]matrix.Cell
 }
 
 type task struct {
 	set int
-	job bench.Job
+	job protocol.Job
 }
 
 // simulate runs the jobs named by keys (nil: every job) for each parameter set, on the workers.
@@ -139,7 +140,7 @@ func (e *evaluator) simulate(sets []model.Params, keys map[matrix.Key]bool) []ou
 }
 
 // cost is a rough relative run time of a job, for ordering.
-func cost(j *bench.Job) float64 {
+func cost(j *protocol.Job) float64 {
 	if j.Over {
 		return 0
 	}

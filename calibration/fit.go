@@ -13,13 +13,14 @@ import (
 	"github.com/servesim/servesim/bench"
 	"github.com/servesim/servesim/matrix"
 	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/protocol"
 )
 
 // Problem is what to fit: a deployment and protocol, the measured matrix, the starting
 // parameters, which of them are free, and which cells train the fit.
 type Problem struct {
 	Deployment *model.Deployment
-	Protocol   *bench.Protocol
+	Protocol   *protocol.Protocol
 	Measured   *matrix.Matrix
 	// Base is the starting point; parameters not in Free keep these values.
 	Base model.Params
@@ -300,7 +301,7 @@ func iterOr(v, def int) int {
 	return def
 }
 
-func assemble(o outcome, proto *bench.Protocol) *matrix.Matrix {
+func assemble(o outcome, proto *protocol.Protocol) *matrix.Matrix {
 	results := make([]bench.JobResult, len(o.jobs))
 	for i, j := range o.jobs {
 		k := matrix.Key{Phase: j.Phase, Context: j.Label, Concurrency: j.Concurrency}

@@ -3,8 +3,8 @@ package planner
 import (
 	"fmt"
 
-	"github.com/servesim/servesim/bench"
 	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/protocol"
 	"github.com/servesim/servesim/scenario"
 	"github.com/servesim/servesim/workload"
 )
@@ -59,7 +59,7 @@ func ModelsFor(d *model.Deployment, modelRef, drafterRef string) (*Models, error
 // (a label such as "128K"). A configuration whose streams have not all run at once after a
 // simulated minute cannot hold them (the benchmark would wait forever), so the cell gives up
 // on it then.
-func BenchWorkload(proto *bench.Protocol, context string, users int) *workload.Spec {
+func BenchWorkload(proto *protocol.Protocol, context string, users int) *workload.Spec {
 	w := &workload.Spec{Name: fmt.Sprintf("%s x %d users", context, users), Kind: workload.KindBench,
 		Bench: workload.BenchFromProtocol(proto, context, users)}
 	w.Bench.ReadyLimitS = 60

@@ -12,9 +12,9 @@ import (
 
 	"github.com/servesim/servesim/internal/tomlx"
 
-	"github.com/servesim/servesim/bench"
 	"github.com/servesim/servesim/model"
 	"github.com/servesim/servesim/model/hf"
+	"github.com/servesim/servesim/protocol"
 )
 
 // embedded returns an embedded data file (data/NAME).
@@ -58,7 +58,7 @@ type Scenario struct {
 	Hardware HardwareSpec       `toml:"hardware"`
 	Model    ModelSpec          `toml:"model"`
 	Engine   model.Engine       `toml:"engine"`
-	Protocol bench.Protocol     `toml:"protocol"`
+	Protocol protocol.Protocol  `toml:"protocol"`
 	Params   map[string]float64 `toml:"params,omitempty"`
 	// ParamsFile is a calibrated parameter file to start from (before Params overrides).
 	ParamsFile string `toml:"params_file,omitempty"`

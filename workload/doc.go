@@ -19,7 +19,8 @@
 //	        optionally prefix_id + prefix_tokens for prompts that share a leading part. The
 //	        public Azure LLM inference, BurstGPT and Mooncake column names are understood.
 //	bench   one llm-inference-bench decode cell, exactly as bench.RunJob runs it (same engine
-//	        seed, scout, readiness gate and window), with full latency distributions.
+//	        seed, scout, readiness gate and window, all rules from package protocol), with full
+//	        latency distributions.
 //
 // A workload TOML file (strict: an unknown key is an error naming it):
 //
@@ -55,8 +56,9 @@
 //	[bench]
 //	context = "128K"
 //	concurrency = 16
-//	duration_s = 30          # and max_output, poll_s, stable_s, margin_tokens: the seed protocol's
-//	ready_limit_s = 60       # give up when the streams never all run at once (default: a day)
+//	duration_s = 30          # and max_output, poll_s, stable_s, margin_tokens, trim_slack:
+//	                         # the seed protocol's when absent
+//	ready_limit_s = 60       # give up when the streams never all run at once (default: 1,800 s)
 //
 //	[slo]
 //	ttft_ms = 2000
