@@ -182,7 +182,7 @@ type CellRun struct {
 // the one implementation of the protocol's decode cell on the engine; bench and workload both use
 // it.
 func RunDecodeCell(e *sim.Engine, srv *sim.Server, p *protocol.Protocol, tokens, c int, pid uint64, o CellOptions) (*CellRun, error) {
-	run := &CellRun{Observation: protocol.Observation{Concurrency: c, Window: protocol.NoWindow}}
+	run := &CellRun{Observation: protocol.Observation{Concurrency: c, Window: protocol.NoWindow()}}
 	spec := sim.RequestSpec{PromptTokens: tokens, MaxTokens: p.MaxOutput, PromptID: pid}
 	streams := make([]*sim.Record, c)
 	active := true

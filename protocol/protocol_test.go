@@ -343,7 +343,7 @@ func TestWindow(t *testing.T) {
 			t.Errorf("Contains(%v) = %v, want %v", c.t, got, c.want)
 		}
 	}
-	if NoWindow.Contains(0) || NoWindow.Contains(vtime.Never-1) {
+	if NoWindow().Contains(0) || NoWindow().Contains(vtime.Never-1) {
 		t.Error("NoWindow contains a time")
 	}
 	if got := p.NextPoll(ms(1000), ms(1200)); got != ms(1200) {

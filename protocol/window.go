@@ -6,7 +6,7 @@ import "github.com/servesim/servesim/vtime"
 type Window struct{ Start, End vtime.Time }
 
 // NoWindow is the window before it starts: it contains no time.
-var NoWindow = Window{Start: vtime.Never, End: vtime.Never}
+func NoWindow() Window { return Window{Start: vtime.Never, End: vtime.Never} }
 
 // Window is the window that starts at start (when the readiness wait ends) and lasts DurationS.
 func (p *Protocol) Window(start vtime.Time) Window {
