@@ -6,7 +6,8 @@ import (
 	"github.com/servesim/servesim/matrix"
 )
 
-// Protocol is llm-inference-bench's matrix protocol (reference/benchmark-protocol.md).
+// Protocol is llm-inference-bench's matrix protocol (local-inference-lab/llm-inference-bench,
+// llm_decode_bench.py; see doc.go).
 type Protocol struct {
 	Name string `toml:"name"`
 	// Contexts are the decode rows, nominal sizes in tokens (labels "8K" = 8,192).
