@@ -24,7 +24,7 @@ const (
 	KindOpen Kind = "open"
 	// KindTrace replays a CSV or JSONL trace of arrival times and lengths.
 	KindTrace Kind = "trace"
-	// KindBench is one llm-inference-bench decode cell (reference/benchmark-protocol.md): a hidden
+	// KindBench is one llm-inference-bench decode cell (llm_decode_bench.py, run_one_cell): a hidden
 	// warm-up, a cold scout prefill, then C streams of the identical prompt, closed loop, measured
 	// over a fixed window after a readiness gate.
 	KindBench Kind = "bench"
