@@ -79,7 +79,7 @@
 // # Sources
 //
 // Closed and open loops follow `vllm bench serve` (vllm/benchmarks/serve.py: --max-concurrency,
-// --request-rate, and --burstiness, the gamma shape, = 1 / cv^2; vllm/benchmarks/datasets.py,
+// --request-rate, and --burstiness, which is the gamma shape 1 / cv^2; vllm/benchmarks/datasets.py,
 // RandomDataset, for the length ranges). The trace column names are those of the public Azure LLM
 // inference traces (Azure/AzurePublicDataset), BurstGPT (HPMLL/BurstGPT) and Mooncake
 // (kvcache-ai/Mooncake). The bench kind is llm-inference-bench's decode cell (package bench).
