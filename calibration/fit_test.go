@@ -152,6 +152,8 @@ func TestFitErrors(t *testing.T) {
 // Hand edits this catches: any fitted value moved by SE/4 or more (mem_bw_eff by 0.0046,
 // accept_p1 by 0.0043, gemm_half_m by 5.9 rows), most moves of 0.1 SE through the loss, and any
 // change to a value the fit does not move. Smaller edits are inside the fit's uncertainty.
+// Checked by editing the embedded file: accept_p1 0.815343 -> 0.82 (+0.27 SE) fails both checks,
+// act_passes 23.7305 -> 24.0 (+0.06 SE) fails the loss check (+0.37 s^2).
 //
 // Speed: one full fit is about 400 simulations of the 73-cell matrix (40-60 s on 2 cores).
 // Fewer starts would not test the same thing: the CLI's starts 2-4 do not beat the first here,
