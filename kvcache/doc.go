@@ -43,9 +43,12 @@
 // takes the head of the queue (the least recently used block) and only then evicts its content.
 // A request frees its blocks in reverse order (vllm/v1/core/single_type_kv_cache_manager.py), so
 // the tail of a hash chain is evicted before its head and a later request can still hit the
-// chain's beginning. Touching a cached free block takes it off the queue. SetHash never
-// overwrites an entry: the first block cached with a content keeps it (vLLM does not deduplicate
-// either).
+// chain's beginning. Touching a cached free block takes it off the queue. A request keeps the
+// blocks it computed even when the same content is cached elsewhere (vLLM does not deduplicate
+// either), but Pool caches one block per content: SetHash leaves a second block with a cached
+// content unhashed. vLLM's BlockHashToBlockMap (block_pool.py) keeps every such block, so there
+// the content survives the eviction of the first one; testdata/hybrid_prefix.txt marks where the
+// two differ.
 //
 // # Prefix cache
 //
