@@ -1,5 +1,3 @@
-// Command servesim simulates LLM serving on vLLM-style engines and plans capacity.
-// See `servesim help` and README.md.
 package main
 
 import (

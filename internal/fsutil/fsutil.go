@@ -1,5 +1,3 @@
-// Package fsutil writes output files safely: to a temporary file in the same directory, then
-// renamed over the destination, so a failed or interrupted run never leaves a partial file.
 package fsutil
 
 import (
