@@ -160,27 +160,6 @@ func TestMatrixDeterministic(t *testing.T) {
 	}
 }
 
-func TestFitRule(t *testing.T) {
-	p := bench.SeedProtocol()
-	for _, c := range []struct {
-		nominal, mml, out, want int
-		ok                      bool
-	}{
-		{8192, 1 << 20, 4096, 8192, true},
-		{1 << 20, 1 << 20, 4096, 1044416, true}, // within 10 % of the room: trimmed
-		{1 << 20, 1 << 20, 1, 1048511, true},    // prefill-only row
-		{200000, 131072, 4096, 0, false},        // far above the room
-	} {
-		got, ok := p.Fit(c.nominal, c.mml, c.out)
-		if got != c.want || ok != c.ok {
-			t.Errorf("Fit(%d, %d, %d) = %d %v, want %d %v", c.nominal, c.mml, c.out, got, ok, c.want, c.ok)
-		}
-	}
-	if !p.OverCapacity(4, 1044416, 4194047) || p.OverCapacity(128, 16384, 2621440) {
-		t.Error("OverCapacity disagrees with the seed's bound")
-	}
-}
-
 func TestDenseModelDecodeFallsWithContext(t *testing.T) {
 	// The same cost model, unchanged, on a dense GQA model: decode must slow with context because
 	// every token reads the whole KV cache. Llama-3.1-70B-like shape on 8 x H100 (NVLink).

@@ -8,6 +8,7 @@ import (
 	"github.com/servesim/servesim/matrix"
 	"github.com/servesim/servesim/model/deploy"
 	"github.com/servesim/servesim/model/param"
+	"github.com/servesim/servesim/protocol"
 	"github.com/servesim/servesim/sim"
 )
 
@@ -15,7 +16,7 @@ func gib(b float64) float64 { return b / (1 << 30) }
 
 // WriteCapacity prints the server's per-GPU memory breakdown, its KV-cache layout and reported
 // capacity, and for each protocol context the largest concurrency the benchmark's rule admits.
-func WriteCapacity(w io.Writer, srv *sim.Server, proto *Protocol) error {
+func WriteCapacity(w io.Writer, srv *sim.Server, proto *protocol.Protocol) error {
 	d := srv.Deployment
 	m := &srv.Memory
 	l := srv.Layout

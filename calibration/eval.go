@@ -3,15 +3,16 @@ package calibration
 import (
 	"fmt"
 	"math"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/servesim/servesim/bench"
+	"github.com/servesim/servesim/internal/workpool"
 	"github.com/servesim/servesim/matrix"
 	"github.com/servesim/servesim/model/param"
+	"github.com/servesim/servesim/protocol"
 	"github.com/servesim/servesim/sim"
 )
 
@@ -59,9 +60,6 @@ type evaluator struct {
 }
 
 func newEvaluator(p *Problem, w Weights, workers int) *evaluator {
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
 	e := &evaluator{prob: p, w: w, workers: workers, measured: map[matrix.Key]*matrix.Cell{}, kvSlot: p.KVTokens > 0}
 	for _, c := range p.Measured.Cells() {
 		c := c
@@ -85,13 +83,13 @@ func (e *evaluator) nResiduals() int {
 type outcome struct {
 	server *sim.Server
 	err    error
-	jobs   []bench.Job
+	jobs   []protocol.Job
 	cells  map[matrix.Key]matrix.Cell
 }
 
 type task struct {
 	set int
-	job bench.Job
+	job protocol.Job
 }
 
 // simulate runs the jobs named by keys (nil: every job) for each parameter set, on the workers.
@@ -124,23 +122,10 @@ func (e *evaluator) simulate(sets []param.Values, keys map[matrix.Key]bool) []ou
 	sort.SliceStable(tasks, func(a, b int) bool { return cost(&tasks[a].job) > cost(&tasks[b].job) })
 	results := make([]bench.JobResult, len(tasks))
 	errs := make([]error, len(tasks))
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for w := 0; w < e.workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				t := &tasks[i]
-				results[i], errs[i] = bench.RunJob(outs[t.set].server, e.prob.Protocol, t.job, e.prob.Seed)
-			}
-		}()
-	}
-	for i := range tasks {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	workpool.Run(len(tasks), e.workers, func(i int) {
+		t := &tasks[i]
+		results[i], errs[i] = bench.RunJob(outs[t.set].server, e.prob.Protocol, t.job, e.prob.Seed)
+	}, nil)
 	for i, t := range tasks {
 		o := &outs[t.set]
 		if errs[i] != nil && o.err == nil {
@@ -155,7 +140,7 @@ func (e *evaluator) simulate(sets []param.Values, keys map[matrix.Key]bool) []ou
 }
 
 // cost is a rough relative run time of a job, for ordering.
-func cost(j *bench.Job) float64 {
+func cost(j *protocol.Job) float64 {
 	if j.Over {
 		return 0
 	}
@@ -239,6 +224,12 @@ func sumSq(r []float64) float64 {
 		s += v * v
 	}
 	return s
+}
+
+// String writes the weights as ParseWeights reads them: name=value,...
+func (w Weights) String() string {
+	return fmt.Sprintf("total=%g,per_request=%g,tbt=%g,ttft=%g,prefill=%g,prefill_ttft=%g,status=%g,robust=%g,prior=%g",
+		w.DecodeTotal, w.PerRequest, w.TBT, w.TTFT, w.Prefill, w.PrefillTTFT, w.Status, w.RobustScale, w.Prior)
 }
 
 // ParseWeights overrides defaults from "name=value,..." with names total, per_request, tbt, ttft,

@@ -15,13 +15,14 @@ import (
 	"github.com/servesim/servesim/model/arch"
 	"github.com/servesim/servesim/model/deploy"
 	"github.com/servesim/servesim/model/param"
+	"github.com/servesim/servesim/protocol"
 )
 
 // Problem is what to fit: a deployment and protocol, the measured matrix, the starting
 // parameters, which of them are free, and which cells train the fit.
 type Problem struct {
 	Deployment *deploy.Deployment
-	Protocol   *bench.Protocol
+	Protocol   *protocol.Protocol
 	Measured   *matrix.Matrix
 	// Base is the starting point; parameters not in Free keep these values.
 	Base param.Values
@@ -41,7 +42,7 @@ type Settings struct {
 	// Method: "lm" (Levenberg-Marquardt on the residual vector, default), "bfgs" (gonum's
 	// quasi-Newton method on numeric gradients) or "nelder-mead" (gonum's simplex search).
 	Method string
-	// Starts is the number of seeded starting points (the first is Base); default 4.
+	// Starts is the number of seeded starting points (the first is Base); default DefaultStarts.
 	Starts int
 	// MaxIter bounds the iterations per start; default 12 (lm, bfgs) or 40 x free (nelder-mead).
 	MaxIter int
@@ -116,6 +117,9 @@ func DefaultFree(p *Problem) []param.ID {
 	return free
 }
 
+// DefaultStarts is the number of seeded starting points of a fit by default.
+const DefaultStarts = 4
+
 // MaxFree is the largest number of fitted parameters allowed.
 const MaxFree = 16
 
@@ -134,7 +138,7 @@ func Fit(p *Problem, s *Settings) (*Result, error) {
 		st.Method = "lm"
 	}
 	if st.Starts <= 0 {
-		st.Starts = 4
+		st.Starts = DefaultStarts
 	}
 	if st.Step <= 0 {
 		st.Step = 0.05
@@ -298,7 +302,7 @@ func iterOr(v, def int) int {
 	return def
 }
 
-func assemble(o outcome, proto *bench.Protocol) *matrix.Matrix {
+func assemble(o outcome, proto *protocol.Protocol) *matrix.Matrix {
 	results := make([]bench.JobResult, len(o.jobs))
 	for i, j := range o.jobs {
 		k := matrix.Key{Phase: j.Phase, Context: j.Label, Concurrency: j.Concurrency}

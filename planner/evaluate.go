@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/servesim/servesim/matrix"
 	"github.com/servesim/servesim/sim"
 	"github.com/servesim/servesim/workload"
 )
@@ -91,10 +90,9 @@ func (q *Question) evaluate(c *candidate) outcome {
 	o.kvTokens = srv.Layout.KVCacheSizeTokens
 	if b := benchCell(q.Workload); b != nil {
 		proto := b.Protocol()
-		nominal, _ := matrix.ParseContext(b.Context)
-		tokens, ok := proto.Fit(nominal, o.mml, proto.MaxOutput)
+		tokens, err := proto.FitContext(b.Context, o.mml)
 		conc := (b.Concurrency + l.dp - 1) / l.dp
-		if !ok {
+		if err != nil {
 			o.stage, o.reason = StageMemory, fmt.Sprintf("context %s does not fit max_model_len %d with %d output tokens", b.Context, o.mml, proto.MaxOutput)
 			return o
 		}

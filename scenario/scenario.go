@@ -2,7 +2,6 @@ package scenario
 
 import (
 	"bytes"
-	_ "embed"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,22 +11,32 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/servesim/servesim/internal/tomlx"
+
 	"github.com/servesim/servesim/model/arch"
 	"github.com/servesim/servesim/model/deploy"
 	"github.com/servesim/servesim/model/hardware"
+	"github.com/servesim/servesim/model/hf"
 	"github.com/servesim/servesim/model/param"
-
-	"github.com/servesim/servesim/bench"
+	"github.com/servesim/servesim/protocol"
 )
 
-//go:embed data/seed.toml
-var seedTOML []byte
+// embedded returns an embedded data file (data/NAME).
+func embedded(name string) []byte {
+	data, err := dataFS.ReadFile("data/" + name)
+	if err != nil {
+		panic(fmt.Sprintf("scenario: embedded %s: %v", name, err))
+	}
+	return data
+}
 
-//go:embed data/seed_measured.txt
-var seedMeasured []byte
+// seedTOML is the embedded seed scenario.
+func seedTOML() []byte { return embedded("seed.toml") }
+
+// SeedMeasuredName names the embedded measured seed matrix in messages and reports.
+const SeedMeasuredName = "embedded seed (000_514fe97e62255cf0.txt)"
 
 // SeedMeasured returns the embedded measured seed matrix (the published page, as it is).
-func SeedMeasured() []byte { return seedMeasured }
+func SeedMeasured() []byte { return embedded("seed_measured.txt") }
 
 // HardwareSpec names the GPUs.
 type HardwareSpec struct {
@@ -52,7 +61,7 @@ type Scenario struct {
 	Hardware HardwareSpec        `toml:"hardware"`
 	Model    ModelSpec           `toml:"model"`
 	Engine   deploy.EngineConfig `toml:"engine"`
-	Protocol bench.Protocol      `toml:"protocol"`
+	Protocol protocol.Protocol   `toml:"protocol"`
 	Params   map[string]float64  `toml:"params,omitempty"`
 	// ParamsFile is a calibrated parameter file to start from (before Params overrides).
 	ParamsFile string `toml:"params_file,omitempty"`
@@ -63,7 +72,7 @@ type Scenario struct {
 
 // Default returns the embedded seed scenario.
 func Default() *Scenario {
-	s, err := decodeOnto(&Scenario{}, seedTOML, "seed.toml")
+	s, err := decodeOnto(&Scenario{}, seedTOML(), "seed.toml")
 	if err != nil {
 		panic(fmt.Sprintf("embedded seed scenario: %v", err))
 	}
@@ -74,10 +83,8 @@ func Default() *Scenario {
 // leaves out keep the embedded seed scenario's values (defaults, then the file, then flags).
 func Parse(data []byte, name string) (*Scenario, error) {
 	s := &Scenario{}
-	if seedTOML != nil {
-		if _, err := toml.NewDecoder(bytes.NewReader(seedTOML)).Decode(s); err != nil {
-			panic(fmt.Sprintf("embedded seed scenario: %v", err))
-		}
+	if _, err := toml.NewDecoder(bytes.NewReader(seedTOML())).Decode(s); err != nil {
+		panic(fmt.Sprintf("embedded seed scenario: %v", err))
 	}
 	return decodeOnto(s, data, name)
 }
@@ -137,9 +144,15 @@ func (s *Scenario) Validate() error {
 	return p.Validate()
 }
 
+// Catalog is the built-in GPU catalog with the entries of the scenario's hardware.gpu_file (a
+// path relative to the scenario file) added or overriding.
+func (s *Scenario) Catalog() (*hardware.Catalog, error) {
+	return hardware.LoadCatalog(s.path(s.Hardware.GPUFile))
+}
+
 // Deployment resolves names against the catalogs and builds the deployment.
 func (s *Scenario) Deployment() (*deploy.Deployment, error) {
-	cat, err := hardware.LoadCatalog(s.path(s.Hardware.GPUFile))
+	cat, err := s.Catalog()
 	if err != nil {
 		return nil, fmt.Errorf("hardware.gpu_file: %w", err)
 	}
@@ -176,25 +189,40 @@ func (s *Scenario) Deployment() (*deploy.Deployment, error) {
 	return d, nil
 }
 
-// ArchLoader reads model files other than servesim TOML (set by the hf package's user, the CLI,
-// to keep this package free of the config.json parser).
-var ArchLoader func(path string) (*arch.Arch, error)
-
 func loadArch(name, file string) (*arch.Arch, error) {
 	if file != "" {
-		if strings.HasSuffix(file, ".toml") {
-			data, err := os.ReadFile(file)
-			if err != nil {
-				return nil, err
-			}
-			return arch.Parse(data, file)
-		}
-		if ArchLoader == nil {
-			return nil, fmt.Errorf("%s: only servesim model TOML files can be read here", file)
-		}
-		return ArchLoader(file)
+		return loadArchFile(file)
 	}
 	return arch.Builtin(name)
+}
+
+// loadArchFile reads a servesim model TOML file, or a Hugging Face config.json (with the
+// hf_quant_config.json beside it, if any) or a directory holding one.
+func loadArchFile(path string) (*arch.Arch, error) {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		path = filepath.Join(path, "config.json")
+	}
+	if strings.HasSuffix(path, ".toml") {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		return arch.Parse(data, path)
+	}
+	return hf.Load(path)
+}
+
+// LoadArch reads a model given by reference: an existing file or directory (a servesim model
+// TOML, a Hugging Face config.json, or a directory holding one), else a built-in model name.
+func LoadArch(ref string) (*arch.Arch, error) {
+	if _, err := os.Stat(ref); err == nil {
+		return loadArchFile(ref)
+	}
+	a, err := arch.Builtin(ref)
+	if err != nil {
+		return nil, fmt.Errorf("%v; or give a servesim model .toml, a config.json or a directory holding one", err)
+	}
+	return a, nil
 }
 
 // Encode writes the scenario as TOML, the parameters last with their units and bounds, so a user

@@ -5,6 +5,7 @@ import (
 
 	"github.com/servesim/servesim/bench"
 	"github.com/servesim/servesim/matrix"
+	"github.com/servesim/servesim/protocol"
 	"github.com/servesim/servesim/scenario"
 	"github.com/servesim/servesim/sim"
 )
@@ -39,7 +40,7 @@ func TestBenchCellMatchesMatrix(t *testing.T) {
 		cases = cases[:1]
 	}
 	for _, tc := range cases {
-		var job *bench.Job
+		var job *protocol.Job
 		for i := range jobs {
 			if jobs[i].Phase == matrix.Decode && jobs[i].Label == tc.ctx && jobs[i].Concurrency == tc.conc {
 				job = &jobs[i]

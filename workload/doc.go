@@ -19,7 +19,8 @@
 //	        optionally prefix_id + prefix_tokens for prompts that share a leading part. The
 //	        public Azure LLM inference, BurstGPT and Mooncake column names are understood.
 //	bench   one llm-inference-bench decode cell, exactly as bench.RunJob runs it (same engine
-//	        seed, scout, readiness gate and window), with full latency distributions.
+//	        seed, scout, readiness gate and window, all rules from package protocol), with full
+//	        latency distributions.
 //
 // A workload TOML file (strict: an unknown key is an error naming it):
 //
@@ -55,8 +56,9 @@
 //	[bench]
 //	context = "128K"
 //	concurrency = 16
-//	duration_s = 30          # and max_output, poll_s, stable_s, margin_tokens: the seed protocol's
-//	ready_limit_s = 60       # give up when the streams never all run at once (default: a day)
+//	duration_s = 30          # and max_output, poll_s, stable_s, margin_tokens, trim_slack:
+//	                         # the seed protocol's when absent
+//	ready_limit_s = 60       # give up when the streams never all run at once (default: 1,800 s)
 //
 //	[slo]
 //	ttft_ms = 2000
@@ -75,6 +77,15 @@
 // usage is the fraction of blocks referenced by requests, sampled on a fixed simulated-time grid.
 // Goodput counts requests meeting every SLO limit individually; the SLO verdict compares the
 // quantile of each metric with its limit (per-user tok/s: 1000 / TPOT at the quantile).
+//
+// # Sources
+//
+// Closed and open loops follow `vllm bench serve` (vllm/benchmarks/serve.py: --max-concurrency,
+// --request-rate, and --burstiness, which is the gamma shape 1 / cv^2; vllm/benchmarks/datasets.py,
+// RandomDataset, for the length ranges). The trace column names are those of the public Azure LLM
+// inference traces (Azure/AzurePublicDataset), BurstGPT (HPMLL/BurstGPT) and Mooncake
+// (kvcache-ai/Mooncake). The bench kind is llm-inference-bench's decode cell (package bench).
+// TPOT, ITL, E2E and goodput are the metrics vllm bench serve reports.
 //
 // # Determinism
 //

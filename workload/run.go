@@ -8,6 +8,7 @@ import (
 
 	"github.com/servesim/servesim/bench"
 	"github.com/servesim/servesim/matrix"
+	"github.com/servesim/servesim/protocol"
 	"github.com/servesim/servesim/sim"
 	"github.com/servesim/servesim/vtime"
 )
@@ -367,13 +368,10 @@ func runList(srv *sim.Server, reqs []Request, conc int, seed uint64, every vtime
 	return c, nil
 }
 
-// benchPromptID names the cell's prompt (any id gives the same cell: only equality matters).
-const benchPromptID = 0x1000
-
 // BenchSeed is the engine seed of a decode cell of tokens x concurrency in a run seeded with seed:
 // bench's per-job seed, so that a cell simulated alone is the cell of the matrix.
 func BenchSeed(seed uint64, tokens, concurrency int) uint64 {
-	return bench.JobSeed(seed, &bench.Job{Phase: matrix.Decode, Tokens: tokens, Concurrency: concurrency})
+	return bench.JobSeed(seed, &protocol.Job{Phase: matrix.Decode, Tokens: tokens, Concurrency: concurrency})
 }
 
 // runBench runs one llm-inference-bench decode cell exactly as bench.RunJob does (a fresh engine
@@ -382,15 +380,12 @@ func BenchSeed(seed uint64, tokens, concurrency int) uint64 {
 // stream request.
 func runBench(srv *sim.Server, b BenchCell, seed uint64, every vtime.Duration) (*collector, error) {
 	p := b.Protocol()
-	mml := srv.Deployment.Engine.MaxModelLen
-	nominal, err := matrix.ParseContext(b.Context)
+	tokens, err := p.FitContext(b.Context, srv.Deployment.Engine.MaxModelLen)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("bench.context %s: %w", b.Context, err)
 	}
-	tokens, ok := p.Fit(nominal, mml, p.MaxOutput)
-	if !ok {
-		return nil, fmt.Errorf("bench.context %s: %d tokens do not fit max_model_len %d with %d output tokens and a %d-token margin", b.Context, nominal, mml, p.MaxOutput, p.MarginTokens)
-	}
+	// The cell's prompt: the protocol's only context row.
+	pid := protocol.PromptID(0)
 	c := b.Concurrency
 	r := newRunner(srv, BenchSeed(seed, tokens, c), every)
 	e := r.eng
@@ -404,7 +399,7 @@ func runBench(srv *sim.Server, b BenchCell, seed uint64, every vtime.Duration) (
 			r.live--
 		}
 	}
-	r.submit(sim.RequestSpec{PromptTokens: tokens, MaxTokens: 1, PromptID: benchPromptID}, false)
+	r.submit(sim.RequestSpec{PromptTokens: tokens, MaxTokens: 1, PromptID: pid}, false)
 	if err := e.RunUntilIdle(); err != nil {
 		return nil, fmt.Errorf("prefill %s: %w", b.Context, err)
 	}
@@ -422,18 +417,18 @@ func runBench(srv *sim.Server, b BenchCell, seed uint64, every vtime.Duration) (
 		},
 		OnCancel: func(*sim.Record) { r.live-- },
 	}
+	limit := protocol.ReadyWaitLimit
 	if b.ReadyLimitS > 0 {
-		opt.ReadyLimit = vtime.FromSeconds(b.ReadyLimitS)
-	} else {
-		opt.ReadyLimit = 24 * 3600 * vtime.Second
+		limit = vtime.FromSeconds(b.ReadyLimitS)
 	}
-	run, err := bench.RunDecodeCell(e, srv, &p, tokens, c, benchPromptID, opt)
+	opt.ReadyLimit = limit
+	run, err := bench.RunDecodeCell(e, srv, &p, tokens, c, pid, opt)
 	if err != nil {
 		return nil, fmt.Errorf("decode %s x %d: %w", b.Context, c, err)
 	}
-	if run.TimedOut {
+	if run.Gate == protocol.GateGaveUp {
 		return nil, fmt.Errorf("decode %s x %d: at most %d of the %d streams ran at once in %g simulated seconds: the KV cache cannot hold them all (%d preemptions); the benchmark would wait forever",
-			b.Context, c, run.Peak, c, opt.ReadyLimit.Seconds(), e.Scheduler().Preemptions)
+			b.Context, c, run.Peak, c, limit.Seconds(), e.Scheduler().Preemptions)
 	}
 	for _, rec := range run.Records {
 		r.record(rec)
@@ -443,11 +438,8 @@ func runBench(srv *sim.Server, b BenchCell, seed uint64, every vtime.Duration) (
 	col.cancelled = run.Cancelled
 	col.submitted = len(run.Records)
 	col.outputTokens = int64(run.WindowTokens)
-	col.durationS = run.WindowEnd.Sub(run.WindowStart).Seconds()
-	col.status = string(matrix.Valid)
-	if run.Peak < c {
-		col.status = string(matrix.RequestsQueued)
-	}
+	col.durationS = run.Window.Seconds()
+	col.status = string(protocol.DecodeStatus(run.Peak, c))
 	r.finishStats()
 	return col, nil
 }

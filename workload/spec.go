@@ -7,9 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/servesim/servesim/bench"
 	"github.com/servesim/servesim/internal/tomlx"
 	"github.com/servesim/servesim/matrix"
+	"github.com/servesim/servesim/protocol"
 )
 
 // Kind is how requests are offered to the server.
@@ -24,7 +24,7 @@ const (
 	KindOpen Kind = "open"
 	// KindTrace replays a CSV or JSONL trace of arrival times and lengths.
 	KindTrace Kind = "trace"
-	// KindBench is one llm-inference-bench decode cell (reference/benchmark-protocol.md): a hidden
+	// KindBench is one llm-inference-bench decode cell (the rules are package protocol's): a hidden
 	// warm-up, a cold scout prefill, then C streams of the identical prompt, closed loop, measured
 	// over a fixed window after a readiness gate.
 	KindBench Kind = "bench"
@@ -93,21 +93,23 @@ type Trace struct {
 	rows []TraceRow
 }
 
-// BenchCell is one llm-inference-bench decode cell. Zero fields take the seed protocol's values
-// (bench.SeedProtocol): 30 s window, 4,096 output tokens, 0.5 s polls, 1 s stable, 64-token margin.
+// BenchCell is one llm-inference-bench decode cell. Absent fields take the seed protocol's values
+// (protocol.Seed): 30 s window, 4,096 output tokens, 0.5 s polls, 1 s stable, 64-token margin,
+// 10 % trim slack. The fields that may be zero are pointers, so that zero is not absent.
 type BenchCell struct {
 	// Context is the prompt length: tokens or KiB of tokens ("128K" = 131,072).
-	Context      string  `toml:"context" json:"context"`
-	Concurrency  int     `toml:"concurrency" json:"concurrency"`
-	DurationS    float64 `toml:"duration_s,omitempty" json:"duration_s,omitempty"`
-	MaxOutput    int     `toml:"max_output,omitempty" json:"max_output,omitempty"`
-	PollS        float64 `toml:"poll_s,omitempty" json:"poll_s,omitempty"`
-	StableS      float64 `toml:"stable_s,omitempty" json:"stable_s,omitempty"`
-	MarginTokens int     `toml:"margin_tokens,omitempty" json:"margin_tokens,omitempty"`
+	Context      string   `toml:"context" json:"context"`
+	Concurrency  int      `toml:"concurrency" json:"concurrency"`
+	DurationS    float64  `toml:"duration_s,omitempty" json:"duration_s,omitempty"`
+	MaxOutput    int      `toml:"max_output,omitempty" json:"max_output,omitempty"`
+	PollS        float64  `toml:"poll_s,omitempty" json:"poll_s,omitempty"`
+	StableS      *float64 `toml:"stable_s,omitempty" json:"stable_s,omitempty"`
+	MarginTokens *int     `toml:"margin_tokens,omitempty" json:"margin_tokens,omitempty"`
+	TrimSlack    *float64 `toml:"trim_slack,omitempty" json:"trim_slack,omitempty"`
 	// ReadyLimitS bounds the simulated wait for the readiness gate when the gate cannot time out
-	// (C <= max_num_seqs): past it the run fails ("streams never all run at once"). Default: one
-	// simulated day, as bench waits. A planner sets less, to give up on thrashing configurations
-	// quickly.
+	// (C <= max_num_seqs): past it the run fails ("streams never all run at once"). Default:
+	// protocol.ReadyWaitLimit, as bench waits. A planner sets less, to give up on thrashing
+	// configurations quickly.
 	ReadyLimitS float64 `toml:"ready_limit_s,omitempty" json:"ready_limit_s,omitempty"`
 }
 
@@ -344,7 +346,7 @@ func (s *Spec) Validate() error {
 			return fmt.Errorf("bench.concurrency = %d: must be in 1..%d", b.Concurrency, maxConcurrency)
 		}
 		if b.ReadyLimitS < 0 || math.IsNaN(b.ReadyLimitS) || b.ReadyLimitS > maxDurationS {
-			return fmt.Errorf("bench.ready_limit_s = %v: must be in (0, %d] (or absent: a day)", b.ReadyLimitS, maxDurationS)
+			return fmt.Errorf("bench.ready_limit_s = %v: must be in (0, %d] (or absent: %g s)", b.ReadyLimitS, maxDurationS, protocol.ReadyWaitLimit.Seconds())
 		}
 		p := b.Protocol()
 		if err := p.Validate(); err != nil {
@@ -436,9 +438,9 @@ func (o *Open) endS() float64 {
 	return 0
 }
 
-// Protocol is the benchmark protocol of a bench cell, with defaults from bench.SeedProtocol.
-func (b BenchCell) Protocol() bench.Protocol {
-	p := bench.SeedProtocol()
+// Protocol is the benchmark protocol of a bench cell, with defaults from protocol.Seed.
+func (b BenchCell) Protocol() protocol.Protocol {
+	p := protocol.Seed()
 	p.Contexts = []string{b.Context}
 	p.PrefillOnly = nil
 	p.Concurrency = []int{max(b.Concurrency, 1)}
@@ -451,20 +453,30 @@ func (b BenchCell) Protocol() bench.Protocol {
 	if b.PollS != 0 {
 		p.PollS = b.PollS
 	}
-	if b.StableS != 0 {
-		p.StableS = b.StableS
+	if b.StableS != nil {
+		p.StableS = *b.StableS
 	}
-	if b.MarginTokens != 0 {
-		p.MarginTokens = b.MarginTokens
+	if b.MarginTokens != nil {
+		p.MarginTokens = *b.MarginTokens
+	}
+	if b.TrimSlack != nil {
+		p.TrimSlack = *b.TrimSlack
 	}
 	return p
 }
 
 // BenchFromProtocol is a bench cell at context x concurrency with every other setting from p (a
-// scenario's protocol).
-func BenchFromProtocol(p *bench.Protocol, context string, concurrency int) BenchCell {
-	return BenchCell{Context: context, Concurrency: concurrency, DurationS: p.DurationS, MaxOutput: p.MaxOutput,
-		PollS: p.PollS, StableS: p.StableS, MarginTokens: p.MarginTokens}
+// scenario's protocol). The trim slack is set only when it is not the seed's (absent means the
+// seed's).
+func BenchFromProtocol(p *protocol.Protocol, context string, concurrency int) BenchCell {
+	stable, margin := p.StableS, p.MarginTokens
+	b := BenchCell{Context: context, Concurrency: concurrency, DurationS: p.DurationS, MaxOutput: p.MaxOutput,
+		PollS: p.PollS, StableS: &stable, MarginTokens: &margin}
+	if seed := protocol.Seed(); p.TrimSlack != seed.TrimSlack {
+		trim := p.TrimSlack
+		b.TrimSlack = &trim
+	}
+	return b
 }
 
 // MaxConcurrency bounds the requests the workload keeps in flight at once (0 = unbounded: open
@@ -489,7 +501,7 @@ func (s *Spec) MaxRequestTokens() int {
 	case KindBench:
 		p := s.Bench.Protocol()
 		n, _ := matrix.ParseContext(s.Bench.Context)
-		return n + p.MaxOutput + p.MarginTokens
+		return p.NeedModelLen(n, p.MaxOutput)
 	case KindTrace:
 		m := 0
 		for _, r := range s.Trace.rows {

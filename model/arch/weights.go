@@ -77,6 +77,17 @@ func (a *Arch) WeightSets() []WeightSet {
 	return out
 }
 
+// WeightBytesByDType sums the model's weight bytes by storage format (one copy, no parallelism).
+func (a *Arch) WeightBytesByDType() map[DType]float64 {
+	m := map[DType]float64{}
+	for _, w := range a.WeightSets() {
+		if w.Total() > 0 {
+			m[w.DType] += w.Bytes()
+		}
+	}
+	return m
+}
+
 // ParamCount is the number of weights: total, and active per token (routed experts counted top_k
 // times, embeddings counted once for the lm_head).
 type ParamCount struct {

@@ -142,26 +142,30 @@ type family struct {
 	build     func(r *reader, c *rawConfig) []layer
 }
 
-var families = []family{
-	{"llama", []string{"LlamaForCausalLM"}, buildDense},
-	{"mistral", []string{"MistralForCausalLM"}, buildDense},
-	{"qwen2", []string{"Qwen2ForCausalLM"}, buildDense},
-	{"qwen3", []string{"Qwen3ForCausalLM"}, buildDense},
-	{"mixtral", []string{"MixtralForCausalLM"}, buildMoEGQA},
-	{"qwen3_moe", []string{"Qwen3MoeForCausalLM"}, buildMoEGQA},
-	{"gpt_oss", []string{"GptOssForCausalLM"}, buildMoEGQA},
-	{"deepseek_v3", []string{"DeepseekV3ForCausalLM"}, buildMLA},
-	{"kimi_k2", nil, buildMLA},
-	{"deepseek_v32", []string{"DeepseekV32ForCausalLM"}, buildMLA},
-	{"glm_moe_dsa", []string{"GlmMoeDsaForCausalLM"}, buildMLA},
-	{"kimi_linear", []string{"KimiLinearForCausalLM"}, buildMLA},
-	{"qwen3_next", []string{"Qwen3NextForCausalLM"}, buildQwen3Next},
+// families lists the supported families, in lookup order.
+func families() []family {
+	return []family{
+		{"llama", []string{"LlamaForCausalLM"}, buildDense},
+		{"mistral", []string{"MistralForCausalLM"}, buildDense},
+		{"qwen2", []string{"Qwen2ForCausalLM"}, buildDense},
+		{"qwen3", []string{"Qwen3ForCausalLM"}, buildDense},
+		{"mixtral", []string{"MixtralForCausalLM"}, buildMoEGQA},
+		{"qwen3_moe", []string{"Qwen3MoeForCausalLM"}, buildMoEGQA},
+		{"gpt_oss", []string{"GptOssForCausalLM"}, buildMoEGQA},
+		{"deepseek_v3", []string{"DeepseekV3ForCausalLM"}, buildMLA},
+		{"kimi_k2", nil, buildMLA},
+		{"deepseek_v32", []string{"DeepseekV32ForCausalLM"}, buildMLA},
+		{"glm_moe_dsa", []string{"GlmMoeDsaForCausalLM"}, buildMLA},
+		{"kimi_linear", []string{"KimiLinearForCausalLM"}, buildMLA},
+		{"qwen3_next", []string{"Qwen3NextForCausalLM"}, buildQwen3Next},
+	}
 }
 
 // Families lists the supported model_type values, sorted.
 func Families() []string {
-	out := make([]string, len(families))
-	for i, f := range families {
+	fs := families()
+	out := make([]string, len(fs))
+	for i, f := range fs {
 		out[i] = f.modelType
 	}
 	sort.Strings(out)
@@ -169,14 +173,14 @@ func Families() []string {
 }
 
 func lookupFamily(c *rawConfig) (family, string, bool) {
-	for _, f := range families {
+	for _, f := range families() {
 		if f.modelType == c.ModelType {
 			return f, c.ModelType, true
 		}
 	}
 	if c.ModelType == "" {
 		for _, a := range c.Architectures {
-			for _, f := range families {
+			for _, f := range families() {
 				for _, fa := range f.arches {
 					if fa == a {
 						return f, f.modelType, true

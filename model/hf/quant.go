@@ -118,11 +118,15 @@ func (q *rawQuant) plan(file, obj string) (quantPlan, error) {
 // Representative module names of each part of a decoder layer, matched against exclusion lists.
 // Only the large projections count: excluding a small one (in_proj_ba, a router) keeps nothing
 // coarse in high precision.
-var (
-	attnProjs   = []string{"q_proj", "k_proj", "v_proj", "o_proj", "qkv_proj", "q_a_proj", "q_b_proj", "kv_a_proj_with_mqa", "kv_b_proj", "in_proj_qkvz", "out_proj"}
-	mlpProjs    = []string{"gate_proj", "up_proj", "down_proj", "gate_up_proj"}
-	expertProjs = []string{"0.gate_proj", "0.up_proj", "0.down_proj", "0.w1", "0.w2", "0.w3", "gate_up_proj", "down_proj"}
-)
+func attnProjs() []string {
+	return []string{"q_proj", "k_proj", "v_proj", "o_proj", "qkv_proj", "q_a_proj", "q_b_proj", "kv_a_proj_with_mqa", "kv_b_proj", "in_proj_qkvz", "out_proj"}
+}
+
+func mlpProjs() []string { return []string{"gate_proj", "up_proj", "down_proj", "gate_up_proj"} }
+
+func expertProjs() []string {
+	return []string{"0.gate_proj", "0.up_proj", "0.down_proj", "0.w1", "0.w2", "0.w3", "gate_up_proj", "down_proj"}
+}
 
 // maxExcludeWork bounds layers x bytes of layer-independent exclusion patterns, so that a hostile
 // list cannot make Parse slow. Real lists are a few layer-independent globs plus any number of
@@ -219,17 +223,17 @@ func (p *quantPlan) apply(i int, l *layer, base arch.DType) {
 		return d
 	}
 	lp := "model.layers." + li + "."
-	l.attn.DType = pick(p.attn, lp+l.attnPrefix+".", attnProjs)
+	l.attn.DType = pick(p.attn, lp+l.attnPrefix+".", attnProjs())
 	switch l.ffn.Kind {
 	case arch.FFNDense:
-		l.ffn.DType = pick(p.mlp, lp+"mlp.", mlpProjs)
+		l.ffn.DType = pick(p.mlp, lp+"mlp.", mlpProjs())
 		l.ffn.ExpertDType = l.ffn.DType
 	case arch.FFNMoE:
 		l.ffn.DType = base
 		if l.ffn.SharedExperts > 0 {
-			l.ffn.DType = pick(p.mlp, lp+l.moePrefix+"."+l.sharedName+".", mlpProjs)
+			l.ffn.DType = pick(p.mlp, lp+l.moePrefix+"."+l.sharedName+".", mlpProjs())
 		}
-		l.ffn.ExpertDType = pick(p.experts, lp+l.moePrefix+".experts.", expertProjs)
+		l.ffn.ExpertDType = pick(p.experts, lp+l.moePrefix+".experts.", expertProjs())
 	}
 }
 

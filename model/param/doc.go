@@ -11,8 +11,8 @@
 //	Def      name (the TOML key), unit, prior, bounds, meaning, term, and whether it is fitted in log space
 //	Values   one value per ID; Priors, Validate, Set/Map by name, AcceptanceCDF, MeanEmitted
 //
-// The definitions are immutable: Defs and ID.Def return copies, and nothing in the package writes
-// them after initialisation.
+// The definitions are immutable: the table is built afresh by every call (there is no
+// package-level variable), so Defs and ID.Def hand out copies.
 //
 // # Determinism
 //

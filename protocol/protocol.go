@@ -1,4 +1,4 @@
-package bench
+package protocol
 
 import (
 	"fmt"
@@ -6,7 +6,7 @@ import (
 	"github.com/servesim/servesim/matrix"
 )
 
-// Protocol is llm-inference-bench's matrix protocol (reference/benchmark-protocol.md).
+// Protocol is llm-inference-bench's matrix protocol: which cells it runs and how it measures them.
 type Protocol struct {
 	Name string `toml:"name"`
 	// Contexts are the decode rows, nominal sizes in tokens (labels "8K" = 8,192).
@@ -26,9 +26,9 @@ type Protocol struct {
 	TrimSlack float64 `toml:"trim_slack"`
 }
 
-// SeedProtocol is the seed run's protocol: contexts 8K..1024K (fitted to 1019K), prefill also at
-// 1024K, concurrency 1..128, 30 s per cell, 4,096 output tokens.
-func SeedProtocol() Protocol {
+// Seed is the seed run's protocol: contexts 8K..1024K (fitted to 1019K), prefill also at 1024K,
+// concurrency 1..128, 30 s per cell, 4,096 output tokens.
+func Seed() Protocol {
 	return Protocol{
 		Name:         "llm-inference-bench",
 		Contexts:     []string{"8K", "16K", "32K", "64K", "128K", "256K", "512K", "1024K"},
@@ -78,31 +78,4 @@ func (p *Protocol) Validate() error {
 		return fmt.Errorf("protocol.trim_slack = %v: must be in [0, 1]", p.TrimSlack)
 	}
 	return nil
-}
-
-// Fit applies the context fitting rule: room = max_model_len - output - margin; a context up to
-// TrimSlack above the room is trimmed to it; a larger one does not fit (ok = false).
-func (p *Protocol) Fit(nominal, maxModelLen, output int) (tokens int, ok bool) {
-	room := maxModelLen - output - p.MarginTokens
-	if room <= 0 {
-		return 0, false
-	}
-	if nominal <= room {
-		return nominal, true
-	}
-	if float64(nominal) <= float64(room)*(1+p.TrimSlack) {
-		return room, true
-	}
-	return 0, false
-}
-
-// OverCapacity is the benchmark's rule: a cell is not run when C x (context + max_output) exceeds
-// the server's reported kv_cache_size_tokens (C is the requested concurrency).
-func (p *Protocol) OverCapacity(c, contextTokens, kvCacheSizeTokens int) bool {
-	return int64(c)*int64(contextTokens+p.MaxOutput) > int64(kvCacheSizeTokens)
-}
-
-// MaxConcurrencyFor is the largest C the rule admits at a context.
-func (p *Protocol) MaxConcurrencyFor(contextTokens, kvCacheSizeTokens int) int {
-	return kvCacheSizeTokens / (contextTokens + p.MaxOutput)
 }
