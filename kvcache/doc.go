@@ -44,11 +44,10 @@
 // A request frees its blocks in reverse order (vllm/v1/core/single_type_kv_cache_manager.py), so
 // the tail of a hash chain is evicted before its head and a later request can still hit the
 // chain's beginning. Touching a cached free block takes it off the queue. A request keeps the
-// blocks it computed even when the same content is cached elsewhere (vLLM does not deduplicate
-// either), but Pool caches one block per content: SetHash leaves a second block with a cached
-// content unhashed. vLLM's BlockHashToBlockMap (block_pool.py) keeps every such block, so there
-// the content survives the eviction of the first one; testdata/hybrid_prefix.txt marks where the
-// two differ.
+// blocks it computed even when the same content is cached elsewhere (vLLM does not deduplicate),
+// and every such block stays findable under its hash, as in vLLM's BlockHashToBlockMap
+// (block_pool.py): a lookup returns the oldest, and evicting one leaves the content cached in the
+// others (testdata/hybrid_prefix.txt, commit id=6, shows a hit that depends on it).
 //
 // # Prefix cache
 //

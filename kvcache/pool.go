@@ -15,12 +15,16 @@ type Hash uint64
 type blockMeta struct {
 	ref        int32
 	prev, next BlockID // free-queue links (valid while ref == 0)
-	hash       Hash
-	inFree     bool
+	// dupPrev, dupNext link the blocks cached under the same hash, oldest first (valid while
+	// hash != 0).
+	dupPrev, dupNext BlockID
+	hash             Hash
+	inFree           bool
 }
 
 // Pool is vLLM's BlockPool: a fixed number of equal blocks shared by every KV-cache group, a free
-// queue ordered least-recently-used first, and a map from content hash to cached block.
+// queue ordered least-recently-used first, and a map from content hash to the blocks cached with
+// that content (vLLM's BlockHashToBlockMap: every block stays findable, not only the first).
 //
 // A free block may still hold cached content; it is evicted (its hash dropped) only when it is
 // handed out again. Touching a cached free block takes it off the free queue.
@@ -28,7 +32,9 @@ type Pool struct {
 	meta       []blockMeta
 	head, tail BlockID
 	numFree    int
-	cached     map[Hash]BlockID
+	// cached maps a hash to the oldest block holding it; the others follow through dupNext.
+	cached    map[Hash]BlockID
+	numHashed int
 	// gen changes whenever the set of cached hashes changes, so a prefix lookup can be reused.
 	gen uint64
 	// Stats.
@@ -50,8 +56,8 @@ func (p *Pool) NumBlocks() int { return len(p.meta) }
 // NumFree is the number of blocks that can be handed out (free, cached or not).
 func (p *Pool) NumFree() int { return p.numFree }
 
-// NumCached is the number of blocks holding hashed content.
-func (p *Pool) NumCached() int { return len(p.cached) }
+// NumCached is the number of blocks holding hashed content (several blocks may hold the same).
+func (p *Pool) NumCached() int { return p.numHashed }
 
 // Usage is the fraction of blocks referenced by requests.
 func (p *Pool) Usage() float64 {
@@ -104,15 +110,50 @@ func (p *Pool) popFree() BlockID {
 }
 
 func (p *Pool) evict(b BlockID) {
-	m := &p.meta[b]
-	if m.hash != 0 {
-		if p.cached[m.hash] == b {
-			delete(p.cached, m.hash)
-			p.gen++
-		}
-		m.hash = 0
+	if p.meta[b].hash != 0 {
+		p.unhash(b)
 		p.Evictions++
 	}
+}
+
+// hash enters block b under content h, after the blocks already cached with h (vLLM's
+// BlockHashToBlockMap.insert).
+func (p *Pool) hash(b BlockID, h Hash) {
+	m := &p.meta[b]
+	m.hash, m.dupPrev, m.dupNext = h, NoBlock, NoBlock
+	first, ok := p.cached[h]
+	if !ok {
+		p.cached[h] = b
+	} else {
+		last := first
+		for p.meta[last].dupNext != NoBlock {
+			last = p.meta[last].dupNext
+		}
+		p.meta[last].dupNext = b
+		m.dupPrev = last
+	}
+	p.numHashed++
+	p.gen++
+}
+
+// unhash drops block b's content; the other blocks with the same content stay cached (vLLM's
+// BlockHashToBlockMap.pop with the block's id).
+func (p *Pool) unhash(b BlockID) {
+	m := &p.meta[b]
+	switch {
+	case m.dupPrev != NoBlock:
+		p.meta[m.dupPrev].dupNext = m.dupNext
+	case m.dupNext != NoBlock:
+		p.cached[m.hash] = m.dupNext
+	default:
+		delete(p.cached, m.hash)
+	}
+	if m.dupNext != NoBlock {
+		p.meta[m.dupNext].dupPrev = m.dupPrev
+	}
+	m.hash, m.dupPrev, m.dupNext = 0, NoBlock, NoBlock
+	p.numHashed--
+	p.gen++
 }
 
 // Allocate appends n fresh blocks to dst. It returns false (and allocates nothing) when fewer than n
@@ -129,7 +170,8 @@ func (p *Pool) Allocate(dst []BlockID, n int) ([]BlockID, bool) {
 	return dst, true
 }
 
-// Lookup returns the cached block with hash h.
+// Lookup returns a cached block with hash h: the oldest of them (vLLM's
+// BlockHashToBlockMap.get_one_block returns the first in insertion order).
 func (p *Pool) Lookup(h Hash) (BlockID, bool) {
 	b, ok := p.cached[h]
 	return b, ok
@@ -148,19 +190,15 @@ func (p *Pool) Touch(b BlockID) {
 // IsFree reports whether block b is on the free queue (counted by NumFree).
 func (p *Pool) IsFree(b BlockID) bool { return p.meta[b].inFree }
 
-// SetHash records that block b now holds content h, making it findable by Lookup. A block already
-// cached under h elsewhere keeps the entry (vLLM does not deduplicate).
+// SetHash records that block b now holds content h, making it findable by Lookup. When other
+// blocks already hold h, b joins them: vLLM does not deduplicate, and keeps every block in its
+// BlockHashToBlockMap (vllm/v1/core/block_pool.py, cache_full_blocks), so evicting one leaves the
+// content findable in the others.
 func (p *Pool) SetHash(b BlockID, h Hash) {
-	m := &p.meta[b]
-	if m.hash != 0 || h == 0 {
+	if p.meta[b].hash != 0 || h == 0 {
 		return
 	}
-	if _, dup := p.cached[h]; dup {
-		return
-	}
-	m.hash = h
-	p.cached[h] = b
-	p.gen++
+	p.hash(b, h)
 }
 
 // Free drops one reference on each block. Blocks whose count reaches zero join the free queue in
@@ -191,9 +229,7 @@ func (p *Pool) CacheDetached(h Hash) {
 		return
 	}
 	b := p.popFree()
-	p.meta[b].hash = h
-	p.cached[h] = b
-	p.gen++
+	p.hash(b, h)
 	p.pushTail(b)
 }
 
@@ -215,9 +251,22 @@ func (p *Pool) CheckInvariants() {
 	if n != p.numFree {
 		panic(fmt.Sprintf("kvcache: free queue length %d != numFree %d", n, p.numFree))
 	}
+	hashed := 0
 	for h, b := range p.cached {
-		if p.meta[b].hash != h {
-			panic(fmt.Sprintf("kvcache: cached map says block %d holds %x, block says %x", b, h, p.meta[b].hash))
+		if p.meta[b].dupPrev != NoBlock {
+			panic(fmt.Sprintf("kvcache: block %d is first for hash %x but has a predecessor", b, h))
 		}
+		for x, prev := b, NoBlock; x != NoBlock; prev, x = x, p.meta[x].dupNext {
+			if p.meta[x].hash != h || p.meta[x].dupPrev != prev {
+				panic(fmt.Sprintf("kvcache: cached map says block %d holds %x, block says %x", x, h, p.meta[x].hash))
+			}
+			hashed++
+			if hashed > len(p.meta) {
+				panic("kvcache: duplicate list has a cycle")
+			}
+		}
+	}
+	if hashed != p.numHashed {
+		panic(fmt.Sprintf("kvcache: %d blocks in the hash lists, %d counted", hashed, p.numHashed))
 	}
 }

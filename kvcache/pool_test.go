@@ -8,17 +8,19 @@ import (
 )
 
 // naivePool is the reference model of Pool: a slice for the LRU free queue, maps for references
-// and cached content. It is slow and obviously right.
+// and cached content. It is slow and obviously right. Like vLLM's BlockHashToBlockMap
+// (vllm/v1/core/block_pool.py), it keeps every block cached under a hash, in insertion order, and
+// a lookup returns the first (get_one_block).
 type naivePool struct {
 	n      int
 	free   []BlockID // LRU order: front is evicted first
 	ref    map[BlockID]int
 	hashOf map[BlockID]Hash
-	cached map[Hash]BlockID
+	cached map[Hash][]BlockID
 }
 
 func newNaive(n int) *naivePool {
-	p := &naivePool{n: n, ref: map[BlockID]int{}, hashOf: map[BlockID]Hash{}, cached: map[Hash]BlockID{}}
+	p := &naivePool{n: n, ref: map[BlockID]int{}, hashOf: map[BlockID]Hash{}, cached: map[Hash][]BlockID{}}
 	for i := 0; i < n; i++ {
 		p.free = append(p.free, BlockID(i))
 	}
@@ -27,11 +29,21 @@ func newNaive(n int) *naivePool {
 
 func (p *naivePool) evict(b BlockID) {
 	if h, ok := p.hashOf[b]; ok {
-		if p.cached[h] == b {
+		bs := slices.DeleteFunc(p.cached[h], func(x BlockID) bool { return x == b })
+		if len(bs) == 0 {
 			delete(p.cached, h)
+		} else {
+			p.cached[h] = bs
 		}
 		delete(p.hashOf, b)
 	}
+}
+
+func (p *naivePool) lookup(h Hash) (BlockID, bool) {
+	if bs := p.cached[h]; len(bs) > 0 {
+		return bs[0], true
+	}
+	return 0, false
 }
 
 func (p *naivePool) allocate(n int) ([]BlockID, bool) {
@@ -69,11 +81,8 @@ func (p *naivePool) setHash(b BlockID, h Hash) {
 	if _, has := p.hashOf[b]; has || h == 0 {
 		return
 	}
-	if _, dup := p.cached[h]; dup {
-		return
-	}
 	p.hashOf[b] = h
-	p.cached[h] = b
+	p.cached[h] = append(p.cached[h], b)
 }
 
 func (p *naivePool) cacheDetached(h Hash) {
@@ -87,7 +96,7 @@ func (p *naivePool) cacheDetached(h Hash) {
 	p.free = p.free[1:]
 	p.evict(b)
 	p.hashOf[b] = h
-	p.cached[h] = b
+	p.cached[h] = append(p.cached[h], b)
 	p.free = append(p.free, b)
 }
 
@@ -135,7 +144,7 @@ func TestPoolMatchesNaiveModel(t *testing.T) {
 			"hitAndTouch": func(t *rapid.T) {
 				h := hashes.Draw(t, "h")
 				b, ok := p.Lookup(h)
-				wb, wok := ref.cached[h]
+				wb, wok := ref.lookup(h)
 				if ok != wok || (ok && b != wb) {
 					t.Fatalf("Lookup(%d) = %d %v, want %d %v", h, b, ok, wb, wok)
 				}
@@ -155,8 +164,8 @@ func TestPoolMatchesNaiveModel(t *testing.T) {
 				if p.NumFree() != len(ref.free) {
 					t.Fatalf("NumFree = %d, want %d", p.NumFree(), len(ref.free))
 				}
-				if p.NumCached() != len(ref.cached) {
-					t.Fatalf("NumCached = %d, want %d", p.NumCached(), len(ref.cached))
+				if p.NumCached() != len(ref.hashOf) {
+					t.Fatalf("NumCached = %d, want %d", p.NumCached(), len(ref.hashOf))
 				}
 				for b := 0; b < n; b++ {
 					if p.Ref(BlockID(b)) != ref.ref[BlockID(b)] {
@@ -203,6 +212,30 @@ func TestPoolFreeOrderEvictsTailFirst(t *testing.T) {
 	if _, ok := p.Lookup(10); !ok {
 		t.Fatal("head of the chain was evicted before its tail")
 	}
+}
+
+// TestPoolKeepsDuplicateContent is the case vLLM's BlockHashToBlockMap handles and a pool with one
+// block per hash does not: two blocks computed with the same content, the first evicted, the
+// content still found in the second.
+func TestPoolKeepsDuplicateContent(t *testing.T) {
+	p := NewPool(3)
+	a, _ := p.Allocate(nil, 1)
+	b, _ := p.Allocate(nil, 1)
+	p.SetHash(a[0], 7)
+	p.SetHash(b[0], 7)
+	if got, ok := p.Lookup(7); !ok || got != a[0] {
+		t.Fatalf("Lookup(7) = %d %v, want the first block %d", got, ok, a[0])
+	}
+	p.Free(a)
+	p.Allocate(nil, 2) // the never-used block 2, then a[0], whose content is evicted
+	got, ok := p.Lookup(7)
+	if !ok || got != b[0] {
+		t.Fatalf("after evicting block %d: Lookup(7) = %d %v, want %d (vLLM finds the second block)", a[0], got, ok, b[0])
+	}
+	if p.NumCached() != 1 {
+		t.Fatalf("NumCached = %d, want 1", p.NumCached())
+	}
+	p.CheckInvariants()
 }
 
 func BenchmarkPoolAllocateFree(b *testing.B) {
