@@ -84,6 +84,7 @@ type Manager struct {
 	Caching   bool
 	salts     []uint64
 	scratch   []BlockID
+	spare     []*Table // released tables, reused by NewTable
 }
 
 // NewManager builds the pool for layout l.
@@ -98,8 +99,27 @@ func NewManager(l *Layout, eagleDrop bool) *Manager {
 
 // NewTable returns an empty table for a request.
 func (m *Manager) NewTable() *Table {
+	if k := len(m.spare); k > 0 {
+		t := m.spare[k-1]
+		m.spare = m.spare[:k-1]
+		return t
+	}
 	n := len(m.L.Groups)
 	return &Table{Blocks: make([][]BlockID, n), base: make([]int, n), hashed: make([]int, n), hitBlocks: make([][]BlockID, n)}
+}
+
+// Release frees t's blocks and keeps the table, emptied, for a later NewTable: a request that
+// has left the engine no longer needs it, and reusing its storage spares the allocations.
+func (m *Manager) Release(t *Table) {
+	m.Free(t)
+	for g := range t.hitBlocks {
+		t.hitBlocks[g] = t.hitBlocks[g][:0]
+	}
+	for k := range t.chains {
+		t.chains[k].hashes = t.chains[k].hashes[:0]
+	}
+	t.hitTokens, t.hitGen, t.hitFor = 0, 0, 0
+	m.spare = append(m.spare, t)
 }
 
 // chainHash returns the chained content hash of block i at block size bt.

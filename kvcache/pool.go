@@ -28,12 +28,18 @@ type blockMeta struct {
 //
 // A free block may still hold cached content; it is evicted (its hash dropped) only when it is
 // handed out again. Touching a cached free block takes it off the free queue.
+//
+// The blocks never handed out are the head of the free queue, in id order, as vLLM's queue starts
+// (0, 1, ..., n-1). They are kept as a range, not linked, and get their metadata when first
+// handed out, so a new pool costs nothing per block: a run that uses a few blocks of a large
+// cache does not pay for the rest.
 type Pool struct {
-	meta       []blockMeta
-	head, tail BlockID
-	numFree    int
+	meta       []blockMeta // blocks 0 .. len(meta)-1 have been handed out at least once
+	numBlocks  int
+	head, tail BlockID // the linked part of the free queue, after the fresh blocks
+	numFree    int     // fresh blocks plus the linked queue
 	// cached maps a hash to the oldest block holding it; the others follow through dupNext.
-	cached    map[Hash]BlockID
+	cached    hashTable
 	numHashed int
 	// gen changes whenever the set of cached hashes changes, so a prefix lookup can be reused.
 	gen uint64
@@ -43,15 +49,11 @@ type Pool struct {
 
 // NewPool returns a pool of n free, empty blocks.
 func NewPool(n int) *Pool {
-	p := &Pool{meta: make([]blockMeta, n), head: NoBlock, tail: NoBlock, cached: make(map[Hash]BlockID)}
-	for i := 0; i < n; i++ {
-		p.pushTail(BlockID(i))
-	}
-	return p
+	return &Pool{numBlocks: n, head: NoBlock, tail: NoBlock, numFree: n}
 }
 
 // NumBlocks is the pool size.
-func (p *Pool) NumBlocks() int { return len(p.meta) }
+func (p *Pool) NumBlocks() int { return p.numBlocks }
 
 // NumFree is the number of blocks that can be handed out (free, cached or not).
 func (p *Pool) NumFree() int { return p.numFree }
@@ -61,10 +63,10 @@ func (p *Pool) NumCached() int { return p.numHashed }
 
 // Usage is the fraction of blocks referenced by requests.
 func (p *Pool) Usage() float64 {
-	if len(p.meta) == 0 {
+	if p.numBlocks == 0 {
 		return 0
 	}
-	return 1 - float64(p.numFree)/float64(len(p.meta))
+	return 1 - float64(p.numFree)/float64(p.numBlocks)
 }
 
 func (p *Pool) pushTail(b BlockID) {
@@ -100,6 +102,13 @@ func (p *Pool) unlink(b BlockID) {
 
 // popFree takes the least recently used free block and evicts its cached content.
 func (p *Pool) popFree() BlockID {
+	if len(p.meta) < p.numBlocks {
+		// A block never handed out: the head of the queue, with nothing cached.
+		b := BlockID(len(p.meta))
+		p.meta = append(p.meta, blockMeta{prev: NoBlock, next: NoBlock})
+		p.numFree--
+		return b
+	}
 	b := p.head
 	if b == NoBlock {
 		panic("kvcache: popFree on an empty free queue")
@@ -121,10 +130,7 @@ func (p *Pool) evict(b BlockID) {
 func (p *Pool) hash(b BlockID, h Hash) {
 	m := &p.meta[b]
 	m.hash, m.dupPrev, m.dupNext = h, NoBlock, NoBlock
-	first, ok := p.cached[h]
-	if !ok {
-		p.cached[h] = b
-	} else {
+	if first, dup := p.cached.insert(h, b); dup {
 		last := first
 		for p.meta[last].dupNext != NoBlock {
 			last = p.meta[last].dupNext
@@ -144,9 +150,9 @@ func (p *Pool) unhash(b BlockID) {
 	case m.dupPrev != NoBlock:
 		p.meta[m.dupPrev].dupNext = m.dupNext
 	case m.dupNext != NoBlock:
-		p.cached[m.hash] = m.dupNext
+		p.cached.set(m.hash, m.dupNext)
 	default:
-		delete(p.cached, m.hash)
+		p.cached.del(m.hash)
 	}
 	if m.dupNext != NoBlock {
 		p.meta[m.dupNext].dupPrev = m.dupPrev
@@ -173,8 +179,7 @@ func (p *Pool) Allocate(dst []BlockID, n int) ([]BlockID, bool) {
 // Lookup returns a cached block with hash h: the oldest of them (vLLM's
 // BlockHashToBlockMap.get_one_block returns the first in insertion order).
 func (p *Pool) Lookup(h Hash) (BlockID, bool) {
-	b, ok := p.cached[h]
-	return b, ok
+	return p.cached.get(h)
 }
 
 // Touch takes a reference on a cached block found by Lookup, taking it off the free queue if no
@@ -222,10 +227,10 @@ func (p *Pool) Free(blocks []BlockID) {
 // checkpoint at a block boundary stays in the prefix cache after the request moves on. It does
 // nothing when h is already cached or no block is free.
 func (p *Pool) CacheDetached(h Hash) {
-	if h == 0 || p.head == NoBlock {
+	if h == 0 || p.numFree == 0 {
 		return
 	}
-	if _, ok := p.cached[h]; ok {
+	if _, ok := p.cached.get(h); ok {
 		return
 	}
 	b := p.popFree()
@@ -233,26 +238,44 @@ func (p *Pool) CacheDetached(h Hash) {
 	p.pushTail(b)
 }
 
+// freeQueue lists the free queue, least recently used first (tests only).
+func (p *Pool) freeQueue() []BlockID {
+	var q []BlockID
+	for b := len(p.meta); b < p.numBlocks; b++ {
+		q = append(q, BlockID(b))
+	}
+	for b := p.head; b != NoBlock; b = p.meta[b].next {
+		q = append(q, b)
+	}
+	return q
+}
+
 // Ref returns the reference count of block b (for tests and invariant checks).
-func (p *Pool) Ref(b BlockID) int { return int(p.meta[b].ref) }
+func (p *Pool) Ref(b BlockID) int {
+	if int(b) >= len(p.meta) {
+		return 0 // never handed out
+	}
+	return int(p.meta[b].ref)
+}
 
 // CheckInvariants verifies the free queue and counts; it panics on a broken invariant.
 func (p *Pool) CheckInvariants() {
-	n := 0
+	n := p.numBlocks - len(p.meta) // fresh blocks
 	for b := p.head; b != NoBlock; b = p.meta[b].next {
 		if p.meta[b].ref != 0 || !p.meta[b].inFree {
 			panic(fmt.Sprintf("kvcache: block %d in free queue with ref %d", b, p.meta[b].ref))
 		}
 		n++
-		if n > len(p.meta) {
+		if n > p.numBlocks {
 			panic("kvcache: free queue has a cycle")
 		}
 	}
 	if n != p.numFree {
 		panic(fmt.Sprintf("kvcache: free queue length %d != numFree %d", n, p.numFree))
 	}
-	hashed := 0
-	for h, b := range p.cached {
+	hashed, entries := 0, 0
+	p.cached.each(func(h Hash, b BlockID) {
+		entries++
 		if p.meta[b].dupPrev != NoBlock {
 			panic(fmt.Sprintf("kvcache: block %d is first for hash %x but has a predecessor", b, h))
 		}
@@ -265,6 +288,9 @@ func (p *Pool) CheckInvariants() {
 				panic("kvcache: duplicate list has a cycle")
 			}
 		}
+	})
+	if entries != p.cached.n {
+		panic(fmt.Sprintf("kvcache: hash table counts %d entries, holds %d", p.cached.n, entries))
 	}
 	if hashed != p.numHashed {
 		panic(fmt.Sprintf("kvcache: %d blocks in the hash lists, %d counted", hashed, p.numHashed))

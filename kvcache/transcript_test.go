@@ -112,13 +112,13 @@ func (h *kvHarness) lbl(hs Hash) string {
 // diff prints the cache entries added and removed since the last call.
 func (h *kvHarness) diff(out *strings.Builder) {
 	var added, gone []string
-	for hs := range h.m.Pool.cached {
+	h.m.Pool.cached.each(func(hs Hash, _ BlockID) {
 		if !h.cached[hs] {
 			added = append(added, h.lbl(hs))
 		}
-	}
+	})
 	for hs := range h.cached {
-		if _, ok := h.m.Pool.cached[hs]; !ok {
+		if _, ok := h.m.Pool.Lookup(hs); !ok {
 			gone = append(gone, h.lbl(hs))
 		}
 	}
@@ -131,9 +131,7 @@ func (h *kvHarness) diff(out *strings.Builder) {
 		fmt.Fprintf(out, "evicted: %s\n", strings.Join(gone, " "))
 	}
 	h.cached = map[Hash]bool{}
-	for hs := range h.m.Pool.cached {
-		h.cached[hs] = true
-	}
+	h.m.Pool.cached.each(func(hs Hash, _ BlockID) { h.cached[hs] = true })
 }
 
 // sortLabels orders labels by request, group, then block or token count, numerically.
@@ -283,8 +281,9 @@ func (h *kvHarness) run(t *testing.T, cmd string) string {
 	case "pool":
 		p := h.m.Pool
 		var q []string
-		for b := p.head; b != NoBlock; b = p.meta[b].next {
-			if hs := p.meta[b].hash; hs != 0 {
+		for _, b := range p.freeQueue() {
+			if int(b) < len(p.meta) && p.meta[b].hash != 0 {
+				hs := p.meta[b].hash
 				q = append(q, fmt.Sprintf("%d=%s", b, h.lbl(hs)))
 			} else {
 				q = append(q, strconv.Itoa(int(b)))

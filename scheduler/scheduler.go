@@ -60,7 +60,7 @@ type Scheduler struct {
 	kv      *kvcache.Manager
 	rng     *rand.Rand
 	running []*Request
-	waiting []*Request // FCFS; preempted requests go to the front
+	waiting deque // FCFS; preempted requests go to the front
 	seq     int64
 	outs    []Output
 	// Stats.
@@ -83,10 +83,10 @@ func (s *Scheduler) KV() *kvcache.Manager { return s.kv }
 func (s *Scheduler) NumRunning() int { return len(s.running) }
 
 // NumWaiting is vLLM's num_requests_waiting.
-func (s *Scheduler) NumWaiting() int { return len(s.waiting) }
+func (s *Scheduler) NumWaiting() int { return s.waiting.len() }
 
 // HasWork reports whether a step would schedule anything.
-func (s *Scheduler) HasWork() bool { return len(s.running) > 0 || len(s.waiting) > 0 }
+func (s *Scheduler) HasWork() bool { return len(s.running) > 0 || s.waiting.len() > 0 }
 
 // Running returns the running requests in admission order (read-only).
 func (s *Scheduler) Running() []*Request { return s.running }
@@ -97,8 +97,8 @@ func (s *Scheduler) Add(r *Request) {
 		panic(fmt.Sprintf("scheduler: %v has max_tokens %d", r, r.MaxTokens))
 	}
 	r.State = Waiting
-	r.table = s.kv.NewTable()
-	s.waiting = append(s.waiting, r)
+	r.table = nil // made at its first admission attempt: a long queue holds no tables
+	s.waiting.pushBack(r)
 }
 
 // Abort removes a request wherever it is and frees its blocks. Aborting a finished request is a
@@ -108,11 +108,11 @@ func (s *Scheduler) Abort(r *Request) {
 	case Finished:
 		return
 	case Waiting:
-		s.waiting = remove(s.waiting, r)
+		s.waiting.remove(r)
 	case Running:
 		s.running = remove(s.running, r)
 	}
-	s.kv.Free(r.table)
+	s.release(r)
 	r.State = Finished
 	r.Reason = FinishedCancelled
 }
@@ -128,6 +128,14 @@ func remove(list []*Request, r *Request) []*Request {
 	panic(fmt.Sprintf("scheduler: %v not in its queue", r))
 }
 
+// release returns a request's blocks and its table when it leaves the engine.
+func (s *Scheduler) release(r *Request) {
+	if r.table != nil {
+		s.kv.Release(r.table)
+		r.table = nil
+	}
+}
+
 // preemptLast frees the newest running request and puts it at the front of the waiting queue.
 func (s *Scheduler) preemptLast(b *Batch) *Request {
 	r := s.running[len(s.running)-1]
@@ -139,9 +147,7 @@ func (s *Scheduler) preemptLast(b *Batch) *Request {
 	r.Drafts = 0
 	r.Preemptions++
 	s.Preemptions++
-	s.waiting = append(s.waiting, nil)
-	copy(s.waiting[1:], s.waiting)
-	s.waiting[0] = r
+	s.waiting.pushFront(r)
 	b.Preempted = append(b.Preempted, r)
 	return r
 }
@@ -202,8 +208,11 @@ func (s *Scheduler) Schedule(b *Batch) {
 	}
 
 	// WAITING, first come first served. Nothing is admitted in a step that preempted.
-	for len(s.waiting) > 0 && budget > 0 && len(s.running) < s.cfg.MaxNumSeqs && len(b.Preempted) == 0 {
-		r := s.waiting[0]
+	for s.waiting.len() > 0 && budget > 0 && len(s.running) < s.cfg.MaxNumSeqs && len(b.Preempted) == 0 {
+		r := s.waiting.front()
+		if r.table == nil {
+			r.table = s.kv.NewTable()
+		}
 		total := r.NumTokens()
 		hit := s.kv.FindHit(r.table, &r.Content, total)
 		need := total - hit
@@ -226,8 +235,7 @@ func (s *Scheduler) Schedule(b *Batch) {
 		if !s.kv.Grow(r.table, hit+n+look) {
 			panic(fmt.Sprintf("scheduler: %v passed the admission check but could not grow to %d tokens", r, hit+n+look))
 		}
-		s.waiting[0] = nil
-		s.waiting = s.waiting[1:]
+		s.waiting.popFront()
 		r.State = Running
 		r.Computed = hit
 		r.CachedTokens = hit
@@ -299,7 +307,7 @@ func (s *Scheduler) Update(b *Batch) []Output {
 			o.Finished = true
 			r.State = Finished
 			r.Drafts = 0
-			s.kv.Free(r.table)
+			s.release(r)
 			finished = true
 		}
 		s.outs = append(s.outs, o)

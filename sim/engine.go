@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"container/heap"
 	"errors"
 	"fmt"
 
@@ -99,7 +98,6 @@ type Engine struct {
 	batch      scheduler.Batch
 	shape      cost.StepShape
 	nextID     scheduler.RequestID
-	byReq      map[*scheduler.Request]*Record
 	Hooks      Hooks
 	cfg        Config
 	events     int64
@@ -127,7 +125,7 @@ func New(cfg Config) *Engine {
 	if cfg.MaxSimTime == 0 {
 		cfg.MaxSimTime = vtime.Time(30 * 24 * 3600 * vtime.Second)
 	}
-	return &Engine{sched: scheduler.New(cfg.Scheduler, kv, rng), cost: cfg.Cost, byReq: map[*scheduler.Request]*Record{}, cfg: cfg}
+	return &Engine{sched: scheduler.New(cfg.Scheduler, kv, rng), cost: cfg.Cost, cfg: cfg}
 }
 
 // Now is the simulated time.
@@ -162,7 +160,8 @@ func (e *Engine) Cancel(r *Record) {
 	r.End = e.now
 	if r.req != nil {
 		e.sched.Abort(r.req)
-		delete(e.byReq, r.req)
+		r.req.Owner = nil
+		r.req = nil
 	}
 	e.maybeStep()
 }
@@ -178,7 +177,7 @@ func (e *Engine) At(t vtime.Time, fn func(*Engine)) {
 func (e *Engine) push(ev event) {
 	e.seq++
 	ev.seq = e.seq
-	heap.Push(&e.q, ev)
+	e.q.push(ev)
 }
 
 // noteRunning accumulates the num_requests_running integral up to now.
@@ -209,7 +208,7 @@ func (e *Engine) maybeStep() {
 	}
 	for i := range e.batch.Entries {
 		if en := &e.batch.Entries[i]; en.Admitted && en.Req.Admitted == 1 {
-			if rec := e.byReq[en.Req]; rec != nil {
+			if rec, _ := en.Req.Owner.(*Record); rec != nil {
 				rec.Admitted = e.now
 			}
 		}
@@ -239,7 +238,7 @@ func (e *Engine) handle(ev event) {
 		e.busy = false
 		outs := e.sched.Update(&e.batch)
 		for _, o := range outs {
-			rec := e.byReq[o.Req]
+			rec, _ := o.Req.Owner.(*Record)
 			if rec == nil {
 				continue
 			}
@@ -261,7 +260,8 @@ func (e *Engine) handle(ev event) {
 			if o.Finished {
 				rec.Finished = true
 				rec.End = e.now
-				delete(e.byReq, o.Req)
+				o.Req.Owner = nil
+				rec.req = nil
 			}
 			if e.Hooks.OnTokens != nil {
 				e.Hooks.OnTokens(e, rec, o.Tokens, o.Finished)
@@ -278,7 +278,7 @@ func (e *Engine) handle(ev event) {
 		req.Content = kvcache.Content{PrefixID: rec.Spec.PrefixID, PrefixTokens: rec.Spec.PrefixTokens,
 			PromptID: rec.Spec.PromptID, PromptTokens: rec.Spec.PromptTokens, UniqueID: uint64(rec.ID)<<20 ^ 0x9e3779b97f4a7c15}
 		rec.req = req
-		e.byReq[req] = rec
+		req.Owner = rec
 		e.sched.Add(req)
 	case classTimer:
 		ev.fn(e)
@@ -312,7 +312,7 @@ func (e *Engine) RunUntilIdle() error {
 }
 
 func (e *Engine) step() {
-	ev := heap.Pop(&e.q).(event)
+	ev := e.q.pop()
 	if ev.at < e.now {
 		panic(fmt.Sprintf("sim: event at %v processed at %v: time went backwards", ev.at, e.now))
 	}

@@ -22,12 +22,13 @@ type event struct {
 	fn    func(*Engine)
 }
 
-// eventQueue is a min-heap ordered by (time, class, sequence): a total order, so runs are
-// reproducible.
+// eventQueue is a binary min-heap ordered by (time, class, sequence): a total order, so runs are
+// reproducible. It is container/heap's algorithm on a typed slice, so events are not boxed.
 type eventQueue []event
 
 func (q eventQueue) Len() int { return len(q) }
-func (q eventQueue) Less(i, j int) bool {
+
+func (q eventQueue) less(i, j int) bool {
 	a, b := &q[i], &q[j]
 	if a.at != b.at {
 		return a.at < b.at
@@ -37,16 +38,44 @@ func (q eventQueue) Less(i, j int) bool {
 	}
 	return a.seq < b.seq
 }
-func (q eventQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
-func (q *eventQueue) Push(x any)   { *q = append(*q, x.(event)) }
-func (q *eventQueue) Pop() any {
-	old := *q
-	n := len(old)
-	ev := old[n-1]
-	old[n-1] = event{}
-	*q = old[:n-1]
+
+func (q *eventQueue) push(ev event) {
+	*q = append(*q, ev)
+	h := *q
+	for j := len(h) - 1; j > 0; {
+		i := (j - 1) / 2
+		if !h.less(j, i) {
+			break
+		}
+		h[i], h[j] = h[j], h[i]
+		j = i
+	}
+}
+
+func (q *eventQueue) pop() event {
+	h := *q
+	n := len(h) - 1
+	h[0], h[n] = h[n], h[0]
+	for i := 0; ; {
+		j := 2*i + 1
+		if j >= n {
+			break
+		}
+		if k := j + 1; k < n && h.less(k, j) {
+			j = k
+		}
+		if !h.less(j, i) {
+			break
+		}
+		h[i], h[j] = h[j], h[i]
+		i = j
+	}
+	ev := h[n]
+	h[n] = event{}
+	*q = h[:n]
 	return ev
 }
+
 func (q eventQueue) peek() *event { return &q[0] }
 
 // newRand returns the engine's seeded source (PCG, math/rand/v2).

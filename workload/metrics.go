@@ -328,7 +328,7 @@ func quantile(sorted []float64, q float64) float64 {
 type hist struct {
 	counts []uint64
 	n      uint64
-	sum    float64 // ns
+	sum    int64 // ns, exact: the mean does not depend on the order of the adds
 	max    int64
 }
 
@@ -363,7 +363,7 @@ func (h *hist) add(v int64) {
 	}
 	h.counts[i]++
 	h.n++
-	h.sum += float64(v)
+	h.sum += v
 	h.max = max(h.max, v)
 }
 
@@ -375,7 +375,7 @@ func (h *hist) addHist(o *hist, k uint64) {
 		h.counts[i] += c * k
 	}
 	h.n += o.n * k
-	h.sum += o.sum * float64(k)
+	h.sum += o.sum * int64(k)
 	h.max = max(h.max, o.max)
 }
 
@@ -402,7 +402,7 @@ func (h *hist) dist() Dist {
 	if h.n == 0 {
 		return d
 	}
-	d.Mean = h.sum / float64(h.n) / 1e6
+	d.Mean = float64(h.sum) / float64(h.n) / 1e6
 	d.P50 = h.quantileNS(0.5) / 1e6
 	d.P90 = h.quantileNS(0.9) / 1e6
 	d.P99 = h.quantileNS(0.99) / 1e6
