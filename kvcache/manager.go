@@ -33,19 +33,22 @@ func mix(a, b uint64) uint64 {
 	return x
 }
 
-// blockKey is the content key of tokens [i*bt, (i+1)*bt).
-func (c *Content) blockKey(i, bt int) uint64 {
+// blockID is the content id of the last tokens of [i*bt, (i+1)*bt): the shared prefix's, the
+// prompt's or the request's own. Two requests can share block i only if their blockIDs agree.
+func (c *Content) blockID(i, bt int) uint64 {
 	end := (i + 1) * bt
-	var id uint64
 	switch {
 	case end <= c.PrefixTokens:
-		id = c.PrefixID
+		return c.PrefixID
 	case end <= c.PromptTokens:
-		id = c.PromptID
-	default:
-		id = c.UniqueID
+		return c.PromptID
 	}
-	return mix(mix(id, uint64(i)), uint64(bt))
+	return c.UniqueID
+}
+
+// blockKey is the content key of tokens [i*bt, (i+1)*bt).
+func (c *Content) blockKey(i, bt int) uint64 {
+	return mix(mix(c.blockID(i, bt), uint64(i)), uint64(bt))
 }
 
 type chain struct {
@@ -82,9 +85,15 @@ type Manager struct {
 	Pool      *Pool
 	EagleDrop bool // drop the last matched block (EAGLE-family speculative methods)
 	Caching   bool
-	salts     []uint64
-	scratch   []BlockID
-	spare     []*Table // released tables, reused by NewTable
+	// DeferUnique makes Commit skip the blocks that hold a request's generated tokens (their
+	// content is the request's own: no other request can hit them). CommitAll enters them, which
+	// the caller must do before freeing blocks a later admission of the same request may hit
+	// (a preemption); a request that finishes or is aborted never looks them up again, so
+	// skipping them changes no hit, admission or eviction (package sim's fast mode).
+	DeferUnique bool
+	salts       []uint64
+	scratch     []BlockID
+	spare       []*Table // released tables, reused by NewTable
 }
 
 // NewManager builds the pool for layout l.
@@ -231,6 +240,10 @@ func (m *Manager) FindHit(t *Table, c *Content, tokens int) int {
 	if !m.Caching || tokens <= 1 {
 		return 0
 	}
+	// Blocks committed with any of this content's ids are the only ones it can hit.
+	m.Pool.Flush(c.PrefixID)
+	m.Pool.Flush(c.PromptID)
+	m.Pool.Flush(c.UniqueID)
 	hit := m.fixedPoint(t, c, tokens-1)
 	if hit > 0 && m.EagleDrop {
 		hit = m.fixedPoint(t, c, hit-m.L.BlockSize)
@@ -372,7 +385,7 @@ func (m *Manager) commitWork(t *Table, c *Content) int {
 		bt := gr.BlockTokens
 		switch gr.Kind {
 		case arch.SpecFull, arch.SpecSliding:
-			if m.Caching {
+			if m.Caching && (!m.DeferUnique || (t.hashed[g]+1)*bt <= c.PromptTokens) {
 				next = min(next, (t.hashed[g]+1)*bt)
 			}
 			if gr.Kind == arch.SpecSliding {
@@ -401,10 +414,20 @@ func (m *Manager) Commit(t *Table, c *Content, computed int) {
 		switch gr.Kind {
 		case arch.SpecFull, arch.SpecSliding:
 			if m.Caching {
-				for full := computed / bt; t.hashed[g] < full; t.hashed[g]++ {
+				full := computed / bt
+				if m.DeferUnique {
+					// The prompt's blocks, and in a sliding window those about to be released
+					// (a block on the free queue keeps its content for a later hit).
+					lim := c.PromptTokens / bt
+					if gr.Kind == arch.SpecSliding {
+						lim = max(lim, (computed-gr.Window)/bt)
+					}
+					full = min(full, lim)
+				}
+				for ; t.hashed[g] < full; t.hashed[g]++ {
 					i := t.hashed[g] - t.base[g]
 					if i >= 0 && i < len(t.Blocks[g]) {
-						m.Pool.SetHash(t.Blocks[g][i], m.blockHash(t, c, g, t.hashed[g]))
+						m.Pool.SetHashLazy(t.Blocks[g][i], m.blockHash(t, c, g, t.hashed[g]), c.blockID(t.hashed[g], bt))
 					}
 				}
 			}
@@ -422,11 +445,35 @@ func (m *Manager) Commit(t *Table, c *Content, computed int) {
 			}
 			upto := min(computed, c.PromptTokens) / bt
 			for ; t.hashed[g] < upto; t.hashed[g]++ {
-				m.Pool.CacheDetached(m.blockHash(t, c, g, t.hashed[g]))
+				// State checkpoints are only entered here, eagerly: their key (the content id in
+				// another namespace) never has pending blocks, so the check flushes nothing.
+				m.Pool.CacheDetached(m.blockHash(t, c, g, t.hashed[g]), mix(c.blockID(t.hashed[g], bt), 0x57a7e))
 			}
 		}
 	}
 }
+
+// CommitAll is Commit with every full block entered in the cache, the request's generated ones
+// included, whatever DeferUnique says.
+func (m *Manager) CommitAll(t *Table, c *Content, computed int) {
+	if !m.DeferUnique {
+		m.Commit(t, c, computed)
+		return
+	}
+	m.DeferUnique = false
+	t.nextCommit = 0
+	m.Commit(t, c, computed)
+	m.DeferUnique = true
+	t.nextCommit = m.commitWork(t, c)
+}
+
+// GrowLimit is the number of tokens t's blocks cover in every group: Grow has nothing to do up
+// to it. It is known after a Grow (0 before).
+func (t *Table) GrowLimit() int { return t.fits }
+
+// CommitLimit is the smallest computed-token count at which Commit has something to do for t.
+// It is known after a Commit (0 before).
+func (t *Table) CommitLimit() int { return t.nextCommit }
 
 // Free releases every block the request holds; cached content stays until evicted.
 func (m *Manager) Free(t *Table) {

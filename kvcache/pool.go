@@ -16,10 +16,20 @@ type blockMeta struct {
 	ref        int32
 	prev, next BlockID // free-queue links (valid while ref == 0)
 	// dupPrev, dupNext link the blocks cached under the same hash, oldest first (valid while
-	// hash != 0).
+	// hash != 0 and not pending); while pending, they link the blocks of its pending list.
 	dupPrev, dupNext BlockID
+	list             int32 // the pending list it is on (valid while pending)
 	hash             Hash
+	seq              uint64 // when the content was entered (SetHash order)
 	inFree           bool
+	pending          bool // content entered with SetHashLazy and not yet in the index
+}
+
+// pendList is the blocks of one content key entered with SetHashLazy and not yet flushed, linked
+// through their dupPrev and dupNext, oldest first.
+type pendList struct {
+	key        uint64
+	head, tail BlockID
 }
 
 // Pool is vLLM's BlockPool: a fixed number of equal blocks shared by every KV-cache group, a free
@@ -41,6 +51,15 @@ type Pool struct {
 	// cached maps a hash to the oldest block holding it; the others follow through dupNext.
 	cached    hashTable
 	numHashed int
+	seq       uint64
+	// lists indexes, by content key, the lists of blocks entered with SetHashLazy that no lookup
+	// has needed yet (pendList in slots of pend, free slots in pendFree). A pending block is
+	// unlinked when evicted, and an empty list dropped, so they hold at most one entry per block.
+	lists    map[uint64]int32
+	pend     []pendList
+	pendFree []int32
+	lastKey  uint64 // the key of the last SetHashLazy and its list: consecutive calls share it
+	lastList int32
 	// gen changes whenever the set of cached hashes changes, so a prefix lookup can be reused.
 	gen uint64
 	// Stats.
@@ -49,7 +68,7 @@ type Pool struct {
 
 // NewPool returns a pool of n free, empty blocks.
 func NewPool(n int) *Pool {
-	return &Pool{numBlocks: n, head: NoBlock, tail: NoBlock, numFree: n}
+	return &Pool{numBlocks: n, head: NoBlock, tail: NoBlock, numFree: n, lastList: -1}
 }
 
 // NumBlocks is the pool size.
@@ -119,27 +138,147 @@ func (p *Pool) popFree() BlockID {
 }
 
 func (p *Pool) evict(b BlockID) {
-	if p.meta[b].hash != 0 {
+	m := &p.meta[b]
+	if m.hash == 0 {
+		return
+	}
+	if m.pending {
+		p.unpend(b)
+		m.hash = 0
+		p.numHashed--
+		p.gen++
+	} else {
 		p.unhash(b)
-		p.Evictions++
+	}
+	p.Evictions++
+}
+
+// hash enters block b under content h, among the blocks already cached with h in the order their
+// contents were entered (vLLM's BlockHashToBlockMap.insert appends; a pending block enters the
+// index later than younger ones may have, so its place is found by its sequence number).
+func (p *Pool) hash(b BlockID, h Hash) {
+	p.seq++
+	p.meta[b].seq = p.seq
+	p.index(b, h)
+	p.numHashed++
+	p.gen++
+}
+
+// index links block b, whose seq is set, into h's list.
+func (p *Pool) index(b BlockID, h Hash) {
+	m := &p.meta[b]
+	m.hash, m.pending, m.dupPrev, m.dupNext = h, false, NoBlock, NoBlock
+	first, dup := p.cached.insert(h, b)
+	if !dup {
+		return
+	}
+	if p.meta[first].seq > m.seq {
+		m.dupNext = first
+		p.meta[first].dupPrev = b
+		p.cached.set(h, b)
+		return
+	}
+	prev := first
+	for next := p.meta[prev].dupNext; next != NoBlock && p.meta[next].seq < m.seq; next = p.meta[next].dupNext {
+		prev = next
+	}
+	m.dupPrev, m.dupNext = prev, p.meta[prev].dupNext
+	if m.dupNext != NoBlock {
+		p.meta[m.dupNext].dupPrev = b
+	}
+	p.meta[prev].dupNext = b
+}
+
+// SetHashLazy is SetHash for content that only requests with the content key key can look up
+// (package kvcache keys a block by the content id its tokens come from: a shared prefix, a
+// prompt, a request's own output). The block joins the index when Flush(key) is called, which a
+// caller must do before looking up any hash of that key; until then it costs no index update,
+// and nothing if it is evicted first. Lookups after Flush see exactly what SetHash would have
+// given them, in the same order.
+func (p *Pool) SetHashLazy(b BlockID, h Hash, key uint64) {
+	m := &p.meta[b]
+	if m.hash != 0 || h == 0 {
+		return
+	}
+	p.seq++
+	m.hash, m.seq, m.pending = h, p.seq, true
+	if p.lastList < 0 || p.lastKey != key {
+		p.lastKey, p.lastList = key, p.listFor(key)
+	}
+	l := &p.pend[p.lastList]
+	m.list, m.dupPrev, m.dupNext = p.lastList, l.tail, NoBlock
+	if l.tail != NoBlock {
+		p.meta[l.tail].dupNext = b
+	} else {
+		l.head = b
+	}
+	l.tail = b
+	p.numHashed++
+	p.gen++
+}
+
+// listFor returns the pending list of key, made empty if it has none.
+func (p *Pool) listFor(key uint64) int32 {
+	if i, ok := p.lists[key]; ok {
+		return i
+	}
+	if p.lists == nil {
+		p.lists = make(map[uint64]int32)
+	}
+	var i int32
+	if k := len(p.pendFree); k > 0 {
+		i = p.pendFree[k-1]
+		p.pendFree = p.pendFree[:k-1]
+	} else {
+		i = int32(len(p.pend))
+		p.pend = append(p.pend, pendList{})
+	}
+	p.pend[i] = pendList{key: key, head: NoBlock, tail: NoBlock}
+	p.lists[key] = i
+	return i
+}
+
+// dropList forgets the pending list i (empty or flushed).
+func (p *Pool) dropList(i int32) {
+	delete(p.lists, p.pend[i].key)
+	p.pendFree = append(p.pendFree, i)
+	if p.lastList == i {
+		p.lastList = -1
 	}
 }
 
-// hash enters block b under content h, after the blocks already cached with h (vLLM's
-// BlockHashToBlockMap.insert).
-func (p *Pool) hash(b BlockID, h Hash) {
+// unpend takes pending block b off its list.
+func (p *Pool) unpend(b BlockID) {
 	m := &p.meta[b]
-	m.hash, m.dupPrev, m.dupNext = h, NoBlock, NoBlock
-	if first, dup := p.cached.insert(h, b); dup {
-		last := first
-		for p.meta[last].dupNext != NoBlock {
-			last = p.meta[last].dupNext
-		}
-		p.meta[last].dupNext = b
-		m.dupPrev = last
+	l := &p.pend[m.list]
+	if m.dupPrev != NoBlock {
+		p.meta[m.dupPrev].dupNext = m.dupNext
+	} else {
+		l.head = m.dupNext
 	}
-	p.numHashed++
-	p.gen++
+	if m.dupNext != NoBlock {
+		p.meta[m.dupNext].dupPrev = m.dupPrev
+	} else {
+		l.tail = m.dupPrev
+	}
+	m.pending, m.dupPrev, m.dupNext = false, NoBlock, NoBlock
+	if l.head == NoBlock {
+		p.dropList(m.list)
+	}
+}
+
+// Flush enters the pending blocks of content key into the index.
+func (p *Pool) Flush(key uint64) {
+	i, ok := p.lists[key]
+	if !ok {
+		return
+	}
+	for b := p.pend[i].head; b != NoBlock; {
+		next := p.meta[b].dupNext
+		p.index(b, p.meta[b].hash)
+		b = next
+	}
+	p.dropList(i)
 }
 
 // unhash drops block b's content; the other blocks with the same content stay cached (vLLM's
@@ -225,17 +364,29 @@ func (p *Pool) Free(blocks []BlockID) {
 // CacheDetached stores content h in a block that no request holds: the least recently used free
 // block is overwritten and rejoins the queue as most recently used. This is how a recurrent-state
 // checkpoint at a block boundary stays in the prefix cache after the request moves on. It does
-// nothing when h is already cached or no block is free.
-func (p *Pool) CacheDetached(h Hash) {
+// nothing when h is already cached or no block is free. key is h's content key (SetHashLazy).
+func (p *Pool) CacheDetached(h Hash, key uint64) {
 	if h == 0 || p.numFree == 0 {
 		return
 	}
+	p.Flush(key)
 	if _, ok := p.cached.get(h); ok {
 		return
 	}
 	b := p.popFree()
 	p.hash(b, h)
 	p.pushTail(b)
+}
+
+// flushAll enters every pending block into the index (tests only).
+func (p *Pool) flushAll() {
+	keys := make([]uint64, 0, len(p.lists))
+	for k := range p.lists {
+		keys = append(keys, k)
+	}
+	for _, k := range keys {
+		p.Flush(k)
+	}
 }
 
 // freeQueue lists the free queue, least recently used first (tests only).
@@ -273,15 +424,41 @@ func (p *Pool) CheckInvariants() {
 	if n != p.numFree {
 		panic(fmt.Sprintf("kvcache: free queue length %d != numFree %d", n, p.numFree))
 	}
-	hashed, entries := 0, 0
+	hashed, entries, pending := 0, 0, 0
+	for b := range p.meta {
+		if p.meta[b].pending {
+			pending++
+		}
+	}
+	for key, i := range p.lists {
+		l := &p.pend[i]
+		if l.key != key || l.head == NoBlock {
+			panic(fmt.Sprintf("kvcache: pending list %d of key %x is empty or under key %x", i, key, l.key))
+		}
+		for x, prev := l.head, NoBlock; x != NoBlock; prev, x = x, p.meta[x].dupNext {
+			if m := &p.meta[x]; !m.pending || m.list != i || m.dupPrev != prev || (m.dupNext == NoBlock && l.tail != x) {
+				panic(fmt.Sprintf("kvcache: pending list of key %x broken at block %d", key, x))
+			}
+			hashed++
+			if hashed > len(p.meta) {
+				panic("kvcache: pending list has a cycle")
+			}
+		}
+	}
+	if hashed != pending {
+		panic(fmt.Sprintf("kvcache: %d blocks pending, %d in pending lists", pending, hashed))
+	}
 	p.cached.each(func(h Hash, b BlockID) {
 		entries++
 		if p.meta[b].dupPrev != NoBlock {
 			panic(fmt.Sprintf("kvcache: block %d is first for hash %x but has a predecessor", b, h))
 		}
 		for x, prev := b, NoBlock; x != NoBlock; prev, x = x, p.meta[x].dupNext {
-			if p.meta[x].hash != h || p.meta[x].dupPrev != prev {
+			if p.meta[x].hash != h || p.meta[x].dupPrev != prev || p.meta[x].pending {
 				panic(fmt.Sprintf("kvcache: cached map says block %d holds %x, block says %x", x, h, p.meta[x].hash))
+			}
+			if prev != NoBlock && p.meta[prev].seq >= p.meta[x].seq {
+				panic(fmt.Sprintf("kvcache: blocks %d and %d with hash %x out of order", prev, x, h))
 			}
 			hashed++
 			if hashed > len(p.meta) {

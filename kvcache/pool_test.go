@@ -102,7 +102,9 @@ func (p *naivePool) cacheDetached(h Hash) {
 
 // TestPoolMatchesNaiveModel drives Pool and the naive model with the same random operations and
 // checks they agree on every observable: which blocks are handed out, free counts, cache lookups,
-// reference counts. rapid prints the failing seed and a shrunk operation sequence.
+// reference counts. Content is entered with SetHash or SetHashLazy (keyed by h mod 3, flushed
+// before a lookup of h), which the naive model treats alike. rapid prints the failing seed and a
+// shrunk operation sequence.
 func TestPoolMatchesNaiveModel(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		n := rapid.IntRange(1, 24).Draw(t, "blocks")
@@ -141,8 +143,19 @@ func TestPoolMatchesNaiveModel(t *testing.T) {
 				p.SetHash(held[i][j], h)
 				ref.setHash(held[i][j], h)
 			},
+			"hashLazy": func(t *rapid.T) {
+				if len(held) == 0 {
+					t.Skip("nothing held")
+				}
+				i := rapid.IntRange(0, len(held)-1).Draw(t, "i")
+				j := rapid.IntRange(0, len(held[i])-1).Draw(t, "j")
+				h := hashes.Draw(t, "h")
+				p.SetHashLazy(held[i][j], h, uint64(h%3))
+				ref.setHash(held[i][j], h)
+			},
 			"hitAndTouch": func(t *rapid.T) {
 				h := hashes.Draw(t, "h")
+				p.Flush(uint64(h % 3)) // the lazy entries a lookup of h may need
 				b, ok := p.Lookup(h)
 				wb, wok := ref.lookup(h)
 				if ok != wok || (ok && b != wb) {
@@ -156,7 +169,7 @@ func TestPoolMatchesNaiveModel(t *testing.T) {
 			},
 			"detached": func(t *rapid.T) {
 				h := hashes.Draw(t, "h")
-				p.CacheDetached(h)
+				p.CacheDetached(h, uint64(h%3))
 				ref.cacheDetached(h)
 			},
 			"": func(t *rapid.T) {

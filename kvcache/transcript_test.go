@@ -111,6 +111,7 @@ func (h *kvHarness) lbl(hs Hash) string {
 
 // diff prints the cache entries added and removed since the last call.
 func (h *kvHarness) diff(out *strings.Builder) {
+	h.m.Pool.flushAll() // what the cache holds, pending entries included
 	var added, gone []string
 	h.m.Pool.cached.each(func(hs Hash, _ BlockID) {
 		if !h.cached[hs] {
@@ -226,6 +227,9 @@ func (h *kvHarness) run(t *testing.T, cmd string) string {
 		r := h.req(t, a)
 		tokens := kvInt(t, a, "tokens", r.c.PromptTokens)
 		if tokens > 1 && h.m.Caching {
+			h.m.Pool.Flush(r.c.PrefixID)
+			h.m.Pool.Flush(r.c.PromptID)
+			h.m.Pool.Flush(r.c.UniqueID)
 			var per []string
 			for g := range h.m.L.Groups {
 				per = append(per, fmt.Sprintf("g%d %d", g, h.m.groupHit(r.t, &r.c, g, tokens-1)))
