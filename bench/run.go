@@ -196,11 +196,8 @@ func RunDecodeCell(e *sim.Engine, srv *sim.Server, p *protocol.Protocol, tokens,
 	}
 	e.Hooks.OnTokens = func(e *sim.Engine, rec *sim.Record, n int, done bool) {
 		now := e.Now()
-		if run.Window.Contains(now) {
-			run.WindowTokens += n
-			if done {
-				run.Completed++
-			}
+		if done && run.Window.Contains(now) {
+			run.Completed++
 		}
 		if o.OnTokens != nil {
 			o.OnTokens(rec, n, done, now)
@@ -256,8 +253,17 @@ func RunDecodeCell(e *sim.Engine, srv *sim.Server, p *protocol.Protocol, tokens,
 	}
 	run.Window = p.Window(e.Now())
 	runStart := e.RunningIntegral()
+	// The window's tokens are those delivered after its start (the deliveries at the start were
+	// processed before it began) and before its end.
+	tokensAtStart := e.DeliveredTokens()
 	for t := run.Window.Start; t < run.Window.End; {
 		t = p.NextPoll(t, run.Window.End)
+		if t == run.Window.End {
+			if err := e.RunUntil(t - 1); err != nil {
+				return nil, err
+			}
+			run.WindowTokens = int(e.DeliveredTokens() - tokensAtStart)
+		}
 		if err := e.RunUntil(t); err != nil {
 			return nil, err
 		}

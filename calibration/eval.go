@@ -102,6 +102,7 @@ func (e *evaluator) simulate(sets []param.Values, keys map[matrix.Key]bool) []ou
 		if err != nil {
 			continue
 		}
+		srv.StepByStep = e.prob.StepByStep
 		jobs, err := bench.Plan(srv, e.prob.Protocol)
 		if err != nil {
 			outs[i].err = err

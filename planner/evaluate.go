@@ -68,11 +68,13 @@ func (q *Question) server(l *layout, cfg Config) (srv *sim.Server, mml int, note
 			cfg2 := cfg
 			cfg2.MaxModelLen = need
 			if srv2, err2 := sim.NewServer(q.deployment(l, &cfg2), p); err2 == nil {
+				srv2.StepByStep = q.StepByStep
 				return srv2, need, fmt.Sprintf("max_model_len lowered to %d: one %d-token request does not fit the KV cache", need, cfg.MaxModelLen), src, from, nil
 			}
 		}
 		return nil, 0, "", src, from, err
 	}
+	srv.StepByStep = q.StepByStep
 	return srv, cfg.MaxModelLen, "", src, from, nil
 }
 

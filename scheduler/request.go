@@ -72,6 +72,7 @@ type Request struct {
 	table *kvcache.Table
 	// order is the admission sequence number (running order).
 	order int64
+	lz    lazyState // lazy mode (lazy.go)
 }
 
 // PromptTokens is the prompt length.

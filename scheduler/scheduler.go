@@ -43,6 +43,14 @@ type Batch struct {
 	Entries   []Entry
 	Preempted []*Request
 	NumTokens int
+	Lazy      LazyBatch // lazy mode only (lazy.go)
+}
+
+func (b *Batch) reset() {
+	b.Entries = b.Entries[:0]
+	b.Preempted = b.Preempted[:0]
+	b.NumTokens = 0
+	b.Lazy = LazyBatch{}
 }
 
 // Output is what a step produced for one request.
@@ -66,6 +74,20 @@ type Scheduler struct {
 	// Stats.
 	Preemptions int64
 	Steps       int64
+
+	// Lazy mode (lazy.go).
+	lazyOn bool
+	coster SeqCoster
+	tick   int64      // steps applied
+	active []*Request // running requests that are not lazy, in running order
+	touch  touchHeap  // lazy requests by the step at which they are due
+	nLazy  int
+	// The lazy decoders' seconds in the step scheduled at tick T add up to k0 + k1 T.
+	k0, k1 cost.SeqSeconds
+	churn  int
+	// OnMaterialise, if set, is called when a lazy request becomes explicit, with the steps it
+	// advanced (one token each) since it became lazy.
+	OnMaterialise func(r *Request, steps int)
 }
 
 // New returns a scheduler over a KV-cache manager, drawing acceptance from rng.
@@ -110,7 +132,13 @@ func (s *Scheduler) Abort(r *Request) {
 	case Waiting:
 		s.waiting.remove(r)
 	case Running:
+		if r.lz.lazy {
+			s.unlazy(r)
+		}
 		s.running = remove(s.running, r)
+		if s.lazyOn {
+			s.removeActive(r)
+		}
 	}
 	s.release(r)
 	r.State = Finished
@@ -141,6 +169,15 @@ func (s *Scheduler) preemptLast(b *Batch) *Request {
 	r := s.running[len(s.running)-1]
 	s.running[len(s.running)-1] = nil
 	s.running = s.running[:len(s.running)-1]
+	if s.lazyOn {
+		if r.lz.lazy {
+			s.unlazy(r)
+		}
+		s.removeActive(r)
+		// Its generated blocks were not entered in the cache (DeferUnique): its re-admission
+		// may hit them.
+		s.kv.CommitAll(r.table, &r.Content, r.Computed)
+	}
 	s.kv.Free(r.table)
 	r.State = Waiting
 	r.Computed = 0
@@ -167,47 +204,58 @@ func (s *Scheduler) chunk(start, need, budget int) int {
 
 // Schedule builds the next step into b (reusing its storage).
 func (s *Scheduler) Schedule(b *Batch) {
-	b.Entries = b.Entries[:0]
-	b.Preempted = b.Preempted[:0]
-	b.NumTokens = 0
+	b.reset()
 	budget := s.cfg.MaxNumBatchedTokens
-	k := s.cfg.SpecTokens
 
 	// RUNNING first, in admission order.
 	for i := 0; i < len(s.running) && budget > 0; i++ {
-		r := s.running[i]
-		known := r.NumTokens() - r.Computed
-		need := known + r.Drafts
-		n := s.chunk(r.Computed, need, budget)
-		if n <= 0 {
-			continue
-		}
-		emits := n >= known
-		look := 0
-		if emits {
-			look = k
-		}
-		scheduled := true
-		for !s.kv.Grow(r.table, r.Computed+n+look) {
-			victim := s.preemptLast(b)
-			if victim == r {
-				scheduled = false
-				break
-			}
-		}
-		if !scheduled {
+		n, ok := s.scheduleRunning(s.running[i], budget, b)
+		if !ok {
 			break
 		}
-		drafts := 0
-		if emits {
-			drafts = n - known
-		}
-		b.Entries = append(b.Entries, Entry{Req: r, Start: r.Computed, Tokens: n, Emits: emits, Drafts: drafts, Decode: known == 1 && r.Output > 0})
-		b.NumTokens += n
 		budget -= n
 	}
+	s.admit(budget, b)
+	if len(b.Entries) > 0 {
+		s.Steps++
+	}
+}
 
-	// WAITING, first come first served. Nothing is admitted in a step that preempted.
+// scheduleRunning gives running request r its share of a step with budget tokens left: what is
+// left of its prompt, or 1 + k tokens to verify, capped by the budget and max_model_len, with
+// blocks grown for them, preempting the newest running requests while the pool is short. It
+// returns the tokens scheduled, and false when r had to preempt itself (the pass stops).
+func (s *Scheduler) scheduleRunning(r *Request, budget int, b *Batch) (int, bool) {
+	k := s.cfg.SpecTokens
+	known := r.NumTokens() - r.Computed
+	need := known + r.Drafts
+	n := s.chunk(r.Computed, need, budget)
+	if n <= 0 {
+		return 0, true
+	}
+	emits := n >= known
+	look := 0
+	if emits {
+		look = k
+	}
+	for !s.kv.Grow(r.table, r.Computed+n+look) {
+		if victim := s.preemptLast(b); victim == r {
+			return 0, false
+		}
+	}
+	drafts := 0
+	if emits {
+		drafts = n - known
+	}
+	b.Entries = append(b.Entries, Entry{Req: r, Start: r.Computed, Tokens: n, Emits: emits, Drafts: drafts, Decode: known == 1 && r.Output > 0})
+	b.NumTokens += n
+	return n, true
+}
+
+// admit takes WAITING requests, first come first served, into a step with budget tokens left.
+// Nothing is admitted in a step that preempted.
+func (s *Scheduler) admit(budget int, b *Batch) {
+	k := s.cfg.SpecTokens
 	for s.waiting.len() > 0 && budget > 0 && len(s.running) < s.cfg.MaxNumSeqs && len(b.Preempted) == 0 {
 		r := s.waiting.front()
 		if r.table == nil {
@@ -244,12 +292,12 @@ func (s *Scheduler) Schedule(b *Batch) {
 		s.seq++
 		r.order = s.seq
 		s.running = append(s.running, r)
+		if s.lazyOn {
+			s.active = append(s.active, r)
+		}
 		b.Entries = append(b.Entries, Entry{Req: r, Start: hit, Tokens: n, Emits: emits, Admitted: true})
 		b.NumTokens += n
 		budget -= n
-	}
-	if len(b.Entries) > 0 {
-		s.Steps++
 	}
 }
 
@@ -274,43 +322,10 @@ func (s *Scheduler) Update(b *Batch) []Output {
 	s.outs = s.outs[:0]
 	finished := false
 	for i := range b.Entries {
-		e := &b.Entries[i]
-		r := e.Req
-		if r.State != Running || r.Computed != e.Start {
-			continue // aborted, or preempted later in the same schedule pass
+		if o, ok := s.apply(&b.Entries[i]); ok {
+			s.outs = append(s.outs, o)
+			finished = finished || o.Finished
 		}
-		prefill := min(e.Tokens-e.Drafts, r.NumTokens()-r.Computed)
-		if !e.Decode {
-			r.PrefilledTokens += prefill
-		}
-		if !e.Emits {
-			r.Computed += e.Tokens
-			s.kv.Commit(r.table, &r.Content, r.Computed)
-			s.outs = append(s.outs, Output{Req: r})
-			continue
-		}
-		acc := s.sampleAccepted(e.Drafts)
-		r.Computed = r.NumTokens() + acc
-		emitted := min(acc+1, r.MaxTokens-r.Output)
-		r.Output += emitted
-		s.kv.Commit(r.table, &r.Content, r.Computed)
-		o := Output{Req: r, Tokens: emitted, Accepted: acc}
-		switch {
-		case r.Output >= r.MaxTokens:
-			r.Reason = FinishedLength
-		case r.NumTokens() >= s.cfg.MaxModelLen:
-			r.Reason = FinishedModelLen
-		default:
-			r.Drafts = s.cfg.SpecTokens
-		}
-		if r.Reason != NotFinished {
-			o.Finished = true
-			r.State = Finished
-			r.Drafts = 0
-			s.release(r)
-			finished = true
-		}
-		s.outs = append(s.outs, o)
 	}
 	if finished {
 		j := 0
@@ -324,6 +339,47 @@ func (s *Scheduler) Update(b *Batch) []Output {
 		s.running = s.running[:j]
 	}
 	return s.outs
+}
+
+// apply applies one entry of a finished step: prompt tokens computed, or tokens sampled (accepted
+// drafts plus one), the request finished at max_tokens or max_model_len. It returns false for
+// the entry of a request aborted while the step ran. A finished request has left the running
+// queue's accounting (its blocks are freed) but is still in s.running.
+func (s *Scheduler) apply(e *Entry) (Output, bool) {
+	r := e.Req
+	if r.State != Running || r.Computed != e.Start {
+		return Output{}, false // aborted, or preempted later in the same schedule pass
+	}
+	prefill := min(e.Tokens-e.Drafts, r.NumTokens()-r.Computed)
+	if !e.Decode {
+		r.PrefilledTokens += prefill
+	}
+	if !e.Emits {
+		r.Computed += e.Tokens
+		s.kv.Commit(r.table, &r.Content, r.Computed)
+		return Output{Req: r}, true
+	}
+	acc := s.sampleAccepted(e.Drafts)
+	r.Computed = r.NumTokens() + acc
+	emitted := min(acc+1, r.MaxTokens-r.Output)
+	r.Output += emitted
+	s.kv.Commit(r.table, &r.Content, r.Computed)
+	o := Output{Req: r, Tokens: emitted, Accepted: acc}
+	switch {
+	case r.Output >= r.MaxTokens:
+		r.Reason = FinishedLength
+	case r.NumTokens() >= s.cfg.MaxModelLen:
+		r.Reason = FinishedModelLen
+	default:
+		r.Drafts = s.cfg.SpecTokens
+	}
+	if r.Reason != NotFinished {
+		o.Finished = true
+		r.State = Finished
+		r.Drafts = 0
+		s.release(r)
+	}
+	return o, true
 }
 
 // Shape describes the batch for the cost model.

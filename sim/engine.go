@@ -16,6 +16,16 @@ type StepCoster interface {
 	FrontendSeconds(promptTokens int) float64
 }
 
+// SpanCoster is what the fast mode needs from the cost model besides a StepCoster: a request's
+// own terms, and a step priced from its totals and the sum of those terms (package cost, span.go).
+// *cost.Model implements it; an engine whose cost model does not runs step by step.
+type SpanCoster interface {
+	StepCoster
+	Seq(w cost.SeqWork) cost.SeqSeconds
+	StepSum(n *cost.StepCounts, per cost.SeqSeconds) cost.StepCost
+	Wall(gpuSeconds, cpuSeconds float64) float64
+}
+
 // RequestSpec is what a client sends.
 type RequestSpec struct {
 	PromptTokens int
@@ -66,7 +76,13 @@ func (r *Record) Live() bool { return r.End < 0 }
 // time now; it may submit or cancel requests and set timers.
 type Hooks struct {
 	// OnTokens is called when a request receives n tokens (done is true on its last delivery).
+	// In the fast mode (see doc.go) it is called for a request's first delivery, its last, and
+	// the deliveries of steps in which the request is visited; the deliveries in between are
+	// reported in bulk, through OnGap and Engine.DeliveredTokens.
 	OnTokens func(e *Engine, r *Record, n int, done bool)
+	// OnGap, if set, is called for inter-token gaps: n deliveries, each gap after the previous
+	// delivery to the same request (vLLM's inter-token latency), in both modes.
+	OnGap func(gap vtime.Duration, n int)
 }
 
 // Config sets up an engine.
@@ -80,6 +96,10 @@ type Config struct {
 	// Limits guard against runaway runs.
 	MaxEvents  int64
 	MaxSimTime vtime.Time
+	// StepByStep forces the reference mode: every step built, priced and applied request by
+	// request (scheduler.Schedule, StepCoster.Step, scheduler.Update). Otherwise, when Cost is a
+	// SpanCoster, the engine runs in the fast mode (see doc.go), which agrees with it.
+	StepByStep bool
 }
 
 // ErrLimit is returned when a run exceeds its event or simulated-time guard.
@@ -89,20 +109,29 @@ var ErrLimit = errors.New("simulation limit reached")
 // event queue with a total order (time, class, sequence), the scheduler and the cost model. It has
 // no goroutines and no wall clock.
 type Engine struct {
-	now        vtime.Time
-	q          eventQueue
-	seq        uint64
-	sched      *scheduler.Scheduler
-	cost       StepCoster
-	busy       bool
-	batch      scheduler.Batch
-	shape      cost.StepShape
-	nextID     scheduler.RequestID
-	Hooks      Hooks
-	cfg        Config
-	events     int64
-	err        error
+	now    vtime.Time
+	q      eventQueue
+	seq    uint64
+	sched  *scheduler.Scheduler
+	cost   StepCoster
+	busy   bool
+	batch  scheduler.Batch
+	shape  cost.StepShape
+	nextID scheduler.RequestID
+	Hooks  Hooks
+	cfg    Config
+	events int64
+	err    error
+	// KeepChunks records every delivery in Record.Chunks (step-by-step mode only: the fast mode
+	// keeps no per-token record).
 	KeepChunks bool
+	// Fast mode.
+	fast      bool
+	fc        SpanCoster
+	spanDur   []vtime.Duration // the durations of the steps the running batch stands for
+	barrier   vtime.Time       // the running Run call's time limit: no span ends after it
+	lastEnd   vtime.Time       // when the last step ended
+	delivered int64
 	// frontendFree is when the API server finishes the prompts it has accepted.
 	frontendFree vtime.Time
 
@@ -125,7 +154,40 @@ func New(cfg Config) *Engine {
 	if cfg.MaxSimTime == 0 {
 		cfg.MaxSimTime = vtime.Time(30 * 24 * 3600 * vtime.Second)
 	}
-	return &Engine{sched: scheduler.New(cfg.Scheduler, kv, rng), cost: cfg.Cost, cfg: cfg}
+	e := &Engine{sched: scheduler.New(cfg.Scheduler, kv, rng), cost: cfg.Cost, cfg: cfg, barrier: vtime.Never}
+	if fc, ok := cfg.Cost.(SpanCoster); ok && !cfg.StepByStep {
+		e.fast, e.fc = true, fc
+		e.sched.EnableLazy(fc)
+		e.sched.OnMaterialise = e.materialised
+	}
+	return e
+}
+
+// Fast reports whether the engine runs in the fast mode (see doc.go); false: step by step.
+func (e *Engine) Fast() bool { return e.fast }
+
+// DeliveredTokens is the number of tokens delivered to clients so far.
+func (e *Engine) DeliveredTokens() int64 { return e.delivered }
+
+// materialised brings the record of a request the fast mode has advanced without visiting it up
+// to date: it received one token at the end of each of the steps applied since.
+func (e *Engine) materialised(req *scheduler.Request, steps int) {
+	if rec, _ := req.Owner.(*Record); rec != nil {
+		rec.Tokens = req.Output
+		rec.LastToken = e.lastEnd
+	}
+}
+
+// Sync brings r's token count and last-token time up to date (in the fast mode they may lag while
+// the request decodes without events; hooks always see them current).
+func (e *Engine) Sync(r *Record) {
+	if r.req == nil || !e.fast {
+		return
+	}
+	if _, out := e.sched.Current(r.req); out != r.Tokens {
+		r.Tokens = out
+		r.LastToken = e.lastEnd
+	}
 }
 
 // Now is the simulated time.
@@ -197,6 +259,10 @@ func (e *Engine) maybeStep() {
 	if e.busy || !e.sched.HasWork() {
 		return
 	}
+	if e.fast {
+		e.maybeSpan()
+		return
+	}
 	e.sched.Schedule(&e.batch)
 	e.noteRunning()
 	if len(e.batch.Entries) == 0 {
@@ -206,13 +272,7 @@ func (e *Engine) maybeStep() {
 		}
 		return
 	}
-	for i := range e.batch.Entries {
-		if en := &e.batch.Entries[i]; en.Admitted && en.Req.Admitted == 1 {
-			if rec, _ := en.Req.Owner.(*Record); rec != nil {
-				rec.Admitted = e.now
-			}
-		}
-	}
+	e.noteAdmitted()
 	e.batch.Shape(&e.shape)
 	c := e.cost.Step(&e.shape)
 	e.LastStep = c
@@ -226,6 +286,76 @@ func (e *Engine) maybeStep() {
 	e.push(event{at: e.now.Add(d), class: classStep})
 }
 
+// noteAdmitted stamps the first admission of the requests the batch admitted.
+func (e *Engine) noteAdmitted() {
+	for i := range e.batch.Entries {
+		if en := &e.batch.Entries[i]; en.Admitted && en.Req.Admitted == 1 {
+			if rec, _ := en.Req.Owner.(*Record); rec != nil {
+				rec.Admitted = e.now
+			}
+		}
+	}
+}
+
+// maxSpan bounds the steps one event may stand for, so a span's durations stay a small slice.
+const maxSpan = 1 << 16
+
+// maybeSpan is maybeStep in the fast mode: the scheduler visits only the requests with something
+// to do (scheduler.ScheduleLazy), the step is priced from its totals and the sum of its requests'
+// own terms, and when nothing but lazy decoders runs, one event stands for the steps until the
+// next thing happens: the next lazy decoder due, the next queued event, or the end of the Run call.
+// Each of those steps is priced as it would be alone (its decoders' terms are affine in the step
+// index), so the span's steps and their end times are those of as many single steps.
+func (e *Engine) maybeSpan() {
+	b := &e.batch
+	e.sched.ScheduleLazy(b)
+	e.noteRunning()
+	if len(b.Entries) == 0 && b.Lazy.Implicit == 0 {
+		if e.sched.NumRunning() == 0 && e.sched.NumWaiting() > 0 {
+			e.fail(fmt.Errorf("at %v: request at the head of the queue does not fit in the KV cache even with the engine idle", e.now))
+		}
+		return
+	}
+	e.noteAdmitted()
+	n := cost.StepCounts{Seqs: len(b.Entries) + b.Lazy.Implicit, Tokens: b.NumTokens,
+		DecodeSeqs: b.Lazy.Implicit, DecodeTokens: b.Lazy.Implicit, EmitSeqs: b.Lazy.Implicit}
+	for i := range b.Entries {
+		en := &b.Entries[i]
+		if en.Decode {
+			n.DecodeSeqs++
+			n.DecodeTokens += en.Tokens
+		}
+		if en.Emits {
+			n.EmitSeqs++
+		}
+	}
+	c := e.fc.StepSum(&n, b.Lazy.Sum)
+	e.LastStep = c
+	d := max(vtime.FromSeconds(c.TotalSeconds), 1)
+	e.spanDur = append(e.spanDur[:0], d)
+	end := e.now.Add(d)
+	if b.Lazy.Span > 1 {
+		limit := min(e.barrier, e.cfg.MaxSimTime)
+		if e.q.Len() > 0 {
+			limit = min(limit, e.q.peek().at)
+		}
+		slope := b.Lazy.Slope.Total()
+		for j := int64(1); j < min(b.Lazy.Span, maxSpan); j++ {
+			dj := max(vtime.FromSeconds(e.fc.Wall(c.GPUSeconds+float64(j)*slope, c.CPUSeconds)), 1)
+			if end.Add(dj) > limit {
+				break
+			}
+			end = end.Add(dj)
+			e.spanDur = append(e.spanDur, dj)
+		}
+	}
+	b.Lazy.Steps = len(e.spanDur)
+	e.busy = true
+	e.Steps += int64(len(e.spanDur))
+	e.BusyTime += end.Sub(e.now)
+	e.push(event{at: end, class: classStep})
+}
+
 func (e *Engine) fail(err error) {
 	if e.err == nil {
 		e.err = err
@@ -236,7 +366,21 @@ func (e *Engine) handle(ev event) {
 	switch ev.class {
 	case classStep:
 		e.busy = false
-		outs := e.sched.Update(&e.batch)
+		e.lastEnd = e.now
+		var outs []scheduler.Output
+		if e.fast {
+			outs = e.sched.UpdateLazy(&e.batch)
+			if n := e.batch.Lazy.Delivered; n > 0 {
+				e.delivered += int64(n) * int64(len(e.spanDur))
+				if e.Hooks.OnGap != nil {
+					for _, d := range e.spanDur {
+						e.Hooks.OnGap(d, n)
+					}
+				}
+			}
+		} else {
+			outs = e.sched.Update(&e.batch)
+		}
 		for _, o := range outs {
 			rec, _ := o.Req.Owner.(*Record)
 			if rec == nil {
@@ -251,9 +395,12 @@ func (e *Engine) handle(ev event) {
 			}
 			if rec.FirstToken < 0 {
 				rec.FirstToken = e.now
+			} else if e.Hooks.OnGap != nil {
+				e.Hooks.OnGap(e.now.Sub(rec.LastToken), 1)
 			}
 			rec.LastToken = e.now
 			rec.Tokens += o.Tokens
+			e.delivered += int64(o.Tokens)
 			if e.KeepChunks {
 				rec.Chunks = append(rec.Chunks, Chunk{At: e.now, Tokens: o.Tokens})
 			}
@@ -288,6 +435,7 @@ func (e *Engine) handle(ev event) {
 // RunUntil processes every event up to and including time t, then sets the clock to t. It
 // returns an error when a guard trips.
 func (e *Engine) RunUntil(t vtime.Time) error {
+	e.barrier = t
 	for e.err == nil && e.q.Len() > 0 && e.q.peek().at <= t {
 		e.step()
 	}
@@ -299,7 +447,11 @@ func (e *Engine) RunUntil(t vtime.Time) error {
 
 // RunWhile processes events while cond() holds, and at most until time limit; it returns when
 // cond is false, the queue is empty, or the limit is reached.
+//
+// In the fast mode an event may stand for several steps (see doc.go), so cond is evaluated
+// between events, not between those steps.
 func (e *Engine) RunWhile(cond func() bool, limit vtime.Time) error {
+	e.barrier = limit
 	for e.err == nil && cond() && e.q.Len() > 0 && e.q.peek().at <= limit {
 		e.step()
 	}

@@ -353,7 +353,13 @@ func histLow(i int) (lo, width float64) {
 	return float64(uint64(m) << uint(e)), float64(uint64(1) << uint(e))
 }
 
-func (h *hist) add(v int64) {
+func (h *hist) add(v int64) { h.addN(v, 1) }
+
+// addN adds n observations of v.
+func (h *hist) addN(v int64, n uint64) {
+	if n == 0 {
+		return
+	}
 	if v < 0 {
 		v = 0
 	}
@@ -361,9 +367,9 @@ func (h *hist) add(v int64) {
 	if i >= len(h.counts) {
 		h.counts = append(h.counts, make([]uint64, i+1-len(h.counts))...)
 	}
-	h.counts[i]++
-	h.n++
-	h.sum += v
+	h.counts[i] += n
+	h.n += n
+	h.sum += v * int64(n)
 	h.max = max(h.max, v)
 }
 

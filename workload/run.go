@@ -182,24 +182,10 @@ func listKey(reqs []Request, conc int) uint64 {
 	return h.Sum64()
 }
 
-// reqMeta is per-request state the engine's Record does not keep.
-type reqMeta struct {
-	last     vtime.Time // last delivery, -1 before
-	measured bool       // counts in the metrics (not a warm-up or scout request)
-}
-
-func metaAt(m *[]reqMeta, id int) *reqMeta {
-	for id >= len(*m) {
-		*m = append(*m, reqMeta{last: -1})
-	}
-	return &(*m)[id]
-}
-
 // runner drives one engine.
 type runner struct {
 	srv     *sim.Server
 	eng     *sim.Engine
-	meta    []reqMeta
 	col     *collector
 	live    int
 	armed   bool
@@ -207,17 +193,18 @@ type runner struct {
 	sampleF func(*sim.Engine)
 }
 
-// newRunner starts a fresh engine on the server.
+// newRunner starts a fresh engine on the server. Every inter-token gap the engine reports goes
+// to the ITL histogram (only stream requests have more than one delivery: a scout has one).
 func newRunner(srv *sim.Server, seed uint64, every vtime.Duration) *runner {
 	r := &runner{srv: srv, eng: srv.NewEngine(seed), col: &collector{}, every: every}
 	r.col.kv.interval = every
 	r.sampleF = r.sample
+	r.eng.Hooks.OnGap = func(gap vtime.Duration, n int) { r.col.itl.addN(int64(gap), uint64(n)) }
 	return r
 }
 
-func (r *runner) submit(spec sim.RequestSpec, measured bool) *sim.Record {
+func (r *runner) submit(spec sim.RequestSpec) *sim.Record {
 	rec := r.eng.Submit(spec)
-	metaAt(&r.meta, int(rec.ID)).measured = measured
 	r.live++
 	r.arm()
 	return rec
@@ -250,15 +237,6 @@ func (r *runner) sample(e *sim.Engine) {
 	if s.HasWork() || r.live > 0 {
 		r.arm()
 	}
-}
-
-// delivered notes a streamed delivery for the inter-token gaps.
-func (r *runner) delivered(rec *sim.Record, now vtime.Time) {
-	m := metaAt(&r.meta, int(rec.ID))
-	if m.measured && m.last >= 0 {
-		r.col.itl.add(int64(now.Sub(m.last)))
-	}
-	m.last = now
 }
 
 // record adds a request's latencies.
@@ -297,7 +275,6 @@ func runList(srv *sim.Server, reqs []Request, conc int, seed uint64, every vtime
 	e := r.eng
 	c := r.col
 	c.samples = make([]reqSample, 0, len(reqs))
-	r.meta = make([]reqMeta, 0, len(reqs)+1)
 	mml := srv.Deployment.Engine.MaxModelLen
 	next := 0
 	done := 0
@@ -313,7 +290,7 @@ func runList(srv *sim.Server, reqs []Request, conc int, seed uint64, every vtime
 			return false
 		}
 		r.submit(sim.RequestSpec{PromptTokens: q.InputTokens, MaxTokens: q.OutputTokens, PromptID: q.PromptID,
-			PrefixID: q.PrefixID, PrefixTokens: q.PrefixTokens, Tag: next - 1}, true)
+			PrefixID: q.PrefixID, PrefixTokens: q.PrefixTokens, Tag: next - 1})
 		return true
 	}
 	closedNext := func() {
@@ -322,7 +299,6 @@ func runList(srv *sim.Server, reqs []Request, conc int, seed uint64, every vtime
 	}
 	var last vtime.Time
 	e.Hooks.OnTokens = func(e *sim.Engine, rec *sim.Record, n int, fin bool) {
-		r.delivered(rec, e.Now())
 		if !fin {
 			return
 		}
@@ -399,18 +375,16 @@ func runBench(srv *sim.Server, b BenchCell, seed uint64, every vtime.Duration) (
 			r.live--
 		}
 	}
-	r.submit(sim.RequestSpec{PromptTokens: tokens, MaxTokens: 1, PromptID: pid}, false)
+	r.submit(sim.RequestSpec{PromptTokens: tokens, MaxTokens: 1, PromptID: pid})
 	if err := e.RunUntilIdle(); err != nil {
 		return nil, fmt.Errorf("prefill %s: %w", b.Context, err)
 	}
 	opt := bench.CellOptions{
 		OnSubmit: func(rec *sim.Record) {
-			metaAt(&r.meta, int(rec.ID)).measured = true
 			r.live++
 			r.arm()
 		},
 		OnTokens: func(rec *sim.Record, n int, done bool, now vtime.Time) {
-			r.delivered(rec, now)
 			if done {
 				r.live--
 			}

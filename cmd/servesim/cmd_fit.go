@@ -89,7 +89,7 @@ JSON); the embedded seed is the default for the seed scenario.`,
 					return usagef("no measured matrix: pass --measured FILE")
 				}
 				prob := &calibration.Problem{Deployment: r.Deployment, Protocol: &r.Scenario.Protocol, Measured: meas,
-					Base: r.Params, Train: flt, KVTokens: *kvTokens, Seed: r.Scenario.Seed}
+					Base: r.Params, Train: flt, KVTokens: *kvTokens, Seed: r.Scenario.Seed, StepByStep: sf.stepByStep}
 				if *free != "" {
 					for _, n := range strings.Split(*free, ",") {
 						id, ok := param.ByName(strings.TrimSpace(n))

@@ -344,6 +344,7 @@ Example:
 					}
 				}
 				q := planner.ScenarioQuestion(r, ms, spec0, cands, sp)
+				q.StepByStep = sf.stepByStep
 				fmt.Fprintf(e.stderr, "servesim: planning %s for %s\n", ms.ModelRef, spec0.Describe())
 				start := time.Now()
 				draw, finish := progressBar(e.stderr, "simulations")

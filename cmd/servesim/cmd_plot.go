@@ -150,6 +150,7 @@ func (f *figureFlags) simulate(e *env) (*report.Input, error) {
 	if err != nil {
 		return nil, err
 	}
+	srv.StepByStep = f.sf.stepByStep
 	fmt.Fprintf(e.stderr, "servesim: %s; parameters: %s (%s)\n", r.Scenario.Name, r.ParamsFrom, r.Source)
 	start := time.Now()
 	in, err := report.Simulate(r, srv, meas, measName, report.SimulateOptions{Explain: f.cells, NoExplain: f.explain == "none",

@@ -21,6 +21,7 @@ type scenarioFlags struct {
 	uncalibrated bool
 	vllmCmd      string
 	seed         int64
+	stepByStep   bool
 	// vllmWords, when set, is a launch command already split into words (import's positional
 	// arguments); it takes the place of --vllm-cmd.
 	vllmWords []string
@@ -32,6 +33,7 @@ func (f *scenarioFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.uncalibrated, "uncalibrated", false, "use the physical priors, ignoring every calibration")
 	fs.StringVar(&f.vllmCmd, "vllm-cmd", "", "a `vllm serve ...` launch command whose flags replace the scenario's engine section")
 	fs.Int64Var(&f.seed, "seed", -1, "random seed for speculative acceptance (default: the scenario's)")
+	fs.BoolVar(&f.stepByStep, "step-by-step", false, "simulate every engine step request by request (the reference the default event-driven mode agrees with)")
 }
 
 // isSeed reports whether the run uses the embedded seed scenario unchanged.
@@ -84,6 +86,7 @@ func (f *scenarioFlags) loadServer(stderr io.Writer) (*scenario.Resolved, *sim.S
 	if err != nil {
 		return nil, nil, err
 	}
+	srv.StepByStep = f.stepByStep
 	return r, srv, nil
 }
 
