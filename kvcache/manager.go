@@ -46,9 +46,12 @@ func (c *Content) blockID(i, bt int) uint64 {
 	return c.UniqueID
 }
 
-// blockKey is the content key of tokens [i*bt, (i+1)*bt).
+// blockKey is the content key of tokens [i*bt, (i+1)*bt): the content id, made position- and
+// block-size-specific by an odd-multiplier offset. At a given position it is a bijection of the
+// id, so two blocks with the same parent chain get different chained hashes whenever their ids
+// differ; chainHash mixes it into the chain.
 func (c *Content) blockKey(i, bt int) uint64 {
-	return mix(mix(c.blockID(i, bt), uint64(i)), uint64(bt))
+	return c.blockID(i, bt) ^ (uint64(i)*0x9e3779b97f4a7c15 + uint64(bt)*0xc2b2ae3d27d4eb4f)
 }
 
 type chain struct {
@@ -155,8 +158,10 @@ func (t *Table) chainHash(c *Content, bt, i int) uint64 {
 	return ch.hashes[i]
 }
 
+// blockHash is block i's chained hash salted with group g (vLLM keys its cache by hash and group).
+// The salt is xored in: within a group a bijection of the chain, across groups a random offset.
 func (m *Manager) blockHash(t *Table, c *Content, g, i int) Hash {
-	h := Hash(mix(m.salts[g], t.chainHash(c, m.L.Groups[g].BlockTokens, i)))
+	h := Hash(m.salts[g] ^ t.chainHash(c, m.L.Groups[g].BlockTokens, i))
 	if h == 0 {
 		h = 1
 	}
