@@ -55,6 +55,32 @@ type lazyState struct {
 	seg     segment
 }
 
+// getLZ gives r a lazy state (kept while it runs, reused after).
+func (s *Scheduler) getLZ(r *Request) {
+	if r.lz != nil {
+		return
+	}
+	if k := len(s.lzFree); k > 0 {
+		r.lz = s.lzFree[k-1]
+		s.lzFree = s.lzFree[:k-1]
+	} else {
+		r.lz = new(lazyState)
+	}
+	*r.lz = lazyState{hidx: -1}
+}
+
+// putLZ takes back r's lazy state when it leaves the running queue (a waiting request needs none).
+func (s *Scheduler) putLZ(r *Request) {
+	if r.lz == nil {
+		return
+	}
+	if r.lz.lazy {
+		panic("scheduler: lazy state released while lazy: " + r.String())
+	}
+	s.lzFree = append(s.lzFree, r.lz)
+	r.lz = nil
+}
+
 // EnableLazy switches the scheduler to lazy mode (see doc.go, "Lazy mode"): ScheduleLazy and
 // UpdateLazy instead of Schedule and Update. It must be called before any request is added.
 // The KV-cache manager then defers hashing generated blocks (kvcache.Manager.DeferUnique).
@@ -78,7 +104,7 @@ func (s *Scheduler) canLazy() bool { return s.cfg.SpecTokens == 0 }
 // Current returns a request's computed and output tokens as of the last applied step (Computed
 // and Output lag behind while the request is lazy).
 func (s *Scheduler) Current(r *Request) (computed, output int) {
-	if !r.lz.lazy {
+	if r.lz == nil || !r.lz.lazy {
 		return r.Computed, r.Output
 	}
 	adv := int(s.tick - r.lz.tick)
@@ -90,10 +116,10 @@ func (s *Scheduler) Tick() int64 { return s.tick }
 
 // runningIndex is r's index in s.running, which is sorted by admission order.
 func (s *Scheduler) runningIndex(r *Request) int {
-	lo, hi := 0, len(s.running)
+	lo, hi := 0, len(s.runOrder)
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		if s.running[m].order < r.order {
+		if s.runOrder[m] < r.order {
 			lo = m + 1
 		} else {
 			hi = m
@@ -110,6 +136,8 @@ func (s *Scheduler) removeRunning(r *Request) {
 	copy(s.running[i:], s.running[i+1:])
 	s.running[len(s.running)-1] = nil
 	s.running = s.running[:len(s.running)-1]
+	copy(s.runOrder[i:], s.runOrder[i+1:])
+	s.runOrder = s.runOrder[:len(s.running)]
 }
 
 func (s *Scheduler) removeActive(r *Request) {
@@ -182,6 +210,7 @@ func (s *Scheduler) entrySeconds(e *Entry) cost.SeqSeconds {
 		return s.coster.Seq(cost.SeqWork{Start: e.Start, Tokens: e.Tokens, Decode: e.Decode, Emits: e.Emits})
 	}
 	r := e.Req
+	s.getLZ(r)
 	if !r.lz.seg.covers(e.Start, e.Tokens) {
 		r.lz.seg = s.fit(e.Start, e.Tokens, s.horizon(r, e.Tokens))
 	}
@@ -199,6 +228,7 @@ func (s *Scheduler) horizon(r *Request, tokens int) int {
 // its last token (max_tokens or max_model_len), or its cost segment's end.
 func (s *Scheduler) register(r *Request) {
 	start := r.Computed // the start of its next entry
+	s.getLZ(r)
 	if !r.lz.seg.covers(start, 1) {
 		r.lz.seg = s.fit(start, 1, s.horizon(r, 1))
 	}
@@ -257,7 +287,7 @@ func (s *Scheduler) noteChurn() {
 		return
 	}
 	for _, r := range s.running {
-		if r.lz.lazy {
+		if r.lz != nil && r.lz.lazy {
 			s.k0 = s.k0.Add(r.lz.k0)
 			s.k1 = s.k1.Add(r.lz.seg.b)
 		}
@@ -284,7 +314,7 @@ func (s *Scheduler) serveImplicit(from, count, budget int, b *Batch) int {
 func (s *Scheduler) ScheduleLazy(b *Batch) {
 	b.reset()
 	step := s.tick + 1
-	for s.touch.len() > 0 && s.touch.min().lz.touchAt <= step {
+	for s.touch.len() > 0 && s.touch[0].at <= step {
 		r := s.touch.pop()
 		s.unlazy(r)
 		s.addActive(r)
@@ -337,7 +367,7 @@ func (s *Scheduler) ScheduleLazy(b *Batch) {
 	if len(b.Entries) == 0 && len(b.Preempted) == 0 && len(b.Lazy.starved) == 0 && s.nLazy > 0 {
 		b.Lazy.Span = math.MaxInt64
 		if s.touch.len() > 0 {
-			b.Lazy.Span = s.touch.min().lz.touchAt - step
+			b.Lazy.Span = s.touch[0].at - step
 		}
 		b.Lazy.Slope = s.k1
 	}
@@ -396,22 +426,28 @@ func (s *Scheduler) UpdateLazy(b *Batch) []Output {
 }
 
 // touchHeap orders lazy requests by (touch step, admission order): the requests due at a step
-// come out in running order.
-type touchHeap []*Request
+// come out in running order. The keys are kept in the heap's slots, so sifting compares without
+// visiting the requests.
+type touchHeap []touchSlot
+
+type touchSlot struct {
+	at, order int64
+	r         *Request
+}
 
 func (h touchHeap) len() int      { return len(h) }
-func (h touchHeap) min() *Request { return h[0] }
+func (h touchHeap) min() *Request { return h[0].r }
 func (h touchHeap) less(i, j int) bool {
-	a, b := h[i], h[j]
-	if a.lz.touchAt != b.lz.touchAt {
-		return a.lz.touchAt < b.lz.touchAt
+	a, b := &h[i], &h[j]
+	if a.at != b.at {
+		return a.at < b.at
 	}
 	return a.order < b.order
 }
 
 func (h touchHeap) swap(i, j int) {
 	h[i], h[j] = h[j], h[i]
-	h[i].lz.hidx, h[j].lz.hidx = i, j
+	h[i].r.lz.hidx, h[j].r.lz.hidx = i, j
 }
 
 func (h touchHeap) up(j int) {
@@ -446,7 +482,7 @@ func (h touchHeap) down(i int) bool {
 
 func (h *touchHeap) push(r *Request) {
 	r.lz.hidx = len(*h)
-	*h = append(*h, r)
+	*h = append(*h, touchSlot{at: r.lz.touchAt, order: r.order, r: r})
 	h.up(len(*h) - 1)
 }
 
@@ -457,11 +493,11 @@ func (h *touchHeap) pop() *Request {
 func (h *touchHeap) remove(i int) *Request {
 	old := *h
 	n := len(old) - 1
-	r := old[i]
+	r := old[i].r
 	if i != n {
 		old.swap(i, n)
 	}
-	old[n] = nil
+	old[n] = touchSlot{}
 	*h = old[:n]
 	if i != n && !h.down(i) {
 		h.up(i)

@@ -72,7 +72,7 @@ type Request struct {
 	table *kvcache.Table
 	// order is the admission sequence number (running order).
 	order int64
-	lz    lazyState // lazy mode (lazy.go)
+	lz    *lazyState // lazy mode, while running (lazy.go)
 }
 
 // PromptTokens is the prompt length.

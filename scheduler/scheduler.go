@@ -76,15 +76,17 @@ type Scheduler struct {
 	Steps       int64
 
 	// Lazy mode (lazy.go).
-	lazyOn bool
-	coster SeqCoster
-	tick   int64      // steps applied
-	active []*Request // running requests that are not lazy, in running order
-	touch  touchHeap  // lazy requests by the step at which they are due
-	nLazy  int
+	lazyOn   bool
+	runOrder []int64 // the running requests' admission orders (lazy mode), for binary search
+	coster   SeqCoster
+	tick     int64      // steps applied
+	active   []*Request // running requests that are not lazy, in running order
+	touch    touchHeap  // lazy requests by the step at which they are due
+	nLazy    int
 	// The lazy decoders' seconds in the step scheduled at tick T add up to k0 + k1 T.
 	k0, k1 cost.SeqSeconds
 	churn  int
+	lzFree []*lazyState // lazy states of requests that left, for reuse
 	// OnMaterialise, if set, is called when a lazy request becomes explicit, with the steps it
 	// advanced (one token each) since it became lazy.
 	OnMaterialise func(r *Request, steps int)
@@ -132,12 +134,14 @@ func (s *Scheduler) Abort(r *Request) {
 	case Waiting:
 		s.waiting.remove(r)
 	case Running:
-		if r.lz.lazy {
+		if r.lz != nil && r.lz.lazy {
 			s.unlazy(r)
 		}
-		s.running = remove(s.running, r)
 		if s.lazyOn {
+			s.removeRunning(r)
 			s.removeActive(r)
+		} else {
+			s.running = remove(s.running, r)
 		}
 	}
 	s.release(r)
@@ -162,6 +166,7 @@ func (s *Scheduler) release(r *Request) {
 		s.kv.Release(r.table)
 		r.table = nil
 	}
+	s.putLZ(r)
 }
 
 // preemptLast frees the newest running request and puts it at the front of the waiting queue.
@@ -170,9 +175,13 @@ func (s *Scheduler) preemptLast(b *Batch) *Request {
 	s.running[len(s.running)-1] = nil
 	s.running = s.running[:len(s.running)-1]
 	if s.lazyOn {
-		if r.lz.lazy {
+		s.runOrder = s.runOrder[:len(s.running)]
+	}
+	if s.lazyOn {
+		if r.lz != nil && r.lz.lazy {
 			s.unlazy(r)
 		}
+		s.putLZ(r)
 		s.removeActive(r)
 		// Its generated blocks were not entered in the cache (DeferUnique): its re-admission
 		// may hit them.
@@ -293,6 +302,7 @@ func (s *Scheduler) admit(budget int, b *Batch) {
 		r.order = s.seq
 		s.running = append(s.running, r)
 		if s.lazyOn {
+			s.runOrder = append(s.runOrder, r.order)
 			s.active = append(s.active, r)
 		}
 		b.Entries = append(b.Entries, Entry{Req: r, Start: hit, Tokens: n, Emits: emits, Admitted: true})

@@ -146,6 +146,12 @@ func WriteTable(w io.Writer, m *Metrics) error {
 	row("E2E", m.E2E)
 	row("queue", m.Queue)
 	tw.Flush()
+	for _, d := range []Dist{m.TTFT, m.TPOT, m.E2E, m.Queue} {
+		if d.RelErr > 0 {
+			p("             quantiles past %s requests from a histogram, within %.2g %% (ITL: within 0.4 %%)\n", commas(int64(exactLimit)), 100*d.RelErr)
+			break
+		}
+	}
 	p("Preemptions  %d (%d requests)\n", m.Preemptions, m.PreemptedRequests)
 	p("KV cache     mean %.1f%%, peak %.1f%% of blocks in use (sampled every %g s)\n", 100*m.KV.Mean, 100*m.KV.Peak, m.KV.IntervalS)
 	if len(m.KV.Samples) > 1 {

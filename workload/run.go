@@ -59,7 +59,7 @@ func Run(srv *sim.Server, s *Spec, o Options) (*Metrics, error) {
 			}
 			b := s.Bench
 			b.Concurrency = g.v
-			c, err := runBench(srv, b, seed, s.sampleInterval())
+			c, err := runBench(srv, b, seed, s.sampleInterval(), &s.SLO)
 			if err != nil {
 				return nil, err
 			}
@@ -93,7 +93,7 @@ func Run(srv *sim.Server, s *Spec, o Options) (*Metrics, error) {
 				base := done
 				prog = func(n int) { o.Progress(base+n, total) }
 			}
-			c, err := runList(srv, subs[i], concs[i], seed, s.sampleInterval(), prog)
+			c, err := runList(srv, subs[i], concs[i], seed, s.sampleInterval(), &s.SLO, prog)
 			if err != nil {
 				return nil, err
 			}
@@ -195,8 +195,8 @@ type runner struct {
 
 // newRunner starts a fresh engine on the server. Every inter-token gap the engine reports goes
 // to the ITL histogram (only stream requests have more than one delivery: a scout has one).
-func newRunner(srv *sim.Server, seed uint64, every vtime.Duration) *runner {
-	r := &runner{srv: srv, eng: srv.NewEngine(seed), col: &collector{}, every: every}
+func newRunner(srv *sim.Server, seed uint64, every vtime.Duration, slo *SLO) *runner {
+	r := &runner{srv: srv, eng: srv.NewEngine(seed), col: &collector{slo: slo}, every: every}
 	r.col.kv.interval = every
 	r.sampleF = r.sample
 	r.eng.Hooks.OnGap = func(gap vtime.Duration, n int) { r.col.itl.addN(int64(gap), uint64(n)) }
@@ -256,7 +256,16 @@ func (r *runner) record(rec *sim.Record) {
 	if rec.Admitted >= 0 && rec.Arrive >= 0 {
 		s.queue = rec.Admitted.Sub(rec.Arrive).Seconds() * 1e3
 	}
-	c.samples = append(c.samples, s)
+	c.ttft.add(s.ttft)
+	c.tpot.add(s.tpot)
+	c.e2e.add(s.e2e)
+	c.queue.add(s.queue)
+	c.requests++
+	c.allOut += int64(s.output)
+	if c.slo != nil && c.slo.Any() && meets(&s, c.slo) {
+		c.good++
+		c.goodOut += int64(s.output)
+	}
 	c.preemptions += rec.Preemptions
 	if rec.Preemptions > 0 {
 		c.preempted++
@@ -270,11 +279,10 @@ func (r *runner) finishStats() {
 
 // runList simulates a closed loop (conc > 0: conc clients, each sending the next request when its
 // previous one completes) or open-loop arrivals (conc == 0: each request at its At time).
-func runList(srv *sim.Server, reqs []Request, conc int, seed uint64, every vtime.Duration, progress func(int)) (*collector, error) {
-	r := newRunner(srv, seed, every)
+func runList(srv *sim.Server, reqs []Request, conc int, seed uint64, every vtime.Duration, slo *SLO, progress func(int)) (*collector, error) {
+	r := newRunner(srv, seed, every, slo)
 	e := r.eng
 	c := r.col
-	c.samples = make([]reqSample, 0, len(reqs))
 	mml := srv.Deployment.Engine.MaxModelLen
 	next := 0
 	done := 0
@@ -354,7 +362,7 @@ func BenchSeed(seed uint64, tokens, concurrency int) uint64 {
 // seeded per cell, the cold scout prefill that fills the prefix cache, then bench.RunDecodeCell)
 // and keeps every stream request's latencies. Throughput counts the window; latencies count every
 // stream request.
-func runBench(srv *sim.Server, b BenchCell, seed uint64, every vtime.Duration) (*collector, error) {
+func runBench(srv *sim.Server, b BenchCell, seed uint64, every vtime.Duration, slo *SLO) (*collector, error) {
 	p := b.Protocol()
 	tokens, err := p.FitContext(b.Context, srv.Deployment.Engine.MaxModelLen)
 	if err != nil {
@@ -363,7 +371,7 @@ func runBench(srv *sim.Server, b BenchCell, seed uint64, every vtime.Duration) (
 	// The cell's prompt: the protocol's only context row.
 	pid := protocol.PromptID(0)
 	c := b.Concurrency
-	r := newRunner(srv, BenchSeed(seed, tokens, c), every)
+	r := newRunner(srv, BenchSeed(seed, tokens, c), every, slo)
 	e := r.eng
 	col := r.col
 	if p.OverCapacity(c, tokens, srv.Layout.KVCacheSizeTokens) {
