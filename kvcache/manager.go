@@ -232,9 +232,15 @@ func (m *Manager) fixedPoint(t *Table, c *Content, limit int) int {
 // the minimum over groups, and loses its last block for EAGLE-family drafters. The blocks to reuse
 // are remembered in t for Admit.
 func (m *Manager) FindHit(t *Table, c *Content, tokens int) int {
+	if m.Caching && tokens > 1 {
+		// Blocks committed with any of this content's ids are the only ones it can hit.
+		m.Pool.Flush(c.PrefixID)
+		m.Pool.Flush(c.PromptID)
+		m.Pool.Flush(c.UniqueID)
+	}
 	if t.hitCached && t.hitGen == m.Pool.gen && t.hitFor == tokens {
-		// Same request, same length, no cached block added or evicted since: same answer. (A
-		// request blocked at the head of the queue asks every step.)
+		// Same request, same length, no block entered in or evicted from the index since: same
+		// answer. (A request blocked at the head of the queue asks every step.)
 		return t.hitTokens
 	}
 	t.hitCached, t.hitGen, t.hitFor = true, m.Pool.gen, tokens
@@ -245,10 +251,6 @@ func (m *Manager) FindHit(t *Table, c *Content, tokens int) int {
 	if !m.Caching || tokens <= 1 {
 		return 0
 	}
-	// Blocks committed with any of this content's ids are the only ones it can hit.
-	m.Pool.Flush(c.PrefixID)
-	m.Pool.Flush(c.PromptID)
-	m.Pool.Flush(c.UniqueID)
 	hit := m.fixedPoint(t, c, tokens-1)
 	if hit > 0 && m.EagleDrop {
 		hit = m.fixedPoint(t, c, hit-m.L.BlockSize)

@@ -60,7 +60,8 @@ type Pool struct {
 	pendFree []int32
 	lastKey  uint64 // the key of the last SetHashLazy and its list: consecutive calls share it
 	lastList int32
-	// gen changes whenever the set of cached hashes changes, so a prefix lookup can be reused.
+	// gen changes whenever the index changes (a block enters or leaves it), so a prefix lookup
+	// can be reused: after flushing its keys, a request's lookups see only the index.
 	gen uint64
 	// Stats.
 	Evictions int64
@@ -146,7 +147,6 @@ func (p *Pool) evict(b BlockID) {
 		p.unpend(b)
 		m.hash = 0
 		p.numHashed--
-		p.gen++
 	} else {
 		p.unhash(b)
 	}
@@ -214,7 +214,6 @@ func (p *Pool) SetHashLazy(b BlockID, h Hash, key uint64) {
 	}
 	l.tail = b
 	p.numHashed++
-	p.gen++
 }
 
 // listFor returns the pending list of key, made empty if it has none.
@@ -279,6 +278,7 @@ func (p *Pool) Flush(key uint64) {
 		b = next
 	}
 	p.dropList(i)
+	p.gen++
 }
 
 // unhash drops block b's content; the other blocks with the same content stay cached (vLLM's

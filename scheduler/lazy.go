@@ -49,7 +49,9 @@ func (g *segment) at(start int) cost.SeqSeconds {
 type lazyState struct {
 	lazy    bool
 	tick    int64 // the scheduler's tick when Computed and Output were last exact
-	touchAt int64 // the step (tick + 1 at scheduling) at which it must be explicit again
+	touchAt int64 // the step (tick + 1 at scheduling) at which it must be visited: min of the two
+	growAt  int64 // the step whose scheduling must grow its blocks (it stays lazy for that)
+	otherAt int64 // the step at which it must be explicit again
 	hidx    int   // index in the touch heap, -1 outside
 	k0      cost.SeqSeconds
 	seg     segment
@@ -240,19 +242,41 @@ func (s *Scheduler) register(r *Request) {
 	s.nLazy++
 	// j counts steps from now: step tick + j schedules start + j - 1 and applies start + j.
 	j := int64(math.MaxInt64 / 4)
-	if f := r.table.GrowLimit(); f >= start {
-		j = min(j, int64(f-start+1)) // Grow(start + j) has work when start + j > f
-	} else {
-		j = 1
-	}
 	if c := r.table.CommitLimit(); c < math.MaxInt {
 		j = min(j, int64(max(c-start, 1)))
 	}
 	j = min(j, int64(r.MaxTokens-r.Output), int64(s.cfg.MaxModelLen-r.NumTokens()))
 	j = min(j, int64(r.lz.seg.hi-start+1))
-	r.lz.touchAt = s.tick + max(j, 1)
+	r.lz.otherAt = s.tick + max(j, 1)
+	r.lz.growAt = s.tick + s.growIn(r, start)
+	r.lz.touchAt = min(r.lz.growAt, r.lz.otherAt)
 	s.touch.push(r)
 	s.noteChurn()
+}
+
+// growIn is how many steps from now a lazy decoder whose next entry starts at start must grow
+// its blocks: Grow(start + j) has work when start + j exceeds what its blocks cover.
+func (s *Scheduler) growIn(r *Request, start int) int64 {
+	if f := r.table.GrowLimit(); f >= start {
+		return int64(f - start + 1)
+	}
+	return 1
+}
+
+// growLazy grows a lazy decoder's blocks for the step being scheduled, exactly as scheduling it
+// would (preempting the newest running requests while the pool is short), without making it
+// explicit: it keeps its implicit token. It returns false when the request preempted itself.
+func (s *Scheduler) growLazy(r *Request, b *Batch) bool {
+	start := r.Computed + int(s.tick-r.lz.tick)
+	for !s.kv.Grow(r.table, start+1) {
+		if victim := s.preemptLast(b); victim == r {
+			return false
+		}
+	}
+	r.lz.growAt = s.tick + s.growIn(r, start)
+	r.lz.touchAt = min(r.lz.growAt, r.lz.otherAt)
+	s.touch.push(r)
+	return true
 }
 
 // unlazy brings a lazy request's counts up to the current tick and makes it explicit.
@@ -314,11 +338,17 @@ func (s *Scheduler) serveImplicit(from, count, budget int, b *Batch) int {
 func (s *Scheduler) ScheduleLazy(b *Batch) {
 	b.reset()
 	step := s.tick + 1
+	grow := s.growScratch[:0] // lazy decoders that only have blocks to grow, in running order
 	for s.touch.len() > 0 && s.touch[0].at <= step {
 		r := s.touch.pop()
+		if r.lz.otherAt > step {
+			grow = append(grow, r)
+			continue
+		}
 		s.unlazy(r)
 		s.addActive(r)
 	}
+	s.growScratch = grow
 	budget := s.cfg.MaxNumBatchedTokens
 	if s.nLazy == 0 {
 		// Every running request is explicit: Schedule's loop.
@@ -330,15 +360,39 @@ func (s *Scheduler) ScheduleLazy(b *Batch) {
 			budget -= n
 		}
 	} else {
+		// The explicit requests and the lazy ones with blocks to grow, merged in running order;
+		// the other lazy decoders between them take one token each.
 		prev, stopped := -1, false
-		for i := 0; i < len(s.active); i++ {
-			r := s.active[i]
+		for i, g := 0, 0; i < len(s.active) || g < len(grow); {
+			var r *Request
+			lazy := false
+			if g < len(grow) && (i == len(s.active) || grow[g].order < s.active[i].order) {
+				r, lazy = grow[g], true
+				g++
+			} else {
+				r = s.active[i]
+				i++
+			}
+			if r.State != Running {
+				continue // preempted in this pass
+			}
 			p := s.runningIndex(r)
 			budget = s.serveImplicit(prev+1, p-prev-1, budget, b)
 			prev = p
 			if budget <= 0 {
 				stopped = true
+				if lazy {
+					s.serveImplicit(p, 1, 0, b) // not reached: starved
+				}
 				break
+			}
+			if lazy {
+				if !s.growLazy(r, b) {
+					stopped = true
+					break
+				}
+				budget--
+				continue
 			}
 			n, ok := s.scheduleRunning(r, budget, b)
 			if !ok {
@@ -346,6 +400,12 @@ func (s *Scheduler) ScheduleLazy(b *Batch) {
 				break
 			}
 			budget -= n
+		}
+		// Lazy decoders popped for growing that the pass did not reach go back to the heap.
+		for _, r := range grow {
+			if r.State == Running && r.lz != nil && r.lz.lazy && r.lz.hidx < 0 {
+				s.touch.push(r)
+			}
 		}
 		// The lazy decoders after the last explicit request; with the pass stopped, none of
 		// them is reached.
@@ -365,6 +425,8 @@ func (s *Scheduler) ScheduleLazy(b *Batch) {
 	}
 	b.Lazy.Sum = sum
 	if len(b.Entries) == 0 && len(b.Preempted) == 0 && len(b.Lazy.starved) == 0 && s.nLazy > 0 {
+		// Blocks grown for lazy decoders at the start of this step change nothing in the
+		// steps after it until the next touch: it may head a span.
 		b.Lazy.Span = math.MaxInt64
 		if s.touch.len() > 0 {
 			b.Lazy.Span = s.touch[0].at - step

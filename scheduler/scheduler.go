@@ -87,6 +87,8 @@ type Scheduler struct {
 	k0, k1 cost.SeqSeconds
 	churn  int
 	lzFree []*lazyState // lazy states of requests that left, for reuse
+	// growScratch holds the lazy decoders due only for growing, in a ScheduleLazy pass.
+	growScratch []*Request
 	// OnMaterialise, if set, is called when a lazy request becomes explicit, with the steps it
 	// advanced (one token each) since it became lazy.
 	OnMaterialise func(r *Request, steps int)
