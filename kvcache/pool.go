@@ -44,7 +44,11 @@ type pendList struct {
 // handed out, so a new pool costs nothing per block: a run that uses a few blocks of a large
 // cache does not pay for the rest.
 type Pool struct {
-	meta       []blockMeta // blocks 0 .. len(meta)-1 have been handed out at least once
+	// meta holds the metadata of blocks 0 .. used-1, those handed out at least once, in chunks
+	// of metaChunk blocks made as they are needed: a pool whose run uses a few blocks of a large
+	// cache neither clears nor copies metadata for the rest.
+	meta       [][]blockMeta
+	used       int
 	numBlocks  int
 	head, tail BlockID // the linked part of the free queue, after the fresh blocks
 	numFree    int     // fresh blocks plus the linked queue
@@ -66,6 +70,13 @@ type Pool struct {
 	// Stats.
 	Evictions int64
 }
+
+// metaChunk is the number of blocks whose metadata is made at once (a power of two; a chunk is a
+// small allocation, under 32 KiB).
+const metaChunk = 1 << 9
+
+// m returns block b's metadata.
+func (p *Pool) m(b BlockID) *blockMeta { return &p.meta[b/metaChunk][b&(metaChunk-1)] }
 
 // NewPool returns a pool of n free, empty blocks.
 func NewPool(n int) *Pool {
@@ -90,10 +101,10 @@ func (p *Pool) Usage() float64 {
 }
 
 func (p *Pool) pushTail(b BlockID) {
-	m := &p.meta[b]
+	m := p.m(b)
 	m.prev, m.next, m.inFree = p.tail, NoBlock, true
 	if p.tail != NoBlock {
-		p.meta[p.tail].next = b
+		p.m(p.tail).next = b
 	} else {
 		p.head = b
 	}
@@ -102,17 +113,17 @@ func (p *Pool) pushTail(b BlockID) {
 }
 
 func (p *Pool) unlink(b BlockID) {
-	m := &p.meta[b]
+	m := p.m(b)
 	if !m.inFree {
 		panic(fmt.Sprintf("kvcache: unlink of block %d that is not free", b))
 	}
 	if m.prev != NoBlock {
-		p.meta[m.prev].next = m.next
+		p.m(m.prev).next = m.next
 	} else {
 		p.head = m.next
 	}
 	if m.next != NoBlock {
-		p.meta[m.next].prev = m.prev
+		p.m(m.next).prev = m.prev
 	} else {
 		p.tail = m.prev
 	}
@@ -122,10 +133,14 @@ func (p *Pool) unlink(b BlockID) {
 
 // popFree takes the least recently used free block and evicts its cached content.
 func (p *Pool) popFree() BlockID {
-	if len(p.meta) < p.numBlocks {
+	if p.used < p.numBlocks {
 		// A block never handed out: the head of the queue, with nothing cached.
-		b := BlockID(len(p.meta))
-		p.meta = append(p.meta, blockMeta{prev: NoBlock, next: NoBlock})
+		b := BlockID(p.used)
+		if p.used&(metaChunk-1) == 0 {
+			p.meta = append(p.meta, make([]blockMeta, metaChunk))
+		}
+		p.used++
+		*p.m(b) = blockMeta{prev: NoBlock, next: NoBlock}
 		p.numFree--
 		return b
 	}
@@ -139,7 +154,7 @@ func (p *Pool) popFree() BlockID {
 }
 
 func (p *Pool) evict(b BlockID) {
-	m := &p.meta[b]
+	m := p.m(b)
 	if m.hash == 0 {
 		return
 	}
@@ -158,7 +173,7 @@ func (p *Pool) evict(b BlockID) {
 // index later than younger ones may have, so its place is found by its sequence number).
 func (p *Pool) hash(b BlockID, h Hash) {
 	p.seq++
-	p.meta[b].seq = p.seq
+	p.m(b).seq = p.seq
 	p.index(b, h)
 	p.numHashed++
 	p.gen++
@@ -166,27 +181,27 @@ func (p *Pool) hash(b BlockID, h Hash) {
 
 // index links block b, whose seq is set, into h's list.
 func (p *Pool) index(b BlockID, h Hash) {
-	m := &p.meta[b]
+	m := p.m(b)
 	m.hash, m.pending, m.dupPrev, m.dupNext = h, false, NoBlock, NoBlock
 	first, dup := p.cached.insert(h, b)
 	if !dup {
 		return
 	}
-	if p.meta[first].seq > m.seq {
+	if p.m(first).seq > m.seq {
 		m.dupNext = first
-		p.meta[first].dupPrev = b
+		p.m(first).dupPrev = b
 		p.cached.set(h, b)
 		return
 	}
 	prev := first
-	for next := p.meta[prev].dupNext; next != NoBlock && p.meta[next].seq < m.seq; next = p.meta[next].dupNext {
+	for next := p.m(prev).dupNext; next != NoBlock && p.m(next).seq < m.seq; next = p.m(next).dupNext {
 		prev = next
 	}
-	m.dupPrev, m.dupNext = prev, p.meta[prev].dupNext
+	m.dupPrev, m.dupNext = prev, p.m(prev).dupNext
 	if m.dupNext != NoBlock {
-		p.meta[m.dupNext].dupPrev = b
+		p.m(m.dupNext).dupPrev = b
 	}
-	p.meta[prev].dupNext = b
+	p.m(prev).dupNext = b
 }
 
 // SetHashLazy is SetHash for content that only requests with the content key key can look up
@@ -196,7 +211,7 @@ func (p *Pool) index(b BlockID, h Hash) {
 // and nothing if it is evicted first. Lookups after Flush see exactly what SetHash would have
 // given them, in the same order.
 func (p *Pool) SetHashLazy(b BlockID, h Hash, key uint64) {
-	m := &p.meta[b]
+	m := p.m(b)
 	if m.hash != 0 || h == 0 {
 		return
 	}
@@ -208,7 +223,7 @@ func (p *Pool) SetHashLazy(b BlockID, h Hash, key uint64) {
 	l := &p.pend[p.lastList]
 	m.list, m.dupPrev, m.dupNext = p.lastList, l.tail, NoBlock
 	if l.tail != NoBlock {
-		p.meta[l.tail].dupNext = b
+		p.m(l.tail).dupNext = b
 	} else {
 		l.head = b
 	}
@@ -248,15 +263,15 @@ func (p *Pool) dropList(i int32) {
 
 // unpend takes pending block b off its list.
 func (p *Pool) unpend(b BlockID) {
-	m := &p.meta[b]
+	m := p.m(b)
 	l := &p.pend[m.list]
 	if m.dupPrev != NoBlock {
-		p.meta[m.dupPrev].dupNext = m.dupNext
+		p.m(m.dupPrev).dupNext = m.dupNext
 	} else {
 		l.head = m.dupNext
 	}
 	if m.dupNext != NoBlock {
-		p.meta[m.dupNext].dupPrev = m.dupPrev
+		p.m(m.dupNext).dupPrev = m.dupPrev
 	} else {
 		l.tail = m.dupPrev
 	}
@@ -273,8 +288,8 @@ func (p *Pool) Flush(key uint64) {
 		return
 	}
 	for b := p.pend[i].head; b != NoBlock; {
-		next := p.meta[b].dupNext
-		p.index(b, p.meta[b].hash)
+		next := p.m(b).dupNext
+		p.index(b, p.m(b).hash)
 		b = next
 	}
 	p.dropList(i)
@@ -284,17 +299,17 @@ func (p *Pool) Flush(key uint64) {
 // unhash drops block b's content; the other blocks with the same content stay cached (vLLM's
 // BlockHashToBlockMap.pop with the block's id).
 func (p *Pool) unhash(b BlockID) {
-	m := &p.meta[b]
+	m := p.m(b)
 	switch {
 	case m.dupPrev != NoBlock:
-		p.meta[m.dupPrev].dupNext = m.dupNext
+		p.m(m.dupPrev).dupNext = m.dupNext
 	case m.dupNext != NoBlock:
 		p.cached.set(m.hash, m.dupNext)
 	default:
 		p.cached.del(m.hash)
 	}
 	if m.dupNext != NoBlock {
-		p.meta[m.dupNext].dupPrev = m.dupPrev
+		p.m(m.dupNext).dupPrev = m.dupPrev
 	}
 	m.hash, m.dupPrev, m.dupNext = 0, NoBlock, NoBlock
 	p.numHashed--
@@ -309,7 +324,7 @@ func (p *Pool) Allocate(dst []BlockID, n int) ([]BlockID, bool) {
 	}
 	for i := 0; i < n; i++ {
 		b := p.popFree()
-		p.meta[b].ref = 1
+		p.m(b).ref = 1
 		dst = append(dst, b)
 	}
 	return dst, true
@@ -324,7 +339,7 @@ func (p *Pool) Lookup(h Hash) (BlockID, bool) {
 // Touch takes a reference on a cached block found by Lookup, taking it off the free queue if no
 // request held it.
 func (p *Pool) Touch(b BlockID) {
-	m := &p.meta[b]
+	m := p.m(b)
 	if m.ref == 0 {
 		p.unlink(b)
 	}
@@ -332,14 +347,14 @@ func (p *Pool) Touch(b BlockID) {
 }
 
 // IsFree reports whether block b is on the free queue (counted by NumFree).
-func (p *Pool) IsFree(b BlockID) bool { return p.meta[b].inFree }
+func (p *Pool) IsFree(b BlockID) bool { return p.m(b).inFree }
 
 // SetHash records that block b now holds content h, making it findable by Lookup. When other
 // blocks already hold h, b joins them: vLLM does not deduplicate, and keeps every block in its
 // BlockHashToBlockMap (vllm/v1/core/block_pool.py, cache_full_blocks), so evicting one leaves the
 // content findable in the others.
 func (p *Pool) SetHash(b BlockID, h Hash) {
-	if p.meta[b].hash != 0 || h == 0 {
+	if p.m(b).hash != 0 || h == 0 {
 		return
 	}
 	p.hash(b, h)
@@ -350,7 +365,7 @@ func (p *Pool) SetHash(b BlockID, h Hash) {
 func (p *Pool) Free(blocks []BlockID) {
 	for i := len(blocks) - 1; i >= 0; i-- {
 		b := blocks[i]
-		m := &p.meta[b]
+		m := p.m(b)
 		if m.ref <= 0 {
 			panic(fmt.Sprintf("kvcache: double free of block %d", b))
 		}
@@ -392,10 +407,10 @@ func (p *Pool) flushAll() {
 // freeQueue lists the free queue, least recently used first (tests only).
 func (p *Pool) freeQueue() []BlockID {
 	var q []BlockID
-	for b := len(p.meta); b < p.numBlocks; b++ {
+	for b := p.used; b < p.numBlocks; b++ {
 		q = append(q, BlockID(b))
 	}
-	for b := p.head; b != NoBlock; b = p.meta[b].next {
+	for b := p.head; b != NoBlock; b = p.m(b).next {
 		q = append(q, b)
 	}
 	return q
@@ -403,18 +418,18 @@ func (p *Pool) freeQueue() []BlockID {
 
 // Ref returns the reference count of block b (for tests and invariant checks).
 func (p *Pool) Ref(b BlockID) int {
-	if int(b) >= len(p.meta) {
+	if int(b) >= p.used {
 		return 0 // never handed out
 	}
-	return int(p.meta[b].ref)
+	return int(p.m(b).ref)
 }
 
 // CheckInvariants verifies the free queue and counts; it panics on a broken invariant.
 func (p *Pool) CheckInvariants() {
-	n := p.numBlocks - len(p.meta) // fresh blocks
-	for b := p.head; b != NoBlock; b = p.meta[b].next {
-		if p.meta[b].ref != 0 || !p.meta[b].inFree {
-			panic(fmt.Sprintf("kvcache: block %d in free queue with ref %d", b, p.meta[b].ref))
+	n := p.numBlocks - p.used // fresh blocks
+	for b := p.head; b != NoBlock; b = p.m(b).next {
+		if p.m(b).ref != 0 || !p.m(b).inFree {
+			panic(fmt.Sprintf("kvcache: block %d in free queue with ref %d", b, p.m(b).ref))
 		}
 		n++
 		if n > p.numBlocks {
@@ -425,8 +440,8 @@ func (p *Pool) CheckInvariants() {
 		panic(fmt.Sprintf("kvcache: free queue length %d != numFree %d", n, p.numFree))
 	}
 	hashed, entries, pending := 0, 0, 0
-	for b := range p.meta {
-		if p.meta[b].pending {
+	for b := BlockID(0); int(b) < p.used; b++ {
+		if p.m(b).pending {
 			pending++
 		}
 	}
@@ -435,12 +450,12 @@ func (p *Pool) CheckInvariants() {
 		if l.key != key || l.head == NoBlock {
 			panic(fmt.Sprintf("kvcache: pending list %d of key %x is empty or under key %x", i, key, l.key))
 		}
-		for x, prev := l.head, NoBlock; x != NoBlock; prev, x = x, p.meta[x].dupNext {
-			if m := &p.meta[x]; !m.pending || m.list != i || m.dupPrev != prev || (m.dupNext == NoBlock && l.tail != x) {
+		for x, prev := l.head, NoBlock; x != NoBlock; prev, x = x, p.m(x).dupNext {
+			if m := p.m(x); !m.pending || m.list != i || m.dupPrev != prev || (m.dupNext == NoBlock && l.tail != x) {
 				panic(fmt.Sprintf("kvcache: pending list of key %x broken at block %d", key, x))
 			}
 			hashed++
-			if hashed > len(p.meta) {
+			if hashed > p.used {
 				panic("kvcache: pending list has a cycle")
 			}
 		}
@@ -450,18 +465,18 @@ func (p *Pool) CheckInvariants() {
 	}
 	p.cached.each(func(h Hash, b BlockID) {
 		entries++
-		if p.meta[b].dupPrev != NoBlock {
+		if p.m(b).dupPrev != NoBlock {
 			panic(fmt.Sprintf("kvcache: block %d is first for hash %x but has a predecessor", b, h))
 		}
-		for x, prev := b, NoBlock; x != NoBlock; prev, x = x, p.meta[x].dupNext {
-			if p.meta[x].hash != h || p.meta[x].dupPrev != prev || p.meta[x].pending {
-				panic(fmt.Sprintf("kvcache: cached map says block %d holds %x, block says %x", x, h, p.meta[x].hash))
+		for x, prev := b, NoBlock; x != NoBlock; prev, x = x, p.m(x).dupNext {
+			if p.m(x).hash != h || p.m(x).dupPrev != prev || p.m(x).pending {
+				panic(fmt.Sprintf("kvcache: cached map says block %d holds %x, block says %x", x, h, p.m(x).hash))
 			}
-			if prev != NoBlock && p.meta[prev].seq >= p.meta[x].seq {
+			if prev != NoBlock && p.m(prev).seq >= p.m(x).seq {
 				panic(fmt.Sprintf("kvcache: blocks %d and %d with hash %x out of order", prev, x, h))
 			}
 			hashed++
-			if hashed > len(p.meta) {
+			if hashed > p.used {
 				panic("kvcache: duplicate list has a cycle")
 			}
 		}

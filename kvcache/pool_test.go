@@ -263,3 +263,32 @@ func BenchmarkPoolAllocateFree(b *testing.B) {
 		p.Free(buf)
 	}
 }
+
+// TestPoolLargeLazyMetadata allocates a pool over several metadata chunks: blocks come out in id
+// order from the never-used range, every one once, then from the free queue in LRU order.
+func TestPoolLargeLazyMetadata(t *testing.T) {
+	const n = 3*metaChunk + 5
+	p := NewPool(n)
+	a, _ := p.Allocate(nil, metaChunk+1)
+	b, _ := p.Allocate(nil, n-len(a))
+	for i, x := range append(append([]BlockID(nil), a...), b...) {
+		if x != BlockID(i) {
+			t.Fatalf("block %d handed out as %d", i, x)
+		}
+	}
+	if _, ok := p.Allocate(nil, 1); ok || p.NumFree() != 0 {
+		t.Fatalf("allocated past %d blocks (free %d)", n, p.NumFree())
+	}
+	p.SetHash(b[len(b)-1], 99)
+	p.Free(b)
+	p.Free(a)
+	p.CheckInvariants()
+	c, _ := p.Allocate(nil, 1) // b's tail block, freed first
+	if c[0] != b[len(b)-1] {
+		t.Fatalf("first reallocated block %d, want %d", c[0], b[len(b)-1])
+	}
+	if _, ok := p.Lookup(99); ok {
+		t.Fatal("evicted content still cached")
+	}
+	p.CheckInvariants()
+}

@@ -244,7 +244,7 @@ func (h *kvHarness) run(t *testing.T, cmd string) string {
 			}
 			var names []string
 			for _, b := range bs {
-				names = append(names, fmt.Sprintf("%d=%s", b, h.lbl(h.m.Pool.meta[b].hash)))
+				names = append(names, fmt.Sprintf("%d=%s", b, h.lbl(h.m.Pool.m(b).hash)))
 			}
 			fmt.Fprintf(&out, "; g%d reuses %s", g, strings.Join(names, " "))
 		}
@@ -286,8 +286,8 @@ func (h *kvHarness) run(t *testing.T, cmd string) string {
 		p := h.m.Pool
 		var q []string
 		for _, b := range p.freeQueue() {
-			if int(b) < len(p.meta) && p.meta[b].hash != 0 {
-				hs := p.meta[b].hash
+			if int(b) < p.used && p.m(b).hash != 0 {
+				hs := p.m(b).hash
 				q = append(q, fmt.Sprintf("%d=%s", b, h.lbl(hs)))
 			} else {
 				q = append(q, strconv.Itoa(int(b)))
