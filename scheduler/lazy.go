@@ -53,6 +53,8 @@ type lazyState struct {
 	growAt  int64 // the step whose scheduling must grow its blocks (it stays lazy for that)
 	otherAt int64 // the step at which it must be explicit again
 	hidx    int   // index in the touch heap, -1 outside
+	id      int32 // index in the scheduler's lazy states (touch heap slots name it)
+	req     *Request
 	k0      cost.SeqSeconds
 	seg     segment
 }
@@ -62,13 +64,16 @@ func (s *Scheduler) getLZ(r *Request) {
 	if r.lz != nil {
 		return
 	}
+	var lz *lazyState
 	if k := len(s.lzFree); k > 0 {
-		r.lz = s.lzFree[k-1]
+		lz = s.lzFree[k-1]
 		s.lzFree = s.lzFree[:k-1]
 	} else {
-		r.lz = new(lazyState)
+		lz = &lazyState{id: int32(len(s.touch.lz))}
+		s.touch.lz = append(s.touch.lz, lz)
 	}
-	*r.lz = lazyState{hidx: -1}
+	*lz = lazyState{hidx: -1, id: lz.id, req: r}
+	r.lz = lz
 }
 
 // putLZ takes back r's lazy state when it leaves the running queue (a waiting request needs none).
@@ -79,6 +84,7 @@ func (s *Scheduler) putLZ(r *Request) {
 	if r.lz.lazy {
 		panic("scheduler: lazy state released while lazy: " + r.String())
 	}
+	r.lz.req = nil
 	s.lzFree = append(s.lzFree, r.lz)
 	r.lz = nil
 }
@@ -339,7 +345,7 @@ func (s *Scheduler) ScheduleLazy(b *Batch) {
 	b.reset()
 	step := s.tick + 1
 	grow := s.growScratch[:0] // lazy decoders that only have blocks to grow, in running order
-	for s.touch.len() > 0 && s.touch[0].at <= step {
+	for s.touch.len() > 0 && s.touch.minAt() <= step {
 		r := s.touch.pop()
 		if r.lz.otherAt > step {
 			grow = append(grow, r)
@@ -429,7 +435,7 @@ func (s *Scheduler) ScheduleLazy(b *Batch) {
 		// steps after it until the next touch: it may head a span.
 		b.Lazy.Span = math.MaxInt64
 		if s.touch.len() > 0 {
-			b.Lazy.Span = s.touch[0].at - step
+			b.Lazy.Span = s.touch.minAt() - step
 		}
 		b.Lazy.Slope = s.k1
 	}
@@ -488,31 +494,35 @@ func (s *Scheduler) UpdateLazy(b *Batch) []Output {
 }
 
 // touchHeap orders lazy requests by (touch step, admission order): the requests due at a step
-// come out in running order. The keys are kept in the heap's slots, so sifting compares without
-// visiting the requests.
-type touchHeap []touchSlot
+// come out in running order. A slot holds its keys and the id of a lazy state (lz), not a pointer:
+// sifting neither visits the requests nor pays the garbage collector's write barrier.
+type touchHeap struct {
+	s  []touchSlot
+	lz []*lazyState // by id
+}
 
 type touchSlot struct {
 	at, order int64
-	r         *Request
+	id        int32
 }
 
-func (h touchHeap) len() int      { return len(h) }
-func (h touchHeap) min() *Request { return h[0].r }
-func (h touchHeap) less(i, j int) bool {
-	a, b := &h[i], &h[j]
+func (h *touchHeap) len() int      { return len(h.s) }
+func (h *touchHeap) min() *Request { return h.lz[h.s[0].id].req }
+func (h *touchHeap) minAt() int64  { return h.s[0].at }
+func (h *touchHeap) less(i, j int) bool {
+	a, b := &h.s[i], &h.s[j]
 	if a.at != b.at {
 		return a.at < b.at
 	}
 	return a.order < b.order
 }
 
-func (h touchHeap) swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].r.lz.hidx, h[j].r.lz.hidx = i, j
+func (h *touchHeap) swap(i, j int) {
+	h.s[i], h.s[j] = h.s[j], h.s[i]
+	h.lz[h.s[i].id].hidx, h.lz[h.s[j].id].hidx = i, j
 }
 
-func (h touchHeap) up(j int) {
+func (h *touchHeap) up(j int) {
 	for j > 0 {
 		i := (j - 1) / 2
 		if !h.less(j, i) {
@@ -523,8 +533,8 @@ func (h touchHeap) up(j int) {
 	}
 }
 
-func (h touchHeap) down(i int) bool {
-	i0, n := i, len(h)
+func (h *touchHeap) down(i int) bool {
+	i0, n := i, len(h.s)
 	for {
 		j := 2*i + 1
 		if j >= n {
@@ -543,9 +553,9 @@ func (h touchHeap) down(i int) bool {
 }
 
 func (h *touchHeap) push(r *Request) {
-	r.lz.hidx = len(*h)
-	*h = append(*h, touchSlot{at: r.lz.touchAt, order: r.order, r: r})
-	h.up(len(*h) - 1)
+	r.lz.hidx = len(h.s)
+	h.s = append(h.s, touchSlot{at: r.lz.touchAt, order: r.order, id: r.lz.id})
+	h.up(len(h.s) - 1)
 }
 
 func (h *touchHeap) pop() *Request {
@@ -553,14 +563,12 @@ func (h *touchHeap) pop() *Request {
 }
 
 func (h *touchHeap) remove(i int) *Request {
-	old := *h
-	n := len(old) - 1
-	r := old[i].r
+	n := len(h.s) - 1
+	r := h.lz[h.s[i].id].req
 	if i != n {
-		old.swap(i, n)
+		h.swap(i, n)
 	}
-	old[n] = touchSlot{}
-	*h = old[:n]
+	h.s = h.s[:n]
 	if i != n && !h.down(i) {
 		h.up(i)
 	}

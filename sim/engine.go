@@ -22,7 +22,8 @@ type StepCoster interface {
 type SpanCoster interface {
 	StepCoster
 	Seq(w cost.SeqWork) cost.SeqSeconds
-	StepSum(n *cost.StepCounts, per cost.SeqSeconds) cost.StepCost
+	StepTotals(n *cost.StepCounts) cost.StepCost
+	StepFinish(totals cost.StepCost, per cost.SeqSeconds) cost.StepCost
 	Wall(gpuSeconds, cpuSeconds float64) float64
 }
 
@@ -132,6 +133,9 @@ type Engine struct {
 	barrier   vtime.Time       // the running Run call's time limit: no span ends after it
 	lastEnd   vtime.Time       // when the last step ended
 	delivered int64
+	// The last step's totals and their priced part (steady decoding repeats them).
+	totalsOf cost.StepCounts
+	totals   cost.StepCost
 	// frontendFree is when the API server finishes the prompts it has accepted.
 	frontendFree vtime.Time
 
@@ -329,7 +333,10 @@ func (e *Engine) maybeSpan() {
 			n.EmitSeqs++
 		}
 	}
-	c := e.fc.StepSum(&n, b.Lazy.Sum)
+	if n != e.totalsOf || e.Steps == 0 {
+		e.totalsOf, e.totals = n, e.fc.StepTotals(&n)
+	}
+	c := e.fc.StepFinish(e.totals, b.Lazy.Sum)
 	e.LastStep = c
 	d := max(vtime.FromSeconds(c.TotalSeconds), 1)
 	e.spanDur = append(e.spanDur[:0], d)
@@ -337,7 +344,7 @@ func (e *Engine) maybeSpan() {
 	if b.Lazy.Span > 1 {
 		limit := min(e.barrier, e.cfg.MaxSimTime)
 		if e.q.Len() > 0 {
-			limit = min(limit, e.q.peek().at)
+			limit = min(limit, e.q.peekAt())
 		}
 		slope := b.Lazy.Slope.Total()
 		for j := int64(1); j < min(b.Lazy.Span, maxSpan); j++ {
@@ -436,7 +443,7 @@ func (e *Engine) handle(ev event) {
 // returns an error when a guard trips.
 func (e *Engine) RunUntil(t vtime.Time) error {
 	e.barrier = t
-	for e.err == nil && e.q.Len() > 0 && e.q.peek().at <= t {
+	for e.err == nil && e.q.Len() > 0 && e.q.peekAt() <= t {
 		e.step()
 	}
 	if e.err == nil && t > e.now && t != vtime.Never {
@@ -452,7 +459,7 @@ func (e *Engine) RunUntil(t vtime.Time) error {
 // between events, not between those steps.
 func (e *Engine) RunWhile(cond func() bool, limit vtime.Time) error {
 	e.barrier = limit
-	for e.err == nil && cond() && e.q.Len() > 0 && e.q.peek().at <= limit {
+	for e.err == nil && cond() && e.q.Len() > 0 && e.q.peekAt() <= limit {
 		e.step()
 	}
 	return e.err

@@ -9,12 +9,29 @@ import (
 	"github.com/servesim/servesim/workload"
 )
 
+// BenchmarkPlanCell is one simulation of the issue's open-loop planning question: the chat preset's
+// requests at 10 req/s with TTFT 500 ms / TPOT 30 ms objectives, Qwen3-30B-A3B on one H100.
+func BenchmarkPlanCell(b *testing.B) {
+	srv := perfServerFile(b, "h100-qwen3-30b-a3b.toml")
+	w := perfWorkload(b, "chat-10")
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := workload.Run(srv, w, workload.Options{Seed: 1}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // perfServer is the issue-16 trace's server: Qwen3-14B (bf16, testdata/perf/qwen3-14b.config.json)
 // on one H100-SXM with vLLM's defaults for an H100 (max_num_seqs 1024, max_num_batched_tokens
 // 8192, chunked prefill, prefix caching, gpu_memory_utilization 0.9).
 func perfServer(tb testing.TB) *sim.Server {
+	return perfServerFile(tb, "h100-qwen3-14b.toml")
+}
+
+func perfServerFile(tb testing.TB, name string) *sim.Server {
 	tb.Helper()
-	s, err := scenario.Load(filepath.Join("testdata", "perf", "h100-qwen3-14b.toml"))
+	s, err := scenario.Load(filepath.Join("testdata", "perf", name))
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -23,13 +23,31 @@ type event struct {
 }
 
 // eventQueue is a binary min-heap ordered by (time, class, sequence): a total order, so runs are
-// reproducible. It is container/heap's algorithm on a typed slice, so events are not boxed.
-type eventQueue []event
+// reproducible. It is container/heap's algorithm on typed slots holding only the keys and the index
+// of the event's payload (record, callback) in a slab, so sifting moves no pointers: events are
+// neither boxed nor subject to the garbage collector's write barrier.
+type eventQueue struct {
+	h    []queueSlot
+	pay  []eventPayload
+	free []int32
+}
 
-func (q eventQueue) Len() int { return len(q) }
+type queueSlot struct {
+	at    vtime.Time
+	seq   uint64
+	class int32
+	pay   int32
+}
 
-func (q eventQueue) less(i, j int) bool {
-	a, b := &q[i], &q[j]
+type eventPayload struct {
+	rec *Record
+	fn  func(*Engine)
+}
+
+func (q *eventQueue) Len() int { return len(q.h) }
+
+func (q *eventQueue) less(i, j int) bool {
+	a, b := &q.h[i], &q.h[j]
 	if a.at != b.at {
 		return a.at < b.at
 	}
@@ -40,11 +58,20 @@ func (q eventQueue) less(i, j int) bool {
 }
 
 func (q *eventQueue) push(ev event) {
-	*q = append(*q, ev)
-	h := *q
+	var p int32
+	if k := len(q.free); k > 0 {
+		p = q.free[k-1]
+		q.free = q.free[:k-1]
+	} else {
+		p = int32(len(q.pay))
+		q.pay = append(q.pay, eventPayload{})
+	}
+	q.pay[p] = eventPayload{rec: ev.rec, fn: ev.fn}
+	q.h = append(q.h, queueSlot{at: ev.at, seq: ev.seq, class: int32(ev.class), pay: p})
+	h := q.h
 	for j := len(h) - 1; j > 0; {
 		i := (j - 1) / 2
-		if !h.less(j, i) {
+		if !q.less(j, i) {
 			break
 		}
 		h[i], h[j] = h[j], h[i]
@@ -53,7 +80,7 @@ func (q *eventQueue) push(ev event) {
 }
 
 func (q *eventQueue) pop() event {
-	h := *q
+	h := q.h
 	n := len(h) - 1
 	h[0], h[n] = h[n], h[0]
 	for i := 0; ; {
@@ -61,22 +88,25 @@ func (q *eventQueue) pop() event {
 		if j >= n {
 			break
 		}
-		if k := j + 1; k < n && h.less(k, j) {
+		if k := j + 1; k < n && q.less(k, j) {
 			j = k
 		}
-		if !h.less(j, i) {
+		if !q.less(j, i) {
 			break
 		}
 		h[i], h[j] = h[j], h[i]
 		i = j
 	}
-	ev := h[n]
-	h[n] = event{}
-	*q = h[:n]
-	return ev
+	s := h[n]
+	q.h = h[:n]
+	pl := q.pay[s.pay]
+	q.pay[s.pay] = eventPayload{}
+	q.free = append(q.free, s.pay)
+	return event{at: s.at, class: int(s.class), seq: s.seq, rec: pl.rec, fn: pl.fn}
 }
 
-func (q eventQueue) peek() *event { return &q[0] }
+// peekAt is the time of the next event.
+func (q *eventQueue) peekAt() vtime.Time { return q.h[0].at }
 
 // newRand returns the engine's seeded source (PCG, math/rand/v2).
 func newRand(seed uint64) *rand.Rand {

@@ -60,8 +60,15 @@ func (c *Model) Seq(w SeqWork) SeqSeconds {
 }
 
 // StepSum returns the time of a step with totals n whose requests' own terms add up to per: Step
-// without the walk over the requests.
+// without the walk over the requests. It is StepFinish(StepTotals(n), per).
 func (c *Model) StepSum(n *StepCounts, per SeqSeconds) StepCost {
+	return c.StepFinish(c.StepTotals(n), per)
+}
+
+// StepTotals is the part of StepSum that depends on the totals alone (every term but the
+// requests' own, and the CPU time); a caller pricing many steps with equal totals computes it
+// once.
+func (c *Model) StepTotals(n *StepCounts) StepCost {
 	var st StepCost
 	if n.Seqs == 0 {
 		return st
@@ -79,8 +86,6 @@ func (c *Model) StepSum(n *StepCounts, per SeqSeconds) StepCost {
 			}
 		}
 	}
-	st.Seconds[TermAttention] += per.Attention
-	st.Seconds[TermState] += per.State
 	if c.draft && n.EmitSeqs > 0 {
 		var d StepCost
 		q := float64(n.EmitSeqs * (1 + c.k))
@@ -89,13 +94,25 @@ func (c *Model) StepSum(n *StepCounts, per SeqSeconds) StepCost {
 		c.gemmTime(c.lmHead, float64(n.EmitSeqs*c.k), &d, TermDrafter)
 		d.Seconds[TermDrafter] += c.gatherSeconds(float64(n.EmitSeqs*c.k) * c.vocab * 4)
 		d.Seconds[TermDrafter] += c.allReduceSeconds(q, 2*c.draftLayers)
-		st.Seconds[TermDrafter] += d.Seconds[TermDrafter] + per.Drafter
+		st.Seconds[TermDrafter] += d.Seconds[TermDrafter]
 	}
 	st.Seconds[TermOverhead] += c.p[param.StepOverheadUS] * 1e-6
+	st.CPUSeconds = (c.p[param.CPUStepUS] + c.p[param.CPUPerReqUS]*float64(n.Seqs)) * 1e-6
+	return st
+}
+
+// StepFinish completes a StepTotals with the requests' own terms: GPU time, wall time, and the
+// CPU time async scheduling does not hide.
+func (c *Model) StepFinish(st StepCost, per SeqSeconds) StepCost {
+	if st.Seconds == ([NumTerms]float64{}) && st.CPUSeconds == 0 {
+		return st // no request
+	}
+	st.Seconds[TermAttention] += per.Attention
+	st.Seconds[TermState] += per.State
+	st.Seconds[TermDrafter] += per.Drafter
 	for _, v := range st.Seconds {
 		st.GPUSeconds += v
 	}
-	st.CPUSeconds = (c.p[param.CPUStepUS] + c.p[param.CPUPerReqUS]*float64(n.Seqs)) * 1e-6
 	st.TotalSeconds = c.Wall(st.GPUSeconds, st.CPUSeconds)
 	if c.async && st.CPUSeconds > st.GPUSeconds {
 		st.Seconds[TermOverhead] += st.CPUSeconds - st.GPUSeconds
