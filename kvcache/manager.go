@@ -136,6 +136,12 @@ func (m *Manager) Release(t *Table) {
 
 // chainHash returns the chained content hash of block i at block size bt.
 func (t *Table) chainHash(c *Content, bt, i int) uint64 {
+	return t.chainUpTo(c, bt, i+1)[i]
+}
+
+// chainUpTo returns the chained content hashes of blocks 0 .. n-1 at block size bt (and maybe
+// more), computing those not yet known.
+func (t *Table) chainUpTo(c *Content, bt, n int) []uint64 {
 	var ch *chain
 	for k := range t.chains {
 		if t.chains[k].bt == bt {
@@ -147,15 +153,14 @@ func (t *Table) chainHash(c *Content, bt, i int) uint64 {
 		t.chains = append(t.chains, chain{bt: bt})
 		ch = &t.chains[len(t.chains)-1]
 	}
-	for len(ch.hashes) <= i {
-		j := len(ch.hashes)
+	for j := len(ch.hashes); j < n; j++ {
 		var parent uint64 = 0xcafef00d
 		if j > 0 {
 			parent = ch.hashes[j-1]
 		}
 		ch.hashes = append(ch.hashes, mix(parent, c.blockKey(j, bt)))
 	}
-	return ch.hashes[i]
+	return ch.hashes
 }
 
 // blockHash is block i's chained hash salted with group g (vLLM keys its cache by hash and group).
@@ -431,10 +436,17 @@ func (m *Manager) Commit(t *Table, c *Content, computed int) {
 					}
 					full = min(full, lim)
 				}
-				for ; t.hashed[g] < full; t.hashed[g]++ {
-					i := t.hashed[g] - t.base[g]
-					if i >= 0 && i < len(t.Blocks[g]) {
-						m.Pool.SetHashLazy(t.Blocks[g][i], m.blockHash(t, c, g, t.hashed[g]), c.blockID(t.hashed[g], bt))
+				if t.hashed[g] < full {
+					chain, salt, blocks := t.chainUpTo(c, bt, full), m.salts[g], t.Blocks[g]
+					for ; t.hashed[g] < full; t.hashed[g]++ {
+						j := t.hashed[g]
+						if i := j - t.base[g]; i >= 0 && i < len(blocks) {
+							h := Hash(salt ^ chain[j])
+							if h == 0 {
+								h = 1
+							}
+							m.Pool.SetHashLazy(blocks[i], h, c.blockID(j, bt))
+						}
 					}
 				}
 			}

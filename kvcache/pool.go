@@ -47,7 +47,7 @@ type Pool struct {
 	// meta holds the metadata of blocks 0 .. used-1, those handed out at least once, in chunks
 	// of metaChunk blocks made as they are needed: a pool whose run uses a few blocks of a large
 	// cache neither clears nor copies metadata for the rest.
-	meta       [][]blockMeta
+	meta       []*[metaChunk]blockMeta
 	used       int
 	numBlocks  int
 	head, tail BlockID // the linked part of the free queue, after the fresh blocks
@@ -137,7 +137,7 @@ func (p *Pool) popFree() BlockID {
 		// A block never handed out: the head of the queue, with nothing cached.
 		b := BlockID(p.used)
 		if p.used&(metaChunk-1) == 0 {
-			p.meta = append(p.meta, make([]blockMeta, metaChunk))
+			p.meta = append(p.meta, new([metaChunk]blockMeta))
 		}
 		p.used++
 		*p.m(b) = blockMeta{prev: NoBlock, next: NoBlock}

@@ -52,7 +52,9 @@ type lazyState struct {
 	touchAt int64 // the step (tick + 1 at scheduling) at which it must be visited: min of the two
 	growAt  int64 // the step whose scheduling must grow its blocks (it stays lazy for that)
 	otherAt int64 // the step at which it must be explicit again
-	hidx    int   // index in the touch heap, -1 outside
+	hidx    int   // index in the touch queue's far heap, -1 outside
+	wslot   int32 // slot in the touch queue's wheel, -1 outside
+	wpos    int32 // index in that slot
 	id      int32 // index in the scheduler's lazy states (touch heap slots name it)
 	req     *Request
 	k0      cost.SeqSeconds
@@ -71,8 +73,9 @@ func (s *Scheduler) getLZ(r *Request) {
 	} else {
 		lz = &lazyState{id: int32(len(s.touch.lz))}
 		s.touch.lz = append(s.touch.lz, lz)
+		s.touch.far.lz = &s.touch.lz
 	}
-	*lz = lazyState{hidx: -1, id: lz.id, req: r}
+	*lz = lazyState{hidx: -1, wslot: -1, id: lz.id, req: r}
 	r.lz = lz
 }
 
@@ -123,8 +126,18 @@ func (s *Scheduler) Current(r *Request) (computed, output int) {
 func (s *Scheduler) Tick() int64 { return s.tick }
 
 // runningIndex is r's index in s.running, which is sorted by admission order.
-func (s *Scheduler) runningIndex(r *Request) int {
-	lo, hi := 0, len(s.runOrder)
+func (s *Scheduler) runningIndex(r *Request) int { return s.runningIndexFrom(r, 0) }
+
+// runningIndexFrom is runningIndex for a request known to be at index from or later: a galloping
+// search, since a pass visits requests in running order, usually a few apart.
+func (s *Scheduler) runningIndexFrom(r *Request, from int) int {
+	n := len(s.runOrder)
+	lo, hi := from, from
+	for step := 1; hi < n && s.runOrder[hi] < r.order; step *= 2 {
+		lo = hi + 1
+		hi += step
+	}
+	hi = min(hi+1, n)
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
 		if s.runOrder[m] < r.order {
@@ -133,7 +146,7 @@ func (s *Scheduler) runningIndex(r *Request) int {
 			hi = m
 		}
 	}
-	if lo == len(s.running) || s.running[lo] != r {
+	if lo == n || s.running[lo] != r {
 		panic("scheduler: running request not in the running queue: " + r.String())
 	}
 	return lo
@@ -295,9 +308,7 @@ func (s *Scheduler) unlazy(r *Request) {
 	s.k0 = s.k0.Sub(r.lz.k0)
 	s.k1 = s.k1.Sub(r.lz.seg.b)
 	s.nLazy--
-	if r.lz.hidx >= 0 {
-		s.touch.remove(r.lz.hidx)
-	}
+	s.touch.remove(r)
 	s.noteChurn()
 	if s.OnMaterialise != nil && adv > 0 {
 		s.OnMaterialise(r, adv)
@@ -345,8 +356,8 @@ func (s *Scheduler) ScheduleLazy(b *Batch) {
 	b.reset()
 	step := s.tick + 1
 	grow := s.growScratch[:0] // lazy decoders that only have blocks to grow, in running order
-	for s.touch.len() > 0 && s.touch.minAt() <= step {
-		r := s.touch.pop()
+	s.dueScratch = s.touch.due(step, s.dueScratch[:0])
+	for _, r := range s.dueScratch {
 		if r.lz.otherAt > step {
 			grow = append(grow, r)
 			continue
@@ -382,7 +393,7 @@ func (s *Scheduler) ScheduleLazy(b *Batch) {
 			if r.State != Running {
 				continue // preempted in this pass
 			}
-			p := s.runningIndex(r)
+			p := s.runningIndexFrom(r, prev+1)
 			budget = s.serveImplicit(prev+1, p-prev-1, budget, b)
 			prev = p
 			if budget <= 0 {
@@ -409,7 +420,7 @@ func (s *Scheduler) ScheduleLazy(b *Batch) {
 		}
 		// Lazy decoders popped for growing that the pass did not reach go back to the heap.
 		for _, r := range grow {
-			if r.State == Running && r.lz != nil && r.lz.lazy && r.lz.hidx < 0 {
+			if r.State == Running && r.lz != nil && r.lz.lazy && !s.touch.queued(r) {
 				s.touch.push(r)
 			}
 		}
@@ -491,87 +502,4 @@ func (s *Scheduler) UpdateLazy(b *Batch) []Output {
 		s.Steps += int64(m)
 	}
 	return s.outs
-}
-
-// touchHeap orders lazy requests by (touch step, admission order): the requests due at a step
-// come out in running order. A slot holds its keys and the id of a lazy state (lz), not a pointer:
-// sifting neither visits the requests nor pays the garbage collector's write barrier.
-type touchHeap struct {
-	s  []touchSlot
-	lz []*lazyState // by id
-}
-
-type touchSlot struct {
-	at, order int64
-	id        int32
-}
-
-func (h *touchHeap) len() int      { return len(h.s) }
-func (h *touchHeap) min() *Request { return h.lz[h.s[0].id].req }
-func (h *touchHeap) minAt() int64  { return h.s[0].at }
-func (h *touchHeap) less(i, j int) bool {
-	a, b := &h.s[i], &h.s[j]
-	if a.at != b.at {
-		return a.at < b.at
-	}
-	return a.order < b.order
-}
-
-func (h *touchHeap) swap(i, j int) {
-	h.s[i], h.s[j] = h.s[j], h.s[i]
-	h.lz[h.s[i].id].hidx, h.lz[h.s[j].id].hidx = i, j
-}
-
-func (h *touchHeap) up(j int) {
-	for j > 0 {
-		i := (j - 1) / 2
-		if !h.less(j, i) {
-			break
-		}
-		h.swap(i, j)
-		j = i
-	}
-}
-
-func (h *touchHeap) down(i int) bool {
-	i0, n := i, len(h.s)
-	for {
-		j := 2*i + 1
-		if j >= n {
-			break
-		}
-		if k := j + 1; k < n && h.less(k, j) {
-			j = k
-		}
-		if !h.less(j, i) {
-			break
-		}
-		h.swap(i, j)
-		i = j
-	}
-	return i > i0
-}
-
-func (h *touchHeap) push(r *Request) {
-	r.lz.hidx = len(h.s)
-	h.s = append(h.s, touchSlot{at: r.lz.touchAt, order: r.order, id: r.lz.id})
-	h.up(len(h.s) - 1)
-}
-
-func (h *touchHeap) pop() *Request {
-	return h.remove(0)
-}
-
-func (h *touchHeap) remove(i int) *Request {
-	n := len(h.s) - 1
-	r := h.lz[h.s[i].id].req
-	if i != n {
-		h.swap(i, n)
-	}
-	h.s = h.s[:n]
-	if i != n && !h.down(i) {
-		h.up(i)
-	}
-	r.lz.hidx = -1
-	return r
 }

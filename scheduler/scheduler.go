@@ -81,7 +81,7 @@ type Scheduler struct {
 	coster   SeqCoster
 	tick     int64      // steps applied
 	active   []*Request // running requests that are not lazy, in running order
-	touch    touchHeap  // lazy requests by the step at which they are due
+	touch    touchQueue // lazy requests by the step at which they are due
 	nLazy    int
 	// The lazy decoders' seconds in the step scheduled at tick T add up to k0 + k1 T.
 	k0, k1 cost.SeqSeconds
@@ -89,6 +89,7 @@ type Scheduler struct {
 	lzFree []*lazyState // lazy states of requests that left, for reuse
 	// growScratch holds the lazy decoders due only for growing, in a ScheduleLazy pass.
 	growScratch []*Request
+	dueScratch  []*Request
 	// OnMaterialise, if set, is called when a lazy request becomes explicit, with the steps it
 	// advanced (one token each) since it became lazy.
 	OnMaterialise func(r *Request, steps int)
