@@ -10,7 +10,6 @@ import (
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/optimize"
 
-	"github.com/servesim/servesim/bench"
 	"github.com/servesim/servesim/matrix"
 	"github.com/servesim/servesim/model"
 	"github.com/servesim/servesim/protocol"
@@ -76,9 +75,8 @@ type Result struct {
 // DefaultFree chooses the parameters a fit moves for a deployment and a training set: the
 // step-time efficiencies and overheads that the measurements can see. Memory terms are fitted
 // only when a measured kv_cache_size_tokens pins them (one term: non_torch_gib); acceptance only
-// with speculative decoding; all-reduce only with TP > 1; the readiness timeout only when the
-// training cells include C > max_num_seqs; the linear-attention scan only for hybrid models. CPU
-// scheduling time is hidden by async scheduling and left at its prior.
+// with speculative decoding; all-reduce only with TP > 1; the linear-attention scan only for
+// hybrid models. CPU scheduling time is hidden by async scheduling and left at its prior.
 func DefaultFree(p *Problem) []model.ParamID {
 	d := p.Deployment
 	free := []model.ParamID{model.PMemBWEff, model.PGEMMEff, model.PGEMMHalfM, model.PAttnEff, model.PActPasses, model.PStepOverheadUS, model.PFrontendUSPerTok, model.PFrontendMSPerReq}
@@ -96,15 +94,6 @@ func DefaultFree(p *Problem) []model.ParamID {
 	}
 	if d.Engine.Speculative.Enabled() {
 		free = append(free, model.PAcceptP1, model.PAcceptDecay)
-	}
-	queued := false
-	for _, c := range p.Measured.Decode {
-		if c.Concurrency > d.Engine.MaxNumSeqs && c.Status.Ran() && p.Train.Match(&c) {
-			queued = true
-		}
-	}
-	if queued {
-		free = append(free, model.PReadyTimeoutS)
 	}
 	if !d.Engine.AsyncScheduling {
 		free = append(free, model.PCPUStepUS, model.PCPUPerReqUS)
@@ -156,7 +145,6 @@ func Fit(p *Problem, s *Settings) (*Result, error) {
 	if len(ev.train) == 0 {
 		return nil, ErrNoTrainingCells
 	}
-	keys := ev.trainKeys()
 	vc := &vector{base: p.Base, free: free}
 	uPrior := vc.toU(model.Priors())
 	best := math.Inf(1)
@@ -173,7 +161,7 @@ func Fit(p *Problem, s *Settings) (*Result, error) {
 		for i, u := range us {
 			sets[i] = vc.params(u)
 		}
-		outs := ev.simulate(sets, keys)
+		outs := ev.simulate(sets)
 		rs := make([][]float64, len(us))
 		for i := range outs {
 			rs[i] = ev.residuals(&outs[i])
@@ -248,11 +236,11 @@ func Fit(p *Problem, s *Settings) (*Result, error) {
 	progress("uncertainty", sumSq(r0))
 	stderr := paramStdErr(J, r0, len(free))
 	// Every cell at the optimum, for train and test errors.
-	outs := ev.simulate([]model.Params{res.Params}, nil)
+	outs := ev.simulate([]model.Params{res.Params})
 	if outs[0].err != nil {
 		return nil, fmt.Errorf("fitted parameters do not give a runnable server: %w", outs[0].err)
 	}
-	res.Predicted = assemble(outs[0], p.Protocol)
+	res.Predicted = outs[0].matrix
 	res.Comparison = matrix.Compare(res.Predicted, p.Measured)
 	rep := &res.Report
 	rep.NParameters = len(free)
@@ -296,15 +284,6 @@ func iterOr(v, def int) int {
 		return v
 	}
 	return def
-}
-
-func assemble(o outcome, proto *protocol.Protocol) *matrix.Matrix {
-	results := make([]bench.JobResult, len(o.jobs))
-	for i, j := range o.jobs {
-		k := matrix.Key{Phase: j.Phase, Context: j.Label, Concurrency: j.Concurrency}
-		results[i] = bench.JobResult{Cell: o.cells[k]}
-	}
-	return bench.Assemble(o.server, proto, o.jobs, results).Matrix
 }
 
 // jacobian returns J (residuals x free) by forward differences, and the residuals at u. All

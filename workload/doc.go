@@ -18,9 +18,10 @@
 //	trace   replay of a CSV or JSONL trace: arrival time, input tokens, output tokens, and
 //	        optionally prefix_id + prefix_tokens for prompts that share a leading part. The
 //	        public Azure LLM inference, BurstGPT and Mooncake column names are understood.
-//	bench   one llm-inference-bench decode cell, exactly as bench.RunJob runs it (same engine
-//	        seed, scout, readiness gate and window, all rules from package protocol), with full
-//	        latency distributions.
+//	bench   one llm-inference-bench decode cell, run as the tool runs a matrix of that one
+//	        cell (bench.Session: hidden warm-ups, the cell's clock, its cold scout, readiness
+//	        gate and timeout, window; all rules from package protocol), with full latency
+//	        distributions.
 //
 // A workload TOML file (strict: an unknown key is an error naming it):
 //
