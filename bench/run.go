@@ -261,7 +261,7 @@ func (r *CellRun) Trace(j *protocol.Job) CellTrace {
 func (s *Session) Cell(j *protocol.Job, o CellOptions) (*CellRun, error) {
 	e, p, c := s.eng, s.proto, j.Concurrency
 	e.Reseed(JobSeed(s.seed, j))
-	run := &CellRun{Observation: protocol.Observation{Concurrency: c, Window: protocol.NoWindow, LastToken: -1}}
+	run := &CellRun{Observation: protocol.Observation{Concurrency: c, Window: protocol.NoWindow(), LastToken: -1}}
 	fail := func(err error) (*CellRun, error) { return nil, fmt.Errorf("decode %s x %d: %w", j.Label, c, err) }
 	run.CellStart = e.Now()
 	spec := sim.RequestSpec{PromptTokens: j.Tokens, MaxTokens: p.MaxOutput, PromptID: j.PromptID}

@@ -4,4 +4,52 @@
 // Shape (gonum optimize style): Fit(problem, settings) (*Result, error); zero settings mean
 // defaults; the optimiser and its seeded starts are explicit. Candidate simulations run on worker
 // goroutines; each simulation is single-threaded and deterministic, so a fit is reproducible.
+//
+// Reading order: fit.go (Problem, Settings, Result, DefaultFree, Fit, the Levenberg-Marquardt
+// loop and the standard errors), eval.go (Weights, the residuals, the parallel evaluator),
+// transform.go (bounded parameters to unconstrained coordinates), filter.go (Filter: which cells
+// train), cv.go (CrossValidate), errors.go (CellErrors: MAPE and MdAPE per metric), report.go
+// (Report, ParamEstimate, Split), summary.go (WriteSummary).
+//
+// # The objective
+//
+// For each training cell and metric, r = w_metric x rho(log(predicted / measured)): decode total
+// tok/s, per-request tok/s, time between tokens and TTFT for decode cells that ran in both the
+// prediction and the measurement, prefill tok/s and TTFT for prefill rows, and a flat penalty
+// Weights.Status for a decode cell whose status (Valid, Requests queued, Over capacity) is
+// predicted wrong. rho is the soft-L1 loss, rho(r)^2 = 2 s^2 (sqrt(1 + (r/s)^2) - 1) with
+// s = Weights.RobustScale (the "soft_l1" loss of SciPy's least_squares): quadratic for errors
+// below about s, linear above, so one outlying measurement cannot drag every other cell. Each
+// free parameter adds Weights.Prior x (u - u_prior), a weak pull toward its physical prior in the
+// unconstrained coordinate u (a maximum a posteriori estimate), so a parameter the cells cannot
+// see stays near its prior. The loss is the sum of squares. A measured kv_cache_size_tokens, when
+// given, adds one residual for the memory terms.
+//
+// # The optimiser
+//
+// Each bounded parameter v in [lo, hi] is optimised as u = logit((g(v) - g(lo)) / (g(hi) -
+// g(lo))), g = log for scale parameters and the identity otherwise, so no step leaves the bounds.
+// The default method is Levenberg-Marquardt (Levenberg 1944, Marquardt 1963) on the residual
+// vector: a forward-difference Jacobian (one parallel batch of n + 1 simulations) and three
+// damping values tried at once; it stops when no damped step improves the loss or the relative
+// improvement is below 1e-4. Starts: the first from Problem.Base, the others from seeded normal
+// perturbations (math/rand/v2 PCG seeded with Settings.Seed); each scouts a few iterations and
+// the best is refined to convergence. gonum's BFGS and Nelder-Mead are available as Method.
+//
+// # Uncertainty
+//
+// Standard errors by the delta method: Cov(u) = s^2 (J^T J)^-1 at the optimum, s^2 = loss /
+// (informative residuals - free parameters), through the pseudo-inverse on the parameters the
+// residuals see, mapped to parameter units with dv/du. ParamEstimate.AtBound warns when a value
+// sits within 1 % of a bound. CrossValidate refits on the standard splits (concurrency <= 8, context
+// <= 64K, five folds by cell) and reports the held-out errors.
+//
+// # Determinism
+//
+// The simulations a fit asks for are independent jobs (bench.RunJob, seeded by the problem's seed
+// and the job), run by Settings.Workers goroutines and placed by index, so the parameters do not
+// depend on the number of workers (TestFitIndependentOfWorkers). Only Progress and
+// Result.Elapsed read the wall clock, for people. On one machine a fit is reproducible bit for
+// bit; across CPUs the floats may differ in the last bits, which is why the shipped calibration's
+// test compares in units of the fit's standard errors (TestShippedCalibrationReproduces).
 package calibration

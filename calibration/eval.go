@@ -3,12 +3,12 @@ package calibration
 import (
 	"fmt"
 	"math"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/servesim/servesim/bench"
+	"github.com/servesim/servesim/internal/workpool"
 	"github.com/servesim/servesim/matrix"
 	"github.com/servesim/servesim/model"
 	"github.com/servesim/servesim/sim"
@@ -58,9 +58,6 @@ type evaluator struct {
 }
 
 func newEvaluator(p *Problem, w Weights, workers int) *evaluator {
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
 	e := &evaluator{prob: p, w: w, workers: workers, measured: map[matrix.Key]*matrix.Cell{}, kvSlot: p.KVTokens > 0}
 	for _, c := range p.Measured.Cells() {
 		c := c
@@ -94,22 +91,7 @@ type outcome struct {
 // when only some of them train the fit.
 func (e *evaluator) simulate(sets []model.Params) []outcome {
 	outs := make([]outcome, len(sets))
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for w := 0; w < min(e.workers, len(sets)); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				outs[i] = e.run(sets[i])
-			}
-		}()
-	}
-	for i := range sets {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	workpool.Run(len(sets), e.workers, func(i int) { outs[i] = e.run(sets[i]) }, nil)
 	e.mu.Lock()
 	e.evals += len(sets)
 	e.mu.Unlock()
@@ -200,6 +182,12 @@ func sumSq(r []float64) float64 {
 		s += v * v
 	}
 	return s
+}
+
+// String writes the weights as ParseWeights reads them: name=value,...
+func (w Weights) String() string {
+	return fmt.Sprintf("total=%g,per_request=%g,tbt=%g,ttft=%g,prefill=%g,prefill_ttft=%g,status=%g,robust=%g,prior=%g",
+		w.DecodeTotal, w.PerRequest, w.TBT, w.TTFT, w.Prefill, w.PrefillTTFT, w.Status, w.RobustScale, w.Prior)
 }
 
 // ParseWeights overrides defaults from "name=value,..." with names total, per_request, tbt, ttft,

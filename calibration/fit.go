@@ -39,7 +39,7 @@ type Settings struct {
 	// Method: "lm" (Levenberg-Marquardt on the residual vector, default), "bfgs" (gonum's
 	// quasi-Newton method on numeric gradients) or "nelder-mead" (gonum's simplex search).
 	Method string
-	// Starts is the number of seeded starting points (the first is Base); default 4.
+	// Starts is the number of seeded starting points (the first is Base); default DefaultStarts.
 	Starts int
 	// MaxIter bounds the iterations per start; default 12 (lm, bfgs) or 40 x free (nelder-mead).
 	MaxIter int
@@ -104,6 +104,9 @@ func DefaultFree(p *Problem) []model.ParamID {
 	return free
 }
 
+// DefaultStarts is the number of seeded starting points of a fit by default.
+const DefaultStarts = 4
+
 // MaxFree is the largest number of fitted parameters allowed.
 const MaxFree = 16
 
@@ -122,7 +125,7 @@ func Fit(p *Problem, s *Settings) (*Result, error) {
 		st.Method = "lm"
 	}
 	if st.Starts <= 0 {
-		st.Starts = 4
+		st.Starts = DefaultStarts
 	}
 	if st.Step <= 0 {
 		st.Step = 0.05

@@ -1,5 +1,11 @@
 package calibration
 
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+)
+
 // ParamEstimate is one fitted parameter with its uncertainty.
 type ParamEstimate struct {
 	Value float64 `json:"value"`
@@ -65,4 +71,21 @@ type Report struct {
 	Status      string                   `json:"status"`
 	// KVTokens is the measured kv_cache_size_tokens that pinned the memory terms (0 = none).
 	KVTokens int `json:"kv_tokens,omitempty"`
+}
+
+// WriteJSON writes the report as indented JSON: the file `servesim fit --report` writes and
+// report.ReadFit reads.
+func (r *Report) WriteJSON(w io.Writer) error {
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(data, '\n'))
+	return err
+}
+
+// Note is a one-line account of the fit, for the parameter file it produces: the measured
+// matrix it was fitted to (as the caller names it), the training cells and the loss.
+func (r *Report) Note(measured string) string {
+	return fmt.Sprintf("servesim fit on %s: %d cells, train %q, loss %.4f", measured, r.Train.Cells, r.TrainFilter, r.Loss)
 }

@@ -58,7 +58,7 @@ type Options struct {
 func roundUp(n, m int) int { return (n + m - 1) / m * m }
 
 // NewLayout derives groups, block size and the number of blocks from per-GPU specs and the
-// memory available for the KV cache (reference/vllm-engine.md section 2):
+// memory available for the KV cache, as vllm/v1/core/kv_cache_utils.py does (see doc.go):
 //
 //   - one kind everywhere: one group holding every layer, num_blocks = available // (page x layers);
 //   - several kinds: G = the smallest layer count among kinds (or the largest when all are within

@@ -31,16 +31,18 @@ func Metrics() []Metric {
 	return []Metric{DecodeTotalTokS, DecodePerRequestTokS, DecodeTTFTms, DecodeTBTms, PrefillTokS, PrefillTTFTms}
 }
 
-var metricNames = [NumMetrics]string{
-	"decode total tok/s", "decode per-request tok/s", "decode TTFT ms", "decode TBT ms",
-	"prefill tok/s", "prefill TTFT ms",
+func metricNames() [NumMetrics]string {
+	return [NumMetrics]string{
+		"decode total tok/s", "decode per-request tok/s", "decode TTFT ms", "decode TBT ms",
+		"prefill tok/s", "prefill TTFT ms",
+	}
 }
 
 func (m Metric) String() string {
 	if m < 0 || m >= NumMetrics {
 		return "metric(" + strconv.Itoa(int(m)) + ")"
 	}
-	return metricNames[m]
+	return metricNames()[m]
 }
 
 // MarshalText writes the metric's name.

@@ -15,7 +15,7 @@ import (
 // completed, output_tokens, measured_s.
 func CSVHeader() []string {
 	h := []string{colPhase, colContext, colContextTokens, colConcurrency, colStatus}
-	for _, mc := range metricColumns {
+	for _, mc := range metricColumns() {
 		h = append(h, mc.name)
 	}
 	return h
@@ -46,7 +46,7 @@ func csvRecord(c *Cell) []string {
 		conc = 1
 	}
 	rec := []string{string(c.Phase), c.Context, countText(c.ContextTokens, 1), strconv.Itoa(conc), string(c.Status)}
-	for _, mc := range metricColumns {
+	for _, mc := range metricColumns() {
 		if mc.kind == kindCount {
 			rec = append(rec, countText(*mc.count(c), 0))
 		} else {
@@ -220,7 +220,7 @@ func (r *csvRow) cell() (Cell, error) {
 	}
 	c := NewCell(phase, label, tokens, conc)
 	c.Status = status
-	for _, mc := range metricColumns {
+	for _, mc := range metricColumns() {
 		if err := r.metric(&c, &mc); err != nil {
 			return Cell{}, err
 		}

@@ -3,7 +3,7 @@
 // benchmark's published text page, servesim's CSV, JSON), writers, and the comparison of a
 // predicted matrix against a measured one.
 //
-// Reading order: matrix.go (types), validate.go (invariants), parse_text.go (the published
+// Reading order: matrix.go (Matrix, Info, Cell, Key, Phase, Status), validate.go (invariants), parse_text.go (the published
 // page), numbers.go (the page's numbers: "12K", "8,174.0", "682 ms", "—"), context.go (context
 // labels to tokens), csv.go, json.go, load.go (format sniffing), compare.go (errors and status
 // matches), render.go and render_compare.go (tables).
@@ -30,6 +30,10 @@
 // meas * 100, per metric, on cells where both statuses ran (Valid or Requests queued); MAPE is
 // their mean, MdAPE their median (the mean of the middle two for an even count). Statuses are
 // counted over the decode cells present in both matrices.
+//
+// Source: the page format, the context labels and trimming, the statuses and the Over-capacity
+// rule are llm-inference-bench's (local-inference-lab/llm-inference-bench, llm_decode_bench.py);
+// package bench documents how the cells are measured.
 //
 // Everything here is pure and deterministic: the same matrices give byte-identical output. There
 // is no simulation in this package.

@@ -26,15 +26,17 @@ type metricColumn struct {
 }
 
 // metricColumns lists the measurement columns in CSV order.
-var metricColumns = []metricColumn{
-	{"total_tok_s", "total tok/s", kindFloat, 1, func(c *Cell) *float64 { return &c.TotalTokS }, nil},
-	{"per_request_tok_s", "per request tok/s", kindFloat, 1, func(c *Cell) *float64 { return &c.PerRequestTokS }, nil},
-	{"ttft_ms", "ttft", kindMillis, 1, func(c *Cell) *float64 { return &c.TTFTms }, nil},
-	{"tbt_ms", "time between tokens", kindMillis, 1, func(c *Cell) *float64 { return &c.TBTms }, nil},
-	{"avg_active", "average active requests", kindFloat, 2, func(c *Cell) *float64 { return &c.AvgActive }, nil},
-	{"completed", "completed requests", kindCount, 0, nil, func(c *Cell) *int { return &c.Completed }},
-	{"output_tokens", "output tokens", kindCount, 0, nil, func(c *Cell) *int { return &c.OutputTokens }},
-	{"measured_s", "measured for", kindSeconds, 2, func(c *Cell) *float64 { return &c.MeasuredS }, nil},
+func metricColumns() []metricColumn {
+	return []metricColumn{
+		{"total_tok_s", "total tok/s", kindFloat, 1, func(c *Cell) *float64 { return &c.TotalTokS }, nil},
+		{"per_request_tok_s", "per request tok/s", kindFloat, 1, func(c *Cell) *float64 { return &c.PerRequestTokS }, nil},
+		{"ttft_ms", "ttft", kindMillis, 1, func(c *Cell) *float64 { return &c.TTFTms }, nil},
+		{"tbt_ms", "time between tokens", kindMillis, 1, func(c *Cell) *float64 { return &c.TBTms }, nil},
+		{"avg_active", "average active requests", kindFloat, 2, func(c *Cell) *float64 { return &c.AvgActive }, nil},
+		{"completed", "completed requests", kindCount, 0, nil, func(c *Cell) *int { return &c.Completed }},
+		{"output_tokens", "output tokens", kindCount, 0, nil, func(c *Cell) *int { return &c.OutputTokens }},
+		{"measured_s", "measured for", kindSeconds, 2, func(c *Cell) *float64 { return &c.MeasuredS }, nil},
+	}
 }
 
 // Key columns, shared by the CSV header and the page table's canonical names.

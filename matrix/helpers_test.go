@@ -42,7 +42,7 @@ func cellDiff(got, want *Cell) string {
 		got.Completed != want.Completed || got.OutputTokens != want.OutputTokens {
 		return "keys, status or counts differ"
 	}
-	for _, mc := range metricColumns {
+	for _, mc := range metricColumns() {
 		if mc.kind == kindCount {
 			continue
 		}

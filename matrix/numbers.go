@@ -50,7 +50,9 @@ func ParseMillis(s string) (float64, error) { return parseDuration(s, "ms") }
 func ParseSeconds(s string) (float64, error) { return parseDuration(s, "s") }
 
 // unitPerSecond gives how many of each duration unit make one second.
-var unitPerSecond = map[string]float64{"s": 1, "ms": 1e3, "us": 1e6, "µs": 1e6, "ns": 1e9}
+func unitPerSecond() map[string]float64 {
+	return map[string]float64{"s": 1, "ms": 1e3, "us": 1e6, "µs": 1e6, "ns": 1e9}
+}
 
 func parseDuration(s, unit string) (float64, error) {
 	t := strings.TrimSpace(s)
@@ -61,7 +63,7 @@ func parseDuration(s, unit string) (float64, error) {
 	if u == "" {
 		u = unit
 	}
-	per, ok := unitPerSecond[u]
+	per, ok := unitPerSecond()[u]
 	v, err := parseDecimal(num)
 	if !ok || err != nil {
 		return 0, fmt.Errorf("duration %s: want a duration such as 682 ms, 30.0 s or —", quote(s))
@@ -69,7 +71,7 @@ func parseDuration(s, unit string) (float64, error) {
 	if u == unit {
 		return v, nil
 	}
-	return v / per * unitPerSecond[unit], nil
+	return v / per * unitPerSecond()[unit], nil
 }
 
 // splitUnit splits a trailing run of letters ("ms", "s") from a number, with or without a space.

@@ -46,7 +46,7 @@ func pageColumn(header string) (string, bool) {
 	case "status":
 		return colStatus, true
 	}
-	for _, mc := range metricColumns {
+	for _, mc := range metricColumns() {
 		if mc.page == h {
 			return mc.name, true
 		}
@@ -116,10 +116,12 @@ func (p *textParser) line(n int, s string) error {
 }
 
 // sectionTitles are the page's headings, lower case, with the state each one starts.
-var sectionTitles = map[string]pageState{
-	"hardware": inHeader, "engine": inHeader, "run": inHeader,
-	"launch command": inLaunch,
-	"prefill":        inBody, "sustained decode": inBody, "all measurements": inBody,
+func sectionTitles() map[string]pageState {
+	return map[string]pageState{
+		"hardware": inHeader, "engine": inHeader, "run": inHeader,
+		"launch command": inLaunch,
+		"prefill":        inBody, "sustained decode": inBody, "all measurements": inBody,
+	}
 }
 
 func (p *textParser) headerLine(n int, s string) error {
@@ -130,7 +132,7 @@ func (p *textParser) headerLine(n int, s string) error {
 	if s == "-" {
 		item, isItem = "", true
 	}
-	next, isTitle := sectionTitles[strings.ToLower(s)]
+	next, isTitle := sectionTitles()[strings.ToLower(s)]
 	if p.keyPending && (isItem || !isTitle) {
 		p.keyPending = false
 		if !isItem {
@@ -201,7 +203,7 @@ func (p *textParser) launchLine(s string) {
 		return
 	}
 	p.state = inBody
-	if _, isTitle := sectionTitles[strings.ToLower(s)]; isTitle {
+	if _, isTitle := sectionTitles()[strings.ToLower(s)]; isTitle {
 		return // no command on the page
 	}
 	for _, title := range []string{"Prefill", "Sustained decode", "All measurements"} {
@@ -277,7 +279,7 @@ func (p *textParser) addRow(n int, cells []string) error {
 	if err != nil {
 		return err
 	}
-	for _, mc := range metricColumns {
+	for _, mc := range metricColumns() {
 		i, ok := p.cols[mc.name]
 		if !ok {
 			continue

@@ -269,14 +269,16 @@ func keyList(keys []Key) string {
 
 // comparisonCSVHeader is the header of the compared CSV: keys, statuses, then for each of total,
 // per-request, TTFT and TBT the predicted and measured value and the signed error in percent.
-var comparisonCSVHeader = []string{"phase", "context", "context_tokens", "concurrency", "pred_status", "meas_status",
-	"pred_total_tok_s", "meas_total_tok_s", "err_total_pct",
-	"pred_per_request_tok_s", "meas_per_request_tok_s", "err_per_request_pct",
-	"pred_ttft_ms", "meas_ttft_ms", "err_ttft_pct", "pred_tbt_ms", "meas_tbt_ms", "err_tbt_pct"}
+func comparisonCSVHeader() []string {
+	return []string{"phase", "context", "context_tokens", "concurrency", "pred_status", "meas_status",
+		"pred_total_tok_s", "meas_total_tok_s", "err_total_pct",
+		"pred_per_request_tok_s", "meas_per_request_tok_s", "err_per_request_pct",
+		"pred_ttft_ms", "meas_ttft_ms", "err_ttft_pct", "pred_tbt_ms", "meas_tbt_ms", "err_tbt_pct"}
+}
 
 func writeComparisonCSV(w io.Writer, pred, meas *Matrix) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write(comparisonCSVHeader); err != nil {
+	if err := cw.Write(comparisonCSVHeader()); err != nil {
 		return err
 	}
 	pairs := slices.Concat(joinPhase(pred.Prefill, meas.Prefill), joinPhase(pred.Decode, meas.Decode))

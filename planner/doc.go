@@ -44,7 +44,7 @@
 //
 // # Sources and intervals
 //
-// Each row says where its parameters come from (DefaultParams mirrors scenario.Resolve):
+// Each row says where its parameters come from (PolicyParams chooses as scenario.Resolve does):
 // calibrated (a calibration fitted on this GPU, engine version and model family), transferred
 // (fitted on another GPU or version of the family; dimensionless efficiencies carry over and the
 // hardware facts are the new GPU's; a non-native weights variant is at best transferred) or
@@ -53,11 +53,11 @@
 //
 // # Determinism, shards and merge
 //
-// Simulations run on worker goroutines (Options.Workers, default runtime.NumCPU()); each is
-// single-threaded and seeded with the question's seed, and results are placed by row index, so
-// the plan does not depend on the number of workers or their timing. Shard{i, n} evaluates the
-// rows whose index mod n is i; every shard enumerates the same sweep, so Merge of all n shard
-// plans gives the unsharded plan byte for byte (finalize depends only on the rows). A plan's
-// fingerprint (a hash of the model, workload, GPUs with their prices, sweep, seed and
+// Simulations run on worker goroutines (internal/workpool; Options.Workers, default GOMAXPROCS);
+// each is single-threaded and seeded with the question's seed, and results are placed by row
+// index, so the plan does not depend on the number of workers or their timing. Shard{i, n}
+// evaluates the rows whose index mod n is i; every shard enumerates the same sweep, so Merge of
+// all n shard plans gives the unsharded plan byte for byte (finalize depends only on the rows). A
+// plan's fingerprint (a hash of the model, workload, GPUs with their prices, sweep, seed and
 // parameters) guards against merging shards of different questions.
 package planner

@@ -94,11 +94,16 @@ func TestMoreGPUsNeverReduceKVCapacity(t *testing.T) {
 		tp := rapid.SampledFrom([]int{1, 2, 4}).Draw(t, "tp")
 		ep := q.Model.IsMoE() && rapid.Bool().Draw(t, "ep")
 		small := capacity(q, g, tp, tp, ep && tp > 1, c)
+		if small == 0 {
+			// The smaller configuration cannot start (weights or one max-length request do not
+			// fit): capacities are never negative, so the draw cannot fail the property. rapid
+			// does not count a skipped draw and draws another (up to 10 x the check count), so
+			// every one of the 100 checks, or 20 under -short, compares servers that start.
+			t.Skip("the smaller configuration does not start")
+		}
+		loaded++
 		wider := capacity(q, g, 2*tp, 2*tp, ep, c)
 		more := capacity(q, g, 2*tp, tp, ep && tp > 1, c)
-		if small > 0 {
-			loaded++
-		}
 		if wider < small || more < small {
 			t.Fatalf("%s on %s: %d GPUs (TP%d) hold %d tokens, but TP%d holds %d and TP%d x DP2 holds %d",
 				q.Model.Name, g.Name, tp, tp, small, 2*tp, wider, tp, more)

@@ -8,10 +8,9 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"runtime"
 	"sort"
-	"sync"
 
+	"github.com/servesim/servesim/internal/workpool"
 	"github.com/servesim/servesim/model"
 	"github.com/servesim/servesim/scenario"
 	"github.com/servesim/servesim/workload"
@@ -127,8 +126,8 @@ type Plan struct {
 
 // Options control a planning run.
 type Options struct {
-	// Workers is the number of simulations run at once (0: runtime.NumCPU()). The plan does not
-	// depend on it.
+	// Workers is the number of simulations run at once (0: workpool.Workers, the CPUs the process
+	// may use). The plan does not depend on it.
 	Workers int
 	// Shard selects a slice of the sweep (zero value: all of it).
 	Shard Shard
@@ -240,35 +239,8 @@ func Run(q *Question, o Options) (*Plan, error) {
 		}
 	}
 	outs := make(map[string]*outcome, len(jobs))
-	workers := o.Workers
-	if workers <= 0 {
-		workers = runtime.NumCPU()
-	}
-	var mu sync.Mutex
-	done := 0
-	ch := make(chan int)
-	var wg sync.WaitGroup
 	results := make([]outcome, len(jobs))
-	for w := 0; w < min(workers, max(len(jobs), 1)); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range ch {
-				results[j] = q.evaluate(&cands[jobs[j]])
-				if o.Progress != nil {
-					mu.Lock()
-					done++
-					o.Progress(done, len(jobs))
-					mu.Unlock()
-				}
-			}
-		}()
-	}
-	for j := range jobs {
-		ch <- j
-	}
-	close(ch)
-	wg.Wait()
+	workpool.Run(len(jobs), o.Workers, func(j int) { results[j] = q.evaluate(&cands[jobs[j]]) }, o.Progress)
 	for j, i := range jobs {
 		outs[cands[i].key] = &results[j]
 	}
@@ -446,15 +418,22 @@ func (p *Plan) frontierOutput() int {
 	return 0
 }
 
-var frontierContexts = []int{8 << 10, 16 << 10, 32 << 10, 64 << 10, 128 << 10, 256 << 10, 512 << 10, 1 << 20}
-var frontierConcurrency = []int{1, 2, 4, 8, 16, 32, 64, 128, 256}
+// frontierContexts are the contexts of the capacity frontier's max-concurrency table.
+func frontierContexts() []int {
+	return []int{8 << 10, 16 << 10, 32 << 10, 64 << 10, 128 << 10, 256 << 10, 512 << 10, 1 << 20}
+}
+
+// frontierConcurrency are the stream counts of its max-context table.
+func frontierConcurrency() []int {
+	return []int{1, 2, 4, 8, 16, 32, 64, 128, 256}
+}
 
 func capacityFrontier(r *Result, out int) Frontier {
 	c := &r.Config
 	f := Frontier{Index: r.Index, Label: fmt.Sprintf("%s, %s KV, util %.2f, mbt %d, %s", c.Label(), kvText(c.KVCacheDType), c.GPUMemoryUtilization, c.MaxNumBatchedTokens, specText(c.SpecTokens)), OutputTokens: out}
 	room := c.MaxModelLen - out - 64
 	kv := r.KVTokens
-	for _, ctx := range frontierContexts {
+	for _, ctx := range frontierContexts() {
 		t := ctx
 		if t > room {
 			if float64(t) > float64(room)*1.1 || room <= 0 {
@@ -465,7 +444,7 @@ func capacityFrontier(r *Result, out int) Frontier {
 		per := kv / (t + out)
 		f.ByContext = append(f.ByContext, CtxCapacity{Context: fmt.Sprintf("%dK", t/1024), Tokens: t, MaxConcurrency: c.DP * per})
 	}
-	for _, n := range frontierConcurrency {
+	for _, n := range frontierConcurrency() {
 		per := (n + c.DP - 1) / c.DP
 		m := min(kv/per-out, room)
 		if m <= 0 {

@@ -316,76 +316,29 @@ func weightsFor(a *model.Arch, g *model.GPU, w string) string {
 	return "bf16"
 }
 
-// DefaultParams returns a chooser that mirrors scenario.Resolve: a parameter file when given
-// (its calibration key says calibrated, transferred or prior), the physical priors when
-// uncalibrated, else the built-in calibration that matches each deployment best. overrides
-// (a scenario's [params]) apply last. The second result describes the choice.
+// DefaultParams returns the chooser of PolicyParams for a parameter file (empty: none), the
+// uncalibrated switch and overrides (a scenario's [params]).
 func DefaultParams(file string, uncalibrated bool, overrides map[string]float64) (ParamsChooser, string, error) {
-	var fromFile *scenario.ParamsFile
-	ref := "built-in calibrations"
-	switch {
-	case file != "" && uncalibrated:
-		return nil, "", fmt.Errorf("--params and --uncalibrated contradict each other")
-	case file != "":
-		f, err := scenario.LoadParamsFile(file)
-		if err != nil {
-			return nil, "", fmt.Errorf("--params: %w", err)
-		}
-		fromFile = f
-		ref = "file " + file + fmt.Sprintf(" %v", f.Values())
-	case uncalibrated:
-		ref = "priors"
-	default:
-		for _, f := range scenario.BuiltinCalibrations() {
-			ref += fmt.Sprintf("; %+v %v", f.Calibration, f.Values())
-		}
+	pol, err := scenario.NewParamsPolicy(scenario.ResolveOptions{ParamsFile: file, Uncalibrated: uncalibrated}, overrides)
+	if err != nil {
+		return nil, "", err
 	}
-	if len(overrides) > 0 {
-		p := model.Priors()
-		if err := p.Set(overrides); err != nil {
-			return nil, "", err
-		}
-		ref += fmt.Sprintf(" + overrides %v", scenario.SortedParamNames(overrides))
-		for _, k := range scenario.SortedParamNames(overrides) {
-			ref += fmt.Sprintf(" %s=%g", k, overrides[k])
-		}
-	}
-	builtins := scenario.BuiltinCalibrations()
-	choose := func(d *model.Deployment, native bool) (model.Params, scenario.Source, string, error) {
-		p := model.Priors()
-		src := scenario.SourcePrior
-		from := "priors"
-		switch {
-		case fromFile != nil:
-			p = fromFile.Values()
-			src = fromFile.Calibration.Match(d)
-			from = file
-		case uncalibrated:
-		default:
-			for _, f := range builtins {
-				s := f.Calibration.Match(d)
-				if s == scenario.SourceCalibrated || (s == scenario.SourceTransferred && src == scenario.SourcePrior) {
-					src = s
-					p = f.Values()
-					from = "built-in calibration (" + f.Calibration.Note + ")"
-				}
-			}
-		}
-		if !native && src == scenario.SourceCalibrated {
-			src = scenario.SourceTransferred
-		}
-		if len(overrides) > 0 {
-			if err := p.Set(overrides); err != nil {
-				return p, src, from, err
-			}
-			from += " + [params] overrides"
-		}
-		if err := p.Validate(); err != nil {
-			return p, src, from, err
-		}
-		return p, src, from, nil
-	}
+	choose, ref := PolicyParams(pol)
 	return choose, ref, nil
+}
+
+// PolicyParams returns a chooser that picks each candidate's parameters as scenario.Resolve does
+// (pol, from scenario.Resolved.Policy), except that a calibration fitted on the model's native
+// checkpoint only transfers to a variant of it. The second result describes the policy.
+func PolicyParams(pol *scenario.ParamsPolicy) (ParamsChooser, string) {
+	choose := func(d *model.Deployment, native bool) (model.Params, scenario.Source, string, error) {
+		c, err := pol.Choose(d)
+		if !native && c.Source == scenario.SourceCalibrated {
+			c.Source = scenario.SourceTransferred
+		}
+		return c.Params, c.Source, c.From, err
+	}
+	return choose, pol.Describe()
 }
 
 // SourceWidths is the Uncertainty given by scenario.Source.RelativeUncertainty: a throughput

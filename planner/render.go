@@ -296,7 +296,7 @@ func (p *Plan) WriteTable(w io.Writer, o TableOptions) error {
 		tw.Flush()
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		var concs []string
-		for _, n := range frontierConcurrency {
+		for _, n := range frontierConcurrency() {
 			concs = append(concs, strconv.Itoa(n))
 		}
 		fmt.Fprintf(tw, "max context (K tokens) by concurrency\t%s\t\n", strings.Join(concs, "\t"))
@@ -417,17 +417,19 @@ func missedText(p *Perf) string {
 }
 
 // CSVHeader lists WriteCSV's columns.
-var CSVHeader = []string{"rank", "index", "status", "stage", "gpu", "gpus", "tp", "dp", "ep", "weights", "weight_format", "kv_cache_dtype",
-	"spec_tokens", "max_num_batched_tokens", "max_num_seqs", "gpu_memory_utilization", "max_model_len", "same_as", "current", "source",
-	"usd_per_hour", "usd_per_m_output_tokens", "kv_cache_size_tokens", "output_tok_s", "total_tok_s", "req_s",
-	"ttft_ms_p50", "ttft_ms_q", "tpot_ms_p50", "tpot_ms_q", "user_tok_s", "user_tok_s_q", "preemptions", "goodput_fraction",
-	"min_headroom", "headroom_ttft", "headroom_tpot", "headroom_e2e", "headroom_user_tok_s", "intervals", "note", "reason"}
+func CSVHeader() []string {
+	return []string{"rank", "index", "status", "stage", "gpu", "gpus", "tp", "dp", "ep", "weights", "weight_format", "kv_cache_dtype",
+		"spec_tokens", "max_num_batched_tokens", "max_num_seqs", "gpu_memory_utilization", "max_model_len", "same_as", "current", "source",
+		"usd_per_hour", "usd_per_m_output_tokens", "kv_cache_size_tokens", "output_tok_s", "total_tok_s", "req_s",
+		"ttft_ms_p50", "ttft_ms_q", "tpot_ms_p50", "tpot_ms_q", "user_tok_s", "user_tok_s_q", "preemptions", "goodput_fraction",
+		"min_headroom", "headroom_ttft", "headroom_tpot", "headroom_e2e", "headroom_user_tok_s", "intervals", "note", "reason"}
+}
 
 // WriteCSV writes every row, ranked, under CSVHeader. Layout-level pruned rows have empty flag
 // columns.
 func (p *Plan) WriteCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
-	cw.Write(CSVHeader)
+	cw.Write(CSVHeader())
 	f := func(v float64, prec int) string {
 		if v == 0 || math.IsNaN(v) || math.IsInf(v, 0) {
 			return ""

@@ -155,10 +155,10 @@ const (
 	noteSize   = 8
 )
 
-var sans = font.Font{Typeface: "Liberation", Variant: "Sans"}
+func sans() font.Font { return font.Font{Typeface: "Liberation", Variant: "Sans"} }
 
 func sansFont(size float64) font.Font {
-	f := sans
+	f := sans()
 	f.Size = vg.Points(size)
 	return f
 }
@@ -236,7 +236,7 @@ type gridLines struct{ vertical bool }
 
 func (g gridLines) Plot(c draw.Canvas, p *plot.Plot) {
 	trX, trY := p.Transforms(&c)
-	sty := draw.LineStyle{Color: gridGrey, Width: vg.Points(0.6)}
+	sty := draw.LineStyle{Color: gridGrey(), Width: vg.Points(0.6)}
 	for _, t := range p.Y.Tick.Marker.Ticks(p.Y.Min, p.Y.Max) {
 		if t.IsMinor() || t.Value < p.Y.Min || t.Value > p.Y.Max {
 			continue
@@ -424,7 +424,7 @@ func (n note) Plot(c draw.Canvas, _ *plot.Plot) {
 	if s == "" {
 		return
 	}
-	ts := textStyle(noteSize, darkGrey)
+	ts := textStyle(noteSize, darkGrey())
 	pt := vg.Point{X: c.Max.X - vg.Points(4), Y: c.Min.Y + vg.Points(4)}
 	ts.XAlign, ts.YAlign = draw.XRight, draw.YBottom
 	if n.top {

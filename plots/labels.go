@@ -107,5 +107,5 @@ func leader(c draw.Canvas, pt vg.Point, rect vg.Rectangle, r vg.Length) {
 		return
 	}
 	from := vg.Point{X: pt.X + vg.Length(dx/d)*r, Y: pt.Y + vg.Length(dy/d)*r}
-	c.StrokeLine2(draw.LineStyle{Color: darkGrey, Width: vg.Points(0.5)}, from.X, from.Y, to.X, to.Y)
+	c.StrokeLine2(draw.LineStyle{Color: darkGrey(), Width: vg.Points(0.5)}, from.X, from.Y, to.X, to.Y)
 }

@@ -314,7 +314,7 @@ func measuredMarker(col int, s matrix.Status) []draw.GlyphStyle {
 	}
 	return []draw.GlyphStyle{
 		{Color: PaletteColor(col), Radius: r, Shape: fill},
-		{Color: black, Radius: r, Shape: outline},
+		{Color: black(), Radius: r, Shape: outline},
 	}
 }
 
@@ -409,9 +409,9 @@ func (lc *LineChart) Figure() *Figure {
 		}
 		l.Add("", heading{})
 		addHeading(l, "Marks")
-		l.Add("predicted", lineThumb{draw.LineStyle{Color: darkGrey, Width: vg.Points(1.6)}}, glyphThumb{predictedDot(-1)})
+		l.Add("predicted", lineThumb{draw.LineStyle{Color: darkGrey(), Width: vg.Points(1.6)}}, glyphThumb{predictedDot(-1)})
 	} else {
-		l.Add("predicted", lineThumb{draw.LineStyle{Color: darkGrey, Width: vg.Points(1.6)}}, glyphThumb{predictedDot(-1)})
+		l.Add("predicted", lineThumb{draw.LineStyle{Color: darkGrey(), Width: vg.Points(1.6)}}, glyphThumb{predictedDot(-1)})
 	}
 	if hasMeas {
 		l.Add("measured", glyphThumbs(measuredMarker(-1, matrix.Valid))...)

@@ -134,9 +134,9 @@ func (pc *ParityChart) Figure() *Figure {
 	sort.Sort(sort.Reverse(sort.Float64Slice(bands)))
 	l := newLegend()
 	for i, b := range bands {
-		col := band25
+		col := band25()
 		if i == len(bands)-1 {
-			col = band10
+			col = band10()
 		}
 		f := b / 100
 		poly, err := plotter.NewPolygon(xys(at(lo, lo*(1-f)), at(hi, hi*(1-f)), at(hi, hi*(1+f)), at(lo, lo*(1+f))))
@@ -148,7 +148,7 @@ func (pc *ParityChart) Figure() *Figure {
 		l.Add(fmt.Sprintf("±%g %%", b), boxThumb{fill: col})
 	}
 	p.Add(gridLines{vertical: true})
-	diag := draw.LineStyle{Color: black, Width: vg.Points(0.9), Dashes: []vg.Length{vg.Points(4), vg.Points(3)}}
+	diag := draw.LineStyle{Color: black(), Width: vg.Points(0.9), Dashes: []vg.Length{vg.Points(4), vg.Points(3)}}
 	p.Add(polyline{[]xy{at(lo, lo), at(hi, hi)}, diag})
 	l.Add("y = x", lineThumb{diag})
 	l.Add("", heading{})
@@ -167,7 +167,7 @@ func (pc *ParityChart) Figure() *Figure {
 		if pt.Label != "" {
 			labels.Points = append(labels.Points, at(pt.Meas, pt.Pred))
 			labels.Texts = append(labels.Texts, pt.Label)
-			labels.Colors = append(labels.Colors, black)
+			labels.Colors = append(labels.Colors, black())
 		}
 	}
 	p.Add(&marks, labels)

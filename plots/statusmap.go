@@ -116,7 +116,7 @@ func statusInitial(s matrix.Status) string {
 
 // statusGlyph is the symbol for a measured status.
 func statusGlyph(s matrix.Status) (draw.GlyphStyle, bool) {
-	g := draw.GlyphStyle{Color: black, Radius: vg.Points(5)}
+	g := draw.GlyphStyle{Color: black(), Radius: vg.Points(5)}
 	switch s {
 	case matrix.Valid:
 		g.Shape = draw.CircleGlyph{}
@@ -145,7 +145,7 @@ func (g statusGrid) DataRange() (xmin, xmax, ymin, ymax float64) {
 func (g statusGrid) Plot(c draw.Canvas, p *plot.Plot) {
 	trX, trY := p.Transforms(&c)
 	nc, nr := len(g.sm.Concurrencies), len(g.sm.Contexts)
-	border := draw.LineStyle{Color: white, Width: vg.Points(2)}
+	border := draw.LineStyle{Color: white(), Width: vg.Points(2)}
 	rect := func(i, j int, inset vg.Length) vg.Rectangle {
 		x, y := float64(j), float64(nr-1-i)
 		return vg.Rectangle{
@@ -171,7 +171,7 @@ func (g statusGrid) Plot(c draw.Canvas, p *plot.Plot) {
 				c.DrawGlyph(gs, vg.Point{X: (r.Min.X + r.Max.X) / 2, Y: (r.Min.Y + r.Max.Y) / 2})
 			}
 			if cell.Mismatch {
-				c.SetLineStyle(draw.LineStyle{Color: mismatchColor, Width: vg.Points(2.5)})
+				c.SetLineStyle(draw.LineStyle{Color: mismatchColor(), Width: vg.Points(2.5)})
 				c.Stroke(rect(i, j, vg.Points(2.5)).Path())
 			}
 		}
@@ -208,7 +208,7 @@ func (sm *StatusMap) Figure() *Figure {
 	}
 	for _, s := range statuses {
 		if present(func(c StatusCell) matrix.Status { return c.Pred }, s) {
-			l.Add(string(s), boxThumb{fill: statusFill(s), outline: draw.LineStyle{Color: darkGrey, Width: vg.Points(0.5)}})
+			l.Add(string(s), boxThumb{fill: statusFill(s), outline: draw.LineStyle{Color: darkGrey(), Width: vg.Points(0.5)}})
 		}
 	}
 	if sm.HasMeasured {
@@ -221,7 +221,7 @@ func (sm *StatusMap) Figure() *Figure {
 		}
 		if sm.Matched < sm.Compared {
 			l.Add("", heading{})
-			l.Add("status differs", boxThumb{outline: draw.LineStyle{Color: mismatchColor, Width: vg.Points(2.5)}})
+			l.Add("status differs", boxThumb{outline: draw.LineStyle{Color: mismatchColor(), Width: vg.Points(2.5)}})
 		}
 	}
 	return &Figure{Header: sm.Header, Panels: []*plot.Plot{p}, Legend: l, Width: 7.5 * vg.Inch, Height: 5 * vg.Inch}

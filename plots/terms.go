@@ -116,8 +116,8 @@ func (st *StepTerms) Figure() *Figure {
 			if err != nil {
 				continue
 			}
-			bc.Color = termPalette[t]
-			bc.LineStyle = draw.LineStyle{Color: white, Width: vg.Points(0.4)}
+			bc.Color = termPalette()[t]
+			bc.LineStyle = draw.LineStyle{Color: white(), Width: vg.Points(0.4)}
 			if prev != nil {
 				bc.StackOn(prev)
 			}
@@ -138,7 +138,7 @@ func (st *StepTerms) Figure() *Figure {
 		}
 		if labels, err := plotter.NewLabels(lbl); err == nil {
 			for i := range labels.TextStyle {
-				labels.TextStyle[i] = textStyle(tickSize, black)
+				labels.TextStyle[i] = textStyle(tickSize, black())
 				labels.TextStyle[i].XAlign = draw.XCenter
 			}
 			labels.Offset = vg.Point{Y: vg.Points(3)}
@@ -158,7 +158,7 @@ func (st *StepTerms) Figure() *Figure {
 	addHeading(l, "Term")
 	for t := model.NumTerms - 1; t >= 0; t-- { // top of the stack first
 		if used[t] {
-			l.Add(st.Terms[t], boxThumb{fill: termPalette[t]})
+			l.Add(st.Terms[t], boxThumb{fill: termPalette()[t]})
 		}
 	}
 	return &Figure{Header: st.Header, Legend: l, Width: 9 * vg.Inch, Height: 4.5 * vg.Inch, Panels: []*plot.Plot{

@@ -453,7 +453,7 @@ func TestWindow(t *testing.T) {
 			t.Errorf("Contains(%v) = %v, want %v", c.t, got, c.want)
 		}
 	}
-	if NoWindow.Contains(0) || NoWindow.Contains(vtime.Never-1) {
+	if NoWindow().Contains(0) || NoWindow().Contains(vtime.Never-1) {
 		t.Error("NoWindow contains a time")
 	}
 	polls := p.WindowPolls(w)

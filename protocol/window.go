@@ -6,7 +6,7 @@ import "github.com/servesim/servesim/vtime"
 type Window struct{ Start, End vtime.Time }
 
 // NoWindow is the window before it starts: it contains no time.
-var NoWindow = Window{Start: vtime.Never, End: vtime.Never}
+func NoWindow() Window { return Window{Start: vtime.Never, End: vtime.Never} }
 
 // Window is the window that starts at start (the poll that ended the readiness wait) and lasts
 // DurationS.

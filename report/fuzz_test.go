@@ -27,7 +27,7 @@ func FuzzReadFit(f *testing.F) {
 			t.Fatal("accepted a report without parameters")
 		}
 		var buf bytes.Buffer
-		if err := tmpl.ExecuteTemplate(&buf, "table", buildFit(rep, "fuzz.json").Params); err != nil {
+		if err := pageTemplate().ExecuteTemplate(&buf, "table", buildFit(rep, "fuzz.json").Params); err != nil {
 			t.Fatal(err)
 		}
 	})

@@ -2,7 +2,7 @@ package report
 
 import (
 	"bytes"
-	_ "embed"
+	"embed"
 	"fmt"
 	"html/template"
 	"io"
@@ -50,13 +50,22 @@ func Write(w io.Writer, in *Input) error {
 	return err
 }
 
-//go:embed page.html.tmpl
-var pageTemplate string
+//go:embed page.html.tmpl style.css
+var pageFiles embed.FS
 
-//go:embed style.css
-var pageCSS string
+// pageFile is an embedded file of the page.
+func pageFile(name string) string {
+	data, err := pageFiles.ReadFile(name)
+	if err != nil {
+		panic(fmt.Sprintf("report: embedded %s: %v", name, err))
+	}
+	return string(data)
+}
 
-var tmpl = template.Must(template.New("page").Parse(pageTemplate))
+// pageTemplate is the page's template, parsed afresh for each page.
+func pageTemplate() *template.Template {
+	return template.Must(template.New("page").Parse(pageFile("page.html.tmpl")))
+}
 
 // Render builds the page in memory.
 func Render(in *Input) ([]byte, error) {
@@ -71,7 +80,7 @@ func Render(in *Input) ([]byte, error) {
 		return nil, err
 	}
 	var buf bytes.Buffer
-	if err := tmpl.Execute(&buf, p); err != nil {
+	if err := pageTemplate().Execute(&buf, p); err != nil {
 		return nil, fmt.Errorf("report: %w", err)
 	}
 	return buf.Bytes(), nil
@@ -135,7 +144,7 @@ type explainView struct {
 
 func buildPage(in *Input) (*page, error) {
 	r := in.Resolved
-	p := &page{CSS: template.CSS(pageCSS), Title: "servesim report", Subtitle: r.Scenario.Name}
+	p := &page{CSS: template.CSS(pageFile("style.css")), Title: "servesim report", Subtitle: r.Scenario.Name}
 	p.Nav = append(p.Nav, kv{"scenario", "Scenario"})
 	p.Scenario = scenarioSections(r)
 	p.Params = paramsTable(r.Params)
@@ -157,7 +166,7 @@ func buildPage(in *Input) (*page, error) {
 	p.Grids = decodeGrids(in.Predicted, in.Measured)
 	p.Nav = append(p.Nav, kv{"matrix", "Matrix"})
 
-	figs := plots.Figures(plots.Input{Predicted: in.Predicted, Measured: in.Measured, Explain: in.Explain})
+	figs := plots.Figures(in.Figures())
 	for _, f := range figs {
 		svg, err := f.Bytes(plots.SVG)
 		if err != nil {
@@ -186,28 +195,32 @@ func buildPage(in *Input) (*page, error) {
 	return p, nil
 }
 
-// fontFallback lists common fonts with the metrics of each Liberation family, then the generic.
-var fontFallback = map[string]string{
-	"Sans":  "Arial,Helvetica,sans-serif",
-	"Serif": "'Times New Roman',Times,serif",
-	"Mono":  "'Courier New',Courier,monospace",
+// fontFallback lists common fonts with the metrics of a Liberation family (Sans, Serif, Mono),
+// then the generic family.
+func fontFallback(family string) string {
+	switch family {
+	case "Sans":
+		return "Arial,Helvetica,sans-serif"
+	case "Serif":
+		return "'Times New Roman',Times,serif"
+	case "Mono":
+		return "'Courier New',Courier,monospace"
+	}
+	return ""
 }
-
-var (
-	svgProlog  = regexp.MustCompile(`(?s)^.*?(<svg\b)`)
-	svgSize    = regexp.MustCompile(`^<svg width="[^"]*" height="[^"]*"`)
-	fontFamily = regexp.MustCompile(`font-family:(Liberation (Sans|Serif|Mono));`)
-)
 
 // inlineSVG prepares a vgsvg document for inlining: no XML prolog, a size that follows the page
 // (the viewBox keeps the aspect), fonts that fall back to the reader's sans-serif, and a title
 // for screen readers.
 func inlineSVG(svg []byte, title string) string {
+	svgProlog := regexp.MustCompile(`(?s)^.*?(<svg\b)`)
+	svgSize := regexp.MustCompile(`^<svg width="[^"]*" height="[^"]*"`)
+	fontFamily := regexp.MustCompile(`font-family:(Liberation (Sans|Serif|Mono));`)
 	s := svgProlog.ReplaceAllString(string(svg), "$1")
 	s = svgSize.ReplaceAllString(s, `<svg role="img" width="100%" preserveAspectRatio="xMidYMid meet"`)
 	s = fontFamily.ReplaceAllStringFunc(s, func(m string) string {
 		fam := fontFamily.FindStringSubmatch(m)
-		return "font-family:'" + fam[1] + "'," + fontFallback[fam[2]] + ";"
+		return "font-family:'" + fam[1] + "'," + fontFallback(fam[2]) + ";"
 	})
 	if i := strings.Index(s, ">"); i >= 0 {
 		s = s[:i+1] + "\n<title>" + template.HTMLEscapeString(title) + "</title>" + s[i+1:]

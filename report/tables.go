@@ -229,16 +229,20 @@ func sideCell(c *matrix.Cell, m matrix.Metric, decimals int) cellView {
 }
 
 // gridMetrics are the decode metrics shown as context × concurrency grids.
-var gridMetrics = []struct {
+func gridMetrics() []gridMetric {
+	return []gridMetric{
+		{matrix.DecodeTotalTokS, "decode-total-toks", "Decode total tok/s (all streams)", 0},
+		{matrix.DecodePerRequestTokS, "decode-per-request-toks", "Decode tok/s per request", 1},
+		{matrix.DecodeTTFTms, "decode-ttft", "Decode TTFT, ms (median)", 0},
+		{matrix.DecodeTBTms, "decode-tbt", "Decode time between tokens, ms (median)", 1},
+	}
+}
+
+type gridMetric struct {
 	metric   matrix.Metric
 	id       string
 	title    string
 	decimals int
-}{
-	{matrix.DecodeTotalTokS, "decode-total-toks", "Decode total tok/s (all streams)", 0},
-	{matrix.DecodePerRequestTokS, "decode-per-request-toks", "Decode tok/s per request", 1},
-	{matrix.DecodeTTFTms, "decode-ttft", "Decode TTFT, ms (median)", 0},
-	{matrix.DecodeTBTms, "decode-tbt", "Decode time between tokens, ms (median)", 1},
 }
 
 func decodeGrids(pred, meas *matrix.Matrix) []gridSet {
@@ -248,7 +252,7 @@ func decodeGrids(pred, meas *matrix.Matrix) []gridSet {
 	cc := contextsOf(pred, meas)
 	concs := concurrenciesOf(pred, meas)
 	var out []gridSet
-	for _, gm := range gridMetrics {
+	for _, gm := range gridMetrics() {
 		gs := gridSet{ID: "grid-" + gm.id, Title: gm.title}
 		sides := []struct {
 			name string

@@ -27,6 +27,14 @@ type ParamsFile struct {
 	Params      map[string]float64 `toml:"params"`
 }
 
+// NewParamsFile is the parameter file of p fitted on deployment d: keyed by d's GPU, model,
+// family and engine version, so that Resolve finds it calibrated for d and transferred for its
+// relatives. note says how it was made.
+func NewParamsFile(d *model.Deployment, p model.Params, note string) *ParamsFile {
+	return &ParamsFile{Calibration: CalibrationKey{GPU: d.Hardware.GPU.Name, Model: d.Model.Name, Family: d.Model.Family,
+		Engine: d.Engine.Name, EngineVersion: d.Engine.Version, Note: note}, Params: p.Map()}
+}
+
 // ParseParamsFile reads a params TOML file strictly.
 func ParseParamsFile(data []byte, name string) (*ParamsFile, error) {
 	var f ParamsFile

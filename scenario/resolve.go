@@ -50,56 +50,139 @@ type Resolved struct {
 	// Calibration is the parameter set's key (nil for priors).
 	Calibration *CalibrationKey
 	ParamsFrom  string // "priors", "built-in: <note>", or the file name
+	// Policy is how Params were chosen; it chooses the same way for other deployments (the
+	// planner's candidates).
+	Policy *ParamsPolicy
 }
 
-// Resolve builds the deployment and chooses parameters: a user file, else the built-in
-// calibration that matches the deployment (calibrated or transferred), else the priors; then the
-// scenario's [params] overrides.
+// Resolve builds the deployment and chooses parameters: a user file (the options', else the
+// scenario's params_file), else the built-in calibration that matches the deployment (calibrated
+// or transferred), else the priors; then the scenario's [params] overrides. See ParamsPolicy.
 func (s *Scenario) Resolve(o ResolveOptions) (*Resolved, error) {
 	d, err := s.Deployment()
 	if err != nil {
 		return nil, err
 	}
-	r := &Resolved{Scenario: s, Deployment: d, Params: model.Priors(), Source: SourcePrior, ParamsFrom: "priors"}
 	if o.ParamsFile == "" && s.ParamsFile != "" && !o.Uncalibrated {
 		o.ParamsFile = s.path(s.ParamsFile)
 	}
+	pol, err := NewParamsPolicy(o, s.Params)
+	if err != nil {
+		return nil, err
+	}
+	c, err := pol.Choose(d)
+	if err != nil {
+		return nil, err
+	}
+	return &Resolved{Scenario: s, Deployment: d, Params: c.Params, Source: c.Source, Calibration: c.Calibration,
+		ParamsFrom: c.From, Policy: pol}, nil
+}
+
+// ParamsPolicy chooses a deployment's parameters, the one way every command does: a parameter
+// file when given (its calibration key says whether it is calibrated, transferred or prior for
+// the deployment), the physical priors when uncalibrated, else the built-in calibration that
+// matches the deployment best (calibrated over transferred over none); then the overrides (a
+// scenario's [params]) apply and the set is validated.
+type ParamsPolicy struct {
+	file         *ParamsFile
+	fileName     string
+	uncalibrated bool
+	builtins     []*ParamsFile
+	overrides    map[string]float64
+}
+
+// NewParamsPolicy reads the parameter file, if any, and checks the overrides.
+func NewParamsPolicy(o ResolveOptions, overrides map[string]float64) (*ParamsPolicy, error) {
+	pol := &ParamsPolicy{uncalibrated: o.Uncalibrated, overrides: overrides}
 	switch {
+	case o.ParamsFile != "" && o.Uncalibrated:
+		return nil, fmt.Errorf("--params and --uncalibrated contradict each other")
 	case o.ParamsFile != "":
 		f, err := LoadParamsFile(o.ParamsFile)
 		if err != nil {
 			return nil, fmt.Errorf("--params: %w", err)
 		}
-		r.Params = f.Values()
-		r.Calibration = &f.Calibration
-		r.Source = f.Calibration.Match(d)
-		if f.Calibration.Model == "" {
-			r.Source = SourcePrior
-		}
-		r.ParamsFrom = o.ParamsFile
+		pol.file, pol.fileName = f, o.ParamsFile
 	case o.Uncalibrated:
 	default:
-		best := SourcePrior
-		for _, f := range BuiltinCalibrations() {
-			src := f.Calibration.Match(d)
-			if src == SourceCalibrated || (src == SourceTransferred && best == SourcePrior) {
-				best = src
-				r.Params = f.Values()
-				k := f.Calibration
-				r.Calibration = &k
-				r.ParamsFrom = "built-in calibration (" + k.Note + ")"
-			}
-		}
-		r.Source = best
+		pol.builtins = BuiltinCalibrations()
 	}
-	if len(s.Params) > 0 {
-		if err := r.Params.Set(s.Params); err != nil {
+	if len(overrides) > 0 {
+		p := model.Priors()
+		if err := p.Set(overrides); err != nil {
 			return nil, err
 		}
-		r.ParamsFrom += " + [params] overrides (" + strings.Join(SortedParamNames(s.Params), ", ") + ")"
 	}
-	if err := r.Params.Validate(); err != nil {
-		return nil, err
+	return pol, nil
+}
+
+// ParamsChoice is a deployment's parameter set and where it comes from.
+type ParamsChoice struct {
+	Params model.Params
+	Source Source
+	// Calibration is the chosen set's key (nil for priors).
+	Calibration *CalibrationKey
+	// From describes the choice: "priors", "built-in calibration (<note>)" or the file name, and
+	// the overridden parameters.
+	From string
+}
+
+// Choose returns the parameters for d.
+func (pol *ParamsPolicy) Choose(d *model.Deployment) (ParamsChoice, error) {
+	c := ParamsChoice{Params: model.Priors(), Source: SourcePrior, From: "priors"}
+	switch {
+	case pol.file != nil:
+		c.Params = pol.file.Values()
+		k := pol.file.Calibration
+		c.Calibration = &k
+		c.Source = k.Match(d)
+		c.From = pol.fileName
+	case pol.uncalibrated:
+	default:
+		for _, f := range pol.builtins {
+			src := f.Calibration.Match(d)
+			if src == SourceCalibrated || (src == SourceTransferred && c.Source == SourcePrior) {
+				c.Source = src
+				c.Params = f.Values()
+				k := f.Calibration
+				c.Calibration = &k
+				c.From = "built-in calibration (" + k.Note + ")"
+			}
+		}
 	}
-	return r, nil
+	if len(pol.overrides) > 0 {
+		if err := c.Params.Set(pol.overrides); err != nil {
+			return c, err
+		}
+		c.From += " + [params] overrides (" + strings.Join(SortedParamNames(pol.overrides), ", ") + ")"
+	}
+	if err := c.Params.Validate(); err != nil {
+		return c, err
+	}
+	return c, nil
+}
+
+// Describe names what the policy draws on, values included, so that two policies that can
+// choose differently describe differently (the planner's fingerprint covers it).
+func (pol *ParamsPolicy) Describe() string {
+	var ref string
+	switch {
+	case pol.file != nil:
+		ref = "file " + pol.fileName + fmt.Sprintf(" %v", pol.file.Values())
+	case pol.uncalibrated:
+		ref = "priors"
+	default:
+		ref = "built-in calibrations"
+		for _, f := range pol.builtins {
+			ref += fmt.Sprintf("; %+v %v", f.Calibration, f.Values())
+		}
+	}
+	if len(pol.overrides) > 0 {
+		names := SortedParamNames(pol.overrides)
+		ref += fmt.Sprintf(" + overrides %v", names)
+		for _, k := range names {
+			ref += fmt.Sprintf(" %s=%g", k, pol.overrides[k])
+		}
+	}
+	return ref
 }

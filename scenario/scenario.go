@@ -2,7 +2,6 @@ package scenario
 
 import (
 	"bytes"
-	_ "embed"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,17 +13,27 @@ import (
 	"github.com/servesim/servesim/internal/tomlx"
 
 	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/hf"
 	"github.com/servesim/servesim/protocol"
 )
 
-//go:embed data/seed.toml
-var seedTOML []byte
+// embedded returns an embedded data file (data/NAME).
+func embedded(name string) []byte {
+	data, err := dataFS.ReadFile("data/" + name)
+	if err != nil {
+		panic(fmt.Sprintf("scenario: embedded %s: %v", name, err))
+	}
+	return data
+}
 
-//go:embed data/seed_measured.txt
-var seedMeasured []byte
+// seedTOML is the embedded seed scenario.
+func seedTOML() []byte { return embedded("seed.toml") }
+
+// SeedMeasuredName names the embedded measured seed matrix in messages and reports.
+const SeedMeasuredName = "embedded seed (000_514fe97e62255cf0.txt)"
 
 // SeedMeasured returns the embedded measured seed matrix (the published page, as it is).
-func SeedMeasured() []byte { return seedMeasured }
+func SeedMeasured() []byte { return embedded("seed_measured.txt") }
 
 // HardwareSpec names the GPUs.
 type HardwareSpec struct {
@@ -60,7 +69,7 @@ type Scenario struct {
 
 // Default returns the embedded seed scenario.
 func Default() *Scenario {
-	s, err := decodeOnto(&Scenario{}, seedTOML, "seed.toml")
+	s, err := decodeOnto(&Scenario{}, seedTOML(), "seed.toml")
 	if err != nil {
 		panic(fmt.Sprintf("embedded seed scenario: %v", err))
 	}
@@ -71,10 +80,8 @@ func Default() *Scenario {
 // leaves out keep the embedded seed scenario's values (defaults, then the file, then flags).
 func Parse(data []byte, name string) (*Scenario, error) {
 	s := &Scenario{}
-	if seedTOML != nil {
-		if _, err := toml.NewDecoder(bytes.NewReader(seedTOML)).Decode(s); err != nil {
-			panic(fmt.Sprintf("embedded seed scenario: %v", err))
-		}
+	if _, err := toml.NewDecoder(bytes.NewReader(seedTOML())).Decode(s); err != nil {
+		panic(fmt.Sprintf("embedded seed scenario: %v", err))
 	}
 	return decodeOnto(s, data, name)
 }
@@ -134,9 +141,15 @@ func (s *Scenario) Validate() error {
 	return p.Validate()
 }
 
+// Catalog is the built-in GPU catalog with the entries of the scenario's hardware.gpu_file (a
+// path relative to the scenario file) added or overriding.
+func (s *Scenario) Catalog() (*model.Catalog, error) {
+	return model.LoadCatalog(s.path(s.Hardware.GPUFile))
+}
+
 // Deployment resolves names against the catalogs and builds the deployment.
 func (s *Scenario) Deployment() (*model.Deployment, error) {
-	cat, err := model.LoadCatalog(s.path(s.Hardware.GPUFile))
+	cat, err := s.Catalog()
 	if err != nil {
 		return nil, fmt.Errorf("hardware.gpu_file: %w", err)
 	}
@@ -173,25 +186,40 @@ func (s *Scenario) Deployment() (*model.Deployment, error) {
 	return d, nil
 }
 
-// ArchLoader reads model files other than servesim TOML (set by the hf package's user, the CLI,
-// to keep this package free of the config.json parser).
-var ArchLoader func(path string) (*model.Arch, error)
-
 func loadArch(name, file string) (*model.Arch, error) {
 	if file != "" {
-		if strings.HasSuffix(file, ".toml") {
-			data, err := os.ReadFile(file)
-			if err != nil {
-				return nil, err
-			}
-			return model.ParseArch(data, file)
-		}
-		if ArchLoader == nil {
-			return nil, fmt.Errorf("%s: only servesim model TOML files can be read here", file)
-		}
-		return ArchLoader(file)
+		return loadArchFile(file)
 	}
 	return model.BuiltinArch(name)
+}
+
+// loadArchFile reads a servesim model TOML file, or a Hugging Face config.json (with the
+// hf_quant_config.json beside it, if any) or a directory holding one.
+func loadArchFile(path string) (*model.Arch, error) {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		path = filepath.Join(path, "config.json")
+	}
+	if strings.HasSuffix(path, ".toml") {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		return model.ParseArch(data, path)
+	}
+	return hf.Load(path)
+}
+
+// LoadArch reads a model given by reference: an existing file or directory (a servesim model
+// TOML, a Hugging Face config.json, or a directory holding one), else a built-in model name.
+func LoadArch(ref string) (*model.Arch, error) {
+	if _, err := os.Stat(ref); err == nil {
+		return loadArchFile(ref)
+	}
+	a, err := model.BuiltinArch(ref)
+	if err != nil {
+		return nil, fmt.Errorf("%v; or give a servesim model .toml, a config.json or a directory holding one", err)
+	}
+	return a, nil
 }
 
 // Encode writes the scenario as TOML, the parameters last with their units and bounds, so a user

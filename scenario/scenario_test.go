@@ -123,7 +123,7 @@ func FuzzParseScenario(f *testing.F) {
 	var buf bytes.Buffer
 	Default().Encode(&buf, model.Priors(), "priors")
 	f.Add(buf.Bytes())
-	f.Add(seedTOML)
+	f.Add(seedTOML())
 	f.Add([]byte("[engine]\nmax_num_seqs = 4\n[protocol]\nconcurrency = [1, 2]\n"))
 	f.Add([]byte("[params]\nmem_bw_eff = 0.7\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -53,7 +53,7 @@ type Output struct {
 	Finished bool
 }
 
-// Scheduler is vLLM v1's step policy (reference/vllm-engine.md section 3). It is single-threaded
+// Scheduler is vLLM v1's step policy (vllm/v1/core/sched/scheduler.py; see doc.go). It is single-threaded
 // and deterministic given its random source.
 type Scheduler struct {
 	cfg     Config

@@ -43,6 +43,9 @@
 //	--served-model-name              ServedModel (the first name), else the model; like vLLM it
 //	                                 takes every following word up to the next flag as a name
 //
+// The spellings and defaults are vLLM's engine arguments (vllm/engine/arg_utils.py, EngineArgs,
+// and the config classes under vllm/config/); `vllm serve --help` lists them.
+//
 // Engine.Name is always "vllm". --speculative-config replaces the base's Speculative as a whole;
 // every other field the command does not mention keeps the base's value.
 //

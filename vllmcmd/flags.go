@@ -32,132 +32,134 @@ type flagSpec struct {
 
 // shortAliases are the short spellings vLLM accepts that are mapped here; other short flags are
 // unknown.
-var shortAliases = map[string]string{
-	"-tp": "--tensor-parallel-size",
-	"-dp": "--data-parallel-size",
-	"-pp": "--pipeline-parallel-size",
-	"-q":  "--quantization",
+func shortAliases() map[string]string {
+	return map[string]string{
+		"-tp": "--tensor-parallel-size",
+		"-dp": "--data-parallel-size",
+		"-pp": "--pipeline-parallel-size",
+		"-q":  "--quantization",
+	}
 }
 
 // flagTable maps the canonical flag name to what it does.
-var flagTable = map[string]*flagSpec{
-	"--tensor-parallel-size":   intFlag(func(e *model.Engine, n int) { e.TensorParallel = n }),
-	"--data-parallel-size":     intFlag(func(e *model.Engine, n int) { e.DataParallel = n }),
-	"--pipeline-parallel-size": intFlag(func(e *model.Engine, n int) { e.PipelineParallel = n }),
-	"--max-num-batched-tokens": intFlag(func(e *model.Engine, n int) { e.MaxNumBatchedTokens = n }),
-	"--max-num-seqs":           intFlag(func(e *model.Engine, n int) { e.MaxNumSeqs = n }),
-	"--block-size":             intFlag(func(e *model.Engine, n int) { e.BlockSize = n }),
+func flagTable() map[string]*flagSpec {
+	return map[string]*flagSpec{
+		"--tensor-parallel-size":   intFlag(func(e *model.Engine, n int) { e.TensorParallel = n }),
+		"--data-parallel-size":     intFlag(func(e *model.Engine, n int) { e.DataParallel = n }),
+		"--pipeline-parallel-size": intFlag(func(e *model.Engine, n int) { e.PipelineParallel = n }),
+		"--max-num-batched-tokens": intFlag(func(e *model.Engine, n int) { e.MaxNumBatchedTokens = n }),
+		"--max-num-seqs":           intFlag(func(e *model.Engine, n int) { e.MaxNumSeqs = n }),
+		"--block-size":             intFlag(func(e *model.Engine, n int) { e.BlockSize = n }),
 
-	"--enable-expert-parallel": {kind: boolFlag, setBool: func(e *model.Engine, b bool) { e.ExpertParallel = b }},
-	"--enable-chunked-prefill": {kind: boolFlag, setBool: func(e *model.Engine, b bool) { e.ChunkedPrefill = b }},
-	"--enable-prefix-caching":  {kind: boolFlag, setBool: func(e *model.Engine, b bool) { e.PrefixCaching = b }},
-	"--async-scheduling":       {kind: boolFlag, setBool: func(e *model.Engine, b bool) { e.AsyncScheduling = b }},
-	"--enforce-eager":          {kind: boolFlag, setBool: func(e *model.Engine, b bool) { e.EnforceEager = b }},
+		"--enable-expert-parallel": {kind: boolFlag, setBool: func(e *model.Engine, b bool) { e.ExpertParallel = b }},
+		"--enable-chunked-prefill": {kind: boolFlag, setBool: func(e *model.Engine, b bool) { e.ChunkedPrefill = b }},
+		"--enable-prefix-caching":  {kind: boolFlag, setBool: func(e *model.Engine, b bool) { e.PrefixCaching = b }},
+		"--async-scheduling":       {kind: boolFlag, setBool: func(e *model.Engine, b bool) { e.AsyncScheduling = b }},
+		"--enforce-eager":          {kind: boolFlag, setBool: func(e *model.Engine, b bool) { e.EnforceEager = b }},
 
-	"--max-model-len":              {set: setMaxModelLen},
-	"--gpu-memory-utilization":     {set: setGPUMemoryUtilization},
-	"--kv-cache-dtype":             {set: setKVCacheDType},
-	"--max-cudagraph-capture-size": {set: setMaxCaptureSize},
-	"--compilation-config":         {set: setCompilationConfig},
-	"--speculative-config":         {set: setSpeculativeConfig},
-	"--speculative-model": {set: func(p *parser, _, v string) error {
-		p.legacySpecModel = v
-		return nil
-	}},
-	"--num-speculative-tokens": {set: func(p *parser, name, v string) error {
-		n, err := positiveInt(name, v)
-		p.legacySpecTokens = n
-		return err
-	}},
-	"--quantization": stringFlag(func(e *model.Engine, s string) { e.Quantization = s }),
-	"--moe-backend":  stringFlag(func(e *model.Engine, s string) { e.MoEBackend = s }),
-	"--attention-backend": {set: func(p *parser, _, v string) error {
-		p.res.Engine.AttentionBackend, p.attnFlag = v, true
-		return nil
-	}},
-	"--model": {set: func(p *parser, _, v string) error {
-		p.modelFlag = v
-		return nil
-	}},
-	"--served-model-name": {kind: listFlag, set: func(p *parser, _, v string) error {
-		p.served = append(p.served, v)
-		return nil
-	}},
+		"--max-model-len":              {set: setMaxModelLen},
+		"--gpu-memory-utilization":     {set: setGPUMemoryUtilization},
+		"--kv-cache-dtype":             {set: setKVCacheDType},
+		"--max-cudagraph-capture-size": {set: setMaxCaptureSize},
+		"--compilation-config":         {set: setCompilationConfig},
+		"--speculative-config":         {set: setSpeculativeConfig},
+		"--speculative-model": {set: func(p *parser, _, v string) error {
+			p.legacySpecModel = v
+			return nil
+		}},
+		"--num-speculative-tokens": {set: func(p *parser, name, v string) error {
+			n, err := positiveInt(name, v)
+			p.legacySpecTokens = n
+			return err
+		}},
+		"--quantization": stringFlag(func(e *model.Engine, s string) { e.Quantization = s }),
+		"--moe-backend":  stringFlag(func(e *model.Engine, s string) { e.MoEBackend = s }),
+		"--attention-backend": {set: func(p *parser, _, v string) error {
+			p.res.Engine.AttentionBackend, p.attnFlag = v, true
+			return nil
+		}},
+		"--model": {set: func(p *parser, _, v string) error {
+			p.modelFlag = v
+			return nil
+		}},
+		"--served-model-name": {kind: listFlag, set: func(p *parser, _, v string) error {
+			p.served = append(p.served, v)
+			return nil
+		}},
 
-	// Known flags with no effect on the simulation, with a value.
-	"--host":                         ignoredValue,
-	"--port":                         ignoredValue,
-	"--api-key":                      {ignored: true, secret: true},
-	"--hf-token":                     {ignored: true, secret: true},
-	"--reasoning-parser":             ignoredValue,
-	"--reasoning-parser-plugin":      ignoredValue,
-	"--tool-call-parser":             ignoredValue,
-	"--tool-parser-plugin":           ignoredValue,
-	"--linear-backend":               ignoredValue,
-	"--model-loader-extra-config":    {ignored: true, set: validateJSONObject},
-	"--download-dir":                 ignoredValue,
-	"--load-format":                  ignoredValue,
-	"--uvicorn-log-level":            ignoredValue,
-	"--chat-template":                ignoredValue,
-	"--chat-template-content-format": ignoredValue,
-	"--response-role":                ignoredValue,
-	"--seed":                         ignoredValue,
-	"--dtype":                        {ignored: true, note: "the weights' dtype comes from the model description, not from this flag"},
-	"--revision":                     ignoredValue,
-	"--code-revision":                ignoredValue,
-	"--tokenizer":                    ignoredValue,
-	"--tokenizer-revision":           ignoredValue,
-	"--tokenizer-mode":               ignoredValue,
-	"--hf-config-path":               ignoredValue,
-	"--config-format":                ignoredValue,
-	"--swap-space":                   ignoredValue,
-	"--distributed-executor-backend": ignoredValue,
-	"--root-path":                    ignoredValue,
-	"--ssl-keyfile":                  ignoredValue,
-	"--ssl-certfile":                 ignoredValue,
-	"--ssl-ca-certs":                 ignoredValue,
-	"--allowed-origins":              ignoredValue,
-	"--allowed-methods":              ignoredValue,
-	"--allowed-headers":              ignoredValue,
-	"--middleware":                   ignoredValue,
-	"--max-log-len":                  ignoredValue,
-	"--max-logprobs":                 ignoredValue,
-	"--api-server-count":             ignoredValue,
-	"--data-parallel-address":        ignoredValue,
-	"--data-parallel-rpc-port":       ignoredValue,
-	"--data-parallel-backend":        ignoredValue,
-	"--worker-extension-cls":         ignoredValue,
-	"--log-config-file":              ignoredValue,
-	"--generation-config":            ignoredValue,
+		// Known flags with no effect on the simulation, with a value.
+		"--host":                         ignoredValue(),
+		"--port":                         ignoredValue(),
+		"--api-key":                      {ignored: true, secret: true},
+		"--hf-token":                     {ignored: true, secret: true},
+		"--reasoning-parser":             ignoredValue(),
+		"--reasoning-parser-plugin":      ignoredValue(),
+		"--tool-call-parser":             ignoredValue(),
+		"--tool-parser-plugin":           ignoredValue(),
+		"--linear-backend":               ignoredValue(),
+		"--model-loader-extra-config":    {ignored: true, set: validateJSONObject},
+		"--download-dir":                 ignoredValue(),
+		"--load-format":                  ignoredValue(),
+		"--uvicorn-log-level":            ignoredValue(),
+		"--chat-template":                ignoredValue(),
+		"--chat-template-content-format": ignoredValue(),
+		"--response-role":                ignoredValue(),
+		"--seed":                         ignoredValue(),
+		"--dtype":                        {ignored: true, note: "the weights' dtype comes from the model description, not from this flag"},
+		"--revision":                     ignoredValue(),
+		"--code-revision":                ignoredValue(),
+		"--tokenizer":                    ignoredValue(),
+		"--tokenizer-revision":           ignoredValue(),
+		"--tokenizer-mode":               ignoredValue(),
+		"--hf-config-path":               ignoredValue(),
+		"--config-format":                ignoredValue(),
+		"--swap-space":                   ignoredValue(),
+		"--distributed-executor-backend": ignoredValue(),
+		"--root-path":                    ignoredValue(),
+		"--ssl-keyfile":                  ignoredValue(),
+		"--ssl-certfile":                 ignoredValue(),
+		"--ssl-ca-certs":                 ignoredValue(),
+		"--allowed-origins":              ignoredValue(),
+		"--allowed-methods":              ignoredValue(),
+		"--allowed-headers":              ignoredValue(),
+		"--middleware":                   ignoredValue(),
+		"--max-log-len":                  ignoredValue(),
+		"--max-logprobs":                 ignoredValue(),
+		"--api-server-count":             ignoredValue(),
+		"--data-parallel-address":        ignoredValue(),
+		"--data-parallel-rpc-port":       ignoredValue(),
+		"--data-parallel-backend":        ignoredValue(),
+		"--worker-extension-cls":         ignoredValue(),
+		"--log-config-file":              ignoredValue(),
+		"--generation-config":            ignoredValue(),
 
-	// Known flags with no effect on the simulation, without a value.
-	"--enable-auto-tool-choice":          ignoredBool,
-	"--trust-remote-code":                ignoredBool,
-	"--enable-ep-weight-filter":          ignoredBool,
-	"--disable-log-requests":             ignoredBool,
-	"--enable-log-requests":              ignoredBool,
-	"--disable-log-stats":                ignoredBool,
-	"--enable-log-outputs":               ignoredBool,
-	"--disable-fastapi-docs":             ignoredBool,
-	"--disable-uvicorn-access-log":       ignoredBool,
-	"--enable-prompt-tokens-details":     ignoredBool,
-	"--enable-server-load-tracking":      ignoredBool,
-	"--enable-force-include-usage":       ignoredBool,
-	"--enable-request-id-headers":        ignoredBool,
-	"--enable-tokenizer-info-endpoint":   ignoredBool,
-	"--return-tokens-as-token-ids":       ignoredBool,
-	"--disable-frontend-multiprocessing": ignoredBool,
-	"--enable-sleep-mode":                ignoredBool,
-	"--skip-tokenizer-init":              ignoredBool,
-	"--headless":                         ignoredBool,
-	"--disable-custom-all-reduce": {kind: boolFlag, ignored: true,
-		note: "NCCL does every all-reduce; this matters for the TP all-reduce cost, which is calibrated, not derived from this flag"},
+		// Known flags with no effect on the simulation, without a value.
+		"--enable-auto-tool-choice":          ignoredBool(),
+		"--trust-remote-code":                ignoredBool(),
+		"--enable-ep-weight-filter":          ignoredBool(),
+		"--disable-log-requests":             ignoredBool(),
+		"--enable-log-requests":              ignoredBool(),
+		"--disable-log-stats":                ignoredBool(),
+		"--enable-log-outputs":               ignoredBool(),
+		"--disable-fastapi-docs":             ignoredBool(),
+		"--disable-uvicorn-access-log":       ignoredBool(),
+		"--enable-prompt-tokens-details":     ignoredBool(),
+		"--enable-server-load-tracking":      ignoredBool(),
+		"--enable-force-include-usage":       ignoredBool(),
+		"--enable-request-id-headers":        ignoredBool(),
+		"--enable-tokenizer-info-endpoint":   ignoredBool(),
+		"--return-tokens-as-token-ids":       ignoredBool(),
+		"--disable-frontend-multiprocessing": ignoredBool(),
+		"--enable-sleep-mode":                ignoredBool(),
+		"--skip-tokenizer-init":              ignoredBool(),
+		"--headless":                         ignoredBool(),
+		"--disable-custom-all-reduce": {kind: boolFlag, ignored: true,
+			note: "NCCL does every all-reduce; this matters for the TP all-reduce cost, which is calibrated, not derived from this flag"},
+	}
 }
 
-var (
-	ignoredValue = &flagSpec{ignored: true}
-	ignoredBool  = &flagSpec{kind: boolFlag, ignored: true}
-)
+func ignoredValue() *flagSpec { return &flagSpec{ignored: true} }
+func ignoredBool() *flagSpec  { return &flagSpec{kind: boolFlag, ignored: true} }
 
 func intFlag(apply func(*model.Engine, int)) *flagSpec {
 	return &flagSpec{set: func(p *parser, name, v string) error {
@@ -184,7 +186,7 @@ func positiveInt(name, v string) (int, error) {
 	return n, nil
 }
 
-var humanRE = regexp.MustCompile(`^([0-9]+(?:\.[0-9]+)?)([kKmMgG])$`)
+func humanRE() *regexp.Regexp { return regexp.MustCompile(`^([0-9]+(?:\.[0-9]+)?)([kKmMgG])$`) }
 
 // maxHumanInt bounds parsed lengths far beyond any context so that conversions cannot overflow.
 const maxHumanInt = 1 << 50
@@ -194,7 +196,7 @@ const maxHumanInt = 1 << 50
 // 25.6k = 25600) and K/M/G meaning x2^10/x2^20/x2^30 (integers only: 1M = 1048576).
 func parseHumanInt(s string) (int, bool) {
 	s = strings.TrimSpace(s)
-	m := humanRE.FindStringSubmatch(s)
+	m := humanRE().FindStringSubmatch(s)
 	if m == nil {
 		n, err := strconv.Atoi(s)
 		return n, err == nil
@@ -243,11 +245,13 @@ func setGPUMemoryUtilization(p *parser, name, v string) error {
 }
 
 // kvCacheDTypes are vLLM's --kv-cache-dtype choices plus the short spellings model.Engine accepts.
-var kvCacheDTypes = []string{"auto", "bfloat16", "bf16", "float16", "fp16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc", "fp8_ds_mla"}
+func kvCacheDTypes() []string {
+	return []string{"auto", "bfloat16", "bf16", "float16", "fp16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc", "fp8_ds_mla"}
+}
 
 func setKVCacheDType(p *parser, name, v string) error {
-	if !slices.Contains(kvCacheDTypes, v) {
-		return fmt.Errorf("%s %q: want one of %s", name, v, strings.Join(kvCacheDTypes, ", "))
+	if !slices.Contains(kvCacheDTypes(), v) {
+		return fmt.Errorf("%s %q: want one of %s", name, v, strings.Join(kvCacheDTypes(), ", "))
 	}
 	p.res.Engine.KVCacheDType = v
 	return nil

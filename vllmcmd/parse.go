@@ -40,7 +40,7 @@ type Result struct {
 // flag; flags Parse does not know are listed in Result.Unknown, and if such a flag is followed by a
 // word that is not a flag, that word is taken as its value.
 func Parse(args []string, base model.Engine) (*Result, error) {
-	p := &parser{args: args, res: &Result{Engine: base, Env: map[string]string{}}}
+	p := &parser{args: args, res: &Result{Engine: base, Env: map[string]string{}}, table: flagTable()}
 	if err := p.prefix(); err != nil {
 		return nil, err
 	}
@@ -52,9 +52,10 @@ func Parse(args []string, base model.Engine) (*Result, error) {
 }
 
 type parser struct {
-	args []string
-	i    int
-	res  *Result
+	args  []string
+	i     int
+	res   *Result
+	table map[string]*flagSpec // flagTable()
 
 	envOrder   []string // assignment names in order of first appearance
 	positional string   // model given as a positional argument
@@ -72,13 +73,15 @@ func (p *parser) note(format string, a ...any) {
 	p.res.Notes = append(p.res.Notes, fmt.Sprintf(format, a...))
 }
 
-var (
-	assignRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
-	pythonRE = regexp.MustCompile(`^python[0-9]*(\.[0-9]+)*$`)
-	// redirectRE matches a shell redirection; group 2 is the target when it is glued on.
-	redirectRE = regexp.MustCompile(`^([0-9]*>>?|&>>?|[0-9]*>&|[0-9]*<)(.*)$`)
-	negNumRE   = regexp.MustCompile(`^-[0-9.]`)
-)
+func assignRE() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`) }
+func pythonRE() *regexp.Regexp { return regexp.MustCompile(`^python[0-9]*(\.[0-9]+)*$`) }
+
+// redirectRE matches a shell redirection; group 2 is the target when it is glued on.
+func redirectRE() *regexp.Regexp {
+	return regexp.MustCompile(`^([0-9]*>>?|&>>?|[0-9]*>&|[0-9]*<)(.*)$`)
+}
+
+func negNumRE() *regexp.Regexp { return regexp.MustCompile(`^-[0-9.]`) }
 
 const wantProgram = "want vllm serve MODEL, python -m vllm.entrypoints.openai.api_server --model MODEL, or the flags alone"
 
@@ -91,7 +94,7 @@ func (p *parser) prefix() error {
 	for p.i < len(p.args) {
 		a := p.args[p.i]
 		switch {
-		case assignRE.MatchString(a):
+		case assignRE().MatchString(a):
 			k, v, _ := strings.Cut(a, "=")
 			if _, seen := p.res.Env[k]; !seen {
 				p.envOrder = append(p.envOrder, k)
@@ -128,7 +131,7 @@ func (p *parser) program() error {
 		p.res.Program = prog
 		p.i++
 		return p.serve("vllm")
-	case pythonRE.MatchString(base):
+	case pythonRE().MatchString(base):
 		p.i++
 		module := ""
 		for module == "" {
@@ -192,7 +195,7 @@ func isControlOperator(a string) bool {
 // looksLikeFlag reports whether a word would be taken as an option rather than a value (argparse
 // takes negative numbers as values).
 func looksLikeFlag(a string) bool {
-	return len(a) > 1 && a[0] == '-' && !negNumRE.MatchString(a)
+	return len(a) > 1 && a[0] == '-' && !negNumRE().MatchString(a)
 }
 
 // flags consumes the flags and positionals up to the end or to a shell control operator.
@@ -205,7 +208,7 @@ func (p *parser) flags() error {
 			p.note("shell operator %q: the %d words from there on are not part of the vLLM command", a, len(p.args)-p.i+1)
 			return nil
 		}
-		if m := redirectRE.FindStringSubmatch(a); m != nil {
+		if m := redirectRE().FindStringSubmatch(a); m != nil {
 			r := a
 			if m[2] == "" && p.i < len(p.args) {
 				r += " " + p.args[p.i]
@@ -258,7 +261,7 @@ func canonical(name string) string {
 	if strings.HasPrefix(name, "--") {
 		name = "--" + strings.ReplaceAll(name[2:], "_", "-")
 	}
-	if long, ok := shortAliases[name]; ok {
+	if long, ok := shortAliases()[name]; ok {
 		return long
 	}
 	return name
@@ -267,10 +270,10 @@ func canonical(name string) string {
 func (p *parser) flag(a string) error {
 	name, inline, hasInline := strings.Cut(a, "=")
 	canon := canonical(name)
-	spec, ok := flagTable[canon]
+	spec, ok := p.table[canon]
 	negated := false
 	if !ok && strings.HasPrefix(canon, "--no-") {
-		if s, found := flagTable["--"+canon[len("--no-"):]]; found && s.kind == boolFlag {
+		if s, found := p.table["--"+canon[len("--no-"):]]; found && s.kind == boolFlag {
 			spec, ok, negated = s, true, true
 		}
 	}
@@ -278,7 +281,7 @@ func (p *parser) flag(a string) error {
 		entry := a
 		if !hasInline && p.i < len(p.args) {
 			next := p.args[p.i]
-			if !looksLikeFlag(next) && !isControlOperator(next) && !redirectRE.MatchString(next) {
+			if !looksLikeFlag(next) && !isControlOperator(next) && !redirectRE().MatchString(next) {
 				entry += " " + next
 				p.i++
 			}
@@ -320,7 +323,7 @@ func (p *parser) flag(a string) error {
 		if spec.kind == listFlag && !hasInline {
 			for p.i < len(p.args) {
 				next := p.args[p.i]
-				if looksLikeFlag(next) || isControlOperator(next) || redirectRE.MatchString(next) {
+				if looksLikeFlag(next) || isControlOperator(next) || redirectRE().MatchString(next) {
 					break
 				}
 				vals = append(vals, next)
@@ -408,7 +411,7 @@ func (p *parser) finish() {
 		if k == "VLLM_ATTENTION_BACKEND" && !p.attnFlag {
 			e.AttentionBackend = v
 		}
-		if n, ok := envNotes[k]; ok {
+		if n, ok := envNotes()[k]; ok {
 			p.note("%s=%s: %s", k, v, n)
 		}
 		if k == "CUDA_VISIBLE_DEVICES" {
@@ -421,19 +424,21 @@ func (p *parser) finish() {
 
 // envNotes are the environment variables known to change what vLLM does in ways that matter to
 // the simulation.
-var envNotes = map[string]string{
-	"VLLM_ATTENTION_BACKEND":            "selects the attention backend (taken as AttentionBackend unless --attention-backend is given)",
-	"VLLM_USE_V2_MODEL_RUNNER":          "the v2 model runner: per-step overheads differ from v1; calibration is tied to it",
-	"VLLM_USE_V1":                       "only the v1 engine is simulated",
-	"VLLM_FLASHINFER_AUTOTUNE_SKIP_OPS": "FlashInfer autotuning skipped for these ops: kernel speed may differ from tuned runs (calibrate)",
-	"VLLM_ALL2ALL_BACKEND":              "expert-parallel all-to-all implementation (DP > 1): not modelled",
-	"VLLM_USE_DEEP_GEMM":                "GEMM/MoE kernel choice: covered by calibration, not modelled",
-	"VLLM_USE_FLASHINFER_MOE_FP4":       "MoE kernel choice: covered by calibration, not modelled",
-	"VLLM_USE_FLASHINFER_MOE_FP8":       "MoE kernel choice: covered by calibration, not modelled",
-	"VLLM_FLASHINFER_MOE_BACKEND":       "MoE kernel choice: covered by calibration, not modelled",
-	"VLLM_MLA_DISABLE":                  "disables MLA, which changes the KV bytes per token: not modelled",
-	"VLLM_ENABLE_V1_MULTIPROCESSING":    "0 runs the engine core in the API process, so CPU work is not overlapped",
-	"VLLM_ALLOW_LONG_MAX_MODEL_LEN":     "allows --max-model-len beyond the model's own limit",
-	"NCCL_P2P_DISABLE":                  "GPU peer-to-peer off: all-reduces go through host memory (calibrate the all-reduce)",
-	"PYTORCH_CUDA_ALLOC_CONF":           "allocator settings shift non-KV memory slightly",
+func envNotes() map[string]string {
+	return map[string]string{
+		"VLLM_ATTENTION_BACKEND":            "selects the attention backend (taken as AttentionBackend unless --attention-backend is given)",
+		"VLLM_USE_V2_MODEL_RUNNER":          "the v2 model runner: per-step overheads differ from v1; calibration is tied to it",
+		"VLLM_USE_V1":                       "only the v1 engine is simulated",
+		"VLLM_FLASHINFER_AUTOTUNE_SKIP_OPS": "FlashInfer autotuning skipped for these ops: kernel speed may differ from tuned runs (calibrate)",
+		"VLLM_ALL2ALL_BACKEND":              "expert-parallel all-to-all implementation (DP > 1): not modelled",
+		"VLLM_USE_DEEP_GEMM":                "GEMM/MoE kernel choice: covered by calibration, not modelled",
+		"VLLM_USE_FLASHINFER_MOE_FP4":       "MoE kernel choice: covered by calibration, not modelled",
+		"VLLM_USE_FLASHINFER_MOE_FP8":       "MoE kernel choice: covered by calibration, not modelled",
+		"VLLM_FLASHINFER_MOE_BACKEND":       "MoE kernel choice: covered by calibration, not modelled",
+		"VLLM_MLA_DISABLE":                  "disables MLA, which changes the KV bytes per token: not modelled",
+		"VLLM_ENABLE_V1_MULTIPROCESSING":    "0 runs the engine core in the API process, so CPU work is not overlapped",
+		"VLLM_ALLOW_LONG_MAX_MODEL_LEN":     "allows --max-model-len beyond the model's own limit",
+		"NCCL_P2P_DISABLE":                  "GPU peer-to-peer off: all-reduces go through host memory (calibrate the all-reduce)",
+		"PYTORCH_CUDA_ALLOC_CONF":           "allocator settings shift non-KV memory slightly",
+	}
 }

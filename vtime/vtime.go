@@ -1,8 +1,3 @@
-// Package vtime is the simulator's virtual clock unit.
-//
-// Simulated time is an integer count of nanoseconds since the start of a run. Using an integer keeps
-// the event order total and the output byte-identical across machines: there is no float rounding in
-// comparisons and no wall clock anywhere in the core.
 package vtime
 
 import (

@@ -79,6 +79,15 @@
 // Goodput counts requests meeting every SLO limit individually; the SLO verdict compares the
 // quantile of each metric with its limit (per-user tok/s: 1000 / TPOT at the quantile).
 //
+// # Sources
+//
+// Closed and open loops follow `vllm bench serve` (vllm/benchmarks/serve.py: --max-concurrency,
+// --request-rate, and --burstiness, which is the gamma shape 1 / cv^2; vllm/benchmarks/datasets.py,
+// RandomDataset, for the length ranges). The trace column names are those of the public Azure LLM
+// inference traces (Azure/AzurePublicDataset), BurstGPT (HPMLL/BurstGPT) and Mooncake
+// (kvcache-ai/Mooncake). The bench kind is llm-inference-bench's decode cell (package bench).
+// TPOT, ITL, E2E and goodput are the metrics vllm bench serve reports.
+//
 // # Determinism
 //
 // Everything is a function of the server, the spec and the seed: lengths and arrivals come from

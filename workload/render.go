@@ -21,15 +21,17 @@ func WriteJSON(w io.Writer, m *Metrics) error {
 }
 
 // CSVHeader lists the columns of WriteCSV.
-var CSVHeader = []string{"workload", "kind", "seed", "status", "replicas", "requests", "completed", "rejected", "cancelled",
-	"duration_s", "input_tokens", "output_tokens", "output_tok_s", "total_tok_s", "req_s",
-	"ttft_ms_mean", "ttft_ms_p50", "ttft_ms_p90", "ttft_ms_p99",
-	"tpot_ms_mean", "tpot_ms_p50", "tpot_ms_p90", "tpot_ms_p99",
-	"itl_ms_mean", "itl_ms_p50", "itl_ms_p90", "itl_ms_p99",
-	"e2e_ms_mean", "e2e_ms_p50", "e2e_ms_p90", "e2e_ms_p99",
-	"queue_ms_mean", "queue_ms_p50", "queue_ms_p90", "queue_ms_p99",
-	"user_tok_s", "preemptions", "preempted_requests", "kv_usage_mean", "kv_usage_peak",
-	"goodput_req_s", "goodput_fraction", "slo_met", "engine_steps", "sim_time_s"}
+func CSVHeader() []string {
+	return []string{"workload", "kind", "seed", "status", "replicas", "requests", "completed", "rejected", "cancelled",
+		"duration_s", "input_tokens", "output_tokens", "output_tok_s", "total_tok_s", "req_s",
+		"ttft_ms_mean", "ttft_ms_p50", "ttft_ms_p90", "ttft_ms_p99",
+		"tpot_ms_mean", "tpot_ms_p50", "tpot_ms_p90", "tpot_ms_p99",
+		"itl_ms_mean", "itl_ms_p50", "itl_ms_p90", "itl_ms_p99",
+		"e2e_ms_mean", "e2e_ms_p50", "e2e_ms_p90", "e2e_ms_p99",
+		"queue_ms_mean", "queue_ms_p50", "queue_ms_p90", "queue_ms_p99",
+		"user_tok_s", "preemptions", "preempted_requests", "kv_usage_mean", "kv_usage_peak",
+		"goodput_req_s", "goodput_fraction", "slo_met", "engine_steps", "sim_time_s"}
+}
 
 func fnum(v float64) string {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
@@ -81,7 +83,7 @@ func round(v float64, digits int) float64 {
 // WriteCSV writes a header and one row per run.
 func WriteCSV(w io.Writer, ms ...*Metrics) error {
 	cw := csv.NewWriter(w)
-	cw.Write(CSVHeader)
+	cw.Write(CSVHeader())
 	for _, m := range ms {
 		cw.Write(CSVRow(m))
 	}

@@ -164,7 +164,7 @@ func TestRenderers(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
-	if len(lines) != 2 || strings.Count(lines[0], ",") != strings.Count(lines[1], ",") || strings.Count(lines[0], ",") != len(CSVHeader)-1 {
+	if len(lines) != 2 || strings.Count(lines[0], ",") != strings.Count(lines[1], ",") || strings.Count(lines[0], ",") != len(CSVHeader())-1 {
 		t.Errorf("CSV shape wrong:\n%s", b.String())
 	}
 	b.Reset()

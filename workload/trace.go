@@ -42,19 +42,44 @@ type TraceOptions struct {
 // arrival_s / input_tokens / output_tokens / prefix_id / prefix_tokens, and the names of public
 // traces: Azure LLM inference (TIMESTAMP, ContextTokens, GeneratedTokens), BurstGPT (Timestamp,
 // Request tokens, Response tokens) and Mooncake (timestamp in ms, input_length, output_length).
-var (
-	arrivalNames = map[string]string{ // name -> unit ("" = bare: TraceOptions.TimeUnit)
-		"arrivals": "s", "arrivalms": "ms", "arrivalus": "us", "arrival": "",
-		"timestamp": "", "timestamps": "s", "timestampms": "ms", "timestampus": "us",
-		"time": "", "times": "s", "timems": "ms",
+//
+// arrivalUnit reports whether n names the arrival column, and its unit ("" = bare:
+// TraceOptions.TimeUnit).
+func arrivalUnit(n string) (string, bool) {
+	switch n {
+	case "arrivals", "timestamps", "times":
+		return "s", true
+	case "arrivalms", "timestampms", "timems":
+		return "ms", true
+	case "arrivalus", "timestampus":
+		return "us", true
+	case "arrival", "timestamp", "time":
+		return "", true
 	}
-	inputNames = map[string]bool{"inputtokens": true, "prompttokens": true, "inputlength": true, "inputlen": true,
-		"contexttokens": true, "requesttokens": true}
-	outputNames = map[string]bool{"outputtokens": true, "maxtokens": true, "outputlength": true, "outputlen": true,
-		"generatedtokens": true, "responsetokens": true, "completiontokens": true}
-	prefixIDNames     = map[string]bool{"prefixid": true}
-	prefixTokensNames = map[string]bool{"prefixtokens": true, "prefixlength": true, "prefixlen": true}
-)
+	return "", false
+}
+
+func isInputName(n string) bool {
+	switch n {
+	case "inputtokens", "prompttokens", "inputlength", "inputlen", "contexttokens", "requesttokens":
+		return true
+	}
+	return false
+}
+
+func isOutputName(n string) bool {
+	switch n {
+	case "outputtokens", "maxtokens", "outputlength", "outputlen", "generatedtokens", "responsetokens", "completiontokens":
+		return true
+	}
+	return false
+}
+
+func isPrefixIDName(n string) bool { return n == "prefixid" }
+
+func isPrefixTokensName(n string) bool {
+	return n == "prefixtokens" || n == "prefixlength" || n == "prefixlen"
+}
 
 const acceptedColumns = "arrival_s|arrival_ms|timestamp|TIMESTAMP (datetime), input_tokens|prompt_tokens|input_length|ContextTokens|Request tokens, output_tokens|max_tokens|output_length|GeneratedTokens|Response tokens, optional prefix_id and prefix_tokens"
 
@@ -273,18 +298,18 @@ func ParseCSV(r io.Reader, file string, opt TraceOptions) ([]TraceRow, error) {
 			return nil
 		}
 		var err error
-		if u, ok := arrivalNames[n]; ok {
+		if u, ok := arrivalUnit(n); ok {
 			err = set(&tc, u)
 			tc.name = "arrival"
-		} else if inputNames[n] {
+		} else if isInputName(n) {
 			err = set(&ic, "")
 			ic.name = "input"
-		} else if outputNames[n] {
+		} else if isOutputName(n) {
 			err = set(&oc, "")
 			oc.name = "output"
-		} else if prefixIDNames[n] {
+		} else if isPrefixIDName(n) {
 			err = set(&pc, "")
-		} else if prefixTokensNames[n] {
+		} else if isPrefixTokensName(n) {
 			err = set(&ptc, "")
 		}
 		if err != nil {
@@ -449,7 +474,8 @@ func ParseJSONL(r io.Reader, file string, opt TraceOptions) ([]TraceRow, error) 
 			var err error
 			switch kind {
 			case "arrival":
-				err = b.setArrival(line, k, arrivalNames[n], str, num, isNum)
+				unit, _ := arrivalUnit(n)
+				err = b.setArrival(line, k, unit, str, num, isNum)
 			case "input":
 				err = b.setCount(line, k, str, num, isNum, &b.row.InputTokens, 1)
 				haveIn = true
@@ -489,17 +515,17 @@ func ParseJSONL(r io.Reader, file string, opt TraceOptions) ([]TraceRow, error) 
 }
 
 func fieldKind(n string) (string, bool) {
-	if _, ok := arrivalNames[n]; ok {
+	if _, ok := arrivalUnit(n); ok {
 		return "arrival", true
 	}
 	switch {
-	case inputNames[n]:
+	case isInputName(n):
 		return "input", true
-	case outputNames[n]:
+	case isOutputName(n):
 		return "output", true
-	case prefixIDNames[n]:
+	case isPrefixIDName(n):
 		return "prefix_id", true
-	case prefixTokensNames[n]:
+	case isPrefixTokensName(n):
 		return "prefix_tokens", true
 	}
 	return "", false

@@ -108,7 +108,7 @@ func firstLine(s string) string {
 }
 
 func TestHelpEverywhere(t *testing.T) {
-	for _, c := range commands {
+	for _, c := range commands() {
 		var out, errb bytes.Buffer
 		if code := run([]string{c.Name, "--help"}, &out, &errb); code != 0 {
 			t.Errorf("%s --help: exit %d", c.Name, code)

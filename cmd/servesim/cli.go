@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
-	"sort"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -34,24 +32,28 @@ func (u usageError) Unwrap() error { return u.err }
 
 func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
 
-// checkFormat is the usage error for a --format value outside allowed, nil for one inside.
-func checkFormat(value string, allowed ...string) error {
-	if slices.Contains(allowed, value) {
-		return nil
+// commands is every subcommand, in the order 'servesim help' lists them.
+func commands() []*command {
+	return []*command{
+		capacityCmd(),
+		configCmd(),
+		explainCmd(),
+		fitCmd(),
+		hardwareCmd(),
+		importCmd(),
+		matrixCmd(),
+		mergeCmd(),
+		modelCmd(),
+		planCmd(),
+		plotCmd(),
+		reportCmd(),
+		simulateCmd(),
+		versionCmd(),
 	}
-	want := allowed[len(allowed)-1]
-	if len(allowed) > 1 {
-		want = strings.Join(allowed[:len(allowed)-1], ", ") + " or " + want
-	}
-	return usagef("--format %q: want %s", value, want)
 }
 
-var commands []*command
-
-func register(c *command) { commands = append(commands, c) }
-
 func findCommand(name string) *command {
-	for _, c := range commands {
+	for _, c := range commands() {
 		if c.Name == name {
 			return c
 		}
@@ -66,9 +68,7 @@ Usage:
   servesim <command> [flags] [arguments]
 
 Commands:`)
-	cs := append([]*command(nil), commands...)
-	sort.Slice(cs, func(i, j int) bool { return cs[i].Name < cs[j].Name })
-	for _, c := range cs {
+	for _, c := range commands() {
 		fmt.Fprintf(w, "  %-10s %s\n", c.Name, c.Short)
 	}
 	fmt.Fprintln(w, `

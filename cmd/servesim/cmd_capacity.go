@@ -8,8 +8,8 @@ import (
 	"github.com/servesim/servesim/bench"
 )
 
-func init() {
-	register(&command{
+func capacityCmd() *command {
+	return &command{
 		Name:  "capacity",
 		Short: "show the per-GPU memory budget, KV-cache layout, kv_cache_size_tokens and max concurrency per context",
 		Long: `Follows vLLM's start-up accounting: weights per GPU (experts split by EP, the rest by TP),
@@ -40,5 +40,5 @@ reported kv_cache_size_tokens is what the benchmark's Over-capacity rule uses.`,
 				return out.write(e.stdout, &buf)
 			}
 		},
-	})
+	}
 }

@@ -5,12 +5,10 @@ import (
 	"fmt"
 
 	"github.com/spf13/pflag"
-
-	"github.com/servesim/servesim/scenario"
 )
 
-func init() {
-	register(&command{
+func configCmd() *command {
+	return &command{
 		Name:  "config",
 		Short: "print the resolved scenario as TOML, to copy, edit and load with --config",
 		Long: `Prints every section of the scenario (hardware, model, engine flags, benchmark protocol, seed)
@@ -39,8 +37,11 @@ file is strict: an unknown key is an error naming it.`,
 				return out.write(e.stdout, &buf)
 			}
 		},
-	})
-	register(&command{
+	}
+}
+
+func importCmd() *command {
+	return &command{
 		Name:  "import",
 		Args:  "vllm -- <vllm serve command...>",
 		Short: "import a vLLM launch command into a scenario (prints the scenario TOML)",
@@ -65,41 +66,27 @@ Example:
 				if len(words) == 0 {
 					return usagef("no vllm command given after 'import vllm'")
 				}
+				if sf.vllmCmd != "" {
+					return usagef("give the vllm command once: after 'import vllm', or with --vllm-cmd")
+				}
 				if len(words) == 1 {
-					sf.vllmCmd = words[0]
-					words = nil
+					sf.vllmCmd = words[0] // one quoted string
+				} else {
+					sf.vllmWords = words
 				}
 				if err := out.check(); err != nil {
 					return err
 				}
-				var s *scenario.Scenario
-				if sf.config != "" {
-					var err error
-					if s, err = scenario.Load(sf.config); err != nil {
-						return err
-					}
-				} else {
-					s = scenario.Default()
-				}
-				var err error
-				if words != nil {
-					err = applyVLLMArgs(s, words, e.stderr)
-				} else {
-					err = applyVLLM(s, sf.vllmCmd, e.stderr)
-				}
-				if err != nil {
-					return err
-				}
-				r, err := s.Resolve(scenario.ResolveOptions{ParamsFile: sf.params, Uncalibrated: sf.uncalibrated})
+				r, err := sf.load(e.stderr)
 				if err != nil {
 					return err
 				}
 				var buf bytes.Buffer
-				if err := s.Encode(&buf, r.Params, fmt.Sprintf("%s: %s", r.Source, r.ParamsFrom)); err != nil {
+				if err := r.Scenario.Encode(&buf, r.Params, fmt.Sprintf("%s: %s", r.Source, r.ParamsFrom)); err != nil {
 					return err
 				}
 				return out.write(e.stdout, &buf)
 			}
 		},
-	})
+	}
 }

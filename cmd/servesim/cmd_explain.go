@@ -9,8 +9,8 @@ import (
 	"github.com/servesim/servesim/matrix"
 )
 
-func init() {
-	register(&command{
+func explainCmd() *command {
+	return &command{
 		Name:  "explain",
 		Short: "split a cell's decode step and prefill chunk into cost terms, and say which resource binds",
 		Long: `Prints the steady decode step of a (context x concurrency) cell and a prefill chunk split into
@@ -56,5 +56,5 @@ Example:
 				return out.write(e.stdout, &buf)
 			}
 		},
-	})
+	}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -14,8 +13,8 @@ import (
 	"github.com/servesim/servesim/scenario"
 )
 
-func init() {
-	register(&command{
+func fitCmd() *command {
+	return &command{
 		Name:  "fit",
 		Short: "calibrate the named parameters to a measured matrix; cross-validate; write params and a report",
 		Long: `Moves only the named parameters of the memory and step-time model (see 'servesim config') until
@@ -41,11 +40,11 @@ JSON); the embedded seed is the default for the seed scenario.`,
 			paramsOut := fs.String("out", "", "write the fitted parameters to `file` (TOML, loadable with --params)")
 			reportOut := fs.String("report", "", "write the JSON report to `file`")
 			method := fs.String("method", "lm", "optimiser: lm (Levenberg-Marquardt), bfgs or nelder-mead (gonum/optimize)")
-			starts := fs.Int("starts", 4, "seeded starting points")
+			starts := fs.Int("starts", calibration.DefaultStarts, "seeded starting points")
 			maxIter := fs.Int("max-iter", 0, "iterations per start (default: the method's)")
 			workers := fs.Int("workers", 0, "parallel simulations (default: all CPUs)")
 			fitSeed := fs.Uint64("fit-seed", 1, "seed for the random starting points")
-			weights := fs.String("weights", "", "objective `weights` as name=value,... (total, per_request, tbt, ttft, prefill, prefill_ttft, status, robust, prior); default total=1.5,per_request=1,tbt=0.25,ttft=0.5,prefill=2,prefill_ttft=1,status=1,robust=0.1,prior=0.15")
+			weights := fs.String("weights", "", "objective `weights` as name=value,... (total, per_request, tbt, ttft, prefill, prefill_ttft, status, robust, prior); default "+calibration.DefaultWeights().String())
 			free := fs.String("free", "", "comma-separated parameter `names` to fit (default: chosen from the deployment)")
 			return func(args []string) error {
 				if len(args) > 0 {
@@ -82,7 +81,7 @@ JSON); the embedded seed is the default for the seed scenario.`,
 				if err != nil {
 					return err
 				}
-				meas, err := loadMeasured(*measured, sf.isSeed(), r)
+				meas, _, err := loadMeasured(*measured, sf.isSeed(), r)
 				if err != nil {
 					return err
 				}
@@ -124,31 +123,25 @@ JSON); the embedded seed is the default for the seed scenario.`,
 					return err
 				}
 				if *paramsOut != "" {
-					d := r.Deployment
-					pf := &scenario.ParamsFile{Calibration: scenario.CalibrationKey{GPU: d.Hardware.GPU.Name, Model: d.Model.Name, Family: d.Model.Family,
-						Engine: d.Engine.Name, EngineVersion: d.Engine.Version,
-						Note: fmt.Sprintf("servesim fit on %s: %d cells, train %q, loss %.4f", measName(*measured), rep.Train.Cells, rep.TrainFilter, rep.Loss)},
-						Params: res.Params.Map()}
 					var pb bytes.Buffer
-					pf.Encode(&pb)
+					scenario.NewParamsFile(r.Deployment, res.Params, rep.Note(measName(*measured))).Encode(&pb)
 					if err := (&outFlag{path: *paramsOut}).write(e.stdout, &pb); err != nil {
 						return err
 					}
 				}
 				if *reportOut != "" {
-					data, err := json.MarshalIndent(rep, "", "  ")
-					if err != nil {
+					var rb bytes.Buffer
+					if err := rep.WriteJSON(&rb); err != nil {
 						return err
 					}
-					data = append(data, '\n')
-					if err := (&outFlag{path: *reportOut}).write(e.stdout, bytes.NewBuffer(data)); err != nil {
+					if err := (&outFlag{path: *reportOut}).write(e.stdout, &rb); err != nil {
 						return err
 					}
 				}
 				return nil
 			}
 		},
-	})
+	}
 }
 
 func measName(p string) string {

@@ -8,12 +8,11 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/servesim/servesim/bench"
-	"github.com/servesim/servesim/matrix"
 	"github.com/servesim/servesim/sim"
 )
 
-func init() {
-	register(&command{
+func matrixCmd() *command {
+	return &command{
 		Name:  "matrix",
 		Short: "simulate the benchmark matrix (prefill rows and decode cells) and compare with measurements",
 		Long: `Runs the scenario's benchmark protocol (llm-inference-bench by default) against the simulated
@@ -27,7 +26,8 @@ ttft_ms,tbt_ms,avg_active,completed,output_tokens,measured_s (predicted values).
 		Setup: func(fs *pflag.FlagSet, e *env) func([]string) error {
 			var sf scenarioFlags
 			sf.register(fs)
-			format := fs.String("format", "table", "output `format`: table, markdown, csv or json")
+			var format formatFlag[matrixResult]
+			format.register(fs, matrixFormats())
 			measured := fs.String("measured", "", "measured matrix `file` to compare with (default: the embedded seed for the seed scenario; 'none' to skip)")
 			var out outFlag
 			out.register(fs, "the matrix")
@@ -35,7 +35,7 @@ ttft_ms,tbt_ms,avg_active,completed,output_tokens,measured_s (predicted values).
 				if len(args) > 0 {
 					return usagef("unexpected argument %q", args[0])
 				}
-				if err := checkFormat(*format, "table", "markdown", "csv", "json"); err != nil {
+				if err := format.check(); err != nil {
 					return err
 				}
 				if err := out.check(); err != nil {
@@ -45,7 +45,7 @@ ttft_ms,tbt_ms,avg_active,completed,output_tokens,measured_s (predicted values).
 				if err != nil {
 					return err
 				}
-				meas, err := loadMeasured(*measured, sf.isSeed(), r)
+				meas, _, err := loadMeasured(*measured, sf.isSeed(), r)
 				if err != nil {
 					return err
 				}
@@ -61,17 +61,14 @@ ttft_ms,tbt_ms,avg_active,completed,output_tokens,measured_s (predicted values).
 				}
 				fmt.Fprintf(e.stderr, "servesim: simulated %d cells, %d engine steps, %.0f s of server time in %.2f s\n",
 					len(res.Matrix.Prefill)+len(res.Matrix.Decode), res.Steps, res.SimEnd.Seconds(), time.Since(start).Seconds())
-				if *format == "csv" {
-					meas = nil // the CSV is the predicted matrix, in the documented columns
-				}
 				var buf bytes.Buffer
-				if err := matrix.Render(&buf, res.Matrix, meas, *format); err != nil {
+				if err := format.write(&buf, matrixResult{res.Matrix, meas}); err != nil {
 					return err
 				}
 				return out.write(e.stdout, &buf)
 			}
 		},
-	})
+	}
 }
 
 // progressPrinter reports progress on stderr once a run has taken more than two seconds.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 
@@ -9,8 +10,8 @@ import (
 	"github.com/servesim/servesim/planner"
 )
 
-func init() {
-	register(&command{
+func mergeCmd() *command {
+	return &command{
 		Name:  "merge",
 		Args:  "SHARD.json...",
 		Short: "combine the --shard outputs of 'servesim plan' into the plan of the whole sweep",
@@ -25,7 +26,8 @@ Example (GNU parallel on one machine, or any job array):
       --slo-tpot-ms 40 --shard {}/8 --format json --out shard-{}.json
   servesim merge shard-*.json`,
 		Setup: func(fs *pflag.FlagSet, e *env) func([]string) error {
-			format := fs.String("format", "table", "output `format`: table, csv or json")
+			var format formatFlag[planResult]
+			format.register(fs, planFormats())
 			partial := fs.Bool("partial", false, "merge even when shards are missing (the plan says which)")
 			top := fs.Int("top", 25, "hardware layouts shown in the table (`N`)")
 			all := fs.Bool("all", false, "table: every configuration that loads, not the best per layout")
@@ -35,7 +37,7 @@ Example (GNU parallel on one machine, or any job array):
 				if len(args) == 0 {
 					return usagef("give the shard files to merge (JSON from 'servesim plan --shard i/n --format json')")
 				}
-				if err := checkFormat(*format, "table", "csv", "json"); err != nil {
+				if err := format.check(); err != nil {
 					return err
 				}
 				if err := out.check(); err != nil {
@@ -59,8 +61,12 @@ Example (GNU parallel on one machine, or any job array):
 					return err
 				}
 				fmt.Fprintf(e.stderr, "servesim: merged %d plans: %d of %d rows\n", len(plans), len(p.Results), p.Rows)
-				return writePlan(e, &out, p, *format, planner.TableOptions{Top: *top, All: *all})
+				var buf bytes.Buffer
+				if err := format.write(&buf, planResult{p, planner.TableOptions{Top: *top, All: *all}}); err != nil {
+					return err
+				}
+				return out.write(e.stdout, &buf)
 			}
 		},
-	})
+	}
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -14,33 +13,36 @@ import (
 
 	"github.com/servesim/servesim/matrix"
 	"github.com/servesim/servesim/model"
-	"github.com/servesim/servesim/model/hf"
 	"github.com/servesim/servesim/planner"
 	"github.com/servesim/servesim/workload"
 )
 
-// loadModel reads a model: a built-in name, a servesim model TOML, or a Hugging Face config.json
-// (or a directory holding one).
-func loadModel(ref string) (*model.Arch, error) {
-	if st, err := os.Stat(ref); err == nil {
-		path := ref
-		if st.IsDir() {
-			path = filepath.Join(ref, "config.json")
-		}
-		if strings.HasSuffix(path, ".toml") {
-			data, err := os.ReadFile(path)
-			if err != nil {
-				return nil, err
-			}
-			return model.ParseArch(data, path)
-		}
-		return hf.Load(path)
+// intsText, specText and utilText print sweep lists the way the flags take them.
+func intsText(v []int) string {
+	s := make([]string, len(v))
+	for i, n := range v {
+		s[i] = strconv.Itoa(n)
 	}
-	a, err := model.BuiltinArch(ref)
-	if err != nil {
-		return nil, fmt.Errorf("%v; or give a servesim model .toml, a config.json or a directory holding one", err)
+	return strings.Join(s, ",")
+}
+
+func specText(v []int) string {
+	s := make([]string, len(v))
+	for i, k := range v {
+		s[i] = strconv.Itoa(k)
+		if k == 0 {
+			s[i] = "off"
+		}
 	}
-	return a, nil
+	return strings.Join(s, ",")
+}
+
+func utilText(v []float64) string {
+	s := make([]string, len(v))
+	for i, f := range v {
+		s[i] = strconv.FormatFloat(f, 'f', 2, 64)
+	}
+	return strings.Join(s, ",")
 }
 
 func parseInts(flag, s string) ([]int, error) {
@@ -157,8 +159,8 @@ func progressBar(w io.Writer, what string) (func(done, total int), func()) {
 	return draw, finish
 }
 
-func init() {
-	register(&command{
+func planCmd() *command {
+	return &command{
 		Name:  "plan",
 		Short: "plan capacity: sweep GPUs, counts, parallelism and engine flags for a model, workload and SLOs; rank by cost",
 		Long: `Answers "which GPUs, how many, which flags" for a model and its traffic. The sweep covers GPU kind x
@@ -199,22 +201,24 @@ Example:
 			wl := fs.String("workload", "", "workload `file` or preset instead of --context/--users")
 			var slo sloFlags
 			slo.register(fs)
+			def := planner.DefaultSpace()
 			gpus := fs.String("gpus", "", "candidate GPUs, comma-separated `list` (default: the whole catalog)")
 			catalog := fs.String("catalog", "", "GPU catalog `file` adding or overriding entries ([[gpu]] TOML)")
-			maxGPUs := fs.Int("max-gpus", 8, "most GPUs in a configuration (`N`)")
+			maxGPUs := fs.Int("max-gpus", def.MaxGPUs, "most GPUs in a configuration (`N`)")
 			counts := fs.String("gpu-counts", "", "GPU counts to try, `list` (default: powers of two up to --max-gpus)")
 			tps := fs.String("tp", "", "tensor-parallel sizes, `list` (default: powers of two dividing the count)")
 			eps := fs.String("ep", "", "expert parallel: `on,off` (default: both for MoE models)")
-			mns := fs.String("max-num-seqs", "16,32,64,128,256", "max-num-seqs values, `list`")
-			mbt := fs.String("max-num-batched-tokens", "4096,8192,16384", "max-num-batched-tokens values, `list`")
-			kvs := fs.String("kv-cache-dtype", "auto,fp8", "KV-cache dtypes, `list` (auto = bf16)")
-			spec := fs.String("spec", "off,3,7", "speculative decoding: off and/or numbers of draft tokens, `list`")
-			util := fs.String("gpu-memory-utilization", "0.90,0.92,0.95", "gpu-memory-utilization values, `list`")
-			weights := fs.String("weights", "auto", "checkpoint variants, `list`: auto, native, fp8, bf16")
+			mns := fs.String("max-num-seqs", intsText(def.MaxNumSeqs), "max-num-seqs values, `list`")
+			mbt := fs.String("max-num-batched-tokens", intsText(def.MaxNumBatchedTokens), "max-num-batched-tokens values, `list`")
+			kvs := fs.String("kv-cache-dtype", strings.Join(def.KVCacheDTypes, ","), "KV-cache dtypes, `list` (auto = bf16)")
+			spec := fs.String("spec", specText(def.SpecTokens), "speculative decoding: off and/or numbers of draft tokens, `list`")
+			util := fs.String("gpu-memory-utilization", utilText(def.GPUMemoryUtilization), "gpu-memory-utilization values, `list`")
+			weights := fs.String("weights", strings.Join(def.Weights, ","), "checkpoint variants, `list`: auto, native, fp8, bf16")
 			mml := fs.Int("max-model-len", 0, "max-model-len (`tokens`; default: the scenario's)")
 			shard := fs.String("shard", "", "run only slice `i/n` of the sweep (0 <= i < n)")
 			workers := fs.Int("workers", 0, "simulations at once (`N`; default: the number of CPUs)")
-			format := fs.String("format", "table", "output `format`: table, csv or json")
+			var format formatFlag[planResult]
+			format.register(fs, planFormats())
 			top := fs.Int("top", 25, "hardware layouts shown in the table (`N`)")
 			all := fs.Bool("all", false, "table: every configuration that loads, not the best per layout")
 			var out outFlag
@@ -223,7 +227,7 @@ Example:
 				if len(args) > 0 {
 					return usagef("unexpected argument %q", args[0])
 				}
-				if err := checkFormat(*format, "table", "csv", "json"); err != nil {
+				if err := format.check(); err != nil {
 					return err
 				}
 				// The question's workload.
@@ -306,13 +310,8 @@ Example:
 				if err != nil {
 					return err
 				}
-				sc := r.Scenario
 				if spec0 == nil {
-					spec0 = &workload.Spec{Name: fmt.Sprintf("%s x %d users", *ctx, *users), Kind: workload.KindBench,
-						Bench: workload.BenchFromProtocol(&sc.Protocol, *ctx, *users)}
-					// A configuration whose streams have not all run at once after a simulated
-					// minute cannot hold them (the benchmark would wait forever); give up on it.
-					spec0.Bench.ReadyLimitS = 60
+					spec0 = planner.BenchWorkload(&r.Scenario.Protocol, *ctx, *users)
 				}
 				if err := slo.apply(fs, &spec0.SLO); err != nil {
 					return err
@@ -320,53 +319,22 @@ Example:
 				if err := spec0.Validate(); err != nil {
 					return usagef("workload: %v", err)
 				}
-
-				// The model and its drafter.
-				ref := *modelRef
-				scenarioModel := r.Deployment.Model
-				var arch *model.Arch
-				sameModel := ref == ""
-				if ref == "" {
-					ref = scenarioModel.Name
-					arch = scenarioModel
+				ms, err := planner.ModelsFor(r.Deployment, *modelRef, *drafterRef)
+				if err != nil {
+					return err
+				}
+				var cat *model.Catalog
+				if *catalog != "" {
+					cat, err = model.LoadCatalog(*catalog)
 				} else {
-					if arch, err = loadModel(ref); err != nil {
-						return fmt.Errorf("--model: %w", err)
-					}
-					if arch.Name != ref {
-						ref = fmt.Sprintf("%s (%s)", arch.Name, ref)
-					}
-					sameModel = arch.Name == scenarioModel.Name && arch.Family == scenarioModel.Family
+					cat, err = r.Scenario.Catalog()
 				}
-				var drafter *model.Arch
-				dref := *drafterRef
-				switch {
-				case dref != "":
-					if drafter, err = loadModel(dref); err != nil {
-						return fmt.Errorf("--drafter: %w", err)
-					}
-				case sameModel && r.Deployment.Drafter != nil:
-					drafter = r.Deployment.Drafter
-					dref = r.Deployment.Engine.Speculative.Model
-				default:
-					if d, err := model.BuiltinArch(arch.Name + "-dflash2"); err == nil {
-						drafter, dref = d, arch.Name+"-dflash2"
-					}
-				}
-
-				// Candidate GPUs.
-				catFile := *catalog
-				if catFile == "" && sc.Hardware.GPUFile != "" && sf.config != "" {
-					catFile = filepath.Join(filepath.Dir(sf.config), sc.Hardware.GPUFile)
-				}
-				cat, err := model.LoadCatalog(catFile)
 				if err != nil {
 					return fmt.Errorf("--catalog: %w", err)
 				}
-				var cands []model.GPU
-				if *gpus == "" {
-					cands = cat.GPUs
-				} else {
+				cands := cat.GPUs
+				if *gpus != "" {
+					cands = nil
 					for _, n := range splitList(*gpus) {
 						g, err := cat.Find(n)
 						if err != nil {
@@ -375,25 +343,8 @@ Example:
 						cands = append(cands, g)
 					}
 				}
-
-				chooser, pref, err := planner.DefaultParams(sf.params, sf.uncalibrated, sc.Params)
-				if err != nil {
-					return err
-				}
-				q := &planner.Question{Model: arch, Drafter: drafter, ModelRef: ref, DrafterRef: dref, Workload: spec0,
-					Base: r.Deployment.Engine, GPUs: cands, Space: sp, Seed: sc.Seed, Params: chooser, ParamsRef: pref,
-					Uncertainty: planner.SourceWidths{}}
-				if !sameModel && sp.MaxModelLen == 0 {
-					// The scenario's max_model_len belongs to its own model; this model's limit
-					// (max_position_embeddings) is not part of its description.
-					need := (spec0.MaxRequestTokens() + 1023) / 1024 * 1024
-					q.Space.MaxModelLen = max(need, 131072)
-					q.Notes = append(q.Notes, fmt.Sprintf("max_model_len %d for every row (the model's own limit is not known; set --max-model-len)", q.Space.MaxModelLen))
-				}
-				if sameModel {
-					q.Current = planner.CurrentConfig(r.Deployment)
-				}
-				fmt.Fprintf(e.stderr, "servesim: planning %s for %s\n", ref, spec0.Describe())
+				q := planner.ScenarioQuestion(r, ms, spec0, cands, sp)
+				fmt.Fprintf(e.stderr, "servesim: planning %s for %s\n", ms.ModelRef, spec0.Describe())
 				start := time.Now()
 				draw, finish := progressBar(e.stderr, "simulations")
 				p, err := planner.Run(q, planner.Options{Workers: *workers, Shard: sh, Progress: draw})
@@ -402,26 +353,12 @@ Example:
 					return err
 				}
 				fmt.Fprintf(e.stderr, "servesim: %d rows, %d simulations in %.1f s\n", len(p.Results), p.Counts.Simulated, time.Since(start).Seconds())
-				return writePlan(e, &out, p, *format, planner.TableOptions{Top: *top, All: *all})
+				var buf bytes.Buffer
+				if err := format.write(&buf, planResult{p, planner.TableOptions{Top: *top, All: *all}}); err != nil {
+					return err
+				}
+				return out.write(e.stdout, &buf)
 			}
 		},
-	})
-}
-
-// writePlan renders a plan as a table, CSV or JSON to --out or stdout.
-func writePlan(e *env, out *outFlag, p *planner.Plan, format string, to planner.TableOptions) error {
-	var buf bytes.Buffer
-	var err error
-	switch format {
-	case "json":
-		err = p.WriteJSON(&buf)
-	case "csv":
-		err = p.WriteCSV(&buf)
-	default:
-		err = p.WriteTable(&buf, to)
 	}
-	if err != nil {
-		return err
-	}
-	return out.write(e.stdout, &buf)
 }

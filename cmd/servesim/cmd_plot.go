@@ -9,17 +9,16 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/servesim/servesim/bench"
 	"github.com/servesim/servesim/internal/fsutil"
 	"github.com/servesim/servesim/internal/numfmt"
 	"github.com/servesim/servesim/matrix"
 	"github.com/servesim/servesim/plots"
-	"github.com/servesim/servesim/scenario"
+	"github.com/servesim/servesim/report"
 	"github.com/servesim/servesim/sim"
 )
 
-func init() {
-	register(&command{
+func plotCmd() *command {
+	return &command{
 		Name:  "plot",
 		Short: "draw predicted vs measured figures (PNG at 300 dpi and SVG) into a directory",
 		Long: `Simulates the scenario's benchmark matrix and draws:
@@ -59,12 +58,12 @@ Example:
 				if err := fsutil.EnsureDir(*out); err != nil {
 					return err
 				}
-				set, err := ff.simulate(e)
+				in, err := ff.simulate(e)
 				if err != nil {
 					return err
 				}
 				start := time.Now()
-				figs := plots.Figures(set.plotInput())
+				figs := plots.Figures(in.Figures())
 				type written struct {
 					path string
 					size int
@@ -77,7 +76,7 @@ Example:
 							return fmt.Errorf("figure %s: %w", f.Name, err)
 						}
 						path := filepath.Join(*out, f.Name+"."+string(fm))
-						if err := fsutil.WriteFile(path, data); err != nil {
+						if err := outputs.WriteFile(path, data); err != nil {
 							return err
 						}
 						files = append(files, written{path, len(data)})
@@ -96,7 +95,7 @@ Example:
 				return nil
 			}
 		},
-	})
+	}
 }
 
 // figureFlags are the flags of the commands that draw a scenario's results (plot, report).
@@ -104,12 +103,7 @@ type figureFlags struct {
 	sf       scenarioFlags
 	measured string
 	explain  string
-	cells    []explainCell // parsed --explain (nil: defaults)
-}
-
-type explainCell struct {
-	label       string
-	concurrency int
+	cells    []report.Cell // parsed --explain (nil: defaults)
 }
 
 func (f *figureFlags) register(fs *pflag.FlagSet) {
@@ -136,90 +130,35 @@ func (f *figureFlags) check() error {
 		if err != nil || c <= 0 {
 			return usagef("--explain %q: concurrency must be a positive integer", part)
 		}
-		f.cells = append(f.cells, explainCell{label: strings.TrimSpace(ctx), concurrency: c})
+		f.cells = append(f.cells, report.Cell{Context: strings.TrimSpace(ctx), Concurrency: c})
 	}
 	return nil
 }
 
-// figureSet is a simulated scenario with everything the figures and the report draw.
-type figureSet struct {
-	r        *scenario.Resolved
-	srv      *sim.Server
-	pred     *matrix.Matrix
-	meas     *matrix.Matrix
-	measName string
-	explain  []*bench.Explanation
-}
-
-func (s *figureSet) plotInput() plots.Input {
-	return plots.Input{Predicted: s.pred, Measured: s.meas, Explain: s.explain}
-}
-
-// simulate resolves the scenario, loads the measurements, runs the matrix and explains cells.
-func (f *figureFlags) simulate(e *env) (*figureSet, error) {
+// simulate resolves the scenario, loads the measurements and runs the figure pipeline
+// (report.Simulate).
+func (f *figureFlags) simulate(e *env) (*report.Input, error) {
 	r, err := f.sf.load(e.stderr)
 	if err != nil {
 		return nil, err
 	}
-	set := &figureSet{r: r}
-	set.meas, err = loadMeasured(f.measured, f.sf.isSeed(), r)
+	meas, measName, err := loadMeasured(f.measured, f.sf.isSeed(), r)
 	if err != nil {
 		return nil, err
 	}
-	switch {
-	case set.meas == nil:
-	case f.measured == "":
-		set.measName = "embedded seed (000_514fe97e62255cf0.txt)"
-	default:
-		set.measName = f.measured
-	}
-	set.srv, err = sim.NewServer(r.Deployment, r.Params)
+	srv, err := sim.NewServer(r.Deployment, r.Params)
 	if err != nil {
 		return nil, err
 	}
 	fmt.Fprintf(e.stderr, "servesim: %s; parameters: %s (%s)\n", r.Scenario.Name, r.ParamsFrom, r.Source)
 	start := time.Now()
-	res, err := bench.RunMatrix(set.srv, &r.Scenario.Protocol, bench.Options{Seed: r.Scenario.Seed, Progress: progressPrinter(e, start)})
+	in, err := report.Simulate(r, srv, meas, measName, report.SimulateOptions{Explain: f.cells, NoExplain: f.explain == "none",
+		Progress: progressPrinter(e, start)})
 	if err != nil {
 		return nil, err
 	}
-	set.pred = res.Matrix
-	fmt.Fprintf(e.stderr, "servesim: simulated %d cells in %.2f s\n", len(res.Matrix.Prefill)+len(res.Matrix.Decode), time.Since(start).Seconds())
-
-	if f.explain == "none" {
-		return set, nil
-	}
-	cells := f.cells
-	if cells == nil {
-		for _, k := range plots.ExplainCells(set.pred) {
-			cells = append(cells, explainCell{label: k.Context, concurrency: k.Concurrency})
-		}
-	}
-	for _, c := range cells {
-		tokens, err := f.contextTokens(set, c.label)
-		if err != nil {
-			return nil, fmt.Errorf("--explain %s:%d: %w", c.label, c.concurrency, err)
-		}
-		x, err := bench.Explain(set.srv, tokens, c.concurrency)
-		if err != nil {
-			return nil, fmt.Errorf("--explain %s:%d: %w", c.label, c.concurrency, err)
-		}
-		set.explain = append(set.explain, x)
-	}
-	return set, nil
-}
-
-// contextTokens is the prompt length behind a context label: the simulated matrix's, when it
-// has the label (so "1019K" is the benchmark's trimmed context), else the label fitted to the
-// server's max_model_len as the benchmark would.
-func (f *figureFlags) contextTokens(set *figureSet, label string) (int, error) {
-	for _, c := range set.pred.Cells() {
-		if strings.EqualFold(c.Context, label) && c.ContextTokens > 0 {
-			return c.ContextTokens, nil
-		}
-	}
-	e := set.r.Deployment.Engine
-	return matrix.LabelTokens(label, matrix.Decode, e.MaxModelLen, set.r.Scenario.Protocol.MaxOutput)
+	fmt.Fprintf(e.stderr, "servesim: simulated %d cells in %.2f s\n", len(in.Predicted.Prefill)+len(in.Predicted.Decode), time.Since(start).Seconds())
+	return in, nil
 }
 
 // groupThousands writes n with comma separators.

@@ -7,13 +7,12 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/servesim/servesim/bench"
 	"github.com/servesim/servesim/calibration"
 	"github.com/servesim/servesim/report"
 )
 
-func init() {
-	register(&command{
+func reportCmd() *command {
+	return &command{
 		Name:  "report",
 		Short: "write one self-contained HTML report: scenario, capacity, matrix tables, every figure, fit summary",
 		Long: `Simulates the scenario's benchmark matrix and writes a single HTML file that needs nothing
@@ -49,17 +48,12 @@ Example:
 						return fmt.Errorf("--fit-report: %w", err)
 					}
 				}
-				set, err := ff.simulate(e)
+				in, err := ff.simulate(e)
 				if err != nil {
 					return err
 				}
+				in.Fit, in.FitName = fit, *fitPath
 				start := time.Now()
-				var capacity bytes.Buffer
-				if err := bench.WriteCapacity(&capacity, set.srv, &set.r.Scenario.Protocol); err != nil {
-					return err
-				}
-				in := &report.Input{Resolved: set.r, Predicted: set.pred, Measured: set.meas, MeasuredName: set.measName,
-					Capacity: capacity.String(), Explain: set.explain, Fit: fit, FitName: *fitPath}
 				var buf bytes.Buffer
 				if err := report.Write(&buf, in); err != nil {
 					return err
@@ -73,5 +67,5 @@ Example:
 				return nil
 			}
 		},
-	})
+	}
 }

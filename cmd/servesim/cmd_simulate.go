@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/servesim/servesim/internal/fsutil"
-	"github.com/servesim/servesim/model"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -90,24 +89,8 @@ func presetHelp() string {
 	return b.String()
 }
 
-// describeDeployment is a one-line summary of what is simulated.
-func describeDeployment(d *model.Deployment) string {
-	e := &d.Engine
-	ep := ""
-	if e.ExpertParallel {
-		ep = "+EP"
-	}
-	spec := "no speculative decoding"
-	if e.Speculative.Enabled() {
-		spec = fmt.Sprintf("%s k=%d", e.Speculative.Method, e.Speculative.NumTokens)
-	}
-	return fmt.Sprintf("%s on %d x %s, TP%d%s, kv_cache_dtype %s, max-num-seqs %d, max-num-batched-tokens %d, gpu-memory-utilization %.2f, max-model-len %d, %s",
-		d.Model.Name, d.Hardware.Count, d.Hardware.GPU.Name, e.TensorParallel, ep, e.KVCacheDType, e.MaxNumSeqs, e.MaxNumBatchedTokens,
-		e.GPUMemoryUtilization, e.MaxModelLen, spec)
-}
-
-func init() {
-	register(&command{
+func simulateCmd() *command {
+	return &command{
 		Name:  "simulate",
 		Short: "run a workload (closed loop, Poisson/gamma/ramp arrivals, trace replay, benchmark cell) and measure it",
 		Long: `Simulates a workload against the scenario's server (the seed by default; --config, --vllm-cmd
@@ -128,7 +111,8 @@ Example:
 			var sf scenarioFlags
 			sf.register(fs)
 			wl := fs.String("workload", "", "workload TOML `file`, trace file (.csv, .jsonl), or preset name")
-			format := fs.String("format", "table", "output `format`: table, csv or json")
+			var format formatFlag[workloadResult]
+			format.register(fs, workloadFormats())
 			var slo sloFlags
 			slo.register(fs)
 			series := fs.String("series", "", "also write the KV-usage samples (t_s,kv_usage,running,waiting) as CSV to `file`")
@@ -138,7 +122,7 @@ Example:
 				if len(args) > 0 {
 					return usagef("unexpected argument %q", args[0])
 				}
-				if err := checkFormat(*format, "table", "csv", "json"); err != nil {
+				if err := format.check(); err != nil {
 					return err
 				}
 				if err := out.check(); err != nil {
@@ -179,18 +163,7 @@ Example:
 				}
 				fmt.Fprintf(e.stderr, "servesim: %d engine steps, %.0f s of server time in %.2f s\n", m.Steps, m.SimTimeS, time.Since(start).Seconds())
 				var buf bytes.Buffer
-				switch *format {
-				case "json":
-					err = workload.WriteJSON(&buf, m)
-				case "csv":
-					err = workload.WriteCSV(&buf, m)
-				default:
-					fmt.Fprintf(&buf, "Workload     %s: %s, seed %d\n", spec.Name, spec.Describe(), m.Seed)
-					fmt.Fprintf(&buf, "Server       %s\n", describeDeployment(r.Deployment))
-					fmt.Fprintf(&buf, "Parameters   %s (%s)\n", r.ParamsFrom, r.Source)
-					err = workload.WriteTable(&buf, m)
-				}
-				if err != nil {
+				if err := format.write(&buf, workloadResult{spec, r, m}); err != nil {
 					return err
 				}
 				if *series != "" {
@@ -198,12 +171,12 @@ Example:
 					if err := workload.WriteSeriesCSV(&sb, m); err != nil {
 						return err
 					}
-					if err := fsutil.WriteFile(*series, sb.Bytes()); err != nil {
+					if err := outputs.WriteFile(*series, sb.Bytes()); err != nil {
 						return err
 					}
 				}
 				return out.write(e.stdout, &buf)
 			}
 		},
-	})
+	}
 }

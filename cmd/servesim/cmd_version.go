@@ -4,12 +4,13 @@ import (
 	"fmt"
 	"runtime"
 
-	"github.com/servesim/servesim/internal/buildinfo"
 	"github.com/spf13/pflag"
+
+	"github.com/servesim/servesim/internal/buildinfo"
 )
 
-func init() {
-	register(&command{
+func versionCmd() *command {
+	return &command{
 		Name:  "version",
 		Short: "print servesim's version",
 		Long: `Prints the version of this servesim binary: the module version for 'go install ...@vX',
@@ -24,5 +25,5 @@ HTML report carry the same string.`,
 				return nil
 			}
 		},
-	})
+	}
 }

@@ -4,22 +4,15 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"os"
-	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/servesim/servesim/internal/fsutil"
 	"github.com/servesim/servesim/matrix"
-	"github.com/servesim/servesim/model/hf"
 	"github.com/servesim/servesim/scenario"
 	"github.com/servesim/servesim/sim"
 	"github.com/servesim/servesim/vllmcmd"
 )
-
-func init() {
-	scenario.ArchLoader = hf.Load
-}
 
 // scenarioFlags are the flags every simulating command shares.
 type scenarioFlags struct {
@@ -28,6 +21,9 @@ type scenarioFlags struct {
 	uncalibrated bool
 	vllmCmd      string
 	seed         int64
+	// vllmWords, when set, is a launch command already split into words (import's positional
+	// arguments); it takes the place of --vllm-cmd.
+	vllmWords []string
 }
 
 func (f *scenarioFlags) register(fs *pflag.FlagSet) {
@@ -39,9 +35,10 @@ func (f *scenarioFlags) register(fs *pflag.FlagSet) {
 }
 
 // isSeed reports whether the run uses the embedded seed scenario unchanged.
-func (f *scenarioFlags) isSeed() bool { return f.config == "" && f.vllmCmd == "" }
+func (f *scenarioFlags) isSeed() bool { return f.config == "" && f.vllmCmd == "" && f.vllmWords == nil }
 
-// load resolves the scenario, printing notes (ignored vLLM flags) to stderr.
+// load resolves the scenario, printing notes (ignored vLLM flags) to stderr. Every command that
+// reads a scenario goes through it.
 func (f *scenarioFlags) load(stderr io.Writer) (*scenario.Resolved, error) {
 	if f.params != "" && f.uncalibrated {
 		return nil, usagef("--params and --uncalibrated contradict each other")
@@ -55,9 +52,20 @@ func (f *scenarioFlags) load(stderr io.Writer) (*scenario.Resolved, error) {
 	} else {
 		s = scenario.Default()
 	}
+	words := f.vllmWords
 	if f.vllmCmd != "" {
-		if err := applyVLLM(s, f.vllmCmd, stderr); err != nil {
+		var err error
+		if words, err = vllmcmd.Split(f.vllmCmd); err != nil {
+			return nil, fmt.Errorf("--vllm-cmd: %w", err)
+		}
+	}
+	if words != nil {
+		notes, err := s.ApplyVLLM(words)
+		if err != nil {
 			return nil, err
+		}
+		for _, n := range notes {
+			fmt.Fprintln(stderr, n)
 		}
 	}
 	if f.seed >= 0 {
@@ -77,45 +85,6 @@ func (f *scenarioFlags) loadServer(stderr io.Writer) (*scenario.Resolved, *sim.S
 		return nil, nil, err
 	}
 	return r, srv, nil
-}
-
-// applyVLLM parses a launch command into the scenario's engine section.
-func applyVLLM(s *scenario.Scenario, cmdline string, stderr io.Writer) error {
-	words, err := vllmcmd.Split(cmdline)
-	if err != nil {
-		return fmt.Errorf("--vllm-cmd: %w", err)
-	}
-	return applyVLLMArgs(s, words, stderr)
-}
-
-func applyVLLMArgs(s *scenario.Scenario, words []string, stderr io.Writer) error {
-	res, err := vllmcmd.Parse(words, s.Engine)
-	if err != nil {
-		return fmt.Errorf("vllm command: %w", err)
-	}
-	s.Engine = res.Engine
-	if res.Model != "" {
-		if _, err := scenario.BuiltinOrNil(res.Model); err == nil {
-			s.Model.Name = res.Model
-			s.Model.File = ""
-		} else {
-			fmt.Fprintf(stderr, "note: model %q is not a built-in description; keeping the scenario's model (%s)\n", res.Model, s.Model.Name)
-		}
-	}
-	if n := s.Engine.GPUs(); n != s.Hardware.Count {
-		fmt.Fprintf(stderr, "note: the command uses %d GPUs (TP %d x DP %d); hardware.count %d -> %d\n", n, s.Engine.TensorParallel, s.Engine.DataParallel, s.Hardware.Count, n)
-		s.Hardware.Count = n
-	}
-	if len(res.Ignored) > 0 {
-		fmt.Fprintf(stderr, "ignored (no effect on the simulation): %s\n", strings.Join(res.Ignored, " "))
-	}
-	if len(res.Unknown) > 0 {
-		fmt.Fprintf(stderr, "unrecognised (not simulated): %s\n", strings.Join(res.Unknown, " "))
-	}
-	for _, n := range res.Notes {
-		fmt.Fprintf(stderr, "note: %s\n", n)
-	}
-	return nil
 }
 
 // outFlag handles --out: stdout when empty, else an atomically written file checked up front.
@@ -138,31 +107,32 @@ func (o *outFlag) write(stdout io.Writer, buf *bytes.Buffer) error {
 		_, err := stdout.Write(buf.Bytes())
 		return err
 	}
-	return fsutil.WriteFile(o.path, buf.Bytes())
+	return outputs.WriteFile(o.path, buf.Bytes())
 }
 
 // loadMeasured reads --measured, or the embedded seed for the seed scenario, and checks that its
-// cells are ones r's protocol runs. Nil without an error: nothing to compare with.
-func loadMeasured(path string, seedScenario bool, r *scenario.Resolved) (*matrix.Matrix, error) {
+// cells are ones r's protocol runs. Nil without an error: nothing to compare with. The name says
+// where the matrix came from.
+func loadMeasured(path string, seedScenario bool, r *scenario.Resolved) (*matrix.Matrix, string, error) {
 	var m *matrix.Matrix
 	var err error
+	name := path
 	switch {
 	case path == "none":
 	case path != "":
 		m, err = matrix.Load(path)
 	case seedScenario:
-		m, err = matrix.LoadBytes(scenario.SeedMeasured(), "embedded seed (000_514fe97e62255cf0.txt)")
+		name = scenario.SeedMeasuredName
+		m, err = matrix.LoadBytes(scenario.SeedMeasured(), name)
 	}
 	if err == nil && m != nil {
 		err = r.Scenario.Protocol.CheckMeasured(m, r.Deployment.Engine.MaxModelLen)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("--measured: %w", err)
+		return nil, "", fmt.Errorf("--measured: %w", err)
 	}
-	return m, nil
-}
-
-func fileExists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
+	if m == nil {
+		name = ""
+	}
+	return m, name, nil
 }

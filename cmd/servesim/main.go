@@ -1,5 +1,3 @@
-// Command servesim simulates LLM serving on vLLM-style engines and plans capacity.
-// See `servesim help` and README.md.
 package main
 
 import (
@@ -11,6 +9,9 @@ import (
 	"github.com/servesim/servesim/internal/fsutil"
 )
 
+// outputs are the files this run writes: an interrupt removes the unfinished ones.
+var outputs fsutil.Files
+
 func main() {
 	// An interrupted run removes its unfinished output files and exits 130; finished outputs are
 	// complete because every file is written to a temporary name and renamed.
@@ -18,7 +19,7 @@ func main() {
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	go func() {
 		s := <-sig
-		fsutil.RemovePending()
+		outputs.RemovePending()
 		fmt.Fprintf(os.Stderr, "\nservesim: %v: stopped, no partial output written\n", s)
 		os.Exit(130)
 	}()

@@ -1,9 +1,3 @@
-// Package buildinfo says which servesim produced an output: the module version when the binary
-// was built by `go install ...@version`, else the release line this source tree belongs to plus
-// the VCS revision Go stamped into the binary (`go build` inside a git checkout).
-//
-// The version is read from the binary's build information, so it is the same for every run of one
-// binary and outputs stay byte-identical between runs.
 package buildinfo
 
 import (

@@ -1,5 +1,3 @@
-// Package fsutil writes output files safely: to a temporary file in the same directory, then
-// renamed over the destination, so a failed or interrupted run never leaves a partial file.
 package fsutil
 
 import (
@@ -9,31 +7,41 @@ import (
 	"sync"
 )
 
-// pending holds temporary files being written, so an interrupt can remove them.
-var pending sync.Map
+// Files tracks the temporary files of the WriteFile calls in progress, so that an interrupt can
+// remove them. The zero value is ready to use; the CLI holds one for its outputs.
+type Files struct {
+	pending sync.Map
+}
 
 // RemovePending deletes every temporary file a WriteFile has not yet renamed into place. The CLI
 // calls it on SIGINT/SIGTERM so an interrupted run leaves no partial file behind.
-func RemovePending() {
-	pending.Range(func(k, _ any) bool {
+func (fs *Files) RemovePending() {
+	fs.pending.Range(func(k, _ any) bool {
 		os.Remove(k.(string))
-		pending.Delete(k)
+		fs.pending.Delete(k)
 		return true
 	})
 }
 
-// WriteFile atomically replaces path with data.
+// WriteFile atomically replaces path with data, untracked.
 func WriteFile(path string, data []byte) error {
+	var fs Files
+	return fs.WriteFile(path, data)
+}
+
+// WriteFile atomically replaces path with data; until the file is in place its temporary file
+// is pending.
+func (fs *Files) WriteFile(path string, data []byte) error {
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return fmt.Errorf("cannot write %s: %w", path, err)
 	}
 	tmp := f.Name()
-	pending.Store(tmp, true)
+	fs.pending.Store(tmp, true)
 	ok := false
 	defer func() {
-		pending.Delete(tmp)
+		fs.pending.Delete(tmp)
 		if !ok {
 			f.Close()
 			os.Remove(tmp)

@@ -59,8 +59,9 @@ func TestRemovePending(t *testing.T) {
 	dir := t.TempDir()
 	f, _ := os.CreateTemp(dir, "x")
 	f.Close()
-	pending.Store(f.Name(), true)
-	RemovePending()
+	var fs Files
+	fs.pending.Store(f.Name(), true)
+	fs.RemovePending()
 	if _, err := os.Stat(f.Name()); !os.IsNotExist(err) {
 		t.Fatalf("pending temp file still exists: %v", err)
 	}

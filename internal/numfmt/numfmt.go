@@ -1,4 +1,3 @@
-// Package numfmt formats numbers for people: thousands separators in tables, figures and reports.
 package numfmt
 
 import "strings"

@@ -1,6 +1,3 @@
-// Package tomlx decodes servesim's TOML inputs strictly and points errors at the file and line:
-// parse errors with BurntSushi's position, unknown keys and failed validations at the line that
-// sets the key.
 package tomlx
 
 import (

@@ -1,0 +1,35 @@
+// Command servesim simulates LLM serving on vLLM-style engines and plans capacity: it predicts the
+// llm-inference-bench matrix a deployment would produce, calibrates the model's named parameters
+// against measured runs, draws predicted against measured, runs general workloads and sweeps
+// hardware and engine flags for the cheapest deployment that meets an objective. README.md
+// describes what is modelled and what is not; `servesim help` and `servesim <command> --help`
+// describe the commands.
+//
+// Usage:
+//
+//	servesim <command> [flags] [arguments]
+//
+// Commands: matrix, capacity, explain, config, import, fit, plot, hardware, model, simulate,
+// plan, merge, report, version. Without --config a command uses the embedded seed scenario
+// (package scenario); --params, --uncalibrated, --vllm-cmd and --seed change the parameters, the
+// engine flags and the seed of any simulating command.
+//
+// Reading order: main.go (signals, then run), cli.go (command: a pflag FlagSet with
+// ContinueOnError, Short and Long help and an action; run, usage errors, help), common.go (the
+// flags every simulating command shares, loading the scenario, measured matrices and output
+// files), then one cmd_<name>.go per command. This package holds wiring and flags only: every
+// computation is in the packages it imports, so the commands' behaviour is tested there and here
+// only for parsing, exit codes and output files.
+//
+// Conventions: results go to stdout, progress and notes to stderr. Exit status 0 for success, 1
+// for a failed run, 2 for a usage error (a bad flag, a missing argument, an unknown --format). An
+// output file is written to a temporary name in the same directory and renamed
+// (internal/fsutil), so an interrupted run leaves no partial file; on SIGINT or SIGTERM the
+// command removes its unfinished files and exits 130. A panic inside a command is reported as an
+// internal error with exit status 1.
+//
+// Determinism: the same command line, inputs and seed give byte-identical output. Fits, plans and
+// sweeps run independent single-threaded simulations on worker goroutines and place results by
+// index, so the number of cores changes only how long they take. JSON outputs and the report
+// carry the version (`servesim version`, internal/buildinfo) instead of a timestamp.
+package main

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/servesim/servesim/describe"
+	"github.com/servesim/servesim/matrix"
+	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/planner"
+	"github.com/servesim/servesim/scenario"
+	"github.com/servesim/servesim/workload"
+)
+
+// format is one way of writing a result of type T.
+type format[T any] struct {
+	name  string
+	write func(w io.Writer, v T) error
+}
+
+// formatFlag is --format for the results of type T: the flag, its check and the writing. The
+// formats of each result type are listed once, below; a new format is one more entry there, and
+// every command writing that type accepts it, documents it in --help and checks it.
+type formatFlag[T any] struct {
+	value   string
+	formats []format[T]
+}
+
+// register adds --format; the first format is the default.
+func (f *formatFlag[T]) register(fs *pflag.FlagSet, formats []format[T]) {
+	f.formats = formats
+	fs.StringVar(&f.value, "format", formats[0].name, "output `format`: "+f.names())
+}
+
+// names lists the formats as "a, b or c".
+func (f *formatFlag[T]) names() string {
+	n := make([]string, len(f.formats))
+	for i, x := range f.formats {
+		n[i] = x.name
+	}
+	if len(n) == 1 {
+		return n[0]
+	}
+	return strings.Join(n[:len(n)-1], ", ") + " or " + n[len(n)-1]
+}
+
+// check is the usage error for a --format value that is not one of the formats.
+func (f *formatFlag[T]) check() error {
+	for _, x := range f.formats {
+		if x.name == f.value {
+			return nil
+		}
+	}
+	return usagef("--format %q: want %s", f.value, f.names())
+}
+
+// write writes v in the chosen format.
+func (f *formatFlag[T]) write(w io.Writer, v T) error {
+	for _, x := range f.formats {
+		if x.name == f.value {
+			return x.write(w, v)
+		}
+	}
+	return f.check()
+}
+
+// matrixResult is a simulated matrix and the measurements to compare it with (nil: none).
+type matrixResult struct{ pred, meas *matrix.Matrix }
+
+func matrixFormats() []format[matrixResult] {
+	return []format[matrixResult]{
+		{"table", func(w io.Writer, m matrixResult) error { return matrix.Render(w, m.pred, m.meas, "table") }},
+		{"markdown", func(w io.Writer, m matrixResult) error { return matrix.Render(w, m.pred, m.meas, "markdown") }},
+		// The predicted matrix alone, in the documented columns.
+		{"csv", func(w io.Writer, m matrixResult) error { return matrix.WriteCSV(w, m.pred) }},
+		{"json", func(w io.Writer, m matrixResult) error { return matrix.Render(w, m.pred, m.meas, "json") }},
+	}
+}
+
+// planResult is a plan and how its table is cut.
+type planResult struct {
+	plan  *planner.Plan
+	table planner.TableOptions
+}
+
+func planFormats() []format[planResult] {
+	return []format[planResult]{
+		{"table", func(w io.Writer, p planResult) error { return p.plan.WriteTable(w, p.table) }},
+		{"csv", func(w io.Writer, p planResult) error { return p.plan.WriteCSV(w) }},
+		{"json", func(w io.Writer, p planResult) error { return p.plan.WriteJSON(w) }},
+	}
+}
+
+// workloadResult is a simulated workload with what it ran on.
+type workloadResult struct {
+	spec     *workload.Spec
+	resolved *scenario.Resolved
+	metrics  *workload.Metrics
+}
+
+func workloadFormats() []format[workloadResult] {
+	return []format[workloadResult]{
+		{"table", func(w io.Writer, x workloadResult) error {
+			r := x.resolved
+			fmt.Fprintf(w, "Workload     %s: %s, seed %d\n", x.spec.Name, x.spec.Describe(), x.metrics.Seed)
+			fmt.Fprintf(w, "Server       %s\n", describe.Deployment(r.Deployment))
+			fmt.Fprintf(w, "Parameters   %s (%s)\n", r.ParamsFrom, r.Source)
+			return workload.WriteTable(w, x.metrics)
+		}},
+		{"csv", func(w io.Writer, x workloadResult) error { return workload.WriteCSV(w, x.metrics) }},
+		{"json", func(w io.Writer, x workloadResult) error { return workload.WriteJSON(w, x.metrics) }},
+	}
+}
+
+// gpuResult is GPUs from the catalog: a listing, or one GPU shown in full.
+type gpuResult struct {
+	gpus []model.GPU
+	show bool
+}
+
+func gpuFormats() []format[gpuResult] {
+	return []format[gpuResult]{
+		{"table", func(w io.Writer, g gpuResult) error {
+			if g.show {
+				return describe.GPU(w, &g.gpus[0])
+			}
+			return describe.GPUTable(w, g.gpus)
+		}},
+		{"toml", func(w io.Writer, g gpuResult) error { return describe.CatalogTOML(w, g.gpus) }},
+	}
+}

@@ -1,0 +1,24 @@
+package describe
+
+import (
+	"fmt"
+
+	"github.com/servesim/servesim/model"
+)
+
+// Deployment is a one-line summary of what is simulated: model, GPUs, parallelism and the engine
+// flags that matter.
+func Deployment(d *model.Deployment) string {
+	e := &d.Engine
+	ep := ""
+	if e.ExpertParallel {
+		ep = "+EP"
+	}
+	spec := "no speculative decoding"
+	if e.Speculative.Enabled() {
+		spec = fmt.Sprintf("%s k=%d", e.Speculative.Method, e.Speculative.NumTokens)
+	}
+	return fmt.Sprintf("%s on %d x %s, TP%d%s, kv_cache_dtype %s, max-num-seqs %d, max-num-batched-tokens %d, gpu-memory-utilization %.2f, max-model-len %d, %s",
+		d.Model.Name, d.Hardware.Count, d.Hardware.GPU.Name, e.TensorParallel, ep, e.KVCacheDType, e.MaxNumSeqs, e.MaxNumBatchedTokens,
+		e.GPUMemoryUtilization, e.MaxModelLen, spec)
+}

@@ -1,0 +1,65 @@
+package describe
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/hf"
+)
+
+func archs(t *testing.T) []*model.Arch {
+	t.Helper()
+	var out []*model.Arch
+	for _, n := range model.BuiltinModels() {
+		a, err := model.BuiltinArch(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, a)
+	}
+	dirs, _ := filepath.Glob(filepath.Join("..", "model", "hf", "testdata", "*", "config.json"))
+	for _, p := range dirs {
+		if _, err := os.Stat(p); err != nil {
+			continue
+		}
+		a, err := hf.Load(p)
+		if err != nil {
+			continue // testdata also holds configs that must be refused
+		}
+		out = append(out, a)
+	}
+	if len(out) < 3 {
+		t.Fatalf("only %d models to check", len(out))
+	}
+	return out
+}
+
+// TestWeightBytesByDTypeMatchesMemory: the by-format split of `model show` adds up to the weights
+// the memory budget puts on one GPU at TP = 1.
+func TestWeightBytesByDTypeMatchesMemory(t *testing.T) {
+	for _, a := range archs(t) {
+		var got float64
+		for _, b := range WeightBytesByDType(a) {
+			got += b
+		}
+		d := &model.Deployment{Model: a, Engine: model.Engine{TensorParallel: 1}}
+		want := d.WeightsPerGPU().Total()
+		// Both sum the same products in a different order: equal to rounding.
+		if math.Abs(got-want) > 1e-9*want {
+			t.Errorf("%s: by format %.0f bytes, memory budget %.0f", a.Name, got, want)
+		}
+	}
+}
+
+// TestStatePerRequest: only models with linear-attention layers hold recurrent state.
+func TestStatePerRequest(t *testing.T) {
+	for _, a := range archs(t) {
+		bytes, layers := StatePerRequest(a)
+		if hasLinear := a.HasKind(model.AttnLinear); hasLinear != (layers > 0) || (layers > 0) != (bytes > 0) {
+			t.Errorf("%s: %d state layers, %.0f bytes; linear attention: %v", a.Name, layers, bytes, hasLinear)
+		}
+	}
+}

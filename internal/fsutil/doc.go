@@ -1,0 +1,8 @@
+// Package fsutil writes output files safely: to a temporary file in the same directory, then
+// renamed over the destination, so a failed or interrupted run never leaves a partial file.
+//
+// WriteFile is the atomic write; CheckWritable and EnsureDir fail early, before long work, when
+// an output cannot be written; a Files value tracks the temporary files of writes in progress and
+// its RemovePending method deletes them (the CLI holds one and calls it on SIGINT and SIGTERM).
+// A Files value is safe for concurrent use; the package has no package-level state. The package has one file, fsutil.go.
+package fsutil

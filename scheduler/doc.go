@@ -1,0 +1,54 @@
+// Package scheduler is vLLM v1's step policy: which requests run in the next engine step and how
+// many tokens each computes, the request state machine, recompute preemption, and speculative
+// acceptance. It follows vllm/v1/core/sched/scheduler.py (Scheduler.schedule and
+// update_from_output) over the KV-cache manager of package kvcache.
+//
+// Reading order: request.go (Request, RequestID, State, FinishReason), scheduler.go (Config,
+// Scheduler: Add, Abort, Schedule, Update; Batch, Entry, Output). The transcripts in testdata/
+// (admission, preemption, prefix, spec) show each rule step by step; run them with
+// `go test ./scheduler -run Transcripts` and refresh them with -update.
+//
+// # One step (Schedule)
+//
+//	budget = max_num_batched_tokens
+//	RUNNING, in admission order:
+//	    n = tokens still to compute (1 + k for a decoding request with k drafts),
+//	        capped by the budget and by max_model_len - computed
+//	    grow its blocks to computed + n (+ k lookahead slots when the step samples); when the
+//	    pool is short, preempt the NEWEST running request (free its blocks, put it at the front
+//	    of WAITING, it recomputes later) and retry; if it preempted itself, stop
+//	    budget -= n
+//	WAITING, first come first served, while budget > 0, running < max_num_seqs and nothing was
+//	preempted in this step:
+//	    hit = the prefix-cache hit (kvcache.Manager.FindHit); n = min(known - hit, budget)
+//	    admit only if blocks for the whole prompt are free (kvcache.Manager.CanAdmit); otherwise
+//	    stop: the head of the queue blocks the rest, and admission never preempts
+//	    budget -= n
+//
+// Chunked prefill: a prompt is computed in chunks of whatever budget is left; without chunked
+// prefill a prompt that does not fit the remaining budget waits. Hybrid models in the align
+// prefix-caching mode (Config.AlignBlock) cut every chunk but the last at a block boundary, so
+// the recurrent state can be checkpointed there.
+//
+// # Applying a step (Update)
+//
+// A request whose step computes all its known tokens samples: with k drafts verified it emits
+// accepted + 1 tokens (accepted in 0..k), capped at max_tokens; the accepted drafts become
+// computed tokens, the bonus token is computed in the next step. A request finishes at max_tokens
+// or max_model_len, and its blocks are freed at once. Entries of requests aborted or preempted
+// since the step was scheduled are skipped.
+//
+// Acceptance: Config.AcceptCDF[i] = P(accepted >= i + 1), the per-position rates vLLM reports
+// (vllm/v1/spec_decode/metrics.py). One uniform draw u accepts the positions with u < rate, which
+// is the same as accepting position by position until the first rejection. With a constant
+// conditional acceptance p the expected tokens per step are (1 - p^(k+1)) / (1 - p) (Leviathan,
+// Kalman and Matias, "Fast Inference from Transformers via Speculative Decoding", ICML 2023).
+//
+// # Determinism
+//
+// Single-threaded, no clock. The only randomness is the acceptance draw, from the *rand.Rand the
+// caller passes in (sim seeds a math/rand/v2 PCG source per engine). The running and waiting
+// queues are slices in a defined order, so the same requests and draws give the same steps.
+// Broken invariants (a request that passed the admission check but cannot grow, acceptance rates
+// that do not match k) panic with the request.
+package scheduler
