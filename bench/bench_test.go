@@ -7,7 +7,10 @@ import (
 
 	"github.com/servesim/servesim/bench"
 	"github.com/servesim/servesim/matrix"
-	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/arch"
+	"github.com/servesim/servesim/model/deploy"
+	"github.com/servesim/servesim/model/hardware"
+	"github.com/servesim/servesim/model/param"
 	"github.com/servesim/servesim/scenario"
 	"github.com/servesim/servesim/sim"
 )
@@ -160,21 +163,21 @@ func TestMatrixDeterministic(t *testing.T) {
 func TestDenseModelDecodeFallsWithContext(t *testing.T) {
 	// The same cost model, unchanged, on a dense GQA model: decode must slow with context because
 	// every token reads the whole KV cache. Llama-3.1-70B-like shape on 8 x H100 (NVLink).
-	a := &model.Arch{Name: "llama-70b-like", Family: "llama", Hidden: 8192, Vocab: 128256, Layers: []model.LayerGroup{{
-		Count: 80, Attn: model.Attention{Kind: model.AttnGQA, Heads: 64, KVHeads: 8, HeadDim: 128},
-		FFN: model.FFN{Kind: model.FFNDense, Intermediate: 28672}}}}
+	a := &arch.Arch{Name: "llama-70b-like", Family: "llama", Hidden: 8192, Vocab: 128256, Layers: []arch.LayerGroup{{
+		Count: 80, Attn: arch.Attention{Kind: arch.AttnGQA, Heads: 64, KVHeads: 8, HeadDim: 128},
+		FFN: arch.FFN{Kind: arch.FFNDense, Intermediate: 28672}}}}
 	if err := a.Normalize(); err != nil {
 		t.Fatal(err)
 	}
-	gpu, err := model.BuiltinCatalog().Find("H100-SXM")
+	gpu, err := hardware.BuiltinCatalog().Find("H100-SXM")
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := model.DefaultEngine()
+	e := deploy.DefaultEngineConfig()
 	e.TensorParallel = 8
 	e.MaxModelLen = 131072
-	d := &model.Deployment{Model: a, Hardware: model.Hardware{GPU: gpu, Count: 8}, Engine: e}
-	srv, err := sim.NewServer(d, model.Priors())
+	d := &deploy.Deployment{Model: a, Hardware: hardware.Machine{GPU: gpu, Count: 8}, Engine: e}
+	srv, err := sim.NewServer(d, param.Priors())
 	if err != nil {
 		t.Fatal(err)
 	}

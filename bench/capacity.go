@@ -6,7 +6,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/servesim/servesim/matrix"
-	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/deploy"
+	"github.com/servesim/servesim/model/param"
 	"github.com/servesim/servesim/protocol"
 	"github.com/servesim/servesim/sim"
 )
@@ -35,7 +36,7 @@ func WriteCapacity(w io.Writer, srv *sim.Server, proto *protocol.Protocol) error
 	row("weights: embedding + lm_head", wb.Embedding+wb.LMHead, "vocab-parallel")
 	row("weights: drafter", wb.Drafter, d.Engine.Speculative.Model)
 	row("weights: total", wb.Total(), "")
-	row("activation peak (profile run)", m.ActivationPeak, fmt.Sprintf("%g buffers x %d tokens x hidden %d x 2 B", srv.Params[model.PActivationBuffers], d.Engine.MaxNumBatchedTokens, d.Model.Hidden))
+	row("activation peak (profile run)", m.ActivationPeak, fmt.Sprintf("%g buffers x %d tokens x hidden %d x 2 B", srv.Params[param.ActivationBuffers], d.Engine.MaxNumBatchedTokens, d.Model.Hidden))
 	row("non-torch (NCCL, workspaces)", m.NonTorch, "parameter non_torch_gib")
 	row("CUDA graphs estimate", m.CUDAGraphs, "parameter cudagraph_gib")
 	row("available for KV cache", m.AvailableKV, "")
@@ -79,7 +80,7 @@ func WriteCapacity(w io.Writer, srv *sim.Server, proto *protocol.Protocol) error
 	return tw.Flush()
 }
 
-func expertNote(d *model.Deployment) string {
+func expertNote(d *deploy.Deployment) string {
 	if d.Engine.ExpertParallel {
 		return fmt.Sprintf("1/%d of the experts per GPU (EP)", d.Engine.EPSize())
 	}

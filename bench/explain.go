@@ -6,7 +6,7 @@ import (
 	"math"
 	"text/tabwriter"
 
-	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/cost"
 	"github.com/servesim/servesim/sim"
 )
 
@@ -19,14 +19,14 @@ type Explanation struct {
 	// TokensPerStep is tau, the expected emitted tokens per decode step per request.
 	TokensPerStep float64
 	// Decode is the steady step: Running requests each verifying 1 + k tokens at Context.
-	Decode       model.StepCost
+	Decode       cost.StepCost
 	DecodeTokens int // tokens scheduled in the decode step
 	// PerRequestTokS and TotalTokS are the steady-state rates the decode step implies.
 	PerRequestTokS float64
 	TotalTokS      float64
 	// Prefill is one chunk of a cold prompt of Context tokens, taken at the middle of the prompt,
 	// alongside the decode batch of Running-1 other requests (a mixed step).
-	Prefill          model.StepCost
+	Prefill          cost.StepCost
 	PrefillChunk     int
 	PrefillStart     int
 	PrefillAloneTokS float64 // prefill tok/s of the same chunk on an idle server
@@ -44,13 +44,13 @@ func Explain(srv *sim.Server, contextTokens, concurrency int) (*Explanation, err
 	k := d.Engine.SpecTokens()
 	x := &Explanation{Context: contextTokens, Concurrency: concurrency, Running: min(concurrency, d.Engine.MaxNumSeqs), SpecTokens: k}
 	x.TokensPerStep = srv.Params.MeanEmitted(k)
-	var s model.StepShape
+	var s cost.StepShape
 	for i := 0; i < x.Running; i++ {
-		s.Add(model.SeqWork{Start: contextTokens, Tokens: 1 + k, Decode: true, Emits: true})
+		s.Add(cost.SeqWork{Start: contextTokens, Tokens: 1 + k, Decode: true, Emits: true})
 	}
 	x.Decode = srv.Cost.Step(&s)
 	x.DecodeTokens = s.Tokens
-	x.PerRequestTokS = x.TokensPerStep / x.Decode.Total
+	x.PerRequestTokS = x.TokensPerStep / x.Decode.TotalSeconds
 	x.TotalTokS = x.PerRequestTokS * float64(x.Running)
 
 	budget := d.Engine.MaxNumBatchedTokens
@@ -67,14 +67,14 @@ func Explain(srv *sim.Server, contextTokens, concurrency int) (*Explanation, err
 	x.PrefillChunk, x.PrefillStart = chunk, start
 	s.Reset()
 	for i := 0; i < others; i++ {
-		s.Add(model.SeqWork{Start: contextTokens, Tokens: 1 + k, Decode: true, Emits: true})
+		s.Add(cost.SeqWork{Start: contextTokens, Tokens: 1 + k, Decode: true, Emits: true})
 	}
-	s.Add(model.SeqWork{Start: start, Tokens: chunk})
+	s.Add(cost.SeqWork{Start: start, Tokens: chunk})
 	x.Prefill = srv.Cost.Step(&s)
 	s.Reset()
-	s.Add(model.SeqWork{Start: start, Tokens: chunk})
+	s.Add(cost.SeqWork{Start: start, Tokens: chunk})
 	alone := srv.Cost.Step(&s)
-	x.PrefillAloneTokS = float64(chunk) / alone.Total
+	x.PrefillAloneTokS = float64(chunk) / alone.TotalSeconds
 	return x, nil
 }
 
@@ -88,12 +88,12 @@ func (x *Explanation) Write(w io.Writer) error {
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "term\tdecode step ms\tshare\tprefill step ms\tshare\t\n")
-	for t := model.Term(0); t < model.NumTerms; t++ {
-		fmt.Fprintf(tw, "%s\t%.3f\t%.1f%%\t%.3f\t%.1f%%\t\n", t, x.Decode.Terms[t]*1e3, pct(x.Decode.Terms[t], x.Decode.Total),
-			x.Prefill.Terms[t]*1e3, pct(x.Prefill.Terms[t], x.Prefill.Total))
+	for t := cost.Term(0); t < cost.NumTerms; t++ {
+		fmt.Fprintf(tw, "%s\t%.3f\t%.1f%%\t%.3f\t%.1f%%\t\n", t, x.Decode.Seconds[t]*1e3, pct(x.Decode.Seconds[t], x.Decode.TotalSeconds),
+			x.Prefill.Seconds[t]*1e3, pct(x.Prefill.Seconds[t], x.Prefill.TotalSeconds))
 	}
-	fmt.Fprintf(tw, "total (wall)\t%.3f\t\t%.3f\t\t\n", x.Decode.Total*1e3, x.Prefill.Total*1e3)
-	fmt.Fprintf(tw, "  GPU / CPU\t%.3f / %.3f\t\t%.3f / %.3f\t\t\n", x.Decode.GPU*1e3, x.Decode.CPU*1e3, x.Prefill.GPU*1e3, x.Prefill.CPU*1e3)
+	fmt.Fprintf(tw, "total (wall)\t%.3f\t\t%.3f\t\t\n", x.Decode.TotalSeconds*1e3, x.Prefill.TotalSeconds*1e3)
+	fmt.Fprintf(tw, "  GPU / CPU\t%.3f / %.3f\t\t%.3f / %.3f\t\t\n", x.Decode.GPUSeconds*1e3, x.Decode.CPUSeconds*1e3, x.Prefill.GPUSeconds*1e3, x.Prefill.CPUSeconds*1e3)
 	tw.Flush()
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "Decode step: %d requests x %d tokens = %d tokens per step; binds on %s.\n", x.Running, 1+x.SpecTokens, x.DecodeTokens, x.Decode.Binding())

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/servesim/servesim/matrix"
-	"github.com/servesim/servesim/model"
 )
 
 // CrossValidate runs the standard splits: by concurrency (train C <= 8 with the prefill rows,
@@ -52,7 +51,7 @@ func runSplit(p *Problem, s *Settings, name, expr string, train func(*matrix.Cel
 		sp.Test = *res.Report.Test
 	}
 	for _, id := range res.Free {
-		sp.Parameters[model.Table[id].Name] = res.Params[id]
+		sp.Parameters[id.Def().Name] = res.Params[id]
 	}
 	return sp, nil
 }

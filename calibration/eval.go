@@ -10,7 +10,7 @@ import (
 	"github.com/servesim/servesim/bench"
 	"github.com/servesim/servesim/internal/workpool"
 	"github.com/servesim/servesim/matrix"
-	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/param"
 	"github.com/servesim/servesim/sim"
 )
 
@@ -89,7 +89,7 @@ type outcome struct {
 // runs every cell on one server in its own order, so a cell's conditions (its prompt cached or
 // not, when its clock started) depend on the cells before it: every cell is simulated, also
 // when only some of them train the fit.
-func (e *evaluator) simulate(sets []model.Params) []outcome {
+func (e *evaluator) simulate(sets []param.Values) []outcome {
 	outs := make([]outcome, len(sets))
 	workpool.Run(len(sets), e.workers, func(i int) { outs[i] = e.run(sets[i]) }, nil)
 	e.mu.Lock()
@@ -99,7 +99,7 @@ func (e *evaluator) simulate(sets []model.Params) []outcome {
 }
 
 // run simulates the matrix for one parameter set.
-func (e *evaluator) run(p model.Params) outcome {
+func (e *evaluator) run(p param.Values) outcome {
 	srv, err := sim.NewServer(e.prob.Deployment, p)
 	o := outcome{server: srv, err: err, cells: map[matrix.Key]matrix.Cell{}}
 	if err != nil {

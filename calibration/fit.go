@@ -11,20 +11,22 @@ import (
 	"gonum.org/v1/gonum/optimize"
 
 	"github.com/servesim/servesim/matrix"
-	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/arch"
+	"github.com/servesim/servesim/model/deploy"
+	"github.com/servesim/servesim/model/param"
 	"github.com/servesim/servesim/protocol"
 )
 
 // Problem is what to fit: a deployment and protocol, the measured matrix, the starting
 // parameters, which of them are free, and which cells train the fit.
 type Problem struct {
-	Deployment *model.Deployment
+	Deployment *deploy.Deployment
 	Protocol   *protocol.Protocol
 	Measured   *matrix.Matrix
 	// Base is the starting point; parameters not in Free keep these values.
-	Base model.Params
+	Base param.Values
 	// Free lists the fitted parameters; nil means DefaultFree.
-	Free []model.ParamID
+	Free []param.ID
 	// Train selects the training cells; the empty filter trains on every cell.
 	Train Filter
 	// KVTokens, when positive, is a measured kv_cache_size_tokens: the memory terms are fitted to
@@ -64,8 +66,8 @@ type Progress struct {
 
 // Result is a finished fit.
 type Result struct {
-	Params     model.Params
-	Free       []model.ParamID
+	Params     param.Values
+	Free       []param.ID
 	Report     Report
 	Predicted  *matrix.Matrix // every cell, at the optimum
 	Comparison *matrix.Comparison
@@ -77,29 +79,29 @@ type Result struct {
 // only when a measured kv_cache_size_tokens pins them (one term: non_torch_gib); acceptance only
 // with speculative decoding; all-reduce only with TP > 1; the linear-attention scan only for
 // hybrid models. CPU scheduling time is hidden by async scheduling and left at its prior.
-func DefaultFree(p *Problem) []model.ParamID {
+func DefaultFree(p *Problem) []param.ID {
 	d := p.Deployment
-	free := []model.ParamID{model.PMemBWEff, model.PGEMMEff, model.PGEMMHalfM, model.PAttnEff, model.PActPasses, model.PStepOverheadUS, model.PFrontendUSPerTok, model.PFrontendMSPerReq}
-	if d.Model.HasKind(model.AttnSparseMLA) {
-		free = append(free, model.PIndexerEff)
+	free := []param.ID{param.MemBWEff, param.GEMMEff, param.GEMMHalfM, param.AttnEff, param.ActPasses, param.StepOverheadUS, param.FrontendUSPerTok, param.FrontendMSPerReq}
+	if d.Model.HasKind(arch.AttnSparseMLA) {
+		free = append(free, param.IndexerEff)
 	}
-	if d.Model.HasKind(model.AttnLinear) {
-		free = append(free, model.PLinearAttnEff)
+	if d.Model.HasKind(arch.AttnLinear) {
+		free = append(free, param.LinearAttnEff)
 	}
-	if d.Model.HasKind(model.AttnLinear) && d.Engine.PrefixCaching {
-		free = append(free, model.PStatePageScale)
+	if d.Model.HasKind(arch.AttnLinear) && d.Engine.PrefixCaching {
+		free = append(free, param.StatePageScale)
 	}
 	if d.Engine.TensorParallel > 1 {
-		free = append(free, model.PARLatencyMult, model.PARBWEff)
+		free = append(free, param.ARLatencyMult, param.ARBWEff)
 	}
 	if d.Engine.Speculative.Enabled() {
-		free = append(free, model.PAcceptP1, model.PAcceptDecay)
+		free = append(free, param.AcceptP1, param.AcceptDecay)
 	}
 	if !d.Engine.AsyncScheduling {
-		free = append(free, model.PCPUStepUS, model.PCPUPerReqUS)
+		free = append(free, param.CPUStepUS, param.CPUPerReqUS)
 	}
 	if p.KVTokens > 0 {
-		free = append(free, model.PNonTorchGiB)
+		free = append(free, param.NonTorchGiB)
 	}
 	return free
 }
@@ -149,7 +151,7 @@ func Fit(p *Problem, s *Settings) (*Result, error) {
 		return nil, ErrNoTrainingCells
 	}
 	vc := &vector{base: p.Base, free: free}
-	uPrior := vc.toU(model.Priors())
+	uPrior := vc.toU(param.Priors())
 	best := math.Inf(1)
 	progress := func(stage string, loss float64) {
 		if loss < best {
@@ -160,7 +162,7 @@ func Fit(p *Problem, s *Settings) (*Result, error) {
 		}
 	}
 	resid := func(us [][]float64) [][]float64 {
-		sets := make([]model.Params, len(us))
+		sets := make([]param.Values, len(us))
 		for i, u := range us {
 			sets[i] = vc.params(u)
 		}
@@ -239,7 +241,7 @@ func Fit(p *Problem, s *Settings) (*Result, error) {
 	progress("uncertainty", sumSq(r0))
 	stderr := paramStdErr(J, r0, len(free))
 	// Every cell at the optimum, for train and test errors.
-	outs := ev.simulate([]model.Params{res.Params})
+	outs := ev.simulate([]param.Values{res.Params})
 	if outs[0].err != nil {
 		return nil, fmt.Errorf("fitted parameters do not give a runnable server: %w", outs[0].err)
 	}
@@ -248,13 +250,12 @@ func Fit(p *Problem, s *Settings) (*Result, error) {
 	rep := &res.Report
 	rep.NParameters = len(free)
 	rep.Parameters = map[string]ParamEstimate{}
-	for i := range model.Table {
-		d := &model.Table[i]
+	for i, d := range param.Defs() {
 		pe := ParamEstimate{Value: res.Params[i], Unit: d.Unit, Lo: d.Lo, Hi: d.Hi, StdErr: -1, Prior: d.Prior, Meaning: d.Meaning}
 		for j, id := range free {
 			if id == d.ID {
 				pe.Fitted = true
-				se := stderr[j] * math.Abs(dvdu(d, bestU[j]))
+				se := stderr[j] * math.Abs(dvdu(&d, bestU[j]))
 				if !math.IsNaN(se) && !math.IsInf(se, 0) {
 					pe.StdErr = se
 				}

@@ -8,17 +8,16 @@ import (
 
 	"github.com/servesim/servesim/bench"
 	"github.com/servesim/servesim/matrix"
-	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/param"
 	"github.com/servesim/servesim/scenario"
 	"github.com/servesim/servesim/sim"
 )
 
 func TestTransformRoundTrip(t *testing.T) {
-	for i := range model.Table {
-		d := &model.Table[i]
+	for _, d := range param.Defs() {
 		for _, v := range []float64{d.Lo, d.Prior, d.Hi, (d.Lo + d.Hi) / 2} {
-			u := toU(d, v)
-			got := fromU(d, u)
+			u := toU(&d, v)
+			got := fromU(&d, u)
 			// The logit clamps t to [1e-9, 1-1e-9], so values at a bound come back within 1e-6
 			// of the range.
 			if math.Abs(got-v) > 1e-6*(d.Hi-d.Lo) {
@@ -27,7 +26,7 @@ func TestTransformRoundTrip(t *testing.T) {
 		}
 		// Every u maps inside the bounds.
 		for _, u := range []float64{-1e3, -5, 0, 5, 1e3} {
-			if v := fromU(d, u); v < d.Lo || v > d.Hi {
+			if v := fromU(&d, u); v < d.Lo || v > d.Hi {
 				t.Errorf("%s: fromU(%v) = %v outside [%v, %v]", d.Name, u, v, d.Lo, d.Hi)
 			}
 		}
@@ -56,7 +55,7 @@ func smallProblem(t testing.TB) (*Problem, *sim.Server) {
 	if err != nil {
 		fail(err)
 	}
-	return &Problem{Deployment: r.Deployment, Protocol: &proto, Base: model.Priors(), Seed: 3}, srv
+	return &Problem{Deployment: r.Deployment, Protocol: &proto, Base: param.Priors(), Seed: 3}, srv
 }
 
 // TestFitRecoversKnownParameters makes "measurements" with the simulator at known parameter
@@ -64,9 +63,9 @@ func smallProblem(t testing.TB) (*Problem, *sim.Server) {
 // optimiser work together, and these two parameters are identifiable from these cells.
 func TestFitRecoversKnownParameters(t *testing.T) {
 	prob, _ := smallProblem(t)
-	truth := model.Priors()
-	truth[model.PMemBWEff] = 0.68
-	truth[model.PAcceptP1] = 0.86
+	truth := param.Priors()
+	truth[param.MemBWEff] = 0.68
+	truth[param.AcceptP1] = 0.86
 	srv, err := sim.NewServer(prob.Deployment, truth)
 	if err != nil {
 		t.Fatal(err)
@@ -76,7 +75,7 @@ func TestFitRecoversKnownParameters(t *testing.T) {
 		t.Fatal(err)
 	}
 	prob.Measured = res.Matrix
-	prob.Free = []model.ParamID{model.PMemBWEff, model.PAcceptP1}
+	prob.Free = []param.ID{param.MemBWEff, param.AcceptP1}
 	// Maximum likelihood (no pull toward the priors), so the truth is the optimum.
 	w := DefaultWeights()
 	w.Prior = 0
@@ -89,7 +88,7 @@ func TestFitRecoversKnownParameters(t *testing.T) {
 	for _, id := range prob.Free {
 		got, want := fit.Params[id], truth[id]
 		if math.Abs(got-want) > 0.02*want {
-			t.Errorf("%s = %.4f, want %.4f (prior %.4f)", model.Table[id].Name, got, want, model.Table[id].Prior)
+			t.Errorf("%s = %.4f, want %.4f (prior %.4f)", id.Def().Name, got, want, id.Def().Prior)
 		}
 	}
 	if fit.Report.Train.DecodeTotalMAPE > 2 {
@@ -112,11 +111,11 @@ func TestFitErrors(t *testing.T) {
 		t.Errorf("empty training set: err = %v, want ErrNoTrainingCells", err)
 	}
 	prob.Train = Filter{}
-	prob.Free = make([]model.ParamID, MaxFree+1)
+	prob.Free = make([]param.ID, MaxFree+1)
 	if _, err := Fit(prob, nil); err == nil {
 		t.Errorf("%d free parameters: want an error", MaxFree+1)
 	}
-	prob.Free = []model.ParamID{model.PMemBWEff}
+	prob.Free = []param.ID{param.MemBWEff}
 	if _, err := Fit(prob, &Settings{Method: "simplex-ish"}); err == nil {
 		t.Error("unknown method: want an error")
 	}
@@ -199,14 +198,13 @@ func TestShippedCalibrationReproduces(t *testing.T) {
 	s2 := res.Report.Loss / float64(m-len(res.Free))
 	t.Logf("loss: refit %.7g, shipped values %.7g; informative residuals m = %d, free n = %d, s^2 = %.4g, tolerance s^2/16 = %.3g",
 		res.Report.Loss, lossShipped, m, len(res.Free), s2, s2/16)
-	for i := range model.Table {
-		d := &model.Table[i]
+	for i, d := range param.Defs() {
 		if pe := res.Report.Parameters[d.Name]; pe.Fitted {
 			t.Logf("%-24s refit %-11.6g shipped %-11.6g SE %-9.4g |diff|/SE %.2g", d.Name, res.Params[i], want[i], pe.StdErr, math.Abs(res.Params[i]-want[i])/pe.StdErr)
 		}
 	}
 	for _, c := range compareShipped(res, want, lossShipped, m) {
-		i := slices.IndexFunc(model.Table[:], func(d model.ParamDef) bool { return d.Name == c.name })
+		i := slices.IndexFunc(param.Defs(), func(d param.Def) bool { return d.Name == c.name })
 		if i < 0 {
 			t.Errorf("%s: %s (refit %.7g, shipped values %.7g): regenerate data/calibrated_seed.toml with `servesim fit --uncalibrated --out scenario/data/calibrated_seed.toml`",
 				c.name, c.msg, res.Report.Loss, lossShipped)
@@ -228,12 +226,12 @@ func TestShippedCalibrationReproduces(t *testing.T) {
 func ExampleFit() {
 	prob, srv := smallProblem(nil)
 	// Measurements made at a known acceptance rate; the fit starts from the prior (0.75).
-	truth := model.Priors()
-	truth[model.PAcceptP1] = 0.85
+	truth := param.Priors()
+	truth[param.AcceptP1] = 0.85
 	srv, _ = sim.NewServer(prob.Deployment, truth)
 	res, _ := bench.RunMatrix(srv, prob.Protocol, bench.Options{Seed: prob.Seed})
 	prob.Measured = res.Matrix
-	prob.Free = []model.ParamID{model.PAcceptP1}
+	prob.Free = []param.ID{param.AcceptP1}
 	w := DefaultWeights()
 	w.Prior = 0 // maximum likelihood: no pull toward the prior
 	fit, err := Fit(prob, &Settings{Starts: 1, Seed: 1, Weights: &w})
@@ -241,7 +239,7 @@ func ExampleFit() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Printf("accept_p1 = %.2f; statuses %d/%d\n", fit.Params[model.PAcceptP1], fit.Report.Train.StatusMatched, fit.Report.Train.StatusCells)
+	fmt.Printf("accept_p1 = %.2f; statuses %d/%d\n", fit.Params[param.AcceptP1], fit.Report.Train.StatusMatched, fit.Report.Train.StatusCells)
 	// Output: accept_p1 = 0.85; statuses 4/4
 }
 
@@ -254,8 +252,8 @@ func TestFitIndependentOfWorkers(t *testing.T) {
 		t.Fatal(err)
 	}
 	prob.Measured = res.Matrix
-	prob.Free = []model.ParamID{model.PMemBWEff, model.PAcceptP1, model.PFrontendMSPerReq}
-	var got []model.Params
+	prob.Free = []param.ID{param.MemBWEff, param.AcceptP1, param.FrontendMSPerReq}
+	var got []param.Values
 	for _, w := range []int{1, 3} {
 		fit, err := Fit(prob, &Settings{Starts: 2, MaxIter: 3, Seed: 9, Workers: w})
 		if err != nil {

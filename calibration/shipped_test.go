@@ -3,7 +3,7 @@ package calibration
 import (
 	"math"
 
-	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/param"
 )
 
 // objectiveAt evaluates Fit's objective at the parameter set p with the given free parameters:
@@ -11,11 +11,11 @@ import (
 // in squares. It also returns how many residuals carry information (are non-zero), which is the
 // count paramStdErr uses for the residual variance. It mirrors the resid closure in Fit;
 // TestShippedCalibrationReproduces checks that it gives Fit's reported loss at Fit's optimum.
-func objectiveAt(prob *Problem, w Weights, free []model.ParamID, p model.Params) (loss float64, informative int) {
+func objectiveAt(prob *Problem, w Weights, free []param.ID, p param.Values) (loss float64, informative int) {
 	ev := newEvaluator(prob, w, 0)
 	vc := &vector{base: prob.Base, free: free}
-	uPrior := vc.toU(model.Priors())
-	outs := ev.simulate([]model.Params{p})
+	uPrior := vc.toU(param.Priors())
+	outs := ev.simulate([]param.Values{p})
 	r := ev.residuals(&outs[0])
 	for j, u := range vc.toU(p) {
 		r = append(r, w.Prior*(u-uPrior[j]))
@@ -44,10 +44,9 @@ type shippedCheck struct {
 //     s^2 = loss / (informative residuals - free parameters) is the residual variance.
 //
 // It returns one finding per violation.
-func compareShipped(res *Result, shipped model.Params, lossShipped float64, informative int) []shippedCheck {
+func compareShipped(res *Result, shipped param.Values, lossShipped float64, informative int) []shippedCheck {
 	var out []shippedCheck
-	for i := range model.Table {
-		d := &model.Table[i]
+	for i, d := range param.Defs() {
 		pe := res.Report.Parameters[d.Name]
 		got, want := res.Params[i], shipped[i]
 		if !pe.Fitted {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/param"
 )
 
 // WriteSummary prints the human summary of a fit: parameters with uncertainties, errors on
@@ -17,8 +17,7 @@ func WriteSummary(w io.Writer, r *Report) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "parameter\tvalue\t± stderr\tunit\tprior\tbounds\t")
 	var atBound []string
-	for i := range model.Table {
-		d := &model.Table[i]
+	for _, d := range param.Defs() {
 		p, ok := r.Parameters[d.Name]
 		if !ok {
 			continue

@@ -3,7 +3,7 @@ package calibration
 import (
 	"math"
 
-	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/param"
 )
 
 // The optimiser works in an unconstrained space: each bounded parameter v in [lo, hi] maps to
@@ -12,21 +12,21 @@ import (
 
 const tEps = 1e-9
 
-func gfun(d *model.ParamDef, v float64) float64 {
+func gfun(d *param.Def, v float64) float64 {
 	if d.Log {
 		return math.Log(v)
 	}
 	return v
 }
 
-func toU(d *model.ParamDef, v float64) float64 {
+func toU(d *param.Def, v float64) float64 {
 	lo, hi := gfun(d, d.Lo), gfun(d, d.Hi)
 	t := (gfun(d, v) - lo) / (hi - lo)
 	t = math.Min(math.Max(t, tEps), 1-tEps)
 	return math.Log(t / (1 - t))
 }
 
-func fromU(d *model.ParamDef, u float64) float64 {
+func fromU(d *param.Def, u float64) float64 {
 	t := 1 / (1 + math.Exp(-u))
 	lo, hi := gfun(d, d.Lo), gfun(d, d.Hi)
 	g := lo + t*(hi-lo)
@@ -38,7 +38,7 @@ func fromU(d *model.ParamDef, u float64) float64 {
 }
 
 // dvdu is the derivative of the parameter with respect to its unconstrained coordinate.
-func dvdu(d *model.ParamDef, u float64) float64 {
+func dvdu(d *param.Def, u float64) float64 {
 	t := 1 / (1 + math.Exp(-u))
 	dt := t * (1 - t)
 	lo, hi := gfun(d, d.Lo), gfun(d, d.Hi)
@@ -51,22 +51,24 @@ func dvdu(d *model.ParamDef, u float64) float64 {
 
 // vector maps between a full parameter set and the free coordinates.
 type vector struct {
-	base model.Params
-	free []model.ParamID
+	base param.Values
+	free []param.ID
 }
 
-func (vc *vector) toU(p model.Params) []float64 {
+func (vc *vector) toU(p param.Values) []float64 {
 	u := make([]float64, len(vc.free))
 	for i, id := range vc.free {
-		u[i] = toU(&model.Table[id], p[id])
+		d := id.Def()
+		u[i] = toU(&d, p[id])
 	}
 	return u
 }
 
-func (vc *vector) params(u []float64) model.Params {
+func (vc *vector) params(u []float64) param.Values {
 	p := vc.base
 	for i, id := range vc.free {
-		p[id] = fromU(&model.Table[id], u[i])
+		d := id.Def()
+		p[id] = fromU(&d, u[i])
 	}
 	return p
 }

@@ -3,12 +3,12 @@ package describe
 import (
 	"fmt"
 
-	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/deploy"
 )
 
 // Deployment is a one-line summary of what is simulated: model, GPUs, parallelism and the engine
 // flags that matter.
-func Deployment(d *model.Deployment) string {
+func Deployment(d *deploy.Deployment) string {
 	e := &d.Engine
 	ep := ""
 	if e.ExpertParallel {

@@ -6,15 +6,16 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/arch"
+	"github.com/servesim/servesim/model/deploy"
 	"github.com/servesim/servesim/model/hf"
 )
 
-func archs(t *testing.T) []*model.Arch {
+func archs(t *testing.T) []*arch.Arch {
 	t.Helper()
-	var out []*model.Arch
-	for _, n := range model.BuiltinModels() {
-		a, err := model.BuiltinArch(n)
+	var out []*arch.Arch
+	for _, n := range arch.BuiltinNames() {
+		a, err := arch.Builtin(n)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -42,10 +43,10 @@ func archs(t *testing.T) []*model.Arch {
 func TestWeightBytesByDTypeMatchesMemory(t *testing.T) {
 	for _, a := range archs(t) {
 		var got float64
-		for _, b := range WeightBytesByDType(a) {
+		for _, b := range a.WeightBytesByDType() {
 			got += b
 		}
-		d := &model.Deployment{Model: a, Engine: model.Engine{TensorParallel: 1}}
+		d := &deploy.Deployment{Model: a, Engine: deploy.EngineConfig{TensorParallel: 1}}
 		want := d.WeightsPerGPU().Total()
 		// Both sum the same products in a different order: equal to rounding.
 		if math.Abs(got-want) > 1e-9*want {
@@ -57,8 +58,8 @@ func TestWeightBytesByDTypeMatchesMemory(t *testing.T) {
 // TestStatePerRequest: only models with linear-attention layers hold recurrent state.
 func TestStatePerRequest(t *testing.T) {
 	for _, a := range archs(t) {
-		bytes, layers := StatePerRequest(a)
-		if hasLinear := a.HasKind(model.AttnLinear); hasLinear != (layers > 0) || (layers > 0) != (bytes > 0) {
+		bytes, layers := a.StateBytesPerRequest(1)
+		if hasLinear := a.HasKind(arch.AttnLinear); hasLinear != (layers > 0) || (layers > 0) != (bytes > 0) {
 			t.Errorf("%s: %d state layers, %.0f bytes; linear attention: %v", a.Name, layers, bytes, hasLinear)
 		}
 	}

@@ -7,8 +7,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/BurntSushi/toml"
-
-	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/arch"
+	"github.com/servesim/servesim/model/hardware"
 )
 
 func tflops(v float64) string {
@@ -19,7 +19,7 @@ func tflops(v float64) string {
 }
 
 // GPUTable writes the catalog listing of `servesim hardware list`: one row per GPU.
-func GPUTable(w io.Writer, gs []model.GPU) error {
+func GPUTable(w io.Writer, gs []hardware.GPU) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "name\tvendor\tmemory\tGiB usable\tbandwidth GB/s\tBF16 TFLOPS\tFP8 TFLOPS\tFP4 TFLOPS\tFP4 formats\tGPU-GPU link\thost link\t$/GPU-hour\t")
 	for _, g := range gs {
@@ -39,7 +39,7 @@ func GPUTable(w io.Writer, gs []model.GPU) error {
 
 // GPU writes one GPU as `servesim hardware show` prints it: facts, native weight formats, the
 // formats it cannot run, links and price.
-func GPU(w io.Writer, g *model.GPU) error {
+func GPU(w io.Writer, g *hardware.GPU) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	row := func(k, v string) { fmt.Fprintf(tw, "%s\t%s\n", k, v) }
 	row("name", g.Name)
@@ -59,7 +59,7 @@ func GPU(w io.Writer, g *model.GPU) error {
 	formats = append(formats, g.FP4Formats...)
 	row("native weight formats", strings.Join(formats, ", "))
 	var not []string
-	for _, d := range []model.DType{model.FP8, model.NVFP4, model.MXFP4} {
+	for _, d := range []arch.DType{arch.FP8, arch.NVFP4, arch.MXFP4} {
 		if ok, _ := g.SupportsWeights(d); !ok {
 			not = append(not, string(d))
 		}
@@ -78,9 +78,9 @@ func GPU(w io.Writer, g *model.GPU) error {
 
 // CatalogTOML writes GPUs as catalog entries ([[gpu]] TOML) a user can edit and load with
 // --gpus FILE or hardware.gpu_file.
-func CatalogTOML(w io.Writer, gs []model.GPU) error {
+func CatalogTOML(w io.Writer, gs []hardware.GPU) error {
 	fmt.Fprintln(w, "# servesim GPU catalog entries: edit and pass with --gpus FILE (or hardware.gpu_file in a scenario).")
 	enc := toml.NewEncoder(w)
 	enc.Indent = ""
-	return enc.Encode(model.Catalog{GPUs: gs})
+	return enc.Encode(hardware.Catalog{GPUs: gs})
 }

@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/arch"
 )
 
-// GroupKind mirrors model.KVSpecKind for a KV-cache group.
-type GroupKind = model.KVSpecKind
+// GroupKind mirrors arch.KVSpecKind for a KV-cache group.
+type GroupKind = arch.KVSpecKind
 
 // Group is one KV-cache group: up to GroupSize layers of one spec that allocate blocks together.
 // Every group draws its blocks from the same pool (vLLM's unified page size).
@@ -22,7 +22,7 @@ type Group struct {
 
 // Layout is the KV-cache configuration vLLM derives at start-up (kv_cache_utils.py).
 type Layout struct {
-	Specs []model.KVSpec
+	Specs []arch.KVSpec
 	// BlockSize is the main attention block size in tokens (what the engine logs).
 	BlockSize int
 	// PageBytes is the unified per-layer page size in bytes.
@@ -66,7 +66,7 @@ func roundUp(n, m int) int { return (n + m - 1) / m * m }
 //     num_blocks = available // (page x G);
 //   - with recurrent-state layers the attention block is raised until an attention page holds a
 //     state page (aligned to the kernel's block multiple) and state pages are padded to it.
-func NewLayout(specs []model.KVSpec, available float64, o Options) (*Layout, error) {
+func NewLayout(specs []arch.KVSpec, available float64, o Options) (*Layout, error) {
 	if len(specs) == 0 {
 		return nil, fmt.Errorf("kvcache: model has no KV-cache layers")
 	}
@@ -80,7 +80,7 @@ func NewLayout(specs []model.KVSpec, available float64, o Options) (*Layout, err
 	main := -1
 	var stateBytes float64
 	for i, s := range specs {
-		if s.Kind == model.SpecState {
+		if s.Kind == arch.SpecState {
 			l.Hybrid = true
 			stateBytes = math.Max(stateBytes, s.StateBytes)
 			continue
@@ -126,7 +126,7 @@ func NewLayout(specs []model.KVSpec, available float64, o Options) (*Layout, err
 	l.GroupSize = g
 	for i, s := range specs {
 		bt := l.BlockSize
-		if s.Kind != model.SpecState && i != main {
+		if s.Kind != arch.SpecState && i != main {
 			bt = secondaryBlockTokens(l.BlockSize, l.PageBytes, s.BytesPerToken)
 			if bt < 1 {
 				return nil, fmt.Errorf("kvcache: layer kind %s needs %.0f bytes per token, more than the %.0f-byte page", s.Name, s.BytesPerToken, l.PageBytes)
@@ -167,9 +167,9 @@ func (l *Layout) StateBlocks() int {
 // GroupBlocks is the number of blocks group g needs for a request holding tokens tokens.
 func (l *Layout) GroupBlocks(g *Group, tokens int) int {
 	switch g.Kind {
-	case model.SpecState:
+	case arch.SpecState:
 		return l.StateBlocks()
-	case model.SpecSliding:
+	case arch.SpecSliding:
 		full := cdiv(tokens, g.BlockTokens)
 		win := cdiv(g.Window+l.MaxNumBatchedTokens, g.BlockTokens) + 1
 		return min(full, win)
@@ -191,7 +191,7 @@ func (l *Layout) BytesPerToken() float64 {
 	var b float64
 	for i := range l.Groups {
 		g := &l.Groups[i]
-		if g.Kind == model.SpecFull {
+		if g.Kind == arch.SpecFull {
 			b += l.PageBytes * float64(l.GroupSize) / float64(g.BlockTokens)
 		}
 	}

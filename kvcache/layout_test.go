@@ -4,7 +4,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/arch"
 )
 
 // seedSpecs are the per-GPU specs of the seed deployment (GLM-5.3-Flash, TP 4, fp8 KV, DFlash
@@ -13,11 +13,11 @@ import (
 //     (kernel 4 - 1) x 3 x 8,192 channels / 4 ranks x 2 B = 36,864 B;
 //   - sparse MLA: 656 B fp8_ds_mla + 132 B indexer key per 4 tokens = 689 B per token;
 //   - drafter GQA: 8 KV heads / 4 ranks x (128 + 128) x 2 B = 1,024 B per token, window 2,048.
-func seedSpecs() []model.KVSpec {
-	return []model.KVSpec{
-		{Name: "linear", Kind: model.SpecState, Layers: 34, StateBytes: 1048576 + 36864, AlignTokens: 16},
-		{Name: "sparse_mla", Kind: model.SpecFull, Layers: 11, BytesPerToken: 689, AlignTokens: 64},
-		{Name: "drafter", Kind: model.SpecSliding, Layers: 5, BytesPerToken: 1024, Window: 2048, AlignTokens: 16},
+func seedSpecs() []arch.KVSpec {
+	return []arch.KVSpec{
+		{Name: "linear", Kind: arch.SpecState, Layers: 34, StateBytes: 1048576 + 36864, AlignTokens: 16},
+		{Name: "sparse_mla", Kind: arch.SpecFull, Layers: 11, BytesPerToken: 689, AlignTokens: 64},
+		{Name: "drafter", Kind: arch.SpecSliding, Layers: 5, BytesPerToken: 1024, Window: 2048, AlignTokens: 16},
 	}
 }
 
@@ -39,11 +39,11 @@ func TestLayoutSeedHybrid(t *testing.T) {
 	if l.GroupSize != 5 || len(l.Groups) != 11 {
 		t.Fatalf("GroupSize %d, groups %d; want 5 and 11", l.GroupSize, len(l.Groups))
 	}
-	kinds := map[model.KVSpecKind]int{}
+	kinds := map[arch.KVSpecKind]int{}
 	for _, g := range l.Groups {
 		kinds[g.Kind]++
 	}
-	if kinds[model.SpecState] != 7 || kinds[model.SpecFull] != 3 || kinds[model.SpecSliding] != 1 {
+	if kinds[arch.SpecState] != 7 || kinds[arch.SpecFull] != 3 || kinds[arch.SpecSliding] != 1 {
 		t.Errorf("groups by kind = %v, want 7 state, 3 full, 1 sliding", kinds)
 	}
 	// The drafter's block must divide the main block and fit the page: 1,584 / 2 = 792.
@@ -67,7 +67,7 @@ func TestLayoutSeedHybrid(t *testing.T) {
 
 func TestLayoutUniformGQA(t *testing.T) {
 	// Llama-3.1-70B on TP 8, bf16: 80 layers x 1 KV head per rank x (128 + 128) x 2 B.
-	specs := []model.KVSpec{{Name: "gqa", Kind: model.SpecFull, Layers: 80, BytesPerToken: 512, AlignTokens: 16}}
+	specs := []arch.KVSpec{{Name: "gqa", Kind: arch.SpecFull, Layers: 80, BytesPerToken: 512, AlignTokens: 16}}
 	const avail = 30 << 30
 	l, err := NewLayout(specs, avail, Options{MaxModelLen: 131072, MaxNumBatchedTokens: 8192, PrefixCaching: true})
 	if err != nil {
@@ -90,7 +90,7 @@ func TestLayoutUniformGQA(t *testing.T) {
 }
 
 func TestLayoutErrors(t *testing.T) {
-	specs := []model.KVSpec{{Name: "gqa", Kind: model.SpecFull, Layers: 80, BytesPerToken: 512, AlignTokens: 16}}
+	specs := []arch.KVSpec{{Name: "gqa", Kind: arch.SpecFull, Layers: 80, BytesPerToken: 512, AlignTokens: 16}}
 	if _, err := NewLayout(specs, -1, Options{MaxModelLen: 1024}); err == nil {
 		t.Error("negative available memory: want an error")
 	}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/arch"
 )
 
 // Content identifies the tokens of a request without materialising them. Token i of the request is
@@ -139,7 +139,7 @@ func (m *Manager) groupHit(t *Table, c *Content, g, limit int) int {
 	gr := &m.L.Groups[g]
 	bt := gr.BlockTokens
 	switch gr.Kind {
-	case model.SpecFull:
+	case arch.SpecFull:
 		n := 0
 		for (n+1)*bt <= limit {
 			if _, ok := m.Pool.Lookup(m.blockHash(t, c, g, n)); !ok {
@@ -148,7 +148,7 @@ func (m *Manager) groupHit(t *Table, c *Content, g, limit int) int {
 			n++
 		}
 		return n * bt
-	case model.SpecSliding:
+	case arch.SpecSliding:
 		// Needs the blocks covering the last Window tokens before the hit point.
 		need := cdiv(gr.Window, bt)
 		for j := limit / bt; j > 0; j-- {
@@ -164,7 +164,7 @@ func (m *Manager) groupHit(t *Table, c *Content, g, limit int) int {
 			}
 		}
 		return 0
-	case model.SpecState:
+	case arch.SpecState:
 		// A state checkpoint exists only at block boundaries.
 		for j := limit / bt; j > 0; j-- {
 			if _, ok := m.Pool.Lookup(m.blockHash(t, c, g, j-1)); ok {
@@ -220,12 +220,12 @@ func (m *Manager) FindHit(t *Table, c *Content, tokens int) int {
 	}
 	for g := range m.L.Groups {
 		gr := &m.L.Groups[g]
-		if gr.Kind == model.SpecState {
+		if gr.Kind == arch.SpecState {
 			continue
 		}
 		n := hit / gr.BlockTokens
 		first := 0
-		if gr.Kind == model.SpecSliding {
+		if gr.Kind == arch.SpecSliding {
 			first = max(0, n-cdiv(gr.Window, gr.BlockTokens))
 		}
 		for i := first; i < n; i++ {
@@ -242,9 +242,9 @@ func (m *Manager) blocksNeeded(t *Table, g, tokens int) int {
 	gr := &m.L.Groups[g]
 	held := len(t.Blocks[g])
 	switch gr.Kind {
-	case model.SpecState:
+	case arch.SpecState:
 		return max(0, m.L.StateBlocks()-held)
-	case model.SpecSliding:
+	case arch.SpecSliding:
 		// Blocks wholly before the window are released as the request grows.
 		end := cdiv(tokens, gr.BlockTokens)
 		return max(0, end-t.base[g]-held)
@@ -261,9 +261,9 @@ func (m *Manager) CanAdmit(t *Table, tokens int) bool {
 		gr := &m.L.Groups[g]
 		hitN := len(t.hitBlocks[g])
 		switch gr.Kind {
-		case model.SpecState:
+		case arch.SpecState:
 			need += m.L.StateBlocks()
-		case model.SpecSliding:
+		case arch.SpecSliding:
 			need += max(0, m.L.GroupBlocks(gr, tokens)-hitN)
 		default:
 			need += max(0, cdiv(tokens, gr.BlockTokens)-hitN)
@@ -286,7 +286,7 @@ func (m *Manager) Admit(t *Table) {
 		if len(t.hitBlocks[g]) == 0 {
 			continue
 		}
-		if gr.Kind == model.SpecSliding {
+		if gr.Kind == arch.SpecSliding {
 			// Blocks before the window are not held; the table starts at the first hit block.
 			n := t.hitTokens / gr.BlockTokens
 			t.base[g] = n - len(t.hitBlocks[g])
@@ -299,7 +299,7 @@ func (m *Manager) Admit(t *Table) {
 		t.hitBlocks[g] = t.hitBlocks[g][:0]
 	}
 	for g := range m.L.Groups {
-		if m.L.Groups[g].Kind == model.SpecState {
+		if m.L.Groups[g].Kind == arch.SpecState {
 			t.hashed[g] = t.hitTokens / m.L.Groups[g].BlockTokens
 		}
 	}
@@ -333,7 +333,7 @@ func (m *Manager) covered(t *Table) int {
 	for g := range m.L.Groups {
 		gr := &m.L.Groups[g]
 		held := len(t.Blocks[g])
-		if gr.Kind == model.SpecState {
+		if gr.Kind == arch.SpecState {
 			if held < m.L.StateBlocks() {
 				return 0
 			}
@@ -351,14 +351,14 @@ func (m *Manager) commitWork(t *Table, c *Content) int {
 		gr := &m.L.Groups[g]
 		bt := gr.BlockTokens
 		switch gr.Kind {
-		case model.SpecFull, model.SpecSliding:
+		case arch.SpecFull, arch.SpecSliding:
 			if m.Caching {
 				next = min(next, (t.hashed[g]+1)*bt)
 			}
-			if gr.Kind == model.SpecSliding {
+			if gr.Kind == arch.SpecSliding {
 				next = min(next, (t.base[g]+1)*bt+gr.Window)
 			}
-		case model.SpecState:
+		case arch.SpecState:
 			if m.Caching && t.hashed[g] < c.PromptTokens/bt {
 				next = min(next, (t.hashed[g]+1)*bt)
 			}
@@ -379,7 +379,7 @@ func (m *Manager) Commit(t *Table, c *Content, computed int) {
 		gr := &m.L.Groups[g]
 		bt := gr.BlockTokens
 		switch gr.Kind {
-		case model.SpecFull, model.SpecSliding:
+		case arch.SpecFull, arch.SpecSliding:
 			if m.Caching {
 				for full := computed / bt; t.hashed[g] < full; t.hashed[g]++ {
 					i := t.hashed[g] - t.base[g]
@@ -388,7 +388,7 @@ func (m *Manager) Commit(t *Table, c *Content, computed int) {
 					}
 				}
 			}
-			if gr.Kind == model.SpecSliding {
+			if gr.Kind == arch.SpecSliding {
 				keepFrom := (computed - gr.Window) / bt // first block still inside the window
 				if drop := keepFrom - t.base[g]; drop > 0 && drop <= len(t.Blocks[g]) {
 					m.Pool.Free(t.Blocks[g][:drop])
@@ -396,7 +396,7 @@ func (m *Manager) Commit(t *Table, c *Content, computed int) {
 					t.base[g] += drop
 				}
 			}
-		case model.SpecState:
+		case arch.SpecState:
 			if !m.Caching {
 				continue
 			}

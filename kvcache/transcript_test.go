@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/arch"
 )
 
 var update = flag.Bool("update", false, "rewrite the expected output of kvcache transcripts")
@@ -93,7 +93,7 @@ func (h *kvHarness) name(r *kvReq) {
 			if _, ok := h.label[hs]; ok {
 				continue
 			}
-			if gr.Kind == model.SpecState {
+			if gr.Kind == arch.SpecState {
 				h.label[hs] = fmt.Sprintf("r%d.g%d@%d", r.id, g, (i+1)*gr.BlockTokens)
 			} else {
 				h.label[hs] = fmt.Sprintf("r%d.g%d.b%d", r.id, g, i)
@@ -179,18 +179,18 @@ func (h *kvHarness) run(t *testing.T, cmd string) string {
 		for _, g := range strings.Split(a["groups"], ",") {
 			switch {
 			case g == "full":
-				l.Groups = append(l.Groups, Group{Kind: model.SpecFull, Layers: 1, BlockTokens: block})
+				l.Groups = append(l.Groups, Group{Kind: arch.SpecFull, Layers: 1, BlockTokens: block})
 			case g == "full/2":
-				l.Groups = append(l.Groups, Group{Kind: model.SpecFull, Layers: 1, BlockTokens: block / 2})
+				l.Groups = append(l.Groups, Group{Kind: arch.SpecFull, Layers: 1, BlockTokens: block / 2})
 			case g == "state":
 				l.Hybrid = true
-				l.Groups = append(l.Groups, Group{Kind: model.SpecState, Layers: 1, BlockTokens: block})
+				l.Groups = append(l.Groups, Group{Kind: arch.SpecState, Layers: 1, BlockTokens: block})
 			case strings.HasPrefix(g, "slide:"):
 				w, err := strconv.Atoi(strings.TrimPrefix(g, "slide:"))
 				if err != nil {
 					t.Fatalf("group %q: %v", g, err)
 				}
-				l.Groups = append(l.Groups, Group{Kind: model.SpecSliding, Layers: 1, BlockTokens: block, Window: w})
+				l.Groups = append(l.Groups, Group{Kind: arch.SpecSliding, Layers: 1, BlockTokens: block, Window: w})
 			default:
 				t.Fatalf("unknown group %q", g)
 			}

@@ -5,7 +5,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/arch"
+	"github.com/servesim/servesim/model/deploy"
+	"github.com/servesim/servesim/model/hardware"
+	"github.com/servesim/servesim/model/param"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -20,9 +23,9 @@ const (
 
 // layout is a hardware layout: GPU kind, weights variant, GPU count, TP x DP, EP.
 type layout struct {
-	gpu     model.GPU
+	gpu     hardware.GPU
 	weights string
-	arch    *model.Arch
+	arch    *arch.Arch
 	format  string
 	count   int
 	tp, dp  int
@@ -104,7 +107,7 @@ func (q *Question) needModelLen() int {
 }
 
 // engineFor builds one replica's engine for a candidate.
-func (q *Question) engineFor(l *layout, c *Config) model.Engine {
+func (q *Question) engineFor(l *layout, c *Config) deploy.EngineConfig {
 	e := q.Base
 	e.TensorParallel = l.tp
 	e.DataParallel = 1
@@ -122,16 +125,16 @@ func (q *Question) engineFor(l *layout, c *Config) model.Engine {
 			method = "dflash"
 		}
 		kv := e.Speculative.KVCacheDType
-		e.Speculative = model.Speculative{Method: method, Model: q.DrafterRef, NumTokens: c.SpecTokens, KVCacheDType: kv}
+		e.Speculative = deploy.Speculative{Method: method, Model: q.DrafterRef, NumTokens: c.SpecTokens, KVCacheDType: kv}
 	} else {
-		e.Speculative = model.Speculative{}
+		e.Speculative = deploy.Speculative{}
 	}
 	return e
 }
 
 // deployment builds one replica of a candidate.
-func (q *Question) deployment(l *layout, c *Config) *model.Deployment {
-	d := &model.Deployment{Model: l.arch, Hardware: model.Hardware{GPU: l.gpu, Count: l.tp}, Engine: q.engineFor(l, c)}
+func (q *Question) deployment(l *layout, c *Config) *deploy.Deployment {
+	d := &deploy.Deployment{Model: l.arch, Hardware: hardware.Machine{GPU: l.gpu, Count: l.tp}, Engine: q.engineFor(l, c)}
 	if c.SpecTokens > 0 {
 		d.Drafter = q.Drafter
 	}
@@ -139,9 +142,9 @@ func (q *Question) deployment(l *layout, c *Config) *model.Deployment {
 }
 
 // params chooses a deployment's parameters.
-func (q *Question) params(d *model.Deployment, native bool) (model.Params, string, string, error) {
+func (q *Question) params(d *deploy.Deployment, native bool) (param.Values, string, string, error) {
 	if q.Params == nil {
-		return model.Priors(), "prior", "priors", nil
+		return param.Priors(), "prior", "priors", nil
 	}
 	p, src, from, err := q.Params(d, native)
 	return p, string(src), from, err
@@ -151,7 +154,7 @@ func (q *Question) params(d *model.Deployment, native bool) (model.Params, strin
 // TP/EP size that does not divide the model, or weights that do not fit even with the most
 // memory the swept flags leave (the highest utilization, the smallest batch, no drafter).
 func (q *Question) checkLayout(l *layout) {
-	for _, a := range []*model.Arch{l.arch, q.Drafter} {
+	for _, a := range []*arch.Arch{l.arch, q.Drafter} {
 		if a == nil || (a == q.Drafter && !anyPositive(q.specTokens())) {
 			continue
 		}
@@ -208,11 +211,11 @@ func (q *Question) enumerate() ([]candidate, []string) {
 			ws = append(ws, weightsFor(q.Model, &g, w))
 		}
 		for _, w := range uniqStrings(ws) {
-			arch := variant(q.Model, w)
+			v := variant(q.Model, w)
 			for _, count := range q.Space.Counts {
 				for _, tp := range q.tpsFor(count) {
 					for _, ep := range q.epsFor(tp) {
-						l := &layout{gpu: g, weights: w, arch: arch, format: mainFormat(arch), count: count, tp: tp, dp: count / tp, ep: ep}
+						l := &layout{gpu: g, weights: w, arch: v, format: mainFormat(v), count: count, tp: tp, dp: count / tp, ep: ep}
 						q.checkLayout(l)
 						base := Config{GPU: g.Name, Count: count, TP: tp, DP: l.dp, EP: ep, Weights: w, WeightFormat: l.format}
 						if l.stage != "" {

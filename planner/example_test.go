@@ -3,7 +3,7 @@ package planner_test
 import (
 	"fmt"
 
-	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/hardware"
 	"github.com/servesim/servesim/planner"
 	"github.com/servesim/servesim/scenario"
 	"github.com/servesim/servesim/workload"
@@ -13,10 +13,10 @@ import (
 // FP4 tensor cores, so every layout is pruned with that reason instead of an invented speed.
 func ExampleRun() {
 	r, _ := scenario.Default().Resolve(scenario.ResolveOptions{Uncalibrated: true})
-	h100, _ := model.BuiltinCatalog().Find("H100")
+	h100, _ := hardware.BuiltinCatalog().Find("H100")
 	w := &workload.Spec{Name: "cell", Kind: workload.KindBench, Bench: workload.BenchFromProtocol(&r.Scenario.Protocol, "128K", 16)}
 	q := &planner.Question{Model: r.Deployment.Model, ModelRef: "glm-5.3-flash", Workload: w, Base: r.Deployment.Engine,
-		GPUs: []model.GPU{h100}, Seed: 1, Space: planner.Space{Counts: []int{8}, Weights: []string{"native"}}}
+		GPUs: []hardware.GPU{h100}, Seed: 1, Space: planner.Space{Counts: []int{8}, Weights: []string{"native"}}}
 	p, err := planner.Run(q, planner.Options{})
 	if err != nil {
 		fmt.Println(err)

@@ -7,8 +7,11 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/servesim/servesim/bench"
-	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/arch"
+	"github.com/servesim/servesim/model/deploy"
+	"github.com/servesim/servesim/model/hardware"
 	"github.com/servesim/servesim/model/hf"
+	"github.com/servesim/servesim/model/param"
 	"github.com/servesim/servesim/scenario"
 	"github.com/servesim/servesim/sim"
 	"github.com/servesim/servesim/workload"
@@ -21,13 +24,13 @@ func newServer(r *scenario.Resolved) (*sim.Server, error) {
 // models are the architectures the capacity properties are checked on: the built-in seed model
 // and one config.json of each family shape (dense GQA, sliding-window MoE, MLA, sparse MLA,
 // hybrid linear attention).
-func models(t testing.TB) []*model.Arch {
+func models(t testing.TB) []*arch.Arch {
 	t.Helper()
-	a, err := model.BuiltinArch("glm-5.3-flash")
+	a, err := arch.Builtin("glm-5.3-flash")
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := []*model.Arch{a}
+	out := []*arch.Arch{a}
 	for _, dir := range []string{"llama-3.1-70b", "qwen3-32b", "gpt-oss-120b", "mixtral-8x7b-v0.1", "deepseek-v3", "deepseek-v3.2-exp",
 		"qwen3-next-80b-a3b-instruct", "kimi-linear-48b-a3b-instruct"} {
 		m, err := hf.Load(filepath.Join("..", "model", "hf", "testdata", dir, "config.json"))
@@ -41,15 +44,15 @@ func models(t testing.TB) []*model.Arch {
 
 // capacity is a configuration's KV capacity in tokens, all replicas together (0 when it cannot
 // start), as the planner builds it, with a fixed max_model_len.
-func capacity(q *Question, g model.GPU, count, tp int, ep bool, c Config) int {
+func capacity(q *Question, g hardware.GPU, count, tp int, ep bool, c Config) int {
 	w := weightsFor(q.Model, &g, "auto")
-	arch := variant(q.Model, w)
-	l := &layout{gpu: g, weights: w, arch: arch, format: mainFormat(arch), count: count, tp: tp, dp: count / tp, ep: ep}
+	v := variant(q.Model, w)
+	l := &layout{gpu: g, weights: w, arch: v, format: mainFormat(v), count: count, tp: tp, dp: count / tp, ep: ep}
 	d := q.deployment(l, &c)
 	if d.Validate() != nil {
 		return 0
 	}
-	p := model.Priors()
+	p := param.Priors()
 	srv, err := sim.NewServer(d, p)
 	if err != nil {
 		return 0
@@ -57,14 +60,14 @@ func capacity(q *Question, g model.GPU, count, tp int, ep bool, c Config) int {
 	return l.dp * srv.Layout.KVCacheSizeTokens
 }
 
-func baseQuestion(a *model.Arch) *Question {
-	e := model.DefaultEngine()
+func baseQuestion(a *arch.Arch) *Question {
+	e := deploy.DefaultEngineConfig()
 	e.MaxModelLen = 32768
 	return &Question{Model: a, Base: e}
 }
 
 // drawConfig draws a model, a GPU and engine flags.
-func drawConfig(t *rapid.T, ms []*model.Arch, cat []model.GPU) (*Question, model.GPU, Config) {
+func drawConfig(t *rapid.T, ms []*arch.Arch, cat []hardware.GPU) (*Question, hardware.GPU, Config) {
 	a := rapid.SampledFrom(ms).Draw(t, "model")
 	g := rapid.SampledFrom(cat).Draw(t, "gpu")
 	c := Config{
@@ -81,7 +84,7 @@ func drawConfig(t *rapid.T, ms []*model.Arch, cat []model.GPU) (*Question, model
 // parallel group or as a second data-parallel replica, never lowers the KV capacity in tokens.
 func TestMoreGPUsNeverReduceKVCapacity(t *testing.T) {
 	ms := models(t)
-	cat := model.BuiltinCatalog().GPUs
+	cat := hardware.BuiltinCatalog().GPUs
 	loaded := 0
 	defer func() {
 		// The property is vacuous if nothing loads: most draws must start a server.
@@ -114,7 +117,7 @@ func TestMoreGPUsNeverReduceKVCapacity(t *testing.T) {
 // TestUtilizationNeverReducesKVCapacity: a higher gpu-memory-utilization never lowers it.
 func TestUtilizationNeverReducesKVCapacity(t *testing.T) {
 	ms := models(t)
-	cat := model.BuiltinCatalog().GPUs
+	cat := hardware.BuiltinCatalog().GPUs
 	rapid.Check(t, func(t *rapid.T) {
 		q, g, c := drawConfig(t, ms, cat)
 		tp := rapid.SampledFrom([]int{1, 2, 4, 8}).Draw(t, "tp")
@@ -129,7 +132,7 @@ func TestUtilizationNeverReducesKVCapacity(t *testing.T) {
 }
 
 // faster is g with its memory bandwidth scaled.
-func faster(g model.GPU, f float64) model.GPU {
+func faster(g hardware.GPU, f float64) hardware.GPU {
 	g.BandwidthGBps *= f
 	return g
 }
@@ -139,18 +142,18 @@ func faster(g model.GPU, f float64) model.GPU {
 // on full simulations of benchmark cells of the seed deployment.
 func TestFasterGPUNeverLowersDecodeThroughput(t *testing.T) {
 	r := seedResolved(t)
-	cat := model.BuiltinCatalog().GPUs
+	cat := hardware.BuiltinCatalog().GPUs
 	compared := 0
 	rapid.Check(t, func(t *rapid.T) {
 		g := rapid.SampledFrom(cat).Draw(t, "gpu")
 		f := rapid.Float64Range(1, 4).Draw(t, "factor")
 		d := *r.Deployment
 		d.Engine.TensorParallel = rapid.SampledFrom([]int{4, 8}).Draw(t, "tp")
-		d.Hardware = model.Hardware{GPU: g, Count: d.Engine.TensorParallel}
+		d.Hardware = hardware.Machine{GPU: g, Count: d.Engine.TensorParallel}
 		w := weightsFor(d.Model, &g, "auto")
 		d.Model = variant(d.Model, w)
 		if !rapid.Bool().Draw(t, "spec") {
-			d.Engine.Speculative = model.Speculative{}
+			d.Engine.Speculative = deploy.Speculative{}
 			d.Drafter = nil
 		}
 		ctx := rapid.SampledFrom([]int{8192, 131072, 524288}).Draw(t, "context")

@@ -11,7 +11,9 @@ import (
 	"sort"
 
 	"github.com/servesim/servesim/internal/workpool"
-	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/arch"
+	"github.com/servesim/servesim/model/deploy"
+	"github.com/servesim/servesim/model/hardware"
 	"github.com/servesim/servesim/scenario"
 	"github.com/servesim/servesim/workload"
 )
@@ -92,20 +94,20 @@ type Frontier struct {
 // merged plan reports.
 type QuestionInfo struct {
 	Model       string         `json:"model"`
-	ModelArch   *model.Arch    `json:"model_arch"`
+	ModelArch   *arch.Arch     `json:"model_arch"`
 	Drafter     string         `json:"drafter,omitempty"`
-	DrafterArch *model.Arch    `json:"drafter_arch,omitempty"`
+	DrafterArch *arch.Arch     `json:"drafter_arch,omitempty"`
 	Workload    *workload.Spec `json:"workload"`
 	// WorkloadDesc is Workload.Describe(); TraceKey fingerprints a trace's rows.
-	WorkloadDesc string       `json:"workload_desc"`
-	TraceKey     string       `json:"trace_key,omitempty"`
-	Base         model.Engine `json:"base_engine"`
-	GPUs         []model.GPU  `json:"gpus"`
-	Space        Space        `json:"space"`
-	Seed         uint64       `json:"seed"`
-	Params       string       `json:"params"`
-	Intervals    string       `json:"intervals,omitempty"`
-	Current      *Config      `json:"current,omitempty"`
+	WorkloadDesc string              `json:"workload_desc"`
+	TraceKey     string              `json:"trace_key,omitempty"`
+	Base         deploy.EngineConfig `json:"base_engine"`
+	GPUs         []hardware.GPU      `json:"gpus"`
+	Space        Space               `json:"space"`
+	Seed         uint64              `json:"seed"`
+	Params       string              `json:"params"`
+	Intervals    string              `json:"intervals,omitempty"`
+	Current      *Config             `json:"current,omitempty"`
 }
 
 // Plan is the answer: every row ranked, the capacity frontier of the best configurations, and

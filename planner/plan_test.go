@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/servesim/servesim/bench"
-	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/hardware"
 	"github.com/servesim/servesim/scenario"
 	"github.com/servesim/servesim/workload"
 )
@@ -22,10 +22,10 @@ func seedResolved(t testing.TB) *scenario.Resolved {
 	return r
 }
 
-func gpus(t testing.TB, names ...string) []model.GPU {
+func gpus(t testing.TB, names ...string) []hardware.GPU {
 	t.Helper()
-	cat := model.BuiltinCatalog()
-	var out []model.GPU
+	cat := hardware.BuiltinCatalog()
+	var out []hardware.GPU
 	for _, n := range names {
 		g, err := cat.Find(n)
 		if err != nil {
@@ -37,7 +37,7 @@ func gpus(t testing.TB, names ...string) []model.GPU {
 }
 
 // question is the seed model and engine with a bench workload and a small sweep.
-func question(t testing.TB, r *scenario.Resolved, ctx string, users int, window float64, gs []model.GPU, sp Space) *Question {
+func question(t testing.TB, r *scenario.Resolved, ctx string, users int, window float64, gs []hardware.GPU, sp Space) *Question {
 	t.Helper()
 	ch, ref, err := DefaultParams("", false, nil)
 	if err != nil {

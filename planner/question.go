@@ -7,7 +7,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/arch"
+	"github.com/servesim/servesim/model/deploy"
+	"github.com/servesim/servesim/model/hardware"
+	"github.com/servesim/servesim/model/param"
 	"github.com/servesim/servesim/scenario"
 	"github.com/servesim/servesim/workload"
 )
@@ -16,10 +19,10 @@ import (
 // model under this workload within these objectives, at what cost.
 type Question struct {
 	// Model is the served model, as described (its "native" weight formats).
-	Model *model.Arch
+	Model *arch.Arch
 	// Drafter is the speculative drafter used when SpecTokens > 0; nil: speculative options are
 	// not swept (a note says so).
-	Drafter *model.Arch
+	Drafter *arch.Arch
 	// ModelRef and DrafterRef name them as the user gave them.
 	ModelRef, DrafterRef string
 	// Workload is simulated on every configuration that can load; its objectives (Workload.SLO)
@@ -27,9 +30,9 @@ type Question struct {
 	Workload *workload.Spec
 	// Base is the engine configuration the sweep varies: version, max_model_len, chunked prefill,
 	// prefix caching, async scheduling, CUDA graphs, the speculative method.
-	Base model.Engine
+	Base deploy.EngineConfig
 	// GPUs are the candidate GPU kinds, in the order rows are enumerated.
-	GPUs  []model.GPU
+	GPUs  []hardware.GPU
 	Space Space
 	// Seed drives the workload's draws and the engine's acceptance draws, for every candidate.
 	Seed uint64
@@ -48,7 +51,7 @@ type Question struct {
 // ParamsChooser returns the parameter set for a deployment, its source tag and a description.
 // native is false when the weights are a variant of the model's own checkpoint (then a
 // calibration fitted on the native checkpoint transfers at best).
-type ParamsChooser func(d *model.Deployment, native bool) (model.Params, scenario.Source, string, error)
+type ParamsChooser func(d *deploy.Deployment, native bool) (param.Values, scenario.Source, string, error)
 
 // Uncertainty turns a point prediction into an interval according to how its parameters relate
 // to measurements (calibrated, transferred or prior). The calibration work defines the widths;
@@ -232,7 +235,7 @@ type Config struct {
 // sameDeployment reports whether two configurations are the same deployment (for marking the
 // user's current one).
 func (c *Config) sameDeployment(o *Config) bool {
-	kv := func(s string) model.DType { e := model.Engine{KVCacheDType: s}; return e.KVDType() }
+	kv := func(s string) arch.DType { e := deploy.EngineConfig{KVCacheDType: s}; return e.KVDType() }
 	return strings.EqualFold(c.GPU, o.GPU) && c.Count == o.Count && c.TP == o.TP && c.DP == o.DP && c.EP == o.EP &&
 		c.Weights == o.Weights && kv(c.KVCacheDType) == kv(o.KVCacheDType) && c.SpecTokens == o.SpecTokens &&
 		c.MaxNumBatchedTokens == o.MaxNumBatchedTokens && c.MaxNumSeqs == o.MaxNumSeqs &&
@@ -252,7 +255,7 @@ func (c *Config) Label() string {
 }
 
 // CurrentConfig describes a deployment (a scenario's) as a Config with native weights.
-func CurrentConfig(d *model.Deployment) *Config {
+func CurrentConfig(d *deploy.Deployment) *Config {
 	e := &d.Engine
 	return &Config{GPU: d.Hardware.GPU.Name, Count: d.Hardware.Count, TP: e.TensorParallel, DP: e.DataParallel, EP: e.ExpertParallel && e.TensorParallel*e.DataParallel > 1,
 		Weights: "native", KVCacheDType: e.KVCacheDType, SpecTokens: e.SpecTokens(), MaxNumBatchedTokens: e.MaxNumBatchedTokens,
@@ -260,21 +263,21 @@ func CurrentConfig(d *model.Deployment) *Config {
 }
 
 // variant returns the model with its weights in another format ("native": a itself).
-func variant(a *model.Arch, w string) *model.Arch {
+func variant(a *arch.Arch, w string) *arch.Arch {
 	if w == "native" || a == nil {
 		return a
 	}
-	dt := model.FP8
+	dt := arch.FP8
 	if w == "bf16" {
-		dt = model.BF16
+		dt = arch.BF16
 	}
 	v := *a
-	v.Layers = append([]model.LayerGroup(nil), a.Layers...)
+	v.Layers = append([]arch.LayerGroup(nil), a.Layers...)
 	for i := range v.Layers {
 		g := &v.Layers[i]
 		g.Attn.DType = dt
 		g.FFN.DType = dt
-		if g.FFN.Kind == model.FFNMoE {
+		if g.FFN.Kind == arch.FFNMoE {
 			g.FFN.ExpertDType = dt
 		}
 	}
@@ -283,9 +286,9 @@ func variant(a *model.Arch, w string) *model.Arch {
 
 // mainFormat is the format of the model's largest part: routed experts when there are any,
 // else the dense MLPs.
-func mainFormat(a *model.Arch) string {
+func mainFormat(a *arch.Arch) string {
 	for _, g := range a.Layers {
-		if g.FFN.Kind == model.FFNMoE {
+		if g.FFN.Kind == arch.FFNMoE {
 			return string(g.FFN.ExpertDType)
 		}
 	}
@@ -297,7 +300,7 @@ func mainFormat(a *model.Arch) string {
 
 // weightsFor resolves "auto" for a GPU: native if the GPU runs every format of the model, else
 // fp8 if it has fp8 tensor cores, else bf16.
-func weightsFor(a *model.Arch, g *model.GPU, w string) string {
+func weightsFor(a *arch.Arch, g *hardware.GPU, w string) string {
 	if w != "auto" {
 		return w
 	}
@@ -331,7 +334,7 @@ func DefaultParams(file string, uncalibrated bool, overrides map[string]float64)
 // (pol, from scenario.Resolved.Policy), except that a calibration fitted on the model's native
 // checkpoint only transfers to a variant of it. The second result describes the policy.
 func PolicyParams(pol *scenario.ParamsPolicy) (ParamsChooser, string) {
-	choose := func(d *model.Deployment, native bool) (model.Params, scenario.Source, string, error) {
+	choose := func(d *deploy.Deployment, native bool) (param.Values, scenario.Source, string, error) {
 		c, err := pol.Choose(d)
 		if !native && c.Source == scenario.SourceCalibrated {
 			c.Source = scenario.SourceTransferred

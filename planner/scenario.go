@@ -3,7 +3,9 @@ package planner
 import (
 	"fmt"
 
-	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/arch"
+	"github.com/servesim/servesim/model/deploy"
+	"github.com/servesim/servesim/model/hardware"
 	"github.com/servesim/servesim/protocol"
 	"github.com/servesim/servesim/scenario"
 	"github.com/servesim/servesim/workload"
@@ -12,7 +14,7 @@ import (
 // Models are the model a plan is for and its speculative drafter, with the references the user
 // gave them by.
 type Models struct {
-	Model, Drafter       *model.Arch
+	Model, Drafter       *arch.Arch
 	ModelRef, DrafterRef string
 	// Scenario is true when Model is the scenario deployment's own model (its current
 	// configuration can then be marked in the plan).
@@ -23,7 +25,7 @@ type Models struct {
 // scenario's deployment d. An empty model reference is d's model. An empty drafter reference is
 // d's drafter when the model is d's own, else the built-in "<model>-dflash2" if there is one,
 // else none.
-func ModelsFor(d *model.Deployment, modelRef, drafterRef string) (*Models, error) {
+func ModelsFor(d *deploy.Deployment, modelRef, drafterRef string) (*Models, error) {
 	ms := &Models{ModelRef: modelRef, DrafterRef: drafterRef, Scenario: modelRef == ""}
 	if modelRef == "" {
 		ms.ModelRef, ms.Model = d.Model.Name, d.Model
@@ -48,7 +50,7 @@ func ModelsFor(d *model.Deployment, modelRef, drafterRef string) (*Models, error
 	case ms.Scenario && d.Drafter != nil:
 		ms.Drafter, ms.DrafterRef = d.Drafter, d.Engine.Speculative.Model
 	default:
-		if a, err := model.BuiltinArch(ms.Model.Name + "-dflash2"); err == nil {
+		if a, err := arch.Builtin(ms.Model.Name + "-dflash2"); err == nil {
 			ms.Drafter, ms.DrafterRef = a, ms.Model.Name+"-dflash2"
 		}
 	}
@@ -72,7 +74,7 @@ func BenchWorkload(proto *protocol.Protocol, context string, users int) *workloa
 // current; otherwise, unless sp sets it, max_model_len is the workload's need rounded up to
 // 1,024 tokens and at least 131,072, since the scenario's belongs to its own model, and a note
 // says so.
-func ScenarioQuestion(r *scenario.Resolved, ms *Models, w *workload.Spec, gpus []model.GPU, sp Space) *Question {
+func ScenarioQuestion(r *scenario.Resolved, ms *Models, w *workload.Spec, gpus []hardware.GPU, sp Space) *Question {
 	chooser, ref := PolicyParams(r.Policy)
 	q := &Question{Model: ms.Model, Drafter: ms.Drafter, ModelRef: ms.ModelRef, DrafterRef: ms.DrafterRef, Workload: w,
 		Base: r.Deployment.Engine, GPUs: gpus, Space: sp, Seed: r.Scenario.Seed, Params: chooser, ParamsRef: ref,

@@ -5,7 +5,7 @@ import (
 	"sort"
 
 	"github.com/servesim/servesim/matrix"
-	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/cost"
 )
 
 // contextPalette is a qualitative palette (matplotlib's tab10, grey moved last) for contexts.
@@ -111,9 +111,9 @@ func statusFill(s matrix.Status) color.RGBA {
 // mismatchColor outlines status mismatches.
 func mismatchColor() color.RGBA { return color.RGBA{0xc0, 0x00, 0x00, 0xff} }
 
-// termPalette colours the step-time terms (model.Term order).
-func termPalette() [model.NumTerms]color.RGBA {
-	return [model.NumTerms]color.RGBA{
+// termPalette colours the step-time terms (cost.Term order).
+func termPalette() [cost.NumTerms]color.RGBA {
+	return [cost.NumTerms]color.RGBA{
 		{0x4e, 0x79, 0xa7, 0xff}, // weights: blue
 		{0xf2, 0x8e, 0x2b, 0xff}, // compute: orange
 		{0xe1, 0x57, 0x59, 0xff}, // attention: red

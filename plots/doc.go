@@ -28,7 +28,7 @@
 //   - status-map: the context × concurrency grid, predicted status as the cell colour, measured
 //     status as a symbol, mismatches outlined.
 //   - step-terms: for explained cells, stacked bars of the decode step and the prefill chunk
-//     split into the cost model's terms (model.Term).
+//     split into the cost model's terms (cost.Term).
 //
 // Determinism: the same inputs give the same chart data and byte-identical SVG and PNG output.
 package plots

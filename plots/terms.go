@@ -13,21 +13,21 @@ import (
 
 	"github.com/servesim/servesim/bench"
 	"github.com/servesim/servesim/matrix"
-	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/cost"
 )
 
 // TermBar is one explained step split into the cost model's terms.
 type TermBar struct {
-	Cell    string                  // "8K×32"
-	MS      [model.NumTerms]float64 // per term, milliseconds
-	TotalMS float64                 // the step's wall time
-	Binding string                  // the largest term
+	Cell    string                 // "8K×32"
+	MS      [cost.NumTerms]float64 // per term, milliseconds
+	TotalMS float64                // the step's wall time
+	Binding string                 // the largest term
 }
 
 // StepTerms holds the decode steps and prefill chunks of explained cells.
 type StepTerms struct {
 	Header
-	Terms   []string // term names, model.Term order
+	Terms   []string // term names, cost.Term order
 	Decode  []TermBar
 	Prefill []TermBar
 }
@@ -41,7 +41,7 @@ func Terms(xs []*bench.Explanation) *StepTerms {
 			"verifying 1 + k tokens) and one prefill chunk of a cold prompt beside the other requests' decode, " +
 			"split into the cost model's terms. Bar height is the step's wall time in milliseconds.",
 	}}
-	for t := model.Term(0); t < model.NumTerms; t++ {
+	for t := cost.Term(0); t < cost.NumTerms; t++ {
 		st.Terms = append(st.Terms, t.String())
 	}
 	for _, x := range xs {
@@ -55,9 +55,9 @@ func Terms(xs []*bench.Explanation) *StepTerms {
 	return st
 }
 
-func termBar(name string, c *model.StepCost) TermBar {
-	b := TermBar{Cell: name, TotalMS: c.Total * 1e3, Binding: c.Binding().String()}
-	for i, v := range c.Terms {
+func termBar(name string, c *cost.StepCost) TermBar {
+	b := TermBar{Cell: name, TotalMS: c.TotalSeconds * 1e3, Binding: c.Binding().String()}
+	for i, v := range c.Seconds {
 		b.MS[i] = v * 1e3
 	}
 	return b
@@ -88,7 +88,7 @@ func (st *StepTerms) WriteData(w io.Writer) error {
 // Figure draws two panels of stacked bars, decode steps and prefill chunks, with the term
 // legend on the right.
 func (st *StepTerms) Figure() *Figure {
-	used := [model.NumTerms]bool{}
+	used := [cost.NumTerms]bool{}
 	for _, bars := range [][]TermBar{st.Decode, st.Prefill} {
 		for _, b := range bars {
 			for i, v := range b.MS {
@@ -104,7 +104,7 @@ func (st *StepTerms) Figure() *Figure {
 		n := len(bars)
 		width := vg.Length(math.Min(0.55*72, 3.0*72/float64(max(n, 1))*0.65))
 		var prev *plotter.BarChart
-		for t := range model.NumTerms {
+		for t := range cost.NumTerms {
 			if !used[t] {
 				continue
 			}
@@ -156,7 +156,7 @@ func (st *StepTerms) Figure() *Figure {
 	}
 	l := newLegend()
 	addHeading(l, "Term")
-	for t := model.NumTerms - 1; t >= 0; t-- { // top of the stack first
+	for t := cost.NumTerms - 1; t >= 0; t-- { // top of the stack first
 		if used[t] {
 			l.Add(st.Terms[t], boxThumb{fill: termPalette()[t]})
 		}

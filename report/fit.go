@@ -12,7 +12,7 @@ import (
 	"strconv"
 
 	"github.com/servesim/servesim/calibration"
-	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/param"
 )
 
 // ReadFit parses a fit report (the JSON `servesim fit --report FILE` writes); name labels
@@ -143,12 +143,12 @@ func errorsRow(set string, e calibration.Errors) []cellView {
 		{Text: status, Class: "num"}}
 }
 
-// paramOrder lists fitted parameters first, then the others, each in model.Table order; names
+// paramOrder lists fitted parameters first, then the others, each in parameter (ID) order; names
 // the table does not know come last, sorted.
 func paramOrder(ps map[string]calibration.ParamEstimate) []string {
 	rank := map[string]int{}
-	for i := range model.Table {
-		rank[model.Table[i].Name] = i
+	for i, d := range param.Defs() {
+		rank[d.Name] = i
 	}
 	names := make([]string, 0, len(ps))
 	for n := range ps {

@@ -16,7 +16,7 @@ import (
 	"github.com/servesim/servesim/calibration"
 	"github.com/servesim/servesim/internal/numfmt"
 	"github.com/servesim/servesim/matrix"
-	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/param"
 	"github.com/servesim/servesim/plots"
 	"github.com/servesim/servesim/scenario"
 )
@@ -310,11 +310,10 @@ func valueText(v reflect.Value) string {
 	return fmt.Sprint(v.Interface())
 }
 
-func paramsTable(p model.Params) *table {
+func paramsTable(p param.Values) *table {
 	t := &table{ID: "table-params", Caption: "Step-time and memory parameters used for the predictions (bold: moved from the prior)",
 		Head: []string{"parameter", "value", "unit", "prior", "bounds", "meaning"}}
-	for i := range model.Table {
-		d := &model.Table[i]
+	for i, d := range param.Defs() {
 		class := ""
 		if p[i] != d.Prior {
 			class = "moved"

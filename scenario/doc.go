@@ -1,7 +1,7 @@
 // Package scenario says what to simulate: the hardware, the model (and its drafter), the engine's
 // flags, the benchmark protocol, the seed, and which parameter set to use. It holds the embedded
 // seed run and its calibration, reads scenario and parameter files strictly, and resolves a
-// scenario into a model.Deployment with parameters.
+// scenario into a deploy.Deployment with parameters.
 //
 // Reading order: scenario.go (Scenario, HardwareSpec, ModelSpec; Default, Parse, Load, Validate,
 // Deployment, Encode), params.go (ParamsFile, CalibrationKey, Source and how a calibration matches
@@ -30,7 +30,7 @@
 //
 // A resolved scenario takes its parameters from, in order: a file given with --params (or the
 // scenario's params_file); else the built-in calibration whose key matches the deployment; else
-// the physical priors (model.Priors); then the scenario's [params] overrides. Resolved.Source
+// the physical priors (param.Priors); then the scenario's [params] overrides. Resolved.Source
 // says which: "calibrated" (fitted on this GPU, model family and engine version), "transferred"
 // (fitted on another GPU or version of the family: the dimensionless efficiencies carry over, the
 // hardware facts are the new GPU's) or "prior". Predictions print it, so nothing answers quietly

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/deploy"
 	"github.com/servesim/servesim/vllmcmd"
 )
 
@@ -24,7 +24,7 @@ func TestSeedLaunchCommandImports(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := vllmcmd.Parse(words, model.DefaultEngine())
+	res, err := vllmcmd.Parse(words, deploy.DefaultEngineConfig())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/servesim/servesim/internal/tomlx"
-
-	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/deploy"
+	"github.com/servesim/servesim/model/param"
 )
 
 // CalibrationKey ties a fitted parameter set to what it was fitted on.
@@ -30,7 +30,7 @@ type ParamsFile struct {
 // NewParamsFile is the parameter file of p fitted on deployment d: keyed by d's GPU, model,
 // family and engine version, so that Resolve finds it calibrated for d and transferred for its
 // relatives. note says how it was made.
-func NewParamsFile(d *model.Deployment, p model.Params, note string) *ParamsFile {
+func NewParamsFile(d *deploy.Deployment, p param.Values, note string) *ParamsFile {
 	return &ParamsFile{Calibration: CalibrationKey{GPU: d.Hardware.GPU.Name, Model: d.Model.Name, Family: d.Model.Family,
 		Engine: d.Engine.Name, EngineVersion: d.Engine.Version, Note: note}, Params: p.Map()}
 }
@@ -44,7 +44,7 @@ func ParseParamsFile(data []byte, name string) (*ParamsFile, error) {
 	if len(f.Params) == 0 {
 		return nil, fmt.Errorf("%s: no [params] table", name)
 	}
-	p := model.Priors()
+	p := param.Priors()
 	if err := p.Set(f.Params); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -64,8 +64,8 @@ func LoadParamsFile(path string) (*ParamsFile, error) {
 }
 
 // Values returns priors overridden by the file's values.
-func (f *ParamsFile) Values() model.Params {
-	p := model.Priors()
+func (f *ParamsFile) Values() param.Values {
+	p := param.Priors()
 	_ = p.Set(f.Params) // validated on parse
 	return p
 }
@@ -82,8 +82,7 @@ func (f *ParamsFile) Encode(w *bytes.Buffer) {
 	}
 	fmt.Fprintln(w, "\n[params]")
 	p := f.Values()
-	for i := range model.Table {
-		d := &model.Table[i]
+	for i, d := range param.Defs() {
 		fmt.Fprintf(w, "%s = %s # %s [%g, %g]\n", d.Name, fmtFloat(p[i]), d.Unit, d.Lo, d.Hi)
 	}
 }
@@ -102,7 +101,7 @@ const (
 )
 
 // Match classifies how a calibration applies to a deployment.
-func (k *CalibrationKey) Match(d *model.Deployment) Source {
+func (k *CalibrationKey) Match(d *deploy.Deployment) Source {
 	if k == nil || k.Model == "" {
 		return SourcePrior
 	}

@@ -7,7 +7,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/deploy"
+	"github.com/servesim/servesim/model/param"
 )
 
 //go:embed data
@@ -44,8 +45,8 @@ type ResolveOptions struct {
 // Resolved is a scenario ready to simulate.
 type Resolved struct {
 	Scenario   *Scenario
-	Deployment *model.Deployment
-	Params     model.Params
+	Deployment *deploy.Deployment
+	Params     param.Values
 	Source     Source
 	// Calibration is the parameter set's key (nil for priors).
 	Calibration *CalibrationKey
@@ -108,7 +109,7 @@ func NewParamsPolicy(o ResolveOptions, overrides map[string]float64) (*ParamsPol
 		pol.builtins = BuiltinCalibrations()
 	}
 	if len(overrides) > 0 {
-		p := model.Priors()
+		p := param.Priors()
 		if err := p.Set(overrides); err != nil {
 			return nil, err
 		}
@@ -118,7 +119,7 @@ func NewParamsPolicy(o ResolveOptions, overrides map[string]float64) (*ParamsPol
 
 // ParamsChoice is a deployment's parameter set and where it comes from.
 type ParamsChoice struct {
-	Params model.Params
+	Params param.Values
 	Source Source
 	// Calibration is the chosen set's key (nil for priors).
 	Calibration *CalibrationKey
@@ -128,8 +129,8 @@ type ParamsChoice struct {
 }
 
 // Choose returns the parameters for d.
-func (pol *ParamsPolicy) Choose(d *model.Deployment) (ParamsChoice, error) {
-	c := ParamsChoice{Params: model.Priors(), Source: SourcePrior, From: "priors"}
+func (pol *ParamsPolicy) Choose(d *deploy.Deployment) (ParamsChoice, error) {
+	c := ParamsChoice{Params: param.Priors(), Source: SourcePrior, From: "priors"}
 	switch {
 	case pol.file != nil:
 		c.Params = pol.file.Values()

@@ -12,8 +12,11 @@ import (
 
 	"github.com/servesim/servesim/internal/tomlx"
 
-	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/arch"
+	"github.com/servesim/servesim/model/deploy"
+	"github.com/servesim/servesim/model/hardware"
 	"github.com/servesim/servesim/model/hf"
+	"github.com/servesim/servesim/model/param"
 	"github.com/servesim/servesim/protocol"
 )
 
@@ -53,13 +56,13 @@ type ModelSpec struct {
 
 // Scenario is everything a run needs. Defaults, then TOML, then flags, then Validate.
 type Scenario struct {
-	Name     string             `toml:"name"`
-	Seed     uint64             `toml:"seed"`
-	Hardware HardwareSpec       `toml:"hardware"`
-	Model    ModelSpec          `toml:"model"`
-	Engine   model.Engine       `toml:"engine"`
-	Protocol protocol.Protocol  `toml:"protocol"`
-	Params   map[string]float64 `toml:"params,omitempty"`
+	Name     string              `toml:"name"`
+	Seed     uint64              `toml:"seed"`
+	Hardware HardwareSpec        `toml:"hardware"`
+	Model    ModelSpec           `toml:"model"`
+	Engine   deploy.EngineConfig `toml:"engine"`
+	Protocol protocol.Protocol   `toml:"protocol"`
+	Params   map[string]float64  `toml:"params,omitempty"`
 	// ParamsFile is a calibrated parameter file to start from (before Params overrides).
 	ParamsFile string `toml:"params_file,omitempty"`
 
@@ -126,7 +129,7 @@ func (s *Scenario) Validate() error {
 		return fmt.Errorf("hardware.count = %d: must be a positive integer", s.Hardware.Count)
 	}
 	if s.Model.Name == "" && s.Model.File == "" {
-		return fmt.Errorf("model: want name (built-in: %s) or file", strings.Join(model.BuiltinModels(), ", "))
+		return fmt.Errorf("model: want name (built-in: %s) or file", strings.Join(arch.BuiltinNames(), ", "))
 	}
 	if err := s.Engine.Validate(); err != nil {
 		return err
@@ -134,7 +137,7 @@ func (s *Scenario) Validate() error {
 	if err := s.Protocol.Validate(); err != nil {
 		return err
 	}
-	var p model.Params = model.Priors()
+	var p param.Values = param.Priors()
 	if err := p.Set(s.Params); err != nil {
 		return err
 	}
@@ -143,12 +146,12 @@ func (s *Scenario) Validate() error {
 
 // Catalog is the built-in GPU catalog with the entries of the scenario's hardware.gpu_file (a
 // path relative to the scenario file) added or overriding.
-func (s *Scenario) Catalog() (*model.Catalog, error) {
-	return model.LoadCatalog(s.path(s.Hardware.GPUFile))
+func (s *Scenario) Catalog() (*hardware.Catalog, error) {
+	return hardware.LoadCatalog(s.path(s.Hardware.GPUFile))
 }
 
 // Deployment resolves names against the catalogs and builds the deployment.
-func (s *Scenario) Deployment() (*model.Deployment, error) {
+func (s *Scenario) Deployment() (*deploy.Deployment, error) {
 	cat, err := s.Catalog()
 	if err != nil {
 		return nil, fmt.Errorf("hardware.gpu_file: %w", err)
@@ -157,11 +160,11 @@ func (s *Scenario) Deployment() (*model.Deployment, error) {
 	if err != nil {
 		return nil, fmt.Errorf("hardware.gpu: %w", err)
 	}
-	arch, err := loadArch(s.Model.Name, s.path(s.Model.File))
+	a, err := loadArch(s.Model.Name, s.path(s.Model.File))
 	if err != nil {
 		return nil, fmt.Errorf("model: %w", err)
 	}
-	d := &model.Deployment{Model: arch, Hardware: model.Hardware{GPU: gpu, Count: s.Hardware.Count}, Engine: s.Engine}
+	d := &deploy.Deployment{Model: a, Hardware: hardware.Machine{GPU: gpu, Count: s.Hardware.Count}, Engine: s.Engine}
 	if s.Engine.Speculative.Enabled() && s.Engine.Speculative.Method != "ngram" {
 		name := s.Model.Drafter
 		if name == "" {
@@ -186,16 +189,16 @@ func (s *Scenario) Deployment() (*model.Deployment, error) {
 	return d, nil
 }
 
-func loadArch(name, file string) (*model.Arch, error) {
+func loadArch(name, file string) (*arch.Arch, error) {
 	if file != "" {
 		return loadArchFile(file)
 	}
-	return model.BuiltinArch(name)
+	return arch.Builtin(name)
 }
 
 // loadArchFile reads a servesim model TOML file, or a Hugging Face config.json (with the
 // hf_quant_config.json beside it, if any) or a directory holding one.
-func loadArchFile(path string) (*model.Arch, error) {
+func loadArchFile(path string) (*arch.Arch, error) {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		path = filepath.Join(path, "config.json")
 	}
@@ -204,18 +207,18 @@ func loadArchFile(path string) (*model.Arch, error) {
 		if err != nil {
 			return nil, err
 		}
-		return model.ParseArch(data, path)
+		return arch.Parse(data, path)
 	}
 	return hf.Load(path)
 }
 
 // LoadArch reads a model given by reference: an existing file or directory (a servesim model
 // TOML, a Hugging Face config.json, or a directory holding one), else a built-in model name.
-func LoadArch(ref string) (*model.Arch, error) {
+func LoadArch(ref string) (*arch.Arch, error) {
 	if _, err := os.Stat(ref); err == nil {
 		return loadArchFile(ref)
 	}
-	a, err := model.BuiltinArch(ref)
+	a, err := arch.Builtin(ref)
 	if err != nil {
 		return nil, fmt.Errorf("%v; or give a servesim model .toml, a config.json or a directory holding one", err)
 	}
@@ -224,7 +227,7 @@ func LoadArch(ref string) (*model.Arch, error) {
 
 // Encode writes the scenario as TOML, the parameters last with their units and bounds, so a user
 // can copy and edit it.
-func (s *Scenario) Encode(w *bytes.Buffer, p model.Params, source string) error {
+func (s *Scenario) Encode(w *bytes.Buffer, p param.Values, source string) error {
 	c := *s
 	c.Params = nil
 	fmt.Fprintln(w, "# servesim scenario (resolved). Edit and load with --config FILE.")
@@ -234,8 +237,7 @@ func (s *Scenario) Encode(w *bytes.Buffer, p model.Params, source string) error 
 		return err
 	}
 	fmt.Fprintf(w, "\n# Step-time and memory parameters (%s). Each: value # unit [lo, hi] meaning.\n[params]\n", source)
-	for i := range model.Table {
-		d := &model.Table[i]
+	for i, d := range param.Defs() {
 		fmt.Fprintf(w, "%s = %s # %s [%g, %g] %s\n", d.Name, fmtFloat(p[i]), d.Unit, d.Lo, d.Hi, d.Meaning)
 	}
 	return nil
@@ -260,4 +262,4 @@ func SortedParamNames(m map[string]float64) []string {
 }
 
 // BuiltinOrNil resolves a model name against the built-in descriptions.
-func BuiltinOrNil(name string) (*model.Arch, error) { return model.BuiltinArch(name) }
+func BuiltinOrNil(name string) (*arch.Arch, error) { return arch.Builtin(name) }

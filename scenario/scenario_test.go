@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/param"
 )
 
 func TestDefaultResolves(t *testing.T) {
@@ -21,8 +21,8 @@ func TestDefaultResolves(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if u.Source != SourcePrior || u.Params != model.Priors() {
-		t.Errorf("--uncalibrated: source %q, params differ from priors: %v", u.Source, u.Params != model.Priors())
+	if u.Source != SourcePrior || u.Params != param.Priors() {
+		t.Errorf("--uncalibrated: source %q, params differ from priors: %v", u.Source, u.Params != param.Priors())
 	}
 	if r.Deployment.Drafter == nil || r.Deployment.Engine.SpecTokens() != 7 {
 		t.Errorf("seed drafter %v, k = %d; want the DFlash2 drafter with k = 7", r.Deployment.Drafter, r.Deployment.Engine.SpecTokens())
@@ -33,7 +33,7 @@ func TestDefaultResolves(t *testing.T) {
 func TestEncodeRoundTrip(t *testing.T) {
 	s := Default()
 	var buf bytes.Buffer
-	if err := s.Encode(&buf, model.Priors(), "priors"); err != nil {
+	if err := s.Encode(&buf, param.Priors(), "priors"); err != nil {
 		t.Fatal(err)
 	}
 	back, err := Parse(buf.Bytes(), "config.toml")
@@ -51,7 +51,7 @@ func TestEncodeRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Params != model.Priors() {
+	if p.Params != param.Priors() {
 		t.Error("encoded priors did not load back as priors")
 	}
 }
@@ -121,7 +121,7 @@ func TestCalibrationMatch(t *testing.T) {
 
 func FuzzParseScenario(f *testing.F) {
 	var buf bytes.Buffer
-	Default().Encode(&buf, model.Priors(), "priors")
+	Default().Encode(&buf, param.Priors(), "priors")
 	f.Add(buf.Bytes())
 	f.Add(seedTOML())
 	f.Add([]byte("[engine]\nmax_num_seqs = 4\n[protocol]\nconcurrency = [1, 2]\n"))

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/arch"
 	"github.com/servesim/servesim/vllmcmd"
 )
 
@@ -20,7 +20,7 @@ func (s *Scenario) ApplyVLLM(words []string) ([]string, error) {
 	var notes []string
 	s.Engine = res.Engine
 	if res.Model != "" {
-		if _, err := model.BuiltinArch(res.Model); err == nil {
+		if _, err := arch.Builtin(res.Model); err == nil {
 			s.Model.Name = res.Model
 			s.Model.File = ""
 		} else {

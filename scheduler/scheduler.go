@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/servesim/servesim/kvcache"
-	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/cost"
 )
 
 // Config holds the engine limits the step policy uses.
@@ -319,10 +319,10 @@ func (s *Scheduler) Update(b *Batch) []Output {
 }
 
 // Shape describes the batch for the cost model.
-func (b *Batch) Shape(dst *model.StepShape) {
+func (b *Batch) Shape(dst *cost.StepShape) {
 	dst.Reset()
 	for i := range b.Entries {
 		e := &b.Entries[i]
-		dst.Add(model.SeqWork{Start: e.Start, Tokens: e.Tokens, Decode: e.Decode, Emits: e.Emits})
+		dst.Add(cost.SeqWork{Start: e.Start, Tokens: e.Tokens, Decode: e.Decode, Emits: e.Emits})
 	}
 }

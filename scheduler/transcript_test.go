@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/servesim/servesim/kvcache"
-	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/arch"
 )
 
 var update = flag.Bool("update", false, "rewrite the expected output of scheduler transcripts")
@@ -63,10 +63,10 @@ func (h *harness) run(t *testing.T, cmd string) string {
 	switch fields[0] {
 	case "setup":
 		block := atoi(t, a, "block", 16)
-		specs := []model.KVSpec{{Name: "attn", Kind: model.SpecFull, Layers: 1, BytesPerToken: 1, AlignTokens: block}}
+		specs := []arch.KVSpec{{Name: "attn", Kind: arch.SpecFull, Layers: 1, BytesPerToken: 1, AlignTokens: block}}
 		k := atoi(t, a, "spec", 0)
 		if _, ok := a["hybrid"]; ok {
-			specs = append(specs, model.KVSpec{Name: "state", Kind: model.SpecState, Layers: 1, StateBytes: float64(block)})
+			specs = append(specs, arch.KVSpec{Name: "state", Kind: arch.SpecState, Layers: 1, StateBytes: float64(block)})
 		}
 		blocks := atoi(t, a, "blocks", 64)
 		mml := atoi(t, a, "mml", 4096)

@@ -4,22 +4,24 @@ import (
 	"fmt"
 
 	"github.com/servesim/servesim/kvcache"
-	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/cost"
+	"github.com/servesim/servesim/model/deploy"
+	"github.com/servesim/servesim/model/param"
 	"github.com/servesim/servesim/scheduler"
 )
 
 // Server is a deployment made ready to simulate: its memory budget, KV layout and cost model.
 type Server struct {
-	Deployment *model.Deployment
-	Params     model.Params
-	Memory     model.MemoryBudget
+	Deployment *deploy.Deployment
+	Params     param.Values
+	Memory     deploy.MemoryBudget
 	Layout     *kvcache.Layout
-	Cost       *model.CostModel
+	Cost       *cost.Model
 }
 
 // NewServer sizes the KV cache and builds the cost model. It fails, with the numbers, when the
 // deployment cannot start (weights do not fit, one max-length request does not fit).
-func NewServer(d *model.Deployment, p model.Params) (*Server, error) {
+func NewServer(d *deploy.Deployment, p param.Values) (*Server, error) {
 	if err := d.Validate(); err != nil {
 		return nil, err
 	}
@@ -39,7 +41,7 @@ func NewServer(d *model.Deployment, p model.Params) (*Server, error) {
 		return nil, fmt.Errorf("%s on %d x %s: %w", d.Model.Name, d.Hardware.Count, d.Hardware.GPU.Name, err)
 	}
 	s.Layout = l
-	s.Cost = model.NewCostModel(d, p)
+	s.Cost = cost.New(d, p)
 	return s, nil
 }
 

@@ -7,14 +7,14 @@ import (
 	"math/rand/v2"
 
 	"github.com/servesim/servesim/kvcache"
-	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/cost"
 	"github.com/servesim/servesim/scheduler"
 	"github.com/servesim/servesim/vtime"
 )
 
-// StepCoster gives the wall time of one engine step. *model.CostModel implements it.
+// StepCoster gives the wall time of one engine step. *cost.Model implements it.
 type StepCoster interface {
-	Step(s *model.StepShape) model.StepCost
+	Step(s *cost.StepShape) cost.StepCost
 	FrontendSeconds(promptTokens int) float64
 }
 
@@ -98,7 +98,7 @@ type Engine struct {
 	cost       StepCoster
 	busy       bool
 	batch      scheduler.Batch
-	shape      model.StepShape
+	shape      cost.StepShape
 	nextID     scheduler.RequestID
 	byReq      map[*scheduler.Request]*Record
 	Hooks      Hooks
@@ -120,7 +120,7 @@ type Engine struct {
 	runIntegral  float64 // integral of num_requests_running over time, request-seconds
 	lastRunCount int
 	lastRunT     vtime.Time
-	LastStep     model.StepCost
+	LastStep     cost.StepCost
 }
 
 // New builds an engine.
@@ -228,7 +228,7 @@ func (e *Engine) maybeStep() {
 	e.batch.Shape(&e.shape)
 	c := e.cost.Step(&e.shape)
 	e.LastStep = c
-	d := vtime.FromSeconds(c.Total)
+	d := vtime.FromSeconds(c.TotalSeconds)
 	if d <= 0 {
 		d = 1
 	}

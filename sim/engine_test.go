@@ -8,27 +8,30 @@ import (
 
 	"pgregory.net/rapid"
 
-	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/arch"
+	"github.com/servesim/servesim/model/deploy"
+	"github.com/servesim/servesim/model/hardware"
+	"github.com/servesim/servesim/model/param"
 	"github.com/servesim/servesim/vtime"
 )
 
 // smallServer is a small dense GQA model on a GPU with little memory, so random loads hit the KV
 // limit, preempt and queue.
 func smallServer(t interface{ Fatal(...any) }, memGiB float64, seqs, budget int, spec int) *Server {
-	a := &model.Arch{Name: "tiny", Family: "llama", Hidden: 1024, Vocab: 8000, Layers: []model.LayerGroup{{
-		Count: 8, Attn: model.Attention{Kind: model.AttnGQA, Heads: 16, KVHeads: 4, HeadDim: 64},
-		FFN: model.FFN{Kind: model.FFNDense, Intermediate: 4096}}}}
+	a := &arch.Arch{Name: "tiny", Family: "llama", Hidden: 1024, Vocab: 8000, Layers: []arch.LayerGroup{{
+		Count: 8, Attn: arch.Attention{Kind: arch.AttnGQA, Heads: 16, KVHeads: 4, HeadDim: 64},
+		FFN: arch.FFN{Kind: arch.FFNDense, Intermediate: 4096}}}}
 	if err := a.Normalize(); err != nil {
 		t.Fatal(err)
 	}
-	g := model.GPU{Name: "toy", MemoryGiB: memGiB, BandwidthGBps: 1000, BF16TFLOPS: 100, FP8TFLOPS: 200, Link: model.LinkPCIe, LinkGBps: 32, LinkLatencyUS: 10}
-	e := model.DefaultEngine()
+	g := hardware.GPU{Name: "toy", MemoryGiB: memGiB, BandwidthGBps: 1000, BF16TFLOPS: 100, FP8TFLOPS: 200, Link: hardware.LinkPCIe, LinkGBps: 32, LinkLatencyUS: 10}
+	e := deploy.DefaultEngineConfig()
 	e.MaxModelLen, e.MaxNumSeqs, e.MaxNumBatchedTokens, e.GPUMemoryUtilization = 4096, seqs, budget, 0.9
-	d := &model.Deployment{Model: a, Hardware: model.Hardware{GPU: g, Count: 1}, Engine: e}
-	p := model.Priors()
-	p[model.PNonTorchGiB], p[model.PCUDAGraphGiB], p[model.PActivationBuffers] = 0.3, 0.1, 4
+	d := &deploy.Deployment{Model: a, Hardware: hardware.Machine{GPU: g, Count: 1}, Engine: e}
+	p := param.Priors()
+	p[param.NonTorchGiB], p[param.CUDAGraphGiB], p[param.ActivationBuffers] = 0.3, 0.1, 4
 	if spec > 0 {
-		d.Engine.Speculative = model.Speculative{Method: "ngram", NumTokens: spec}
+		d.Engine.Speculative = deploy.Speculative{Method: "ngram", NumTokens: spec}
 	}
 	s, err := NewServer(d, p)
 	if err != nil {

@@ -12,7 +12,8 @@ import (
 	"testing"
 
 	"github.com/servesim/servesim/kvcache"
-	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/arch"
+	"github.com/servesim/servesim/model/cost"
 	"github.com/servesim/servesim/scheduler"
 	"github.com/servesim/servesim/vtime"
 )
@@ -57,10 +58,10 @@ type fakeCost struct {
 	feUS, feTokUS float64
 }
 
-func (c *fakeCost) Step(s *model.StepShape) model.StepCost {
+func (c *fakeCost) Step(s *cost.StepShape) cost.StepCost {
 	us := c.stepUS + c.tokUS*float64(s.Tokens)
 	c.h.stepStarts(us)
-	return model.StepCost{Total: us * 1e-6, GPU: us * 1e-6}
+	return cost.StepCost{TotalSeconds: us * 1e-6, GPUSeconds: us * 1e-6}
 }
 
 func (c *fakeCost) FrontendSeconds(prompt int) float64 {
@@ -155,7 +156,7 @@ func (h *simHarness) run(t *testing.T, cmd string) string {
 		blocks := int(simNum(t, a, "blocks", 64))
 		budget := int(simNum(t, a, "budget", 64))
 		k := int(simNum(t, a, "spec", 0))
-		specs := []model.KVSpec{{Name: "attn", Kind: model.SpecFull, Layers: 1, BytesPerToken: 1, AlignTokens: block}}
+		specs := []arch.KVSpec{{Name: "attn", Kind: arch.SpecFull, Layers: 1, BytesPerToken: 1, AlignTokens: block}}
 		l, err := kvcache.NewLayout(specs, float64(blocks*block), kvcache.Options{BlockSize: block, SpecTokens: k,
 			MaxModelLen: blocks * block, MaxNumBatchedTokens: budget, PrefixCaching: true})
 		if err != nil {

@@ -1,5 +1,5 @@
 // Package vllmcmd reads a vLLM launch command (`vllm serve MODEL --flag ...`) into a
-// model.Engine, so a scenario can be given the exact command a benchmark was run with.
+// deploy.EngineConfig, so a scenario can be given the exact command a benchmark was run with.
 //
 // Reading order: split.go (Split: shell words), parse.go (Parse, Result: program, environment,
 // flag loop), flags.go (the flag table and the value parsers).
@@ -7,7 +7,7 @@
 // Use Split then Parse:
 //
 //	words, err := vllmcmd.Split(line)
-//	res, err := vllmcmd.Parse(words, model.DefaultEngine())
+//	res, err := vllmcmd.Parse(words, deploy.DefaultEngineConfig())
 //
 // Split is a POSIX-shell word splitter without expansion: quotes, backslash escapes, line
 // continuations and comments are handled, $HOME and ${VAR} stay literal text. Parse accepts
@@ -16,7 +16,7 @@
 // and -u NAME), bare A=B assignments and nohup; after the command, shell redirections are skipped
 // and a control operator (|, &&, ;, &) ends it.
 //
-// Mapped flags (flag -> model.Engine field), with vLLM's spellings --flag value, --flag=value,
+// Mapped flags (flag -> deploy.EngineConfig field), with vLLM's spellings --flag value, --flag=value,
 // --flag_with_underscores, and for booleans --flag, --flag=false and --no-flag:
 //
 //	--tensor-parallel-size, -tp      TensorParallel

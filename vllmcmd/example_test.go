@@ -3,7 +3,7 @@ package vllmcmd_test
 import (
 	"fmt"
 
-	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/deploy"
 	"github.com/servesim/servesim/vllmcmd"
 )
 
@@ -17,7 +17,7 @@ func ExampleParse() {
 		fmt.Println(err)
 		return
 	}
-	r, err := vllmcmd.Parse(words, model.DefaultEngine())
+	r, err := vllmcmd.Parse(words, deploy.DefaultEngineConfig())
 	if err != nil {
 		fmt.Println(err)
 		return

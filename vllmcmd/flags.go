@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/deploy"
 )
 
 type flagKind int
@@ -24,7 +24,7 @@ const (
 type flagSpec struct {
 	kind    flagKind
 	set     func(p *parser, name, v string) error // value and list flags, once per value
-	setBool func(e *model.Engine, b bool)
+	setBool func(e *deploy.EngineConfig, b bool)
 	ignored bool   // no effect on the simulation: recorded in Result.Ignored
 	secret  bool   // recorded as <redacted>
 	note    string // added to Result.Notes whenever the flag is given
@@ -44,18 +44,18 @@ func shortAliases() map[string]string {
 // flagTable maps the canonical flag name to what it does.
 func flagTable() map[string]*flagSpec {
 	return map[string]*flagSpec{
-		"--tensor-parallel-size":   intFlag(func(e *model.Engine, n int) { e.TensorParallel = n }),
-		"--data-parallel-size":     intFlag(func(e *model.Engine, n int) { e.DataParallel = n }),
-		"--pipeline-parallel-size": intFlag(func(e *model.Engine, n int) { e.PipelineParallel = n }),
-		"--max-num-batched-tokens": intFlag(func(e *model.Engine, n int) { e.MaxNumBatchedTokens = n }),
-		"--max-num-seqs":           intFlag(func(e *model.Engine, n int) { e.MaxNumSeqs = n }),
-		"--block-size":             intFlag(func(e *model.Engine, n int) { e.BlockSize = n }),
+		"--tensor-parallel-size":   intFlag(func(e *deploy.EngineConfig, n int) { e.TensorParallel = n }),
+		"--data-parallel-size":     intFlag(func(e *deploy.EngineConfig, n int) { e.DataParallel = n }),
+		"--pipeline-parallel-size": intFlag(func(e *deploy.EngineConfig, n int) { e.PipelineParallel = n }),
+		"--max-num-batched-tokens": intFlag(func(e *deploy.EngineConfig, n int) { e.MaxNumBatchedTokens = n }),
+		"--max-num-seqs":           intFlag(func(e *deploy.EngineConfig, n int) { e.MaxNumSeqs = n }),
+		"--block-size":             intFlag(func(e *deploy.EngineConfig, n int) { e.BlockSize = n }),
 
-		"--enable-expert-parallel": {kind: boolFlag, setBool: func(e *model.Engine, b bool) { e.ExpertParallel = b }},
-		"--enable-chunked-prefill": {kind: boolFlag, setBool: func(e *model.Engine, b bool) { e.ChunkedPrefill = b }},
-		"--enable-prefix-caching":  {kind: boolFlag, setBool: func(e *model.Engine, b bool) { e.PrefixCaching = b }},
-		"--async-scheduling":       {kind: boolFlag, setBool: func(e *model.Engine, b bool) { e.AsyncScheduling = b }},
-		"--enforce-eager":          {kind: boolFlag, setBool: func(e *model.Engine, b bool) { e.EnforceEager = b }},
+		"--enable-expert-parallel": {kind: boolFlag, setBool: func(e *deploy.EngineConfig, b bool) { e.ExpertParallel = b }},
+		"--enable-chunked-prefill": {kind: boolFlag, setBool: func(e *deploy.EngineConfig, b bool) { e.ChunkedPrefill = b }},
+		"--enable-prefix-caching":  {kind: boolFlag, setBool: func(e *deploy.EngineConfig, b bool) { e.PrefixCaching = b }},
+		"--async-scheduling":       {kind: boolFlag, setBool: func(e *deploy.EngineConfig, b bool) { e.AsyncScheduling = b }},
+		"--enforce-eager":          {kind: boolFlag, setBool: func(e *deploy.EngineConfig, b bool) { e.EnforceEager = b }},
 
 		"--max-model-len":              {set: setMaxModelLen},
 		"--gpu-memory-utilization":     {set: setGPUMemoryUtilization},
@@ -72,8 +72,8 @@ func flagTable() map[string]*flagSpec {
 			p.legacySpecTokens = n
 			return err
 		}},
-		"--quantization": stringFlag(func(e *model.Engine, s string) { e.Quantization = s }),
-		"--moe-backend":  stringFlag(func(e *model.Engine, s string) { e.MoEBackend = s }),
+		"--quantization": stringFlag(func(e *deploy.EngineConfig, s string) { e.Quantization = s }),
+		"--moe-backend":  stringFlag(func(e *deploy.EngineConfig, s string) { e.MoEBackend = s }),
 		"--attention-backend": {set: func(p *parser, _, v string) error {
 			p.res.Engine.AttentionBackend, p.attnFlag = v, true
 			return nil
@@ -161,7 +161,7 @@ func flagTable() map[string]*flagSpec {
 func ignoredValue() *flagSpec { return &flagSpec{ignored: true} }
 func ignoredBool() *flagSpec  { return &flagSpec{kind: boolFlag, ignored: true} }
 
-func intFlag(apply func(*model.Engine, int)) *flagSpec {
+func intFlag(apply func(*deploy.EngineConfig, int)) *flagSpec {
 	return &flagSpec{set: func(p *parser, name, v string) error {
 		n, err := positiveInt(name, v)
 		if err == nil {
@@ -171,7 +171,7 @@ func intFlag(apply func(*model.Engine, int)) *flagSpec {
 	}}
 }
 
-func stringFlag(apply func(*model.Engine, string)) *flagSpec {
+func stringFlag(apply func(*deploy.EngineConfig, string)) *flagSpec {
 	return &flagSpec{set: func(p *parser, _, v string) error {
 		apply(&p.res.Engine, v)
 		return nil
@@ -244,7 +244,7 @@ func setGPUMemoryUtilization(p *parser, name, v string) error {
 	return nil
 }
 
-// kvCacheDTypes are vLLM's --kv-cache-dtype choices plus the short spellings model.Engine accepts.
+// kvCacheDTypes are vLLM's --kv-cache-dtype choices plus the short spellings deploy.EngineConfig accepts.
 func kvCacheDTypes() []string {
 	return []string{"auto", "bfloat16", "bf16", "float16", "fp16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc", "fp8_ds_mla"}
 }
@@ -333,7 +333,7 @@ func setSpeculativeConfig(p *parser, name, v string) error {
 	if err != nil {
 		return err
 	}
-	var s model.Speculative
+	var s deploy.Speculative
 	var ignored []string
 	hasTokens := false
 	for _, k := range sortedKeys(m) {

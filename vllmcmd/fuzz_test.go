@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/deploy"
 )
 
 // shellQuote quotes a word so that Split reads it back unchanged.
@@ -62,7 +62,7 @@ func FuzzParse(f *testing.F) {
 		if err != nil || !slices.Equal(again, words) {
 			t.Fatalf("Split of the quoted words = %q, %v; want %q", again, err, words)
 		}
-		r, err := Parse(words, model.DefaultEngine())
+		r, err := Parse(words, deploy.DefaultEngineConfig())
 		if err == nil && r.Engine.Name != "vllm" {
 			t.Fatalf("Engine.Name = %q, want vllm", r.Engine.Name)
 		}

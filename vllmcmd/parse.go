@@ -6,13 +6,13 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/deploy"
 )
 
 // Result is a parsed vLLM launch command.
 type Result struct {
 	// Engine is the base engine with the command's flags applied; Name is always "vllm".
-	Engine model.Engine
+	Engine deploy.EngineConfig
 	// Env holds the environment assignments before the program (`env A=B` or bare `A=B`).
 	Env map[string]string
 	// Program is how vLLM was started: the path of the vllm binary, "python3 -m <module>", or ""
@@ -39,7 +39,7 @@ type Result struct {
 // with underscores (--max_model_len) as vLLM allows. A malformed value is an error naming the
 // flag; flags Parse does not know are listed in Result.Unknown, and if such a flag is followed by a
 // word that is not a flag, that word is taken as its value.
-func Parse(args []string, base model.Engine) (*Result, error) {
+func Parse(args []string, base deploy.EngineConfig) (*Result, error) {
 	p := &parser{args: args, res: &Result{Engine: base, Env: map[string]string{}}, table: flagTable()}
 	if err := p.prefix(); err != nil {
 		return nil, err
@@ -64,7 +64,7 @@ type parser struct {
 	attnFlag   bool     // --attention-backend given
 
 	specGiven        bool
-	spec             model.Speculative
+	spec             deploy.Speculative
 	legacySpecModel  string
 	legacySpecTokens int
 }

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/deploy"
 )
 
 func parseLine(t *testing.T, line string) *Result {
@@ -16,7 +16,7 @@ func parseLine(t *testing.T, line string) *Result {
 	if err != nil {
 		t.Fatalf("Split: %v", err)
 	}
-	r, err := Parse(words, model.DefaultEngine())
+	r, err := Parse(words, deploy.DefaultEngineConfig())
 	if err != nil {
 		t.Fatalf("Parse(%q): %v", line, err)
 	}
@@ -30,7 +30,7 @@ func TestParseSeed(t *testing.T) {
 	}
 	got := parseLine(t, string(b))
 
-	want := model.DefaultEngine()
+	want := deploy.DefaultEngineConfig()
 	want.TensorParallel = 4
 	want.DataParallel = 1
 	want.ExpertParallel = true
@@ -42,7 +42,7 @@ func TestParseSeed(t *testing.T) {
 	want.MaxNumSeqs = 32
 	want.AttentionBackend = "FLASHINFER_MLA_SPARSE_SM120"
 	want.MoEBackend = "flashinfer_cutlass"
-	want.Speculative = model.Speculative{Method: "dflash", Model: "incoai/GLM-5.3-Flash-DFlash2", NumTokens: 7, KVCacheDType: "auto"}
+	want.Speculative = deploy.Speculative{Method: "dflash", Model: "incoai/GLM-5.3-Flash-DFlash2", NumTokens: 7, KVCacheDType: "auto"}
 	want.ServedModel = "nvidia/GLM-5.3-Flash-NVFP4"
 	if got.Engine != want {
 		t.Errorf("Engine:\ngot  %+v\nwant %+v", got.Engine, want)
@@ -88,7 +88,7 @@ func TestParse(t *testing.T) {
 	const m = "org/m"
 	for _, tc := range []struct {
 		name, cmd string
-		edit      func(e *model.Engine) // applied to DefaultEngine with ServedModel = "org/m"
+		edit      func(e *deploy.EngineConfig) // applied to DefaultEngine with ServedModel = "org/m"
 		program   string
 		model     string // "" means "org/m"
 		env       map[string]string
@@ -99,77 +99,77 @@ func TestParse(t *testing.T) {
 		{name: "vllm serve", cmd: "vllm serve org/m", program: "vllm"},
 		{name: "python api_server", cmd: "python3 -u -m vllm.entrypoints.openai.api_server --model org/m -tp 2",
 			program: "python3 -m vllm.entrypoints.openai.api_server",
-			edit:    func(e *model.Engine) { e.TensorParallel = 2 }},
+			edit:    func(e *deploy.EngineConfig) { e.TensorParallel = 2 }},
 		{name: "python cli main", cmd: "/usr/bin/python3.12 -m vllm.entrypoints.cli.main serve org/m",
 			program: "/usr/bin/python3.12 -m vllm.entrypoints.cli.main"},
 		{name: "flags only", cmd: "--model org/m --max-num-seqs 8",
-			edit: func(e *model.Engine) { e.MaxNumSeqs = 8 }},
-		{name: "serve only", cmd: "serve org/m -dp 2 -pp 1", edit: func(e *model.Engine) { e.DataParallel = 2 }},
+			edit: func(e *deploy.EngineConfig) { e.MaxNumSeqs = 8 }},
+		{name: "serve only", cmd: "serve org/m -dp 2 -pp 1", edit: func(e *deploy.EngineConfig) { e.DataParallel = 2 }},
 		{name: "equals and underscores", cmd: "vllm serve org/m --tensor_parallel_size=8 --max-num-batched-tokens=16384 -tp=4",
 			program: "vllm",
-			edit:    func(e *model.Engine) { e.TensorParallel = 4; e.MaxNumBatchedTokens = 16384 }},
+			edit:    func(e *deploy.EngineConfig) { e.TensorParallel = 4; e.MaxNumBatchedTokens = 16384 }},
 		{name: "booleans", cmd: "vllm serve org/m --no-enable-prefix-caching --enable-chunked-prefill=false --no-async-scheduling --enforce-eager --enable-expert-parallel=True",
 			program: "vllm",
-			edit: func(e *model.Engine) {
+			edit: func(e *deploy.EngineConfig) {
 				e.PrefixCaching, e.ChunkedPrefill, e.AsyncScheduling, e.EnforceEager, e.ExpertParallel = false, false, false, true, true
 			}},
 		{name: "boolean with separate value", cmd: "vllm serve org/m --enable-prefix-caching false --trust-remote-code",
 			program: "vllm", ignored: []string{"--trust-remote-code"},
-			edit: func(e *model.Engine) { e.PrefixCaching = false }},
+			edit: func(e *deploy.EngineConfig) { e.PrefixCaching = false }},
 		{name: "max-model-len 1m", cmd: "vllm serve org/m --max-model-len 1m", program: "vllm",
-			edit: func(e *model.Engine) { e.MaxModelLen = 1000000 }},
+			edit: func(e *deploy.EngineConfig) { e.MaxModelLen = 1000000 }},
 		{name: "max-model-len 1M", cmd: "vllm serve org/m --max-model-len 1M", program: "vllm",
-			edit: func(e *model.Engine) { e.MaxModelLen = 1048576 }},
+			edit: func(e *deploy.EngineConfig) { e.MaxModelLen = 1048576 }},
 		{name: "max-model-len 128k", cmd: "vllm serve org/m --max-model-len=128k", program: "vllm",
-			edit: func(e *model.Engine) { e.MaxModelLen = 128000 }},
+			edit: func(e *deploy.EngineConfig) { e.MaxModelLen = 128000 }},
 		{name: "max-model-len 128K", cmd: "vllm serve org/m --max-model-len 128K", program: "vllm",
-			edit: func(e *model.Engine) { e.MaxModelLen = 131072 }},
+			edit: func(e *deploy.EngineConfig) { e.MaxModelLen = 131072 }},
 		{name: "max-model-len 25.6k", cmd: "vllm serve org/m --max-model-len 25.6k", program: "vllm",
-			edit: func(e *model.Engine) { e.MaxModelLen = 25600 }},
+			edit: func(e *deploy.EngineConfig) { e.MaxModelLen = 25600 }},
 		{name: "max-model-len auto", cmd: "vllm serve org/m --max-model-len -1", program: "vllm",
 			note: "not simulated, max_model_len stays 0"},
 		{name: "misc mapped", cmd: "vllm serve org/m --gpu-memory-utilization 1 --kv-cache-dtype fp8_e5m2 --block-size 32 -q fp8 --max-cudagraph-capture-size 256",
 			program: "vllm",
-			edit: func(e *model.Engine) {
+			edit: func(e *deploy.EngineConfig) {
 				e.GPUMemoryUtilization, e.KVCacheDType, e.BlockSize, e.Quantization, e.MaxCaptureSize = 1, "fp8_e5m2", 32, "fp8", 256
 			}},
 		{name: "compilation-config sizes", cmd: `vllm serve org/m --compilation-config '{"cudagraph_capture_sizes":[1,2,4,96,64],"cudagraph_mode":"FULL"}'`,
 			program: "vllm", note: "keys not simulated: cudagraph_mode",
-			edit: func(e *model.Engine) { e.MaxCaptureSize = 96 }},
+			edit: func(e *deploy.EngineConfig) { e.MaxCaptureSize = 96 }},
 		{name: "compilation-config max", cmd: `vllm serve org/m --compilation-config='{"max_cudagraph_capture_size":1024}'`,
-			program: "vllm", edit: func(e *model.Engine) { e.MaxCaptureSize = 1024 }},
+			program: "vllm", edit: func(e *deploy.EngineConfig) { e.MaxCaptureSize = 1024 }},
 		{name: "compilation-config level", cmd: `vllm serve org/m --compilation-config 3`, program: "vllm", note: "optimisation level"},
 		{name: "speculative infers method", cmd: `vllm serve org/m --speculative-config '{"model":"yuhuili/EAGLE3-LLaMA3.1-8B","num_speculative_tokens":"3","draft_tensor_parallel_size":1,"max_model_len":4096}'`,
 			program: "vllm", note: "keys not simulated: max_model_len",
-			edit: func(e *model.Engine) {
-				e.Speculative = model.Speculative{Method: "eagle3", Model: "yuhuili/EAGLE3-LLaMA3.1-8B", NumTokens: 3}
+			edit: func(e *deploy.EngineConfig) {
+				e.Speculative = deploy.Speculative{Method: "eagle3", Model: "yuhuili/EAGLE3-LLaMA3.1-8B", NumTokens: 3}
 			}},
 		{name: "speculative ngram", cmd: `vllm serve org/m --speculative-config '{"method":"ngram","num_speculative_tokens":4.0,"prompt_lookup_max":4}'`,
 			program: "vllm",
-			edit:    func(e *model.Engine) { e.Speculative = model.Speculative{Method: "ngram", NumTokens: 4} }},
+			edit:    func(e *deploy.EngineConfig) { e.Speculative = deploy.Speculative{Method: "ngram", NumTokens: 4} }},
 		{name: "legacy speculative flags", cmd: "vllm serve org/m --speculative-model org/draft --num-speculative-tokens 5",
 			program: "vllm", note: "pre-2025 spelling",
-			edit: func(e *model.Engine) {
-				e.Speculative = model.Speculative{Method: "draft_model", Model: "org/draft", NumTokens: 5}
+			edit: func(e *deploy.EngineConfig) {
+				e.Speculative = deploy.Speculative{Method: "draft_model", Model: "org/draft", NumTokens: 5}
 			}},
 		{name: "served names", cmd: "vllm serve org/m --served-model-name a b --port 1",
 			program: "vllm", ignored: []string{"--port 1"}, note: "the first, \"a\", is used",
-			edit: func(e *model.Engine) { e.ServedModel = "a" }},
+			edit: func(e *deploy.EngineConfig) { e.ServedModel = "a" }},
 		{name: "positional wins over --model", cmd: "vllm serve org/m --model other",
 			program: "vllm", note: "positional \"org/m\" wins"},
 		{name: "unknown flags", cmd: "vllm serve org/m -O3 --foo bar --baz=1 --qux --max-num-seqs 4 extra",
 			program: "vllm", unknown: []string{"-O3", "--foo bar", "--baz=1", "--qux", "extra"},
-			edit: func(e *model.Engine) { e.MaxNumSeqs = 4 }},
+			edit: func(e *deploy.EngineConfig) { e.MaxNumSeqs = 4 }},
 		{name: "env and redirections", cmd: "CUDA_VISIBLE_DEVICES=0,1 env -u X VLLM_ATTENTION_BACKEND=FLASH_ATTN nohup vllm serve org/m -tp 4 --api-key=s3cret > log.txt 2>&1 &",
 			program: "vllm", ignored: []string{"--api-key <redacted>"},
 			env:  map[string]string{"CUDA_VISIBLE_DEVICES": "0,1", "VLLM_ATTENTION_BACKEND": "FLASH_ATTN"},
 			note: "lists 2 GPUs but the engine needs 4",
-			edit: func(e *model.Engine) { e.TensorParallel = 4; e.AttentionBackend = "FLASH_ATTN" }},
+			edit: func(e *deploy.EngineConfig) { e.TensorParallel = 4; e.AttentionBackend = "FLASH_ATTN" }},
 		{name: "pipe ends the command", cmd: "vllm serve org/m --port 8000 2>&1 | tee -a log --max-num-seqs 1",
 			program: "vllm", ignored: []string{"--port 8000"}, note: "shell operator \"|\""},
 		{name: "flag wins over env backend", cmd: "VLLM_ATTENTION_BACKEND=A vllm serve org/m --attention-backend B",
 			program: "vllm", env: map[string]string{"VLLM_ATTENTION_BACKEND": "A"},
-			edit: func(e *model.Engine) { e.AttentionBackend = "B" }},
+			edit: func(e *deploy.EngineConfig) { e.AttentionBackend = "B" }},
 		{name: "dtype noted", cmd: "vllm serve org/m --dtype bfloat16 --seed=0",
 			program: "vllm", ignored: []string{"--dtype bfloat16", "--seed 0"}, note: "weights' dtype"},
 		{name: "double dash", cmd: "vllm serve -- org/m", program: "vllm"},
@@ -180,7 +180,7 @@ func TestParse(t *testing.T) {
 			if wantModel == "" {
 				wantModel = m
 			}
-			want := model.DefaultEngine()
+			want := deploy.DefaultEngineConfig()
 			want.ServedModel = wantModel
 			if tc.edit != nil {
 				tc.edit(&want)
@@ -258,7 +258,7 @@ func TestParseErrors(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Split(%q): %v", tc.cmd, err)
 		}
-		_, err = Parse(words, model.DefaultEngine())
+		_, err = Parse(words, deploy.DefaultEngineConfig())
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Parse(%q) error = %v, want %q", tc.cmd, err, tc.want)
 		}

@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/servesim/servesim/calibration"
-	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/param"
 	"github.com/servesim/servesim/scenario"
 )
 
@@ -92,9 +92,9 @@ JSON); the embedded seed is the default for the seed scenario.`,
 					Base: r.Params, Train: flt, KVTokens: *kvTokens, Seed: r.Scenario.Seed}
 				if *free != "" {
 					for _, n := range strings.Split(*free, ",") {
-						id, ok := model.ByName(strings.TrimSpace(n))
+						id, ok := param.ByName(strings.TrimSpace(n))
 						if !ok {
-							return usagef("--free: unknown parameter %q (known: %s)", n, strings.Join(model.Names(), ", "))
+							return usagef("--free: unknown parameter %q (known: %s)", n, strings.Join(param.Names(), ", "))
 						}
 						prob.Free = append(prob.Free, id)
 					}

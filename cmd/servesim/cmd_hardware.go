@@ -4,9 +4,8 @@ import (
 	"bytes"
 	"fmt"
 
+	"github.com/servesim/servesim/model/hardware"
 	"github.com/spf13/pflag"
-
-	"github.com/servesim/servesim/model"
 )
 
 func hardwareCmd() *command {
@@ -36,8 +35,8 @@ Example:
 				if err := format.check(); err != nil {
 					return err
 				}
-				var pick []model.GPU
-				cat, err := model.LoadCatalog(*file)
+				var pick []hardware.GPU
+				cat, err := hardware.LoadCatalog(*file)
 				if err != nil {
 					return fmt.Errorf("--gpus: %w", err)
 				}
@@ -55,7 +54,7 @@ Example:
 					if err != nil {
 						return usagef("%v", err)
 					}
-					pick = []model.GPU{g}
+					pick = []hardware.GPU{g}
 				default:
 					return usagef("unknown subcommand %q: want list or show NAME", args[0])
 				}

@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/servesim/servesim/describe"
-	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/arch"
 	"github.com/servesim/servesim/model/hf"
 	"github.com/servesim/servesim/scenario"
 )
@@ -17,7 +17,7 @@ func modelCmd() *command {
 		Name:  "model",
 		Args:  "show FILE|NAME",
 		Short: "describe a model: layers by kind, parameters, active parameters, weight bytes and KV bytes per token",
-		Long: `Reads a built-in model description (` + strings.Join(model.BuiltinModels(), ", ") + `), a servesim model TOML
+		Long: `Reads a built-in model description (` + strings.Join(arch.BuiltinNames(), ", ") + `), a servesim model TOML
 file, or a Hugging Face config.json (with hf_quant_config.json beside it, if any; a directory
 holding config.json works too). Supported config.json families: ` + strings.Join(hf.Families(), ", ") + `.
 

@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/servesim/servesim/matrix"
-	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/hardware"
 	"github.com/servesim/servesim/planner"
 	"github.com/servesim/servesim/workload"
 )
@@ -323,9 +323,9 @@ Example:
 				if err != nil {
 					return err
 				}
-				var cat *model.Catalog
+				var cat *hardware.Catalog
 				if *catalog != "" {
-					cat, err = model.LoadCatalog(*catalog)
+					cat, err = hardware.LoadCatalog(*catalog)
 				} else {
 					cat, err = r.Scenario.Catalog()
 				}

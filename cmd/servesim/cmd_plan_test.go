@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/hardware"
 )
 
 // runCLI runs servesim with args and returns the exit code, stdout and stderr.
@@ -138,7 +138,7 @@ func TestHardwareAndModel(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("hardware list: exit %d", code)
 	}
-	for _, g := range model.BuiltinCatalog().GPUs {
+	for _, g := range hardware.BuiltinCatalog().GPUs {
 		if !strings.Contains(out, g.Name) {
 			t.Errorf("hardware list lacks %s", g.Name)
 		}

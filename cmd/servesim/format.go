@@ -9,7 +9,7 @@ import (
 
 	"github.com/servesim/servesim/describe"
 	"github.com/servesim/servesim/matrix"
-	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/hardware"
 	"github.com/servesim/servesim/planner"
 	"github.com/servesim/servesim/scenario"
 	"github.com/servesim/servesim/workload"
@@ -117,7 +117,7 @@ func workloadFormats() []format[workloadResult] {
 
 // gpuResult is GPUs from the catalog: a listing, or one GPU shown in full.
 type gpuResult struct {
-	gpus []model.GPU
+	gpus []hardware.GPU
 	show bool
 }
 

@@ -15,15 +15,7 @@ import (
 // package directory relative to the module root ("dir/..." matches dir and every package below
 // it) and the var's name. Anything else must be a constant, a function, or a field of a value the
 // caller holds. An entry that matches nothing fails the test, so that it is deleted.
-var allowed = []struct{ pkg, name, why string }{
-	{"model/...", "Table", "removed by the model split"},
-	// The rest of model/ too is the model owner's to fix in the split (tables as functions).
-	{"model/...", "termNames", "model/ is owned by the model split: TODO for the model owner"},
-	{"model/...", "families", "model/ is owned by the model split: TODO for the model owner"},
-	{"model/...", "attnProjs", "model/ is owned by the model split: TODO for the model owner"},
-	{"model/...", "mlpProjs", "model/ is owned by the model split: TODO for the model owner"},
-	{"model/...", "expertProjs", "model/ is owned by the model split: TODO for the model owner"},
-}
+var allowed = []struct{ pkg, name, why string }{}
 
 // TestNoPackageLevelVars parses every non-test file of every library package (all but cmd/ and
 // package main) and fails on a package-level var that is not

@@ -1,11 +1,12 @@
 // Package hf turns a Hugging Face config.json (and, for ModelOpt checkpoints, hf_quant_config.json)
-// into a normalized model.Arch: the layer groups, attention kinds, MoE shapes, projection weight
+// into a normalized arch.Arch: the layer groups, attention kinds, MoE shapes, projection weight
 // counts and weight formats the simulator and the planner work from.
 //
 // Reading order: hf.go (Parse, ParseWithQuant, Load, the supported families, the raw config
 // fields), families.go (one builder per family shape: dense GQA, MoE GQA, MLA / sparse MLA with
-// optional KDA layers, Qwen3-Next), quant.go (quantization_config and hf_quant_config.json),
-// kv.go (KVBytesPerToken).
+// optional KDA layers, Qwen3-Next), quant.go (quantization_config and hf_quant_config.json).
+// The KV bytes per token of a parsed model come from arch.Arch.KVBytesPerToken, the formula the
+// simulator uses.
 //
 // # Families
 //

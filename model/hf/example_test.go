@@ -3,7 +3,7 @@ package hf_test
 import (
 	"fmt"
 
-	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/arch"
 	"github.com/servesim/servesim/model/hf"
 )
 
@@ -31,7 +31,7 @@ func ExampleParse() {
 			g.Count, g.Attn.Kind, g.Attn.Heads, g.Attn.KVHeads, g.Attn.HeadDim, g.FFN.Kind, g.FFN.Intermediate)
 	}
 	fmt.Printf("%.2f B params\n", float64(a.Params().Total)/1e9)
-	fmt.Printf("KV cache: %.0f bytes/token in bf16\n", hf.KVBytesPerToken(a, model.BF16))
+	fmt.Printf("KV cache: %.0f bytes/token in bf16\n", a.KVBytesPerToken(1, arch.BF16))
 
 	_, err = hf.Parse([]byte(`{"model_type": "bert"}`), "")
 	fmt.Println(err)

@@ -1,6 +1,6 @@
 package hf
 
-import "github.com/servesim/servesim/model"
+import "github.com/servesim/servesim/model/arch"
 
 // Layer-type names of the layer_types list (transformers' spelling).
 const (
@@ -34,7 +34,7 @@ func gqaOptsFor(c *rawConfig, family string) gqaOpts {
 }
 
 // gqaAttention reads a softmax-attention layer and counts its projection weights.
-func gqaAttention(r *reader, c *rawConfig, o gqaOpts) model.Attention {
+func gqaAttention(r *reader, c *rawConfig, o gqaOpts) arch.Attention {
 	hidden := *c.Hidden
 	heads := r.req("num_attention_heads", c.Heads, maxHeads)
 	kv := r.opt("num_key_value_heads", c.KVHeads, heads, 1, maxHeads)
@@ -68,7 +68,7 @@ func gqaAttention(r *reader, c *rawConfig, o gqaOpts) model.Attention {
 	if o.sinks {
 		p += int64(heads)
 	}
-	return model.Attention{Kind: model.AttnGQA, Heads: heads, KVHeads: kv, HeadDim: hd, VHeadDim: hd, ProjParams: p}
+	return arch.Attention{Kind: arch.AttnGQA, Heads: heads, KVHeads: kv, HeadDim: hd, VHeadDim: hd, ProjParams: p}
 }
 
 // layerTypes returns layer_types, checked, or def(i) for each layer when the config has none.
@@ -170,7 +170,7 @@ func buildDense(r *reader, c *rawConfig) []layer {
 	for i := range out {
 		a := at
 		a.Window = win[i]
-		out[i] = layer{attn: a, ffn: model.FFN{Kind: model.FFNDense, Intermediate: inter}, extra: extra}
+		out[i] = layer{attn: a, ffn: arch.FFN{Kind: arch.FFNDense, Intermediate: inter}, extra: extra}
 		out[i].setNames("self_attn", "mlp", "")
 	}
 	return out
@@ -223,7 +223,7 @@ func buildMoEGQA(r *reader, c *rawConfig) []layer {
 	default: // gpt_oss: intermediate_size is the expert width.
 		m = readMoE(r, c, "intermediate_size", c.Intermediate)
 	}
-	moe := model.FFN{Kind: model.FFNMoE, Experts: m.experts, TopK: m.topK, ExpertIntermediate: m.inter}
+	moe := arch.FFN{Kind: arch.FFNMoE, Experts: m.experts, TopK: m.topK, ExpertIntermediate: m.inter}
 	moeExtra := 2 * hidden
 	if r.family == "gpt_oss" {
 		// Router bias, and the biases of every expert's gate_up (2 x inter) and down (hidden).
@@ -236,7 +236,7 @@ func buildMoEGQA(r *reader, c *rawConfig) []layer {
 		out[i] = layer{attn: a, ffn: moe, extra: moeExtra}
 		if r.family == "qwen3_moe" && !isMoEQwen(r, c, i) {
 			inter := r.req("intermediate_size", c.Intermediate, maxIntermediate)
-			out[i].ffn = model.FFN{Kind: model.FFNDense, Intermediate: inter}
+			out[i].ffn = arch.FFN{Kind: arch.FFNDense, Intermediate: inter}
 			out[i].extra = 2 * hidden
 		}
 		out[i].setNames("self_attn", moePrefix, "")
@@ -247,10 +247,10 @@ func buildMoEGQA(r *reader, c *rawConfig) []layer {
 // mlaAttention reads an MLA layer (DeepSeek-V3 shape; sparse adds the DSA lightning indexer) and
 // counts its weights: q (direct, or q_a + q_a_layernorm + q_b), kv_a_proj_with_mqa +
 // kv_a_layernorm, kv_b, o, and for the indexer wq_b, wk, k_norm (LayerNorm) and weights_proj.
-func mlaAttention(r *reader, c *rawConfig, sparse bool) model.Attention {
+func mlaAttention(r *reader, c *rawConfig, sparse bool) arch.Attention {
 	h := int64(*c.Hidden)
-	a := model.Attention{
-		Kind:       model.AttnMLA,
+	a := arch.Attention{
+		Kind:       arch.AttnMLA,
 		Heads:      r.req("num_attention_heads", c.Heads, maxHeads),
 		QLoraRank:  r.opt("q_lora_rank", c.QLoraRank, 0, 0, maxRank),
 		KVLoraRank: r.req("kv_lora_rank", c.KVLoraRank, maxRank),
@@ -273,7 +273,7 @@ func mlaAttention(r *reader, c *rawConfig, sparse bool) model.Attention {
 	p += kvLora * heads * int64(a.QKNopeDim+a.VHeadDim)
 	p += heads * int64(a.VHeadDim) * h
 	if sparse {
-		a.Kind = model.AttnSparseMLA
+		a.Kind = arch.AttnSparseMLA
 		a.IndexHeads = r.req("index_n_heads", c.IndexNHeads, maxHeads)
 		a.IndexHeadDim = r.req("index_head_dim", c.IndexHeadDim, maxHeadDim)
 		a.IndexTopK = r.req("index_topk", c.IndexTopK, 1<<30)
@@ -293,7 +293,7 @@ func mlaAttention(r *reader, c *rawConfig, sparse bool) model.Attention {
 // (modeling_kimi.py KimiDeltaAttention): q, k, v (hidden -> heads x head_dim) with short causal
 // convolutions, the low-rank decay (f_a, f_b) and output-gate (g_a, g_b) projections, b_proj
 // (beta), A_log, dt_bias, the gated output norm and o_proj.
-func kdaAttention(r *reader, la *rawLinearAttn, h int64) model.Attention {
+func kdaAttention(r *reader, la *rawLinearAttn, h int64) arch.Attention {
 	heads := r.req("linear_attn_config.num_heads", la.NumHeads, maxHeads)
 	dim := r.req("linear_attn_config.head_dim", la.HeadDim, maxHeadDim)
 	conv := r.opt("linear_attn_config.short_conv_kernel_size", la.ShortConvKernelSize, 4, 1, 64)
@@ -303,8 +303,8 @@ func kdaAttention(r *reader, la *rawLinearAttn, h int64) model.Attention {
 	p += h*int64(heads) + int64(heads) // b_proj, A_log
 	p += proj + d                      // dt_bias, o_norm
 	p += proj * h                      // o_proj
-	return model.Attention{
-		Kind: model.AttnLinear, Heads: heads,
+	return arch.Attention{
+		Kind: arch.AttnLinear, Heads: heads,
 		StateHeads: heads, StateKeyDim: dim, StateValDim: dim,
 		ConvKernel: conv, ConvChannels: 3 * heads * dim,
 		ProjParams: p,
@@ -342,7 +342,7 @@ func buildMLA(r *reader, c *rawConfig) []layer {
 	mla := mlaAttention(r, c, sparse)
 
 	var kda []bool
-	var kdaAt model.Attention
+	var kdaAt arch.Attention
 	if c.LinearAttnConfig != nil {
 		kda = kdaLayers(r, c.LinearAttnConfig, n)
 		kdaAt = kdaAttention(r, c.LinearAttnConfig, hidden)
@@ -355,12 +355,12 @@ func buildMLA(r *reader, c *rawConfig) []layer {
 	_, ep := first([]string{"n_routed_experts", "num_experts"}, c.NRoutedExperts, c.NumExperts)
 	fkd := r.opt("first_k_dense_replace", c.FirstKDenseReplace, 0, 0, maxLayers)
 	freq := r.opt("moe_layer_freq", c.MoELayerFreq, 1, 1, maxLayers)
-	var moe model.FFN
+	var moe arch.FFN
 	if ep != nil {
 		m := readMoE(r, c, "moe_intermediate_size", c.MoEIntermediate)
 		sf, sp := first([]string{"n_shared_experts", "num_shared_experts"}, c.NSharedExperts, c.NumSharedExperts)
-		moe = model.FFN{
-			Kind: model.FFNMoE, Experts: m.experts, TopK: m.topK, ExpertIntermediate: m.inter,
+		moe = arch.FFN{
+			Kind: arch.FFNMoE, Experts: m.experts, TopK: m.topK, ExpertIntermediate: m.inter,
 			SharedExperts: r.opt(sf, sp, 0, 0, maxExperts),
 		}
 		if moe.SharedExperts > 0 {
@@ -378,7 +378,7 @@ func buildMLA(r *reader, c *rawConfig) []layer {
 			l.extra += int64(moe.Experts) // e_score_correction_bias
 		} else {
 			inter := r.req("intermediate_size", c.Intermediate, maxIntermediate)
-			l.ffn = model.FFN{Kind: model.FFNDense, Intermediate: inter}
+			l.ffn = arch.FFN{Kind: arch.FFNDense, Intermediate: inter}
 		}
 		l.setNames("self_attn", "mlp", "shared_experts")
 		out[i] = l
@@ -391,7 +391,7 @@ func buildMLA(r *reader, c *rawConfig) []layer {
 // in_proj_ba (hidden -> 2 value heads), the depthwise conv over q, k, v, dt_bias, A_log, the gated
 // RMSNorm over a value head, and out_proj. Value heads may outnumber key heads; the recurrent
 // state is one head_k x head_v matrix per value head.
-func gdnAttention(r *reader, c *rawConfig) model.Attention {
+func gdnAttention(r *reader, c *rawConfig) arch.Attention {
 	h := int64(*c.Hidden)
 	kh := r.req("linear_num_key_heads", c.LinearNumKeyHeads, maxHeads)
 	vh := r.req("linear_num_value_heads", c.LinearNumValueHeads, maxHeads)
@@ -407,8 +407,8 @@ func gdnAttention(r *reader, c *rawConfig) model.Attention {
 	p += convDim * int64(conv)                 // conv1d, no bias
 	p += 2*int64(vh) + int64(vd)               // dt_bias, A_log, norm
 	p += valDim * h                            // out_proj
-	return model.Attention{
-		Kind: model.AttnLinear, Heads: vh,
+	return arch.Attention{
+		Kind: arch.AttnLinear, Heads: vh,
 		StateHeads: vh, StateKeyDim: kd, StateValDim: vd,
 		ConvKernel: conv, ConvChannels: int(convDim),
 		ProjParams: p,
@@ -429,7 +429,7 @@ func buildQwen3Next(r *reader, c *rawConfig) []layer {
 		return linearAttention
 	})
 	m := readMoE(r, c, "moe_intermediate_size", c.MoEIntermediate)
-	moe := model.FFN{Kind: model.FFNMoE, Experts: m.experts, TopK: m.topK, ExpertIntermediate: m.inter}
+	moe := arch.FFN{Kind: arch.FFNMoE, Experts: m.experts, TopK: m.topK, ExpertIntermediate: m.inter}
 	moeExtra := 2 * hidden
 	if si := r.opt("shared_expert_intermediate_size", c.SharedIntermediate, 0, 0, maxIntermediate); si > 0 {
 		moe.SharedExperts, moe.SharedIntermediate = 1, si
@@ -444,7 +444,7 @@ func buildQwen3Next(r *reader, c *rawConfig) []layer {
 		}
 		if !isMoEQwen(r, c, i) {
 			inter := r.req("intermediate_size", c.Intermediate, maxIntermediate)
-			l.ffn = model.FFN{Kind: model.FFNDense, Intermediate: inter}
+			l.ffn = arch.FFN{Kind: arch.FFNDense, Intermediate: inter}
 			l.extra = 2 * hidden
 		}
 		l.setNames(prefix, "mlp", "shared_expert")

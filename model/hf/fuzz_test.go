@@ -4,7 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/arch"
 )
 
 func addSeeds(f *testing.F, add func(b []byte)) {
@@ -20,7 +20,7 @@ func addSeeds(f *testing.F, add func(b []byte)) {
 }
 
 // checkArch asserts what every successfully parsed config satisfies.
-func checkArch(t *testing.T, a *model.Arch) {
+func checkArch(t *testing.T, a *arch.Arch) {
 	if a.NumLayers() < 1 || a.NumLayers() > maxLayers {
 		t.Fatalf("NumLayers = %d", a.NumLayers())
 	}
@@ -28,8 +28,8 @@ func checkArch(t *testing.T, a *model.Arch) {
 	if p.Total <= 0 || p.Active <= 0 || p.Active > p.Total {
 		t.Fatalf("params %+v: want 0 < active <= total", p)
 	}
-	for _, d := range []model.DType{model.BF16, model.FP8} {
-		if kv := KVBytesPerToken(a, d); kv < 0 {
+	for _, d := range []arch.DType{arch.BF16, arch.FP8} {
+		if kv := a.KVBytesPerToken(1, d); kv < 0 {
 			t.Fatalf("KVBytesPerToken(%s) = %v", d, kv)
 		}
 	}

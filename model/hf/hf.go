@@ -10,7 +10,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/arch"
 )
 
 // Sanity limits on config values. They are far above any published model and keep every weight
@@ -103,19 +103,19 @@ type rawLinearAttn struct {
 // Parse reads a Hugging Face config.json and returns the normalized architecture. name becomes
 // Arch.Name; when empty, the config's _name_or_path or its model_type is used. The quantization
 // of the weights is read from the config's quantization_config, if any.
-func Parse(configJSON []byte, name string) (*model.Arch, error) {
+func Parse(configJSON []byte, name string) (*arch.Arch, error) {
 	return parse(configJSON, nil, name, "config.json", "hf_quant_config.json")
 }
 
 // ParseWithQuant is Parse with the contents of a ModelOpt hf_quant_config.json (nil when the
 // checkpoint has none). When both are present, hf_quant_config.json decides the weight formats.
-func ParseWithQuant(configJSON, hfQuantConfigJSON []byte, name string) (*model.Arch, error) {
+func ParseWithQuant(configJSON, hfQuantConfigJSON []byte, name string) (*arch.Arch, error) {
 	return parse(configJSON, hfQuantConfigJSON, name, "config.json", "hf_quant_config.json")
 }
 
 // Load reads the config.json at path, and the hf_quant_config.json beside it if there is one. The
 // model is named after the file's directory.
-func Load(path string) (*model.Arch, error) {
+func Load(path string) (*arch.Arch, error) {
 	cfg, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("hf: %w", err)
@@ -142,26 +142,30 @@ type family struct {
 	build     func(r *reader, c *rawConfig) []layer
 }
 
-var families = []family{
-	{"llama", []string{"LlamaForCausalLM"}, buildDense},
-	{"mistral", []string{"MistralForCausalLM"}, buildDense},
-	{"qwen2", []string{"Qwen2ForCausalLM"}, buildDense},
-	{"qwen3", []string{"Qwen3ForCausalLM"}, buildDense},
-	{"mixtral", []string{"MixtralForCausalLM"}, buildMoEGQA},
-	{"qwen3_moe", []string{"Qwen3MoeForCausalLM"}, buildMoEGQA},
-	{"gpt_oss", []string{"GptOssForCausalLM"}, buildMoEGQA},
-	{"deepseek_v3", []string{"DeepseekV3ForCausalLM"}, buildMLA},
-	{"kimi_k2", nil, buildMLA},
-	{"deepseek_v32", []string{"DeepseekV32ForCausalLM"}, buildMLA},
-	{"glm_moe_dsa", []string{"GlmMoeDsaForCausalLM"}, buildMLA},
-	{"kimi_linear", []string{"KimiLinearForCausalLM"}, buildMLA},
-	{"qwen3_next", []string{"Qwen3NextForCausalLM"}, buildQwen3Next},
+// families lists the supported families, in lookup order.
+func families() []family {
+	return []family{
+		{"llama", []string{"LlamaForCausalLM"}, buildDense},
+		{"mistral", []string{"MistralForCausalLM"}, buildDense},
+		{"qwen2", []string{"Qwen2ForCausalLM"}, buildDense},
+		{"qwen3", []string{"Qwen3ForCausalLM"}, buildDense},
+		{"mixtral", []string{"MixtralForCausalLM"}, buildMoEGQA},
+		{"qwen3_moe", []string{"Qwen3MoeForCausalLM"}, buildMoEGQA},
+		{"gpt_oss", []string{"GptOssForCausalLM"}, buildMoEGQA},
+		{"deepseek_v3", []string{"DeepseekV3ForCausalLM"}, buildMLA},
+		{"kimi_k2", nil, buildMLA},
+		{"deepseek_v32", []string{"DeepseekV32ForCausalLM"}, buildMLA},
+		{"glm_moe_dsa", []string{"GlmMoeDsaForCausalLM"}, buildMLA},
+		{"kimi_linear", []string{"KimiLinearForCausalLM"}, buildMLA},
+		{"qwen3_next", []string{"Qwen3NextForCausalLM"}, buildQwen3Next},
+	}
 }
 
 // Families lists the supported model_type values, sorted.
 func Families() []string {
-	out := make([]string, len(families))
-	for i, f := range families {
+	fs := families()
+	out := make([]string, len(fs))
+	for i, f := range fs {
 		out[i] = f.modelType
 	}
 	sort.Strings(out)
@@ -169,14 +173,14 @@ func Families() []string {
 }
 
 func lookupFamily(c *rawConfig) (family, string, bool) {
-	for _, f := range families {
+	for _, f := range families() {
 		if f.modelType == c.ModelType {
 			return f, c.ModelType, true
 		}
 	}
 	if c.ModelType == "" {
 		for _, a := range c.Architectures {
-			for _, f := range families {
+			for _, f := range families() {
 				for _, fa := range f.arches {
 					if fa == a {
 						return f, f.modelType, true
@@ -191,15 +195,15 @@ func lookupFamily(c *rawConfig) (family, string, bool) {
 // layer is the shape of one decoder layer before grouping, with the module names that quantization
 // exclusion lists are matched against.
 type layer struct {
-	attn       model.Attention
-	ffn        model.FFN
+	attn       arch.Attention
+	ffn        arch.FFN
 	attnPrefix string // "self_attn" or "linear_attn"
 	moePrefix  string // "mlp" or "block_sparse_moe"
 	sharedName string // "shared_experts" or "shared_expert"
 	extra      int64  // small weights (norms, biases, router bias), folded into ExtraParamsPerLayer
 }
 
-func parse(cfgJSON, quantJSON []byte, name, file, quantFile string) (*model.Arch, error) {
+func parse(cfgJSON, quantJSON []byte, name, file, quantFile string) (*arch.Arch, error) {
 	var c rawConfig
 	if err := decode(cfgJSON, &c); err != nil {
 		return nil, fmt.Errorf("hf: %s: %w", file, err)
@@ -213,7 +217,7 @@ func parse(cfgJSON, quantJSON []byte, name, file, quantFile string) (*model.Arch
 		return nil, fmt.Errorf("hf: %s: unsupported %s: supported families are %s", file, what, strings.Join(Families(), ", "))
 	}
 	r := &reader{file: file, family: mt}
-	base := model.BF16
+	base := arch.BF16
 	for _, f := range []struct {
 		key string
 		v   *string
@@ -221,8 +225,8 @@ func parse(cfgJSON, quantJSON []byte, name, file, quantFile string) (*model.Arch
 		if f.v == nil {
 			continue
 		}
-		d, err := model.ParseDType(*f.v)
-		if err != nil || (d != model.BF16 && d != model.FP16 && d != model.FP32) {
+		d, err := arch.ParseDType(*f.v)
+		if err != nil || (d != arch.BF16 && d != arch.FP16 && d != arch.FP32) {
 			return nil, fmt.Errorf("hf: %s: %s = %q: want bfloat16, float16 or float32", file, f.key, *f.v)
 		}
 		base = d
@@ -260,7 +264,7 @@ func parse(cfgJSON, quantJSON []byte, name, file, quantFile string) (*model.Arch
 	if name == "" {
 		name = mt
 	}
-	a := &model.Arch{
+	a := &arch.Arch{
 		Name:       name,
 		Family:     mt,
 		Hidden:     hidden,
@@ -271,8 +275,8 @@ func parse(cfgJSON, quantJSON []byte, name, file, quantFile string) (*model.Arch
 	// Final norm plus the per-layer small weights, spread evenly over the layers (rounded).
 	extra := int64(hidden)
 	type shape struct {
-		attn model.Attention
-		ffn  model.FFN
+		attn arch.Attention
+		ffn  arch.FFN
 	}
 	index := map[shape]int{}
 	for _, l := range layers {
@@ -283,7 +287,7 @@ func parse(cfgJSON, quantJSON []byte, name, file, quantFile string) (*model.Arch
 			continue
 		}
 		index[key] = len(a.Layers)
-		a.Layers = append(a.Layers, model.LayerGroup{Count: 1, Attn: l.attn, FFN: l.ffn})
+		a.Layers = append(a.Layers, arch.LayerGroup{Count: 1, Attn: l.attn, FFN: l.ffn})
 	}
 	a.ExtraParamsPerLayer = (extra + int64(n)/2) / int64(n)
 	if err := a.Normalize(); err != nil {

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/arch"
 )
 
 // The testdata/<model>/config.json files are written from the published Hugging Face configs
@@ -20,13 +20,13 @@ import (
 
 // shape is one (attention kind, window, ffn kind) bucket and its layer count.
 type shape struct {
-	attn   model.AttnKind
+	attn   arch.AttnKind
 	window int
-	ffn    model.FFNKind
+	ffn    arch.FFNKind
 	count  int
 }
 
-func shapes(a *model.Arch) []shape {
+func shapes(a *arch.Arch) []shape {
 	m := map[shape]int{}
 	for _, g := range a.Layers {
 		m[shape{attn: g.Attn.Kind, window: g.Attn.Window, ffn: g.FFN.Kind}] += g.Count
@@ -49,7 +49,7 @@ func shapes(a *model.Arch) []shape {
 	return out
 }
 
-func load(t *testing.T, dir string) *model.Arch {
+func load(t *testing.T, dir string) *arch.Arch {
 	t.Helper()
 	a, err := Load(filepath.Join("testdata", dir, "config.json"))
 	if err != nil {
@@ -73,31 +73,31 @@ func TestPublishedParams(t *testing.T) {
 		total, active bounds // active.want == 0: dense, checked structurally
 		shapes        []shape
 	}{
-		{"llama-3.1-8b", bounds{8.03 * B, 0.01}, bounds{}, []shape{{model.AttnGQA, 0, model.FFNDense, 32}}},
-		{"llama-3.1-70b", bounds{70.6 * B, 0.01}, bounds{}, []shape{{model.AttnGQA, 0, model.FFNDense, 80}}},
-		{"llama-3.2-1b", bounds{1.24 * B, 0.01}, bounds{}, []shape{{model.AttnGQA, 0, model.FFNDense, 16}}},
-		{"mistral-7b-v0.1", bounds{7.24 * B, 0.01}, bounds{}, []shape{{model.AttnGQA, 4096, model.FFNDense, 32}}},
-		{"qwen2.5-7b-instruct", bounds{7.61 * B, 0.01}, bounds{}, []shape{{model.AttnGQA, 0, model.FFNDense, 28}}},
-		{"qwen3-32b", bounds{32.8 * B, 0.01}, bounds{}, []shape{{model.AttnGQA, 0, model.FFNDense, 64}}},
-		{"qwen3-235b-a22b", bounds{235 * B, 0.03}, bounds{22 * B, 0.03}, []shape{{model.AttnGQA, 0, model.FFNMoE, 94}}},
-		{"mixtral-8x7b-v0.1", bounds{46.7 * B, 0.01}, bounds{12.9 * B, 0.02}, []shape{{model.AttnGQA, 0, model.FFNMoE, 32}}},
+		{"llama-3.1-8b", bounds{8.03 * B, 0.01}, bounds{}, []shape{{arch.AttnGQA, 0, arch.FFNDense, 32}}},
+		{"llama-3.1-70b", bounds{70.6 * B, 0.01}, bounds{}, []shape{{arch.AttnGQA, 0, arch.FFNDense, 80}}},
+		{"llama-3.2-1b", bounds{1.24 * B, 0.01}, bounds{}, []shape{{arch.AttnGQA, 0, arch.FFNDense, 16}}},
+		{"mistral-7b-v0.1", bounds{7.24 * B, 0.01}, bounds{}, []shape{{arch.AttnGQA, 4096, arch.FFNDense, 32}}},
+		{"qwen2.5-7b-instruct", bounds{7.61 * B, 0.01}, bounds{}, []shape{{arch.AttnGQA, 0, arch.FFNDense, 28}}},
+		{"qwen3-32b", bounds{32.8 * B, 0.01}, bounds{}, []shape{{arch.AttnGQA, 0, arch.FFNDense, 64}}},
+		{"qwen3-235b-a22b", bounds{235 * B, 0.03}, bounds{22 * B, 0.03}, []shape{{arch.AttnGQA, 0, arch.FFNMoE, 94}}},
+		{"mixtral-8x7b-v0.1", bounds{46.7 * B, 0.01}, bounds{12.9 * B, 0.02}, []shape{{arch.AttnGQA, 0, arch.FFNMoE, 32}}},
 		// OpenAI's model card: 116.83 B total, 5.13 B active. Ours is 0.8 % high on active because the
 		// biases of all 128 experts (40 M) sit in ExtraParamsPerLayer, which counts as active.
 		{"gpt-oss-120b", bounds{116.83 * B, 0.01}, bounds{5.13 * B, 0.015}, []shape{
-			{model.AttnGQA, 0, model.FFNMoE, 18}, {model.AttnGQA, 128, model.FFNMoE, 18}}},
+			{arch.AttnGQA, 0, arch.FFNMoE, 18}, {arch.AttnGQA, 128, arch.FFNMoE, 18}}},
 		{"deepseek-v3", bounds{671 * B, 0.01}, bounds{37 * B, 0.02}, []shape{
-			{model.AttnMLA, 0, model.FFNDense, 3}, {model.AttnMLA, 0, model.FFNMoE, 58}}},
+			{arch.AttnMLA, 0, arch.FFNDense, 3}, {arch.AttnMLA, 0, arch.FFNMoE, 58}}},
 		// V3.2-Exp adds the lightning indexer (14 M a layer) to V3's 671 B.
 		{"deepseek-v3.2-exp", bounds{671.9 * B, 0.01}, bounds{37 * B, 0.03}, []shape{
-			{model.AttnSparseMLA, 0, model.FFNDense, 3}, {model.AttnSparseMLA, 0, model.FFNMoE, 58}}},
+			{arch.AttnSparseMLA, 0, arch.FFNDense, 3}, {arch.AttnSparseMLA, 0, arch.FFNMoE, 58}}},
 		{"kimi-k2-instruct", bounds{1.03e12, 0.02}, bounds{32 * B, 0.02}, []shape{
-			{model.AttnMLA, 0, model.FFNDense, 1}, {model.AttnMLA, 0, model.FFNMoE, 60}}},
+			{arch.AttnMLA, 0, arch.FFNDense, 1}, {arch.AttnMLA, 0, arch.FFNMoE, 60}}},
 		{"glm-5", bounds{744 * B, 0.01}, bounds{40 * B, 0.03}, []shape{
-			{model.AttnSparseMLA, 0, model.FFNDense, 3}, {model.AttnSparseMLA, 0, model.FFNMoE, 75}}},
+			{arch.AttnSparseMLA, 0, arch.FFNDense, 3}, {arch.AttnSparseMLA, 0, arch.FFNMoE, 75}}},
 		{"qwen3-next-80b-a3b-instruct", bounds{80 * B, 0.01}, bounds{-3 * B, 0}, []shape{
-			{model.AttnGQA, 0, model.FFNMoE, 12}, {model.AttnLinear, 0, model.FFNMoE, 36}}},
+			{arch.AttnGQA, 0, arch.FFNMoE, 12}, {arch.AttnLinear, 0, arch.FFNMoE, 36}}},
 		{"kimi-linear-48b-a3b-instruct", bounds{48 * B, 0.03}, bounds{-3 * B, 0}, []shape{
-			{model.AttnLinear, 0, model.FFNDense, 1}, {model.AttnLinear, 0, model.FFNMoE, 19}, {model.AttnMLA, 0, model.FFNMoE, 7}}},
+			{arch.AttnLinear, 0, arch.FFNDense, 1}, {arch.AttnLinear, 0, arch.FFNMoE, 19}, {arch.AttnMLA, 0, arch.FFNMoE, 7}}},
 	} {
 		t.Run(tc.dir, func(t *testing.T) {
 			a := load(t, tc.dir)
@@ -151,40 +151,40 @@ func shapesLess(a, b shape) bool {
 func TestKVBytesPerToken(t *testing.T) {
 	for _, tc := range []struct {
 		dir  string
-		kv   model.DType
+		kv   arch.DType
 		want float64
 	}{
-		{"llama-3.1-70b", model.BF16, 80 * 8 * 256 * 2},               // 327,680
-		{"llama-3.1-8b", model.BF16, 32 * 8 * 256 * 2},                // 131,072
-		{"llama-3.1-8b", model.FP8, 32 * 8 * 256},                     // 65,536
-		{"qwen3-235b-a22b", model.BF16, 94 * 4 * 256 * 2},             // 192,512
-		{"gpt-oss-120b", model.BF16, 36 * 8 * 128 * 2},                // windowed layers count in full
-		{"deepseek-v3", model.BF16, 61 * 576 * 2},                     // 70,272
-		{"deepseek-v3", model.FP8, 61 * 576},                          // 35,136
-		{"deepseek-v3.2-exp", model.FP8, 61 * (656 + 132)},            // fp8_ds_mla + indexer key
-		{"deepseek-v3.2-exp", model.BF16, 61 * (576*2 + 132)},         // indexer keys stay fp8
-		{"glm-5", model.FP8, 78 * (656 + 132)},                        // 61,464
-		{"qwen3-next-80b-a3b-instruct", model.BF16, 12 * 2 * 512 * 2}, // GDN layers: 0
-		{"kimi-linear-48b-a3b-instruct", model.BF16, 7 * 576 * 2},     // KDA layers: 0
+		{"llama-3.1-70b", arch.BF16, 80 * 8 * 256 * 2},               // 327,680
+		{"llama-3.1-8b", arch.BF16, 32 * 8 * 256 * 2},                // 131,072
+		{"llama-3.1-8b", arch.FP8, 32 * 8 * 256},                     // 65,536
+		{"qwen3-235b-a22b", arch.BF16, 94 * 4 * 256 * 2},             // 192,512
+		{"gpt-oss-120b", arch.BF16, 36 * 8 * 128 * 2},                // windowed layers count in full
+		{"deepseek-v3", arch.BF16, 61 * 576 * 2},                     // 70,272
+		{"deepseek-v3", arch.FP8, 61 * 576},                          // 35,136
+		{"deepseek-v3.2-exp", arch.FP8, 61 * (656 + 132)},            // fp8_ds_mla + indexer key
+		{"deepseek-v3.2-exp", arch.BF16, 61 * (576*2 + 132)},         // indexer keys stay fp8
+		{"glm-5", arch.FP8, 78 * (656 + 132)},                        // 61,464
+		{"qwen3-next-80b-a3b-instruct", arch.BF16, 12 * 2 * 512 * 2}, // GDN layers: 0
+		{"kimi-linear-48b-a3b-instruct", arch.BF16, 7 * 576 * 2},     // KDA layers: 0
 	} {
-		if got := KVBytesPerToken(load(t, tc.dir), tc.kv); got != tc.want {
+		if got := load(t, tc.dir).KVBytesPerToken(1, tc.kv); got != tc.want {
 			t.Errorf("%s %s: KVBytesPerToken = %v, want %v", tc.dir, tc.kv, got, tc.want)
 		}
 	}
 
-	// GLM-5.3-Flash as described in reference/glm-5.3-flash.md: 11 NoPE sparse-MLA layers with a
+	// GLM-5.3-Flash as the built-in description (model/arch/data/models) has it: 11 NoPE sparse-MLA layers with a
 	// 4:1-compressed indexer, 34 KDA layers. "11 x (656 + 132/4) = about 7.6 KB".
-	glm := &model.Arch{Name: "glm-5.3-flash-like", Hidden: 4096, Vocab: 154880, Layers: []model.LayerGroup{
-		{Count: 11, Attn: model.Attention{Kind: model.AttnSparseMLA, Heads: 64, QLoraRank: 1536, KVLoraRank: 512,
+	glm := &arch.Arch{Name: "glm-5.3-flash-like", Hidden: 4096, Vocab: 154880, Layers: []arch.LayerGroup{
+		{Count: 11, Attn: arch.Attention{Kind: arch.AttnSparseMLA, Heads: 64, QLoraRank: 1536, KVLoraRank: 512,
 			QKNopeDim: 256, VHeadDim: 256, IndexHeads: 32, IndexHeadDim: 128, IndexTopK: 2048, IndexCompress: 4},
-			FFN: model.FFN{Kind: model.FFNMoE, Experts: 288, TopK: 8, ExpertIntermediate: 2048}},
-		{Count: 34, Attn: model.Attention{Kind: model.AttnLinear, StateHeads: 64, StateKeyDim: 128, StateValDim: 128},
-			FFN: model.FFN{Kind: model.FFNDense, Intermediate: 12288}},
+			FFN: arch.FFN{Kind: arch.FFNMoE, Experts: 288, TopK: 8, ExpertIntermediate: 2048}},
+		{Count: 34, Attn: arch.Attention{Kind: arch.AttnLinear, StateHeads: 64, StateKeyDim: 128, StateValDim: 128},
+			FFN: arch.FFN{Kind: arch.FFNDense, Intermediate: 12288}},
 	}}
 	if err := glm.Normalize(); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := KVBytesPerToken(glm, model.FP8), 11*(656+132.0/4); got != want {
+	if got, want := glm.KVBytesPerToken(1, arch.FP8), 11*(656+132.0/4); got != want {
 		t.Errorf("GLM-5.3-Flash-like fp8: KVBytesPerToken = %v, want %v", got, want)
 	}
 }
@@ -207,7 +207,7 @@ func TestLinearAttentionShapes(t *testing.T) {
 		found := false
 		for _, g := range a.Layers {
 			at := g.Attn
-			if at.Kind != model.AttnLinear {
+			if at.Kind != arch.AttnLinear {
 				continue
 			}
 			found = true
@@ -245,7 +245,7 @@ func TestGatedAttention(t *testing.T) {
 		{"qwen3-32b", 5120*8192 + 2*5120*1024 + 8192*5120 + 2*128},
 	} {
 		for _, g := range load(t, tc.dir).Layers {
-			if g.Attn.Kind == model.AttnGQA && g.Attn.ProjParams != tc.want {
+			if g.Attn.Kind == arch.AttnGQA && g.Attn.ProjParams != tc.want {
 				t.Errorf("%s: gqa ProjParams = %d, want %d", tc.dir, g.Attn.ProjParams, tc.want)
 			}
 		}
@@ -254,16 +254,16 @@ func TestGatedAttention(t *testing.T) {
 
 // TestDTypes checks the weight formats read from quantization configs.
 func TestDTypes(t *testing.T) {
-	type dt struct{ attn, mlp, experts model.DType }
-	check := func(name string, a *model.Arch, want dt) {
+	type dt struct{ attn, mlp, experts arch.DType }
+	check := func(name string, a *arch.Arch, want dt) {
 		t.Helper()
-		if a.EmbedDType != model.BF16 {
+		if a.EmbedDType != arch.BF16 {
 			t.Errorf("%s: embed dtype = %s, want bf16", name, a.EmbedDType)
 		}
 		for _, g := range a.Layers {
 			got := dt{g.Attn.DType, g.FFN.DType, g.FFN.ExpertDType}
 			w := want
-			if g.FFN.Kind == model.FFNDense {
+			if g.FFN.Kind == arch.FFNDense {
 				w.experts = w.mlp
 			}
 			if got != w {
@@ -271,11 +271,11 @@ func TestDTypes(t *testing.T) {
 			}
 		}
 	}
-	check("llama-3.1-8b", load(t, "llama-3.1-8b"), dt{model.BF16, model.BF16, model.BF16})
-	check("gpt-oss-120b (mxfp4)", load(t, "gpt-oss-120b"), dt{model.BF16, model.BF16, model.MXFP4})
-	check("deepseek-v3 (fp8)", load(t, "deepseek-v3"), dt{model.FP8, model.FP8, model.FP8})
+	check("llama-3.1-8b", load(t, "llama-3.1-8b"), dt{arch.BF16, arch.BF16, arch.BF16})
+	check("gpt-oss-120b (mxfp4)", load(t, "gpt-oss-120b"), dt{arch.BF16, arch.BF16, arch.MXFP4})
+	check("deepseek-v3 (fp8)", load(t, "deepseek-v3"), dt{arch.FP8, arch.FP8, arch.FP8})
 	// Load picks up the sibling hf_quant_config.json: NVFP4 with self_attn excluded.
-	check("qwen3-235b-a22b-nvfp4 (Load)", load(t, "qwen3-235b-a22b-nvfp4"), dt{model.BF16, model.BF16, model.NVFP4})
+	check("qwen3-235b-a22b-nvfp4 (Load)", load(t, "qwen3-235b-a22b-nvfp4"), dt{arch.BF16, arch.BF16, arch.NVFP4})
 
 	cfg := readFile(t, "testdata/deepseek-v3/config.json")
 	for _, tc := range []struct {
@@ -284,15 +284,15 @@ func TestDTypes(t *testing.T) {
 		want  dt
 	}{
 		{"nvfp4, nothing excluded", `{"quantization": {"quant_algo": "NVFP4", "exclude_modules": ["lm_head"]}}`,
-			dt{model.NVFP4, model.NVFP4, model.NVFP4}},
+			dt{arch.NVFP4, arch.NVFP4, arch.NVFP4}},
 		{"nvfp4, attention excluded", `{"quantization": {"quant_algo": "NVFP4", "exclude_modules": ["lm_head", "model.layers.*.self_attn*"]}}`,
-			dt{model.BF16, model.NVFP4, model.NVFP4}},
+			dt{arch.BF16, arch.NVFP4, arch.NVFP4}},
 		{"nvfp4, one projection excluded", `{"quantization": {"quant_algo": "NVFP4", "exclude_modules": ["*kv_b_proj"]}}`,
-			dt{model.BF16, model.NVFP4, model.NVFP4}},
+			dt{arch.BF16, arch.NVFP4, arch.NVFP4}},
 		{"nvfp4, mlp and attention excluded", `{"quantization": {"quant_algo": "NVFP4", "exclude_modules": ["self_attn", "model.layers.*.mlp.shared_experts*", "*.mlp.gate_proj", "*.mlp.up_proj", "*.mlp.down_proj"]}}`,
-			dt{model.BF16, model.BF16, model.NVFP4}},
-		{"fp8 (modelopt)", `{"quantization": {"quant_algo": "FP8"}}`, dt{model.FP8, model.FP8, model.FP8}},
-		{"kv-cache only", `{"quantization": {"quant_algo": null, "kv_cache_quant_algo": "FP8"}}`, dt{model.BF16, model.BF16, model.BF16}},
+			dt{arch.BF16, arch.BF16, arch.NVFP4}},
+		{"fp8 (modelopt)", `{"quantization": {"quant_algo": "FP8"}}`, dt{arch.FP8, arch.FP8, arch.FP8}},
+		{"kv-cache only", `{"quantization": {"quant_algo": null, "kv_cache_quant_algo": "FP8"}}`, dt{arch.BF16, arch.BF16, arch.BF16}},
 	} {
 		a, err := ParseWithQuant(cfg, []byte(tc.quant), "dsv3")
 		if err != nil {
@@ -308,13 +308,13 @@ func TestDTypes(t *testing.T) {
 		want  dt
 	}{
 		{"inline modelopt nvfp4 with ignore", `{"quant_method": "modelopt", "quant_algo": "NVFP4", "ignore": ["lm_head", "model.layers.*.self_attn*"]}`,
-			dt{model.BF16, model.NVFP4, model.NVFP4}},
+			dt{arch.BF16, arch.NVFP4, arch.NVFP4}},
 		{"fp8 with modules_to_not_convert", `{"quant_method": "fp8", "modules_to_not_convert": ["model.layers.*.self_attn", "lm_head"]}`,
-			dt{model.BF16, model.FP8, model.FP8}},
+			dt{arch.BF16, arch.FP8, arch.FP8}},
 		{"fp8 ignoring small projections only", `{"quant_method": "fp8", "modules_to_not_convert": ["model.layers.0.self_attn.kv_a_layernorm", "mlp.gate"]}`,
-			dt{model.FP8, model.FP8, model.FP8}},
-		{"awq 4-bit", `{"quant_method": "awq", "bits": 4}`, dt{model.INT4, model.INT4, model.INT4}},
-		{"null", `null`, dt{model.BF16, model.BF16, model.BF16}},
+			dt{arch.FP8, arch.FP8, arch.FP8}},
+		{"awq 4-bit", `{"quant_method": "awq", "bits": 4}`, dt{arch.INT4, arch.INT4, arch.INT4}},
+		{"null", `null`, dt{arch.BF16, arch.BF16, arch.BF16}},
 	} {
 		a, err := Parse(edit(t, cfg, func(m map[string]any) {
 			var q any
@@ -337,7 +337,7 @@ func TestDTypes(t *testing.T) {
 	}
 	n := 0
 	for _, g := range a.Layers {
-		if g.Attn.DType == model.BF16 {
+		if g.Attn.DType == arch.BF16 {
 			n += g.Count
 		}
 	}
@@ -377,7 +377,7 @@ func TestModuleMatch(t *testing.T) {
 
 // TestVariants checks defaults and alternative spellings against the published configs.
 func TestVariants(t *testing.T) {
-	same := func(name string, a, b *model.Arch) {
+	same := func(name string, a, b *arch.Arch) {
 		t.Helper()
 		if pa, pb := a.Params(), b.Params(); pa != pb {
 			t.Errorf("%s: params %+v, want %+v", name, pa, pb)
@@ -394,7 +394,7 @@ func TestVariants(t *testing.T) {
 			}
 		}
 	}
-	parse := func(b []byte) *model.Arch {
+	parse := func(b []byte) *arch.Arch {
 		t.Helper()
 		a, err := Parse(b, "")
 		if err != nil {
@@ -426,7 +426,7 @@ func TestVariants(t *testing.T) {
 
 	q := readFile(t, "testdata/qwen3-235b-a22b/config.json")
 	a := parse(edit(t, q, func(m map[string]any) { m["mlp_only_layers"] = []int{0, 1}; m["decoder_sparse_step"] = 1 }))
-	if got := shapes(a); len(got) != 2 || got[0].count != 2 || got[0].ffn != model.FFNDense {
+	if got := shapes(a); len(got) != 2 || got[0].count != 2 || got[0].ffn != arch.FFNDense {
 		t.Errorf("qwen3_moe with mlp_only_layers [0, 1]: shapes %v, want 2 dense + 92 moe", got)
 	}
 	a = parse(edit(t, q, func(m map[string]any) { m["decoder_sparse_step"] = 2 }))
@@ -582,7 +582,7 @@ func TestLongExclusionLists(t *testing.T) {
 	}
 	for _, g := range a.Layers {
 		// kv_a excluded in every layer: attention stays bf16; shared experts too; routed experts fp8.
-		if g.Attn.DType != model.BF16 || g.FFN.ExpertDType != model.FP8 || (g.FFN.Kind == model.FFNMoE && g.FFN.DType != model.BF16) {
+		if g.Attn.DType != arch.BF16 || g.FFN.ExpertDType != arch.FP8 || (g.FFN.Kind == arch.FFNMoE && g.FFN.DType != arch.BF16) {
 			t.Errorf("%d x %s: dtypes %s, %s, %s; want bf16 attention, bf16 shared, fp8 experts", g.Count, g.FFN.Kind, g.Attn.DType, g.FFN.DType, g.FFN.ExpertDType)
 		}
 	}

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/servesim/servesim/model"
+	"github.com/servesim/servesim/model/arch"
 )
 
 // rawQuant is config.json's quantization_config, and the "quantization" object of a ModelOpt
@@ -29,10 +29,10 @@ type rawHFQuant struct {
 // quantPlan says which weights a quantization method stores in which format. An empty DType keeps
 // the checkpoint's torch_dtype.
 type quantPlan struct {
-	attn, mlp, experts model.DType // attention projections; dense MLP and shared experts; routed experts
-	exclude            []string    // module-name patterns kept in torch_dtype
-	ex                 excluder    // exclude, compiled for the model's layer count
-	file, obj          string      // where the plan came from, for errors
+	attn, mlp, experts arch.DType // attention projections; dense MLP and shared experts; routed experts
+	exclude            []string   // module-name patterns kept in torch_dtype
+	ex                 excluder   // exclude, compiled for the model's layer count
+	file, obj          string     // where the plan came from, for errors
 }
 
 // supportedQuant is for error messages.
@@ -73,28 +73,28 @@ func (q *rawQuant) plan(file, obj string) (quantPlan, error) {
 			}
 		}
 	}
-	all := func(d model.DType) quantPlan {
+	all := func(d arch.DType) quantPlan {
 		p.attn, p.mlp, p.experts = d, d, d
 		return p
 	}
 	switch strings.ToLower(q.QuantMethod) {
 	case "fp8":
-		return all(model.FP8), nil
+		return all(arch.FP8), nil
 	case "mxfp4":
 		// transformers' Mxfp4 quantizer converts the routed experts only.
-		p.experts = model.MXFP4
+		p.experts = arch.MXFP4
 		return p, nil
 	case "modelopt_fp4":
-		return all(model.NVFP4), nil
+		return all(arch.NVFP4), nil
 	case "modelopt":
 		if q.QuantAlgo == nil {
 			return p, nil // KV-cache-only quantization
 		}
 		switch strings.ToUpper(*q.QuantAlgo) {
 		case "NVFP4":
-			return all(model.NVFP4), nil
+			return all(arch.NVFP4), nil
 		case "FP8":
-			return all(model.FP8), nil
+			return all(arch.FP8), nil
 		case "":
 			return p, nil
 		}
@@ -106,9 +106,9 @@ func (q *rawQuant) plan(file, obj string) (quantPlan, error) {
 		}
 		switch bits {
 		case 4:
-			return all(model.INT4), nil
+			return all(arch.INT4), nil
 		case 8:
-			return all(model.INT8), nil
+			return all(arch.INT8), nil
 		}
 		return p, fmt.Errorf("hf: %s: %s.bits = %d: supported: 4, 8", file, obj, bits)
 	}
@@ -118,11 +118,15 @@ func (q *rawQuant) plan(file, obj string) (quantPlan, error) {
 // Representative module names of each part of a decoder layer, matched against exclusion lists.
 // Only the large projections count: excluding a small one (in_proj_ba, a router) keeps nothing
 // coarse in high precision.
-var (
-	attnProjs   = []string{"q_proj", "k_proj", "v_proj", "o_proj", "qkv_proj", "q_a_proj", "q_b_proj", "kv_a_proj_with_mqa", "kv_b_proj", "in_proj_qkvz", "out_proj"}
-	mlpProjs    = []string{"gate_proj", "up_proj", "down_proj", "gate_up_proj"}
-	expertProjs = []string{"0.gate_proj", "0.up_proj", "0.down_proj", "0.w1", "0.w2", "0.w3", "gate_up_proj", "down_proj"}
-)
+func attnProjs() []string {
+	return []string{"q_proj", "k_proj", "v_proj", "o_proj", "qkv_proj", "q_a_proj", "q_b_proj", "kv_a_proj_with_mqa", "kv_b_proj", "in_proj_qkvz", "out_proj"}
+}
+
+func mlpProjs() []string { return []string{"gate_proj", "up_proj", "down_proj", "gate_up_proj"} }
+
+func expertProjs() []string {
+	return []string{"0.gate_proj", "0.up_proj", "0.down_proj", "0.w1", "0.w2", "0.w3", "gate_up_proj", "down_proj"}
+}
 
 // maxExcludeWork bounds layers x bytes of layer-independent exclusion patterns, so that a hostile
 // list cannot make Parse slow. Real lists are a few layer-independent globs plus any number of
@@ -210,26 +214,26 @@ func (e *excluder) excluded(layer string, prefix string, names []string) bool {
 }
 
 // apply sets the weight formats of layer i.
-func (p *quantPlan) apply(i int, l *layer, base model.DType) {
+func (p *quantPlan) apply(i int, l *layer, base arch.DType) {
 	li := strconv.Itoa(i)
-	pick := func(d model.DType, prefix string, names []string) model.DType {
+	pick := func(d arch.DType, prefix string, names []string) arch.DType {
 		if d == "" || p.ex.excluded(li, prefix, names) {
 			return base
 		}
 		return d
 	}
 	lp := "model.layers." + li + "."
-	l.attn.DType = pick(p.attn, lp+l.attnPrefix+".", attnProjs)
+	l.attn.DType = pick(p.attn, lp+l.attnPrefix+".", attnProjs())
 	switch l.ffn.Kind {
-	case model.FFNDense:
-		l.ffn.DType = pick(p.mlp, lp+"mlp.", mlpProjs)
+	case arch.FFNDense:
+		l.ffn.DType = pick(p.mlp, lp+"mlp.", mlpProjs())
 		l.ffn.ExpertDType = l.ffn.DType
-	case model.FFNMoE:
+	case arch.FFNMoE:
 		l.ffn.DType = base
 		if l.ffn.SharedExperts > 0 {
-			l.ffn.DType = pick(p.mlp, lp+l.moePrefix+"."+l.sharedName+".", mlpProjs)
+			l.ffn.DType = pick(p.mlp, lp+l.moePrefix+"."+l.sharedName+".", mlpProjs())
 		}
-		l.ffn.ExpertDType = pick(p.experts, lp+l.moePrefix+".experts.", expertProjs)
+		l.ffn.ExpertDType = pick(p.experts, lp+l.moePrefix+".experts.", expertProjs())
 	}
 }
 

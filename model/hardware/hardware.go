@@ -1,8 +1,10 @@
-package model
+package hardware
 
 import (
 	"fmt"
 	"strings"
+
+	"github.com/servesim/servesim/model/arch"
 )
 
 // LinkKind is a GPU-to-GPU interconnect family.
@@ -14,7 +16,7 @@ const (
 	LinkXGMI   LinkKind = "xgmi" // AMD Infinity Fabric
 )
 
-// GPU is one accelerator model: published facts only (reference/hardware.md). Peaks are dense
+// GPU is one accelerator model: published facts only (vendor datasheets). Peaks are dense
 // (no 2:4 sparsity). Nothing here is calibrated.
 type GPU struct {
 	Name    string   `toml:"name"`
@@ -54,9 +56,9 @@ func (g *GPU) LinkBytesPerS() float64 { return g.LinkGBps * 1e9 }
 // PeakFLOPS is the dense tensor-core peak, in FLOP/s, for GEMMs whose weights are stored in d.
 // A 4-bit format the GPU does not support natively falls back to its bf16 rate (dequantise, then
 // bf16 MMA); SupportsWeights tells the caller whether that is acceptable.
-func (g *GPU) PeakFLOPS(d DType) float64 {
+func (g *GPU) PeakFLOPS(d arch.DType) float64 {
 	switch d.ComputeClass() {
-	case NVFP4:
+	case arch.NVFP4:
 		if g.FP4TFLOPS > 0 && g.SupportsFP4(d) {
 			return g.FP4TFLOPS * 1e12
 		}
@@ -64,7 +66,7 @@ func (g *GPU) PeakFLOPS(d DType) float64 {
 			return g.FP8TFLOPS * 1e12
 		}
 		return g.BF16TFLOPS * 1e12
-	case FP8:
+	case arch.FP8:
 		if g.FP8TFLOPS > 0 {
 			return g.FP8TFLOPS * 1e12
 		}
@@ -74,7 +76,7 @@ func (g *GPU) PeakFLOPS(d DType) float64 {
 }
 
 // SupportsFP4 reports whether the GPU runs 4-bit format d on tensor cores.
-func (g *GPU) SupportsFP4(d DType) bool {
+func (g *GPU) SupportsFP4(d arch.DType) bool {
 	for _, f := range g.FP4Formats {
 		if f == string(d) {
 			return true
@@ -85,13 +87,13 @@ func (g *GPU) SupportsFP4(d DType) bool {
 
 // SupportsWeights says whether a checkpoint whose weights are stored in d runs natively; if not,
 // the reason.
-func (g *GPU) SupportsWeights(d DType) (bool, string) {
+func (g *GPU) SupportsWeights(d arch.DType) (bool, string) {
 	switch d {
-	case NVFP4, MXFP4:
+	case arch.NVFP4, arch.MXFP4:
 		if !g.SupportsFP4(d) {
 			return false, fmt.Sprintf("%s has no %s tensor cores (it would run only through emulation or dequantisation, whose speed servesim does not invent)", g.Name, d)
 		}
-	case FP8:
+	case arch.FP8:
 		if g.FP8TFLOPS == 0 {
 			return false, fmt.Sprintf("%s has no fp8 tensor cores", g.Name)
 		}
@@ -121,7 +123,7 @@ func (g *GPU) Validate() error {
 		return fmt.Errorf("gpu %q: link = %q: want pcie, nvlink or xgmi", g.Name, g.Link)
 	}
 	for _, f := range g.FP4Formats {
-		if f != string(NVFP4) && f != string(MXFP4) {
+		if f != string(arch.NVFP4) && f != string(arch.MXFP4) {
 			return fmt.Errorf("gpu %q: fp4_formats has %q: want nvfp4 or mxfp4", g.Name, f)
 		}
 	}
@@ -142,8 +144,8 @@ func (g *GPU) Matches(name string) bool {
 	return false
 }
 
-// Hardware is the machine a deployment runs on: Count GPUs of one kind.
-type Hardware struct {
+// Machine is the hardware a deployment runs on: Count GPUs of one kind.
+type Machine struct {
 	GPU   GPU `toml:"gpu"`
 	Count int `toml:"count"`
 }

@@ -1,29 +1,20 @@
-package model
+package hardware
 
 import (
 	"embed"
 	"fmt"
 	"os"
-	"path"
-	"sort"
 	"strings"
 
 	"github.com/servesim/servesim/internal/tomlx"
 )
 
-//go:embed data/gpus.toml data/models/*.toml
+//go:embed data/gpus.toml
 var dataFS embed.FS
 
 // Catalog is the set of GPUs the planner and scenarios can name.
 type Catalog struct {
 	GPUs []GPU `toml:"gpu"`
-}
-
-// decodeStrict decodes TOML and rejects keys the target does not have, naming the first one and
-// its line.
-func decodeStrict(data []byte, name string, v any) error {
-	_, err := tomlx.Decode(data, name, v, "")
-	return err
 }
 
 // BuiltinCatalog returns the embedded GPU catalog.
@@ -42,7 +33,7 @@ func BuiltinCatalog() *Catalog {
 // ParseCatalog reads a [[gpu]] TOML list and validates each entry.
 func ParseCatalog(data []byte, name string) (*Catalog, error) {
 	var c Catalog
-	if err := decodeStrict(data, name, &c); err != nil {
+	if _, err := tomlx.Decode(data, name, &c, ""); err != nil {
 		return nil, err
 	}
 	for i := range c.GPUs {
@@ -100,43 +91,4 @@ func (c *Catalog) Find(name string) (GPU, error) {
 		names[i] = g.Name
 	}
 	return GPU{}, fmt.Errorf("unknown GPU %q (known: %s)", name, strings.Join(names, ", "))
-}
-
-// BuiltinModels lists the names of the embedded model descriptions.
-func BuiltinModels() []string {
-	ents, err := dataFS.ReadDir("data/models")
-	if err != nil {
-		panic(err)
-	}
-	var out []string
-	for _, e := range ents {
-		out = append(out, strings.TrimSuffix(e.Name(), ".toml"))
-	}
-	sort.Strings(out)
-	return out
-}
-
-// ParseArch reads a model description in servesim's TOML form and normalises it.
-func ParseArch(data []byte, name string) (*Arch, error) {
-	var a Arch
-	if err := decodeStrict(data, name, &a); err != nil {
-		return nil, err
-	}
-	if err := a.Normalize(); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	return &a, nil
-}
-
-// BuiltinArch returns an embedded model description by name.
-func BuiltinArch(name string) (*Arch, error) {
-	n := strings.ToLower(strings.TrimSpace(name))
-	// Accept HF-style ids of the built-ins ("nvidia/GLM-5.3-Flash-NVFP4").
-	n = path.Base(n)
-	n = strings.TrimSuffix(n, "-nvfp4")
-	data, err := dataFS.ReadFile("data/models/" + n + ".toml")
-	if err != nil {
-		return nil, fmt.Errorf("unknown built-in model %q (built-in: %s)", name, strings.Join(BuiltinModels(), ", "))
-	}
-	return ParseArch(data, n+".toml")
 }

@@ -1,4 +1,4 @@
-package model
+package cost
 
 // SeqWork is one request's share of an engine step, as the cost model sees it.
 type SeqWork struct {

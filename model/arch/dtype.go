@@ -1,4 +1,4 @@
-package model
+package arch
 
 import (
 	"fmt"
@@ -20,8 +20,11 @@ const (
 	INT4  DType = "int4" // GPTQ/AWQ style, group 128 with bf16 scales
 )
 
-// BytesPerParam is the storage cost of one element, scales included (reference/hardware.md:
-// NVFP4 = 0.5 + 1/16, MXFP4 = 0.5 + 1/32, block-scaled fp8 = 1 + 4/(128*128)).
+// BytesPerParam is the storage cost of one element, scales included: NVFP4 = 0.5 + 1/16 (an fp8
+// E4M3 scale per 16 values, NVIDIA's NVFP4 format as in the Blackwell tensor cores and ModelOpt),
+// MXFP4 = 0.5 + 1/32 (an E8M0 scale per 32 values, OCP Microscaling Formats v1.0), block-scaled fp8
+// = 1 + 4/(128*128) (an fp32 scale per 128x128 block, DeepSeek-V3 technical report section 3.3),
+// int4 = 0.5 + 2/128 (a 16-bit scale per group of 128, GPTQ/AWQ).
 func (d DType) BytesPerParam() float64 {
 	switch d {
 	case FP32:

@@ -1,8 +1,10 @@
-package model
+package deploy
 
 import (
 	"fmt"
 	"strings"
+
+	"github.com/servesim/servesim/model/arch"
 )
 
 // Speculative is vLLM's --speculative-config.
@@ -20,9 +22,9 @@ type Speculative struct {
 // Enabled reports whether speculative decoding is on.
 func (s *Speculative) Enabled() bool { return s.Method != "" && s.NumTokens > 0 }
 
-// EagleFamily reports whether the method drops the last matched prefix-cache block
-// (reference/vllm-engine.md section 4): eagle, eagle3, mtp and dflash need the hidden states
-// before the generation point.
+// EagleFamily reports whether the method drops the last matched prefix-cache block: eagle, eagle3,
+// mtp and dflash need the hidden states before the generation point (vLLM
+// vllm/v1/core/single_type_kv_cache_manager.py, find_longest_cache_hit with use_eagle).
 func (s *Speculative) EagleFamily() bool {
 	switch s.Method {
 	case "eagle", "eagle3", "mtp", "dflash", "deepseek_mtp":
@@ -31,9 +33,9 @@ func (s *Speculative) EagleFamily() bool {
 	return false
 }
 
-// Engine is the vLLM serving configuration: the flags of `vllm serve` that change what the
+// EngineConfig is the vLLM serving configuration: the flags of `vllm serve` that change what the
 // simulation does. Defaults are vLLM's.
-type Engine struct {
+type EngineConfig struct {
 	Name    string `toml:"name"`    // "vllm"
 	Version string `toml:"version"` // informational; calibration is tied to it
 
@@ -69,9 +71,9 @@ type Engine struct {
 	ServedModel      string `toml:"served_model,omitempty"`
 }
 
-// DefaultEngine is vLLM's default configuration for one GPU.
-func DefaultEngine() Engine {
-	return Engine{
+// DefaultEngineConfig is vLLM's default configuration for one GPU.
+func DefaultEngineConfig() EngineConfig {
+	return EngineConfig{
 		Name:                 "vllm",
 		TensorParallel:       1,
 		DataParallel:         1,
@@ -89,18 +91,18 @@ func DefaultEngine() Engine {
 }
 
 // KVDType is the KV-cache storage type.
-func (e *Engine) KVDType() DType {
+func (e *EngineConfig) KVDType() arch.DType {
 	switch strings.ToLower(e.KVCacheDType) {
 	case "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_ds_mla":
-		return FP8
+		return arch.FP8
 	case "fp16", "float16":
-		return FP16
+		return arch.FP16
 	}
-	return BF16
+	return arch.BF16
 }
 
 // SpecTokens is k, the number of speculative tokens (0 when off).
-func (e *Engine) SpecTokens() int {
+func (e *EngineConfig) SpecTokens() int {
 	if !e.Speculative.Enabled() {
 		return 0
 	}
@@ -109,7 +111,7 @@ func (e *Engine) SpecTokens() int {
 
 // EPSize is the number of ranks the routed experts are split over (TP x DP with expert parallel,
 // else 1: experts are then TP-sharded instead).
-func (e *Engine) EPSize() int {
+func (e *EngineConfig) EPSize() int {
 	if !e.ExpertParallel {
 		return 1
 	}
@@ -117,11 +119,11 @@ func (e *Engine) EPSize() int {
 }
 
 // GPUs is the number of GPUs the engine occupies.
-func (e *Engine) GPUs() int { return e.TensorParallel * e.DataParallel * e.PipelineParallel }
+func (e *EngineConfig) GPUs() int { return e.TensorParallel * e.DataParallel * e.PipelineParallel }
 
 // Validate checks each field on its own; Deployment.Validate checks them against the model and
 // hardware. Errors name the field in its TOML spelling.
-func (e *Engine) Validate() error {
+func (e *EngineConfig) Validate() error {
 	pos := func(name string, v int) error {
 		if v <= 0 {
 			return fmt.Errorf("engine.%s = %d: must be a positive integer", name, v)

@@ -1,0 +1,416 @@
+package cost
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/servesim/servesim/model/arch"
+	"github.com/servesim/servesim/model/deploy"
+	"github.com/servesim/servesim/model/hardware"
+	"github.com/servesim/servesim/model/param"
+)
+
+// gemm is a set of weight matrices read once per step and multiplied by M rows.
+type gemm struct {
+	bytes     float64 // weight bytes per GPU
+	params    float64 // weights per GPU (FLOPs = 2 x M x params)
+	peakFLOPS float64 // tensor-core peak of the dtype class, FLOP/s
+}
+
+// moeLayers is a set of identical MoE layers' routed experts.
+type moeLayers struct {
+	layers          float64
+	experts         float64 // E
+	topK            float64 // experts per token
+	perRank         float64 // experts held by one rank (ceil(E/EP), or E when TP-sharded)
+	shard           float64 // fraction of each expert a rank holds (1/TP without EP, else 1)
+	ranks           float64 // EP ranks
+	bytesPerExpert  float64
+	paramsPerExpert float64
+	peakFLOPS       float64
+	zMax            float64 // expected max of `ranks` standard normals
+	logMissPerTok   float64 // log(1 - topK/E)
+}
+
+// attnGroup is a set of identical layers' token mixers prepared for one deployment.
+type attnGroup struct {
+	layers float64
+	cost   arch.LayerCost
+}
+
+// Model turns a step's shape into time on one deployment with one parameter set. Build it
+// with New; it is immutable and safe to share between simulations.
+type Model struct {
+	d                *deploy.Deployment
+	p                param.Values
+	bwBytesPerS      float64 // achieved memory bandwidth (peak x mem_bw_eff)
+	bf16FLOPS        float64 // dense bf16 tensor-core peak
+	fp8FLOPS         float64 // dense fp8 tensor-core peak
+	tp               int
+	dense            []gemm
+	moe              []moeLayers
+	lmHead           gemm
+	attn             []attnGroup
+	roof             arch.Roofline // what the attention kernels run against
+	layers           float64
+	hidden           float64
+	vocab            float64
+	arLatencySeconds float64 // alpha: latency of one all-reduce
+	arSecondsPerByte float64 // beta: seconds per payload byte of one all-reduce
+	// drafter
+	draft            bool
+	k                int
+	draftDense       gemm
+	draftKV          gemm // context K/V projection of new tokens for the drafter
+	draftAttn        []attnGroup
+	draftLayers      float64
+	maxCaptureTokens int
+	graphs           bool
+	async            bool
+}
+
+// expectedMaxNormal is the expected maximum of n independent standard normal variables, tabulated
+// for n = 1, 2, 4, 8, 16, 32 and 64 (Harter, "Expected values of normal order statistics",
+// Biometrika 48, 1961; n = 2 is 1/sqrt(pi)).
+func expectedMaxNormal(n int) float64 {
+	switch {
+	case n <= 1:
+		return 0
+	case n == 2:
+		return 0.5642
+	case n <= 4:
+		return 1.0294
+	case n <= 8:
+		return 1.4236
+	case n <= 16:
+		return 1.7660
+	case n <= 32:
+		return 2.0697
+	}
+	return 2.3419
+}
+
+// New precomputes the per-GPU quantities of d under parameters p.
+func New(d *deploy.Deployment, p param.Values) *Model {
+	g := &d.Hardware.GPU
+	e := &d.Engine
+	c := &Model{d: d, p: p, tp: e.TensorParallel}
+	c.bwBytesPerS = g.BandwidthBytesPerS() * p[param.MemBWEff]
+	c.bf16FLOPS = g.PeakFLOPS(arch.BF16)
+	c.fp8FLOPS = g.PeakFLOPS(arch.FP8)
+	c.hidden = float64(d.Model.Hidden)
+	c.vocab = float64(d.Model.Vocab)
+	c.layers = float64(d.Model.NumLayers())
+	c.dense = denseGEMMs(d.Model, g, c.tp)
+	c.attn = attnFor(d.Model, c.tp, e.KVDType())
+	c.roof = arch.Roofline{BandwidthBytesPerS: c.bwBytesPerS, BF16FLOPS: c.bf16FLOPS, FP8FLOPS: c.fp8FLOPS,
+		AttnEff: p[param.AttnEff], IndexerEff: p[param.IndexerEff], LinearAttnEff: p[param.LinearAttnEff]}
+	ep := e.EPSize()
+	for _, w := range d.Model.WeightSets() {
+		if w.Part != arch.PartRoutedExperts {
+			continue
+		}
+		m := moeLayers{layers: float64(w.Layers), experts: float64(w.Experts), topK: float64(w.ActiveExperts),
+			bytesPerExpert:  float64(w.Params) * w.DType.BytesPerParam(),
+			paramsPerExpert: float64(w.Params), peakFLOPS: g.PeakFLOPS(w.DType)}
+		if ep > 1 {
+			// Expert parallel: each rank holds whole experts (vLLM
+			// vllm/model_executor/layers/fused_moe/layer.py); the busiest rank sets the time.
+			m.ranks = float64(ep)
+			m.perRank = math.Ceil(float64(w.Experts) / float64(ep))
+			m.shard = 1
+			m.zMax = expectedMaxNormal(ep)
+		} else {
+			m.ranks = 1
+			m.perRank = float64(w.Experts)
+			m.shard = 1 / float64(c.tp)
+		}
+		m.logMissPerTok = math.Log1p(-m.topK / m.experts)
+		c.moe = append(c.moe, m)
+	}
+	if !d.Model.SharesTargetEmbeddings {
+		lm := float64(d.Model.Vocab) * c.hidden / float64(c.tp)
+		c.lmHead = gemm{bytes: lm * d.Model.EmbedDType.BytesPerParam(), params: lm, peakFLOPS: g.PeakFLOPS(d.Model.EmbedDType)}
+	}
+	n := float64(c.tp)
+	if c.tp > 1 {
+		// Ring all-reduce over n ranks: 2(n-1) steps, each a link hop, moving 2(n-1)/n of the
+		// payload through every link (Patarasuk and Yuan, "Bandwidth optimal all-reduce algorithms
+		// for clusters of workstations", JPDC 2009; NCCL's ring algorithm).
+		c.arLatencySeconds = p[param.ARLatencyMult] * 2 * (n - 1) * g.LinkLatencyUS * 1e-6
+		c.arSecondsPerByte = 2 * (n - 1) / n / (g.LinkBytesPerS() * p[param.ARBWEff])
+	}
+	if d.Drafter != nil && e.Speculative.Enabled() {
+		c.draft = true
+		c.k = e.SpecTokens()
+		var b, prm float64
+		for _, x := range denseGEMMs(d.Drafter, g, c.tp) {
+			b += x.bytes
+			prm += x.params
+		}
+		c.draftDense = gemm{bytes: b, params: prm, peakFLOPS: c.bf16FLOPS}
+		dkv := arch.BF16
+		c.draftAttn = attnFor(d.Drafter, c.tp, dkv)
+		// The drafter's context K/V projections (on the target's hidden width, which the drafter
+		// shares), applied to every new context token.
+		var kvp float64
+		for _, lg := range d.Drafter.Layers {
+			kvp += float64(lg.Count) * float64(lg.Attn.Mixer().KVProjParams(d.Model.Hidden)) / n
+		}
+		c.draftKV = gemm{bytes: kvp * 2, params: kvp, peakFLOPS: c.bf16FLOPS}
+		c.draftLayers = float64(d.Drafter.NumLayers())
+	} else if e.Speculative.Enabled() {
+		c.k = e.SpecTokens()
+	}
+	c.graphs = !e.EnforceEager
+	c.maxCaptureTokens = e.MaxCaptureSize
+	c.async = e.AsyncScheduling
+	return c
+}
+
+// Params returns the parameters the model was built with.
+func (c *Model) Params() *param.Values { return &c.p }
+
+// Deployment returns the deployment the model was built for.
+func (c *Model) Deployment() *deploy.Deployment { return c.d }
+
+// denseGEMMs groups a model's non-expert weights by dtype, in the order of Arch.WeightSets:
+// attention projections, dense MLPs and shared experts split over tp ranks, routers and small
+// per-layer weights whole on every rank.
+func denseGEMMs(a *arch.Arch, g *hardware.GPU, tp int) []gemm {
+	by := map[arch.DType]*gemm{}
+	var order []arch.DType
+	add := func(dt arch.DType, params float64) {
+		x, ok := by[dt]
+		if !ok {
+			x = &gemm{peakFLOPS: g.PeakFLOPS(dt)}
+			by[dt] = x
+			order = append(order, dt)
+		}
+		x.params += params
+		x.bytes += params * dt.BytesPerParam()
+	}
+	t := float64(tp)
+	for _, w := range a.WeightSets() {
+		switch w.Part {
+		case arch.PartRoutedExperts, arch.PartEmbedding, arch.PartLMHead:
+			continue
+		}
+		params := float64(w.Layers) * float64(w.Params)
+		if !w.Replicated() {
+			params /= t
+		}
+		add(w.DType, params)
+	}
+	out := make([]gemm, 0, len(order))
+	for _, dt := range order {
+		out = append(out, *by[dt])
+	}
+	return out
+}
+
+// attnFor prepares every layer group's token mixer for tp ranks and a cache in kv.
+func attnFor(a *arch.Arch, tp int, kv arch.DType) []attnGroup {
+	out := make([]attnGroup, len(a.Layers))
+	for i, lg := range a.Layers {
+		out[i] = attnGroup{layers: float64(lg.Count), cost: lg.Attn.Mixer().Prepare(tp, kv)}
+	}
+	return out
+}
+
+// gemmEff is the achieved fraction of the tensor-core peak for a GEMM of m rows: gemm_eff at large
+// m, half of it at m = gemm_half_m (a saturating fit of small-M GEMM efficiency; both calibrated).
+func (c *Model) gemmEff(m float64) float64 {
+	return c.p[param.GEMMEff] * m / (m + c.p[param.GEMMHalfM])
+}
+
+// gemmTime is the roofline time of a GEMM set with m rows (Williams, Waterman and Patterson,
+// "Roofline", CACM 2009): max(weight bytes / bandwidth, 2 m params / (peak x gemmEff(m))),
+// attributed to weights or compute, whichever binds, or all of it to into.
+func (c *Model) gemmTime(x gemm, m float64, st *StepCost, into Term) {
+	if x.bytes == 0 || m <= 0 {
+		return
+	}
+	eff := c.gemmEff(m)
+	bytesSeconds := x.bytes / c.bwBytesPerS
+	flopsSeconds := 2 * m * x.params / (x.peakFLOPS * eff)
+	switch {
+	case into != TermWeights:
+		st.Seconds[into] += math.Max(bytesSeconds, flopsSeconds)
+	case bytesSeconds >= flopsSeconds:
+		st.Seconds[TermWeights] += bytesSeconds
+	default:
+		st.Seconds[TermCompute] += flopsSeconds
+	}
+}
+
+// moeTime adds the routed-expert time for t tokens. Each token picks top_k of E experts; with
+// routing taken as uniform, an expert is touched with probability p = 1 - (1 - k/E)^t, so a rank
+// holding R experts reads on average R p of them (binomial, sd sqrt(R p (1 - p))). The busiest of
+// the EP ranks reads about mean + zMax x sd (normal approximation, zMax the expected maximum of EP
+// standard normals), at most R. Its GEMMs run t k / (E p) rows per touched expert.
+func (c *Model) moeTime(t float64, st *StepCost) {
+	for i := range c.moe {
+		m := &c.moe[i]
+		pTouch := -math.Expm1(t * m.logMissPerTok)
+		mean := m.perRank * pTouch
+		sd := math.Sqrt(m.perRank * pTouch * (1 - pTouch))
+		loaded := math.Min(m.perRank, mean+m.zMax*sd)
+		bytes := loaded * m.bytesPerExpert * m.shard
+		// Rows per touched expert, and the busiest rank's FLOPs.
+		rows := t * m.topK / (m.experts * math.Max(pTouch, 1e-12))
+		flops := 2 * rows * loaded * m.paramsPerExpert * m.shard
+		eff := c.gemmEff(rows)
+		bytesSeconds := bytes / c.bwBytesPerS * m.layers
+		flopsSeconds := flops / (m.peakFLOPS * eff) * m.layers
+		if bytesSeconds >= flopsSeconds {
+			st.Seconds[TermWeights] += bytesSeconds
+		} else {
+			st.Seconds[TermCompute] += flopsSeconds
+		}
+	}
+}
+
+// attnTime adds one request's work on every layer group (each kind's formula is in its own file
+// of package arch): indexer and attention time into term, recurrent-state time into stateTerm.
+func (c *Model) attnTime(groups []attnGroup, w SeqWork, st *StepCost, term, stateTerm Term) {
+	for _, g := range groups {
+		sec := g.cost.Seconds(&c.roof, w.Start, w.Tokens, w.Decode)
+		st.Seconds[term] += (sec.Indexer + sec.Attention) * g.layers
+		st.Seconds[stateTerm] += sec.State * g.layers
+	}
+}
+
+// gatherSeconds is the time to collect bytes spread evenly over the TP ranks onto every rank.
+func (c *Model) gatherSeconds(bytes float64) float64 {
+	if c.tp <= 1 || bytes <= 0 {
+		return 0
+	}
+	// A ring all-gather moves (n-1)/n of the payload through each link: half an all-reduce.
+	return c.arLatencySeconds/2 + bytes*c.arSecondsPerByte/2
+}
+
+// allReduceSeconds is the time of count all-reduces of rows x hidden bf16 values: alpha + bytes x
+// beta each.
+func (c *Model) allReduceSeconds(rows, count float64) float64 {
+	if c.tp <= 1 || rows <= 0 {
+		return 0
+	}
+	return count * (c.arLatencySeconds + rows*c.hidden*2*c.arSecondsPerByte)
+}
+
+// padTokens is the CUDA-graph size a uniform decode batch of n tokens runs at: vLLM captures 1, 2,
+// 4 and then every multiple of 8 up to max_cudagraph_capture_size (vLLM vllm/config/compilation.py,
+// cudagraph_capture_sizes); larger batches run without a graph.
+func (c *Model) padTokens(n int) int {
+	if !c.graphs || n > c.maxCaptureTokens {
+		return n
+	}
+	if n <= 8 {
+		for _, s := range [...]int{1, 2, 4, 8} {
+			if n <= s {
+				return s
+			}
+		}
+	}
+	return (n + 7) / 8 * 8
+}
+
+// tokenTerms adds the terms that scale with the number of rows run through the model.
+func (c *Model) tokenTerms(t float64, logits float64, st *StepCost) {
+	for _, x := range c.dense {
+		c.gemmTime(x, t, st, TermWeights)
+	}
+	c.moeTime(t, st)
+	c.gemmTime(c.lmHead, logits, st, TermWeights)
+	// The vocab-parallel lm_head's fp32 logits are gathered across the TP ranks before sampling
+	// (vLLM vllm/model_executor/layers/logits_processor.py).
+	st.Seconds[TermAllReduce] += c.gatherSeconds(logits * c.vocab * 4)
+	// Elementwise traffic (norms, activations, residuals, routing): memory-bound.
+	st.Seconds[TermCompute] += c.p[param.ActPasses] * t * c.hidden * 2 * c.layers / c.bwBytesPerS
+	// Two all-reduces per layer, after attention and after the MLP (Shoeybi et al.,
+	// "Megatron-LM", 2019).
+	st.Seconds[TermAllReduce] += c.allReduceSeconds(t, 2*c.layers)
+}
+
+// Step returns the time of one engine step.
+func (c *Model) Step(s *StepShape) StepCost {
+	var st StepCost
+	if len(s.Seqs) == 0 {
+		return st
+	}
+	t := float64(s.Tokens)
+	// Logit rows: every verified position of decode entries, one row per other emitting entry
+	// (vLLM vllm/v1/sample/rejection_sampler.py verifies every draft position).
+	logits := float64(s.DecodeTokens + s.EmitSeqs - s.DecodeSeqs)
+	c.tokenTerms(t, logits, &st)
+	if s.UniformDecode() {
+		if pt := c.padTokens(s.Tokens); pt != s.Tokens {
+			var pad StepCost
+			c.tokenTerms(float64(pt), logits, &pad)
+			var base StepCost
+			c.tokenTerms(t, logits, &base)
+			for i := range pad.Seconds {
+				st.Seconds[TermPadding] += pad.Seconds[i] - base.Seconds[i]
+			}
+		}
+	}
+	for _, w := range s.Seqs {
+		c.attnTime(c.attn, w, &st, TermAttention, TermState)
+	}
+	if c.draft && s.EmitSeqs > 0 {
+		c.drafterTime(s, &st)
+	}
+	st.Seconds[TermOverhead] += c.p[param.StepOverheadUS] * 1e-6
+	for _, v := range st.Seconds {
+		st.GPUSeconds += v
+	}
+	st.CPUSeconds = (c.p[param.CPUStepUS] + c.p[param.CPUPerReqUS]*float64(len(s.Seqs))) * 1e-6
+	// Async scheduling prepares step n+1 on the CPU while the GPU runs step n, so a step takes the
+	// longer of the two (vLLM vllm/v1/core/sched/async_scheduler.py); otherwise they add.
+	if c.async {
+		if st.CPUSeconds > st.GPUSeconds {
+			st.Seconds[TermOverhead] += st.CPUSeconds - st.GPUSeconds
+			st.TotalSeconds = st.CPUSeconds
+		} else {
+			st.TotalSeconds = st.GPUSeconds
+		}
+	} else {
+		st.Seconds[TermOverhead] += st.CPUSeconds
+		st.TotalSeconds = st.GPUSeconds + st.CPUSeconds
+	}
+	return st
+}
+
+// drafterTime adds the DFlash drafter pass: context K/V for every new token, then one forward
+// over 1 + k query positions per emitting request, and k draft logits per request.
+func (c *Model) drafterTime(s *StepShape, st *StepCost) {
+	var d StepCost
+	q := float64(s.EmitSeqs * (1 + c.k))
+	c.gemmTime(c.draftKV, float64(s.Tokens), &d, TermDrafter)
+	c.gemmTime(c.draftDense, q, &d, TermDrafter)
+	c.gemmTime(c.lmHead, float64(s.EmitSeqs*c.k), &d, TermDrafter)
+	d.Seconds[TermDrafter] += c.gatherSeconds(float64(s.EmitSeqs*c.k) * c.vocab * 4)
+	d.Seconds[TermDrafter] += c.allReduceSeconds(q, 2*c.draftLayers)
+	for _, w := range s.Seqs {
+		if !w.Emits {
+			continue
+		}
+		c.attnTime(c.draftAttn, SeqWork{Start: w.Start + w.Tokens, Tokens: 1 + c.k, Decode: true}, &d, TermDrafter, TermDrafter)
+	}
+	for _, v := range d.Seconds {
+		st.Seconds[TermDrafter] += v
+	}
+}
+
+// TokensPerStep is the expected tokens a decoding request emits per step (tau).
+func (c *Model) TokensPerStep() float64 { return c.p.MeanEmitted(c.k) }
+
+// FrontendSeconds is the API-server time before a prompt of n tokens reaches the engine.
+func (c *Model) FrontendSeconds(n int) float64 {
+	return c.p[param.FrontendUSPerTok]*1e-6*float64(n) + c.p[param.FrontendMSPerReq]*1e-3
+}
+
+func (c *Model) String() string {
+	return fmt.Sprintf("cost model: %s on %d x %s", c.d.Model.Name, c.d.Hardware.Count, c.d.Hardware.GPU.Name)
+}

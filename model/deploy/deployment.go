@@ -1,0 +1,61 @@
+package deploy
+
+import (
+	"fmt"
+
+	"github.com/servesim/servesim/model/arch"
+	"github.com/servesim/servesim/model/hardware"
+)
+
+// Deployment is a model served by an engine on hardware: what the memory and step-time models
+// need. Drafter is the separate draft model for speculative decoding (nil when the method uses
+// the target itself, such as ngram, or when speculation is off).
+type Deployment struct {
+	Model    *arch.Arch
+	Drafter  *arch.Arch
+	Hardware hardware.Machine
+	Engine   EngineConfig
+}
+
+// Validate checks the deployment as a whole, with the numbers in the message.
+func (d *Deployment) Validate() error {
+	e := &d.Engine
+	if err := e.Validate(); err != nil {
+		return err
+	}
+	if err := d.Hardware.GPU.Validate(); err != nil {
+		return err
+	}
+	if d.Hardware.Count <= 0 {
+		return fmt.Errorf("hardware.count = %d: must be a positive integer", d.Hardware.Count)
+	}
+	if e.GPUs() != d.Hardware.Count {
+		return fmt.Errorf("engine uses tensor_parallel_size %d x data_parallel_size %d = %d GPUs but hardware.count = %d", e.TensorParallel, e.DataParallel, e.GPUs(), d.Hardware.Count)
+	}
+	if e.DataParallel != 1 {
+		return fmt.Errorf("engine.data_parallel_size = %d: only 1 is simulated as one engine (run DP replicas as separate deployments)", e.DataParallel)
+	}
+	tp := e.TensorParallel
+	for i, g := range d.Model.Layers {
+		if heads := g.Attn.Mixer().ShardedHeads(); heads%tp != 0 {
+			return fmt.Errorf("engine.tensor_parallel_size = %d does not divide the %d attention heads of model %q layers[%d]", tp, heads, d.Model.Name, i)
+		}
+		if g.FFN.Kind == arch.FFNMoE && e.ExpertParallel && g.FFN.Experts%e.EPSize() != 0 {
+			return fmt.Errorf("expert parallel size %d does not divide the %d experts of model %q layers[%d]", e.EPSize(), g.FFN.Experts, d.Model.Name, i)
+		}
+	}
+	for _, a := range []*arch.Arch{d.Model, d.Drafter} {
+		if a == nil {
+			continue
+		}
+		for _, dt := range a.WeightDTypes() {
+			if ok, why := d.Hardware.GPU.SupportsWeights(dt); !ok {
+				return fmt.Errorf("model %q stores weights in %s: %s", a.Name, dt, why)
+			}
+		}
+	}
+	if d.Engine.Speculative.Enabled() && d.Engine.Speculative.Method != "ngram" && d.Drafter == nil {
+		return fmt.Errorf("engine.speculative.method = %q needs a draft model description (speculative.model = %q is not known)", e.Speculative.Method, e.Speculative.Model)
+	}
+	return nil
+}

@@ -1,0 +1,32 @@
+// Package param is the table of named, bounded parameters of servesim's memory and step-time
+// models: every performance constant that is not a published fact, with a unit, a prior (default),
+// bounds, a one-line physical meaning and the cost or memory term that uses it. Calibration moves
+// these values and nothing else.
+//
+// Reading order: param.go (the IDs, the definitions, Values and the acceptance helpers).
+//
+// Main types:
+//
+//	ID       names one parameter (MemBWEff, GEMMEff, AcceptP1, ...); ID.Def returns its definition
+//	Def      name (the TOML key), unit, prior, bounds, meaning, term, and whether it is fitted in log space
+//	Values   one value per ID; Priors, Validate, Set/Map by name, AcceptanceCDF, MeanEmitted
+//
+// The definitions are immutable: the table is built afresh by every call (there is no
+// package-level variable), so Defs and ID.Def hand out copies.
+//
+// # Determinism
+//
+// Pure functions on values; no goroutines, no global mutable state, no randomness.
+//
+// # Formulas
+//
+// Speculative acceptance: with k draft tokens, a conditional acceptance p_i = accept_p1 x
+// accept_decay^(i-1) at draft position i, the unconditional rate P(accepted >= i) = prod_{j<=i} p_j
+// (the per-position rates vLLM reports, vllm/v1/spec_decode/metrics.py), and the expected tokens a
+// request emits per step
+//
+//	tau = 1 + sum_{i=1..k} P(accepted >= i)
+//
+// which for a constant p is (1 - p^(k+1)) / (1 - p) (Leviathan, Kalman and Matias, "Fast Inference
+// from Transformers via Speculative Decoding", ICML 2023, eq. 1).
+package param
