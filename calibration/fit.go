@@ -29,6 +29,10 @@ type Problem struct {
 	Free []param.ID
 	// Train selects the training cells; the empty filter trains on every cell.
 	Train Filter
+	// Exclude lists measured cells the fit neither trains on nor judges: measurement outliers
+	// such as a first-use warm-up no model of the steady engine should chase. A cell matching
+	// any of the filters is excluded; Report.Excluded gives the errors on them.
+	Exclude []Filter
 	// KVTokens, when positive, is a measured kv_cache_size_tokens: the memory terms are fitted to
 	// reproduce it.
 	KVTokens int
@@ -74,11 +78,26 @@ type Result struct {
 	Elapsed    time.Duration
 }
 
+// excluded reports whether the cell matches one of the exclusion filters.
+func (p *Problem) excluded(c *matrix.Cell) bool {
+	for i := range p.Exclude {
+		if p.Exclude[i].Match(c) {
+			return true
+		}
+	}
+	return false
+}
+
+// trains reports whether the cell is a training cell: selected by Train and not excluded.
+func (p *Problem) trains(c *matrix.Cell) bool { return p.Train.Match(c) && !p.excluded(c) }
+
 // DefaultFree chooses the parameters a fit moves for a deployment and a training set: the
 // step-time efficiencies and overheads that the measurements can see. Memory terms are fitted
-// only when a measured kv_cache_size_tokens pins them (one term: non_torch_gib); acceptance only
-// with speculative decoding; all-reduce only with TP > 1; the linear-attention scan only for
-// hybrid models. CPU scheduling time is hidden by async scheduling and left at its prior.
+// only when a measured kv_cache_size_tokens pins them (one term: non_torch_gib); the routing
+// concentration only for MoE models; acceptance (its level within the band of accept_tau, its
+// shape, and its change along an output) only with speculative decoding; all-reduce only with TP
+// > 1; the linear-attention scan only for hybrid models. CPU scheduling time is hidden by async
+// scheduling and left at its prior.
 func DefaultFree(p *Problem) []param.ID {
 	d := p.Deployment
 	free := []param.ID{param.MemBWEff, param.GEMMEff, param.GEMMHalfM, param.AttnEff, param.ActPasses, param.StepOverheadUS, param.FrontendUSPerTok, param.FrontendMSPerReq}
@@ -94,8 +113,11 @@ func DefaultFree(p *Problem) []param.ID {
 	if d.Engine.TensorParallel > 1 {
 		free = append(free, param.ARLatencyMult, param.ARBWEff)
 	}
+	if d.Model.IsMoE() {
+		free = append(free, param.RoutingAlpha)
+	}
 	if d.Engine.Speculative.Enabled() {
-		free = append(free, param.AcceptP1, param.AcceptDecay)
+		free = append(free, param.AcceptTau, param.AcceptDecay, param.AcceptLateRatio, param.AcceptSwitchTokens)
 	}
 	if !d.Engine.AsyncScheduling {
 		free = append(free, param.CPUStepUS, param.CPUPerReqUS)
@@ -110,7 +132,7 @@ func DefaultFree(p *Problem) []param.ID {
 const DefaultStarts = 4
 
 // MaxFree is the largest number of fitted parameters allowed.
-const MaxFree = 16
+const MaxFree = 24
 
 // ErrNoTrainingCells is returned when the filter leaves nothing to fit.
 var ErrNoTrainingCells = errors.New("the training filter selects no measured cells")
@@ -259,17 +281,30 @@ func Fit(p *Problem, s *Settings) (*Result, error) {
 				if !math.IsNaN(se) && !math.IsInf(se, 0) {
 					pe.StdErr = se
 				}
-				span := d.Hi - d.Lo
-				pe.AtBound = res.Params[i] <= d.Lo+0.01*span || res.Params[i] >= d.Hi-0.01*span
+				// Within 1 % of the range from a bound, in the coordinates the fit moves the
+				// parameter in (log for scale parameters).
+				g := func(v float64) float64 { return v }
+				if d.Log {
+					g = math.Log
+				}
+				lo, hi, v := g(d.Lo), g(d.Hi), g(res.Params[i])
+				pe.AtBound = v <= lo+0.01*(hi-lo) || v >= hi-0.01*(hi-lo)
 			}
 		}
 		rep.Parameters[d.Name] = pe
 	}
-	rep.Train = CellErrors(res.Predicted, p.Measured, p.Train.Match)
+	rep.Train = CellErrors(res.Predicted, p.Measured, p.trains)
 	rep.TrainFilter = p.Train.String()
 	if !p.Train.Empty() {
-		t := CellErrors(res.Predicted, p.Measured, func(c *matrix.Cell) bool { return !p.Train.Match(c) })
+		t := CellErrors(res.Predicted, p.Measured, func(c *matrix.Cell) bool { return !p.Train.Match(c) && !p.excluded(c) })
 		rep.Test = &t
+	}
+	if len(p.Exclude) > 0 {
+		x := CellErrors(res.Predicted, p.Measured, p.excluded)
+		rep.Excluded = &x
+		for i := range p.Exclude {
+			rep.ExcludeFilters = append(rep.ExcludeFilters, p.Exclude[i].String())
+		}
 	}
 	rep.Worst = worstCells(res.Comparison, 8)
 	rep.Loss = bestLoss
