@@ -62,7 +62,7 @@ func newEvaluator(p *Problem, w Weights, workers int) *evaluator {
 	for _, c := range p.Measured.Cells() {
 		c := c
 		e.measured[c.Key()] = &c
-		if p.Train.Match(&c) {
+		if p.trains(&c) {
 			e.train = append(e.train, c.Key())
 		}
 	}

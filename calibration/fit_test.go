@@ -65,7 +65,7 @@ func TestFitRecoversKnownParameters(t *testing.T) {
 	prob, _ := smallProblem(t)
 	truth := param.Priors()
 	truth[param.MemBWEff] = 0.68
-	truth[param.AcceptP1] = 0.86
+	truth[param.AcceptTau] = 2.65
 	srv, err := sim.NewServer(prob.Deployment, truth)
 	if err != nil {
 		t.Fatal(err)
@@ -75,7 +75,7 @@ func TestFitRecoversKnownParameters(t *testing.T) {
 		t.Fatal(err)
 	}
 	prob.Measured = res.Matrix
-	prob.Free = []param.ID{param.MemBWEff, param.AcceptP1}
+	prob.Free = []param.ID{param.MemBWEff, param.AcceptTau}
 	// Maximum likelihood (no pull toward the priors), so the truth is the optimum.
 	w := DefaultWeights()
 	w.Prior = 0
@@ -84,7 +84,7 @@ func TestFitRecoversKnownParameters(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Same simulator and seed: the optimum is the truth up to the acceptance draws' response to
-	// the parameters; 2 % is far tighter than the 18 % and 15 % the priors start from.
+	// the parameters; 2 % is far tighter than the 15 % and 8 % the priors start from.
 	for _, id := range prob.Free {
 		got, want := fit.Params[id], truth[id]
 		if math.Abs(got-want) > 0.02*want {
@@ -225,13 +225,13 @@ func TestShippedCalibrationReproduces(t *testing.T) {
 
 func ExampleFit() {
 	prob, srv := smallProblem(nil)
-	// Measurements made at a known acceptance rate; the fit starts from the prior (0.75).
+	// Measurements made at a known mean acceptance length; the fit starts from the prior (2.45).
 	truth := param.Priors()
-	truth[param.AcceptP1] = 0.85
+	truth[param.AcceptTau] = 2.6
 	srv, _ = sim.NewServer(prob.Deployment, truth)
 	res, _ := bench.RunMatrix(srv, prob.Protocol, bench.Options{Seed: prob.Seed})
 	prob.Measured = res.Matrix
-	prob.Free = []param.ID{param.AcceptP1}
+	prob.Free = []param.ID{param.AcceptTau}
 	w := DefaultWeights()
 	w.Prior = 0 // maximum likelihood: no pull toward the prior
 	fit, err := Fit(prob, &Settings{Starts: 1, Seed: 1, Weights: &w})
@@ -239,8 +239,8 @@ func ExampleFit() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Printf("accept_p1 = %.2f; statuses %d/%d\n", fit.Params[param.AcceptP1], fit.Report.Train.StatusMatched, fit.Report.Train.StatusCells)
-	// Output: accept_p1 = 0.85; statuses 4/4
+	fmt.Printf("accept_tau = %.2f; statuses %d/%d\n", fit.Params[param.AcceptTau], fit.Report.Train.StatusMatched, fit.Report.Train.StatusCells)
+	// Output: accept_tau = 2.60; statuses 4/4
 }
 
 // TestFitIndependentOfWorkers: the same problem and seed give identical parameters whether the
@@ -252,7 +252,7 @@ func TestFitIndependentOfWorkers(t *testing.T) {
 		t.Fatal(err)
 	}
 	prob.Measured = res.Matrix
-	prob.Free = []param.ID{param.MemBWEff, param.AcceptP1, param.FrontendMSPerReq}
+	prob.Free = []param.ID{param.MemBWEff, param.AcceptTau, param.FrontendMSPerReq}
 	var got []param.Values
 	for _, w := range []int{1, 3} {
 		fit, err := Fit(prob, &Settings{Starts: 2, MaxIter: 3, Seed: 9, Workers: w})

@@ -54,6 +54,14 @@ type ModelSpec struct {
 	Drafter string `toml:"drafter,omitempty"`
 }
 
+// FitSpec is what a fit of the scenario's measured matrix should know about it.
+type FitSpec struct {
+	// Exclude lists cell filters (servesim fit --train syntax, e.g. "phase=prefill,context=16K")
+	// of measured cells the fit neither trains on nor judges: measurement outliers, each with its
+	// reason in a comment. servesim fit --exclude replaces the list.
+	Exclude []string `toml:"exclude,omitempty"`
+}
+
 // Scenario is everything a run needs. Defaults, then TOML, then flags, then Validate.
 type Scenario struct {
 	Name     string              `toml:"name"`
@@ -65,6 +73,8 @@ type Scenario struct {
 	Params   map[string]float64  `toml:"params,omitempty"`
 	// ParamsFile is a calibrated parameter file to start from (before Params overrides).
 	ParamsFile string `toml:"params_file,omitempty"`
+	// Fit holds the calibration settings that belong to the scenario's measurement.
+	Fit FitSpec `toml:"fit,omitempty"`
 
 	// dir is the directory relative paths resolve against.
 	dir string

@@ -28,6 +28,9 @@ worker goroutines; each one is single-threaded and seeded, so a fit is reproduci
 --cv runs the standard splits: concurrency (train C <= 8, test C >= 16), context (train <= 64K,
 test >= 128K) and 5-fold by cell.
 
+--exclude FILTER leaves measured outliers out of training and judging (reported apart); the seed
+scenario excludes its 16K prefill row, a first-use outlier ([fit] exclude in 'servesim config').
+
 The measured matrix comes from --measured (the benchmark's published text page, servesim CSV, or
 JSON); the embedded seed is the default for the seed scenario.`,
 		Setup: func(fs *pflag.FlagSet, e *env) func([]string) error {
@@ -36,6 +39,7 @@ JSON); the embedded seed is the default for the seed scenario.`,
 			measured := fs.String("measured", "", "measured matrix `file` (default: the embedded seed for the seed scenario)")
 			kvTokens := fs.Int("kv-tokens", 0, "measured kv_cache_size_tokens `N` (vLLM's \"GPU KV cache size: N tokens\"); pins the memory terms")
 			train := fs.String("train", "", "training cells `filter`; the others are test cells (default: all)")
+			exclude := fs.StringArray("exclude", nil, "measured cells the fit neither trains on nor judges, a `filter` like --train's (repeatable; 'none' for no exclusion); default: the scenario's [fit] exclude")
 			cv := fs.Bool("cv", false, "also run the standard cross-validation splits")
 			paramsOut := fs.String("out", "", "write the fitted parameters to `file` (TOML, loadable with --params)")
 			reportOut := fs.String("report", "", "write the JSON report to `file`")
@@ -90,6 +94,20 @@ JSON); the embedded seed is the default for the seed scenario.`,
 				}
 				prob := &calibration.Problem{Deployment: r.Deployment, Protocol: &r.Scenario.Protocol, Measured: meas,
 					Base: r.Params, Train: flt, KVTokens: *kvTokens, Seed: r.Scenario.Seed}
+				excl, src := r.Scenario.Fit.Exclude, "scenario [fit] exclude"
+				if fs.Changed("exclude") {
+					excl, src = *exclude, "--exclude"
+				}
+				for _, x := range excl {
+					if strings.TrimSpace(x) == "none" {
+						continue
+					}
+					f, err := calibration.ParseFilter(x)
+					if err != nil {
+						return usagef("%s: %v", src, err)
+					}
+					prob.Exclude = append(prob.Exclude, f)
+				}
 				if *free != "" {
 					for _, n := range strings.Split(*free, ",") {
 						id, ok := param.ByName(strings.TrimSpace(n))

@@ -21,6 +21,8 @@ type scenarioFlags struct {
 	uncalibrated bool
 	vllmCmd      string
 	seed         int64
+	// readyTimeoutS >= 0 replaces the protocol's ready_timeout_s (0: the tool's default by context).
+	readyTimeoutS float64
 	// vllmWords, when set, is a launch command already split into words (import's positional
 	// arguments); it takes the place of --vllm-cmd.
 	vllmWords []string
@@ -32,6 +34,7 @@ func (f *scenarioFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.uncalibrated, "uncalibrated", false, "use the physical priors, ignoring every calibration")
 	fs.StringVar(&f.vllmCmd, "vllm-cmd", "", "a `vllm serve ...` launch command whose flags replace the scenario's engine section")
 	fs.Int64Var(&f.seed, "seed", -1, "random seed for speculative acceptance (default: the scenario's)")
+	fs.Float64Var(&f.readyTimeoutS, "ready-timeout-s", -1, "the benchmark's readiness timeout in `seconds` for every context; 0: the tool's default by context (60 s below 64K, 120 s below 128K, 180 s from 128K) (default: the scenario's protocol.ready_timeout_s)")
 }
 
 // isSeed reports whether the run uses the embedded seed scenario unchanged.
@@ -70,6 +73,12 @@ func (f *scenarioFlags) load(stderr io.Writer) (*scenario.Resolved, error) {
 	}
 	if f.seed >= 0 {
 		s.Seed = uint64(f.seed)
+	}
+	if f.readyTimeoutS >= 0 {
+		s.Protocol.ReadyTimeoutS = f.readyTimeoutS
+		if err := s.Protocol.Validate(); err != nil {
+			return nil, usagef("--ready-timeout-s: %v", err)
+		}
 	}
 	return s.Resolve(scenario.ResolveOptions{ParamsFile: f.params, Uncalibrated: f.uncalibrated})
 }
