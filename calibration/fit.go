@@ -128,6 +128,10 @@ func DefaultFree(p *Problem) []param.ID {
 	return free
 }
 
+// ScanPoints is the grid a scanned parameter (param.Def.Scan) is chosen on: evenly spaced in the
+// fit's coordinates (t in (0, 1) of the log or linear range), ScanPoints of them.
+const ScanPoints = 48
+
 // DefaultStarts is the number of seeded starting points of a fit by default.
 const DefaultStarts = 4
 
@@ -202,6 +206,57 @@ func Fit(p *Problem, s *Settings) (*Result, error) {
 	}
 	rng := rand.New(rand.NewPCG(st.Seed, 0x666974))
 	u0 := vc.toU(p.Base)
+	// Scanned parameters (param.Def.Scan) set an integer, so the loss is piecewise constant in
+	// them and finite differences cannot see across a step: they are chosen on a grid, and the
+	// gradient methods move the others.
+	var scanIdx, stepIdx []int
+	for j, id := range free {
+		if id.Def().Scan {
+			scanIdx = append(scanIdx, j)
+		} else {
+			stepIdx = append(stepIdx, j)
+		}
+	}
+	if len(stepIdx) == 0 {
+		return nil, fmt.Errorf("every free parameter is scanned (%v): at least one must be continuous", free)
+	}
+	// sub keeps the stepped coordinates of a full vector; full puts them back into a copy of at.
+	sub := func(u []float64) []float64 {
+		out := make([]float64, len(stepIdx))
+		for i, j := range stepIdx {
+			out[i] = u[j]
+		}
+		return out
+	}
+	full := func(v, at []float64) []float64 {
+		out := append([]float64(nil), at...)
+		for i, j := range stepIdx {
+			out[j] = v[i]
+		}
+		return out
+	}
+	scan := func(u []float64, stage string) ([]float64, float64) {
+		u = append([]float64(nil), u...)
+		loss := math.NaN()
+		for _, j := range scanIdx {
+			cand := make([][]float64, ScanPoints)
+			for i := range cand {
+				t := (float64(i) + 0.5) / ScanPoints
+				cand[i] = append([]float64(nil), u...)
+				cand[i][j] = math.Log(t / (1 - t))
+			}
+			rs := resid(cand)
+			best := 0
+			for i := range rs {
+				if sumSq(rs[i]) < sumSq(rs[best]) {
+					best = i
+				}
+			}
+			u, loss = cand[best], sumSq(rs[best])
+			progress(stage, loss)
+		}
+		return u, loss
+	}
 	// Every start gets a few iterations; the best one then runs to convergence.
 	type run struct {
 		u    []float64
@@ -210,17 +265,31 @@ func Fit(p *Problem, s *Settings) (*Result, error) {
 		why  string
 	}
 	optimise := func(u []float64, iters int, stage string) (run, error) {
-		var r run
+		r := run{u: u}
 		var err error
+		residSub := func(vs [][]float64) [][]float64 {
+			us := make([][]float64, len(vs))
+			for i, v := range vs {
+				us[i] = full(v, u)
+			}
+			return resid(us)
+		}
+		var v []float64
 		switch st.Method {
 		case "lm":
-			r.u, r.loss, r.conv, r.why = levenbergMarquardt(u, resid, st.Step, iters, func(l float64) { progress(stage, l) })
+			v, r.loss, r.conv, r.why = levenbergMarquardt(sub(u), residSub, st.Step, iters, func(l float64) { progress(stage, l) })
 		case "bfgs", "nelder-mead":
-			r.u, r.loss, r.conv, r.why, err = gonumMinimize(st.Method, u, resid, st.Step, iters, func(l float64) { progress(stage, l) })
+			v, r.loss, r.conv, r.why, err = gonumMinimize(st.Method, sub(u), residSub, st.Step, iters, func(l float64) { progress(stage, l) })
 		default:
 			err = fmt.Errorf("method %q: want lm, bfgs or nelder-mead", st.Method)
 		}
+		if err == nil {
+			r.u = full(v, u)
+		}
 		return r, err
+	}
+	if len(scanIdx) > 0 {
+		u0, _ = scan(u0, "scan")
 	}
 	maxIter := iterOr(st.MaxIter, 12)
 	if st.Method == "nelder-mead" {
@@ -235,7 +304,7 @@ func Fit(p *Problem, s *Settings) (*Result, error) {
 	for k := 0; k < st.Starts; k++ {
 		u := append([]float64(nil), u0...)
 		if k > 0 {
-			for i := range u {
+			for _, i := range stepIdx {
 				u[i] += rng.NormFloat64() * 0.8
 			}
 		}
@@ -256,12 +325,41 @@ func Fit(p *Problem, s *Settings) (*Result, error) {
 			bestRun = r
 		}
 	}
+	// The scanned parameters again, at the optimum of the others; if that helps, the others once
+	// more.
+	if len(scanIdx) > 0 {
+		if u, loss := scan(bestRun.u, "rescan"); loss < bestRun.loss {
+			bestRun = run{u: u, loss: loss}
+			r, err := optimise(u, scout, "refine after rescan")
+			if err != nil {
+				return nil, err
+			}
+			if r.loss <= bestRun.loss {
+				bestRun = r
+			}
+		}
+	}
 	bestU, bestLoss, converged, status := bestRun.u, bestRun.loss, bestRun.conv, bestRun.why
 	res := &Result{Params: vc.params(bestU), Free: free}
-	// Uncertainty from the Jacobian at the optimum (delta method through the transform).
-	J, r0 := jacobian(bestU, resid, st.Step)
+	// Uncertainty from the Jacobian at the optimum (delta method through the transform), over the
+	// stepped parameters; a scanned one has no standard error.
+	residSub := func(vs [][]float64) [][]float64 {
+		us := make([][]float64, len(vs))
+		for i, v := range vs {
+			us[i] = full(v, bestU)
+		}
+		return resid(us)
+	}
+	J, r0 := jacobian(sub(bestU), residSub, st.Step)
 	progress("uncertainty", sumSq(r0))
-	stderr := paramStdErr(J, r0, len(free))
+	subErr := paramStdErr(J, r0, len(stepIdx))
+	stderr := make([]float64, len(free))
+	for j := range stderr {
+		stderr[j] = math.NaN()
+	}
+	for i, j := range stepIdx {
+		stderr[j] = subErr[i]
+	}
 	// Every cell at the optimum, for train and test errors.
 	outs := ev.simulate([]param.Values{res.Params})
 	if outs[0].err != nil {

@@ -161,7 +161,7 @@ func TestFitErrors(t *testing.T) {
 // settings, and skips under -short and -race.
 func TestShippedCalibrationReproduces(t *testing.T) {
 	if raceEnabled || testing.Short() {
-		t.Skip("full seed refit (about 40 s on 2 cores) skipped under -race and -short")
+		t.Skip("full seed refit (about 70 s on 2 cores) skipped under -race and -short")
 	}
 	var shipped *scenario.ParamsFile
 	for _, f := range scenario.BuiltinCalibrations() {
@@ -182,6 +182,9 @@ func TestShippedCalibrationReproduces(t *testing.T) {
 		t.Fatal(err)
 	}
 	prob := &Problem{Deployment: r.Deployment, Protocol: &s.Protocol, Measured: meas, Base: r.Params, Seed: s.Seed}
+	if prob.Exclude, err = ParseExclude(s.Fit.Exclude); err != nil { // the scenario's [fit] exclude, as the CLI
+		t.Fatal(err)
+	}
 	w := DefaultWeights()
 	res, err := Fit(prob, &Settings{Method: "lm", Seed: 1, Weights: &w}) // the CLI defaults (4 starts)
 	if err != nil {
@@ -213,13 +216,18 @@ func TestShippedCalibrationReproduces(t *testing.T) {
 		t.Errorf("%s: refit %.6g, shipped %.6g, SE %.3g: %s: regenerate data/calibrated_seed.toml with `servesim fit --uncalibrated --out scenario/data/calibrated_seed.toml`",
 			c.name, res.Params[i], want[i], res.Report.Parameters[c.name].StdErr, c.msg)
 	}
-	// The in-sample acceptance figures of the shipped calibration.
+	// The in-sample acceptance figures of the shipped calibration (README, Known discrepancies):
+	// decode total, per-request and time between tokens within 4 %, decode TTFT median within 15 %,
+	// the eight prefill rows trained on (the 16K row is excluded by the scenario) within 4 %.
 	e := res.Report.Train
 	if e.StatusMatched != 64 || e.StatusCells != 64 {
 		t.Errorf("statuses %d/%d, want 64/64", e.StatusMatched, e.StatusCells)
 	}
-	if e.DecodeTotalMAPE > 5 || e.DecodePerRequestMAPE > 6 || e.TBTMAPE > 6 || e.TTFTMdAPE > 20 {
+	if e.DecodeTotalMAPE > 4 || e.DecodePerRequestMAPE > 4 || e.TBTMAPE > 4 || e.TTFTMdAPE > 15 || e.PrefillMAPE > 4 {
 		t.Errorf("in-sample errors above the targets: %+v", e)
+	}
+	if x := res.Report.Excluded; x == nil || x.Cells != 1 {
+		t.Errorf("excluded cells %+v, want the 16K prefill row", x)
 	}
 }
 

@@ -98,15 +98,8 @@ JSON); the embedded seed is the default for the seed scenario.`,
 				if fs.Changed("exclude") {
 					excl, src = *exclude, "--exclude"
 				}
-				for _, x := range excl {
-					if strings.TrimSpace(x) == "none" {
-						continue
-					}
-					f, err := calibration.ParseFilter(x)
-					if err != nil {
-						return usagef("%s: %v", src, err)
-					}
-					prob.Exclude = append(prob.Exclude, f)
+				if prob.Exclude, err = calibration.ParseExclude(excl); err != nil {
+					return usagef("%s: %v", src, err)
 				}
 				if *free != "" {
 					for _, n := range strings.Split(*free, ",") {

@@ -81,62 +81,65 @@ type Def struct {
 	// Log: calibrate in log space (positive scale parameters); otherwise logit on [Lo, Hi].
 	Log   bool
 	Level Level
+	// Scan: the parameter sets an integer (a block size), so the model's outputs are piecewise
+	// constant in it; a fit chooses it on a grid instead of by finite differences.
+	Scan bool
 }
 
 // defs lists every parameter, indexed by ID (a fresh table each call: no package-level state).
 func defs() [Count]Def {
 	return [Count]Def{
 		{ActivationBuffers, "activation_buffers", "buffers/token", 24, 4, 96,
-			"peak live activations of vLLM's profile run, counted in hidden-size bf16 vectors per batched token", "memory: non-KV reserve", true, LevelEngine},
+			"peak live activations of vLLM's profile run, counted in hidden-size bf16 vectors per batched token", "memory: non-KV reserve", true, LevelEngine, false},
 		{NonTorchGiB, "non_torch_gib", "GiB", 2.0, 0.3, 8,
-			"memory outside PyTorch's allocator: CUDA context, NCCL buffers, attention and indexer workspaces", "memory: non-KV reserve", true, LevelEngine},
+			"memory outside PyTorch's allocator: CUDA context, NCCL buffers, attention and indexer workspaces", "memory: non-KV reserve", true, LevelEngine, false},
 		{CUDAGraphGiB, "cudagraph_gib", "GiB", 1.0, 0.1, 6,
-			"vLLM's estimate of CUDA-graph pool memory, subtracted before sizing the KV cache", "memory: non-KV reserve", true, LevelEngine},
+			"vLLM's estimate of CUDA-graph pool memory, subtracted before sizing the KV cache", "memory: non-KV reserve", true, LevelEngine, false},
 		{StatePageScale, "state_page_scale", "x", 1.0, 0.5, 2.5,
-			"size of vLLM's per-layer recurrent-state page relative to the state and conv tensors servesim counts (layouts, extra buffers); it sets the hybrid block size and so the prefix-cache granularity", "memory: KV layout (hybrid block size)", true, LevelEngine},
+			"size of vLLM's per-layer recurrent-state page relative to the state and conv tensors servesim counts (layouts, extra buffers); it sets the hybrid block size and so the prefix-cache granularity", "memory: KV layout (hybrid block size)", true, LevelEngine, true},
 
 		{MemBWEff, "mem_bw_eff", "fraction", 0.80, 0.5, 0.95,
-			"achieved fraction of peak device-memory bandwidth when streaming weights, KV and state", "weights read, KV/state traffic", false, LevelGPU},
+			"achieved fraction of peak device-memory bandwidth when streaming weights, KV and state", "weights read, KV/state traffic", false, LevelGPU, false},
 		{GEMMEff, "gemm_eff", "fraction", 0.40, 0.2, 0.9,
-			"achieved fraction of the dtype's dense tensor-core peak for large GEMMs", "compute", false, LevelGPU},
+			"achieved fraction of the dtype's dense tensor-core peak for large GEMMs", "compute", false, LevelGPU, false},
 		{GEMMHalfM, "gemm_half_m", "rows", 64, 4, 1024,
-			"GEMM rows (tokens per expert or per batch) at which efficiency reaches half of gemm_eff; small-M GEMMs run far below peak", "compute", true, LevelGPU},
+			"GEMM rows (tokens per expert or per batch) at which efficiency reaches half of gemm_eff; small-M GEMMs run far below peak", "compute", true, LevelGPU, false},
 		{AttnEff, "attn_eff", "fraction", 0.7, 0.05, 0.95,
-			"achieved fraction of the roofline (max of KV bytes / bandwidth and FLOPs / peak) for attention kernels: dense, MLA, and sparse MLA gathering its top-k tokens", "attention/indexer", false, LevelEngine},
+			"achieved fraction of the roofline (max of KV bytes / bandwidth and FLOPs / peak) for attention kernels: dense, MLA, and sparse MLA gathering its top-k tokens", "attention/indexer", false, LevelEngine, false},
 		{IndexerEff, "indexer_eff", "fraction", 0.5, 0.05, 0.95,
-			"achieved fraction of fp8 peak for the DSA lightning indexer (fp8 logits GEMM over all earlier compressed keys)", "attention/indexer", false, LevelEngine},
+			"achieved fraction of fp8 peak for the DSA lightning indexer (fp8 logits GEMM over all earlier compressed keys)", "attention/indexer", false, LevelEngine, false},
 		{LinearAttnEff, "linear_attn_eff", "fraction", 0.03, 0.002, 0.6,
-			"achieved fraction of bf16 peak for the chunked linear-attention (KDA/GDN) scan in prefill", "state traffic / linear attention", false, LevelEngine},
+			"achieved fraction of bf16 peak for the chunked linear-attention (KDA/GDN) scan in prefill", "state traffic / linear attention", false, LevelEngine, false},
 		{ActPasses, "act_passes", "passes/layer", 32, 2, 48,
-			"elementwise traffic per layer (norms, activations, residuals, routing) in reads+writes of a hidden-size bf16 vector per token", "compute (memory-bound elementwise)", true, LevelModel},
+			"elementwise traffic per layer (norms, activations, residuals, routing) in reads+writes of a hidden-size bf16 vector per token", "compute (memory-bound elementwise)", true, LevelModel, false},
 
 		{ARLatencyMult, "ar_latency_mult", "x", 0.25, 0.1, 1.5,
-			"latency of one small all-reduce as a multiple of a ring's 2(n-1) peer hops of the link's latency; vLLM's custom one-shot all-reduce (each rank reads its peers' buffers in one step) makes it about a quarter of the ring's, about 15 us on 4 PCIe GPUs", "all-reduce", true, LevelGPU},
+			"latency of one small all-reduce as a multiple of a ring's 2(n-1) peer hops of the link's latency; vLLM's custom one-shot all-reduce (each rank reads its peers' buffers in one step) makes it about a quarter of the ring's, about 15 us on 4 PCIe GPUs", "all-reduce", true, LevelGPU, false},
 		{ARBWEff, "ar_bw_eff", "fraction", 0.70, 0.2, 0.95,
-			"achieved fraction of the GPU-GPU link bandwidth for the all-reduce payload", "all-reduce", false, LevelGPU},
+			"achieved fraction of the GPU-GPU link bandwidth for the all-reduce payload", "all-reduce", false, LevelGPU, false},
 
 		{StepOverheadUS, "step_overhead_us", "us", 400, 50, 3000,
-			"fixed GPU-side time per engine step: kernel launches and graph replay, sampling, synchronisation", "overhead", true, LevelEngine},
+			"fixed GPU-side time per engine step: kernel launches and graph replay, sampling, synchronisation", "overhead", true, LevelEngine, false},
 		{CPUStepUS, "cpu_step_us", "us", 600, 100, 5000,
-			"CPU time per step for scheduling and input preparation (overlapped with the GPU under async scheduling)", "overhead (CPU)", true, LevelEngine},
+			"CPU time per step for scheduling and input preparation (overlapped with the GPU under async scheduling)", "overhead (CPU)", true, LevelEngine, false},
 		{CPUPerReqUS, "cpu_per_req_us", "us", 12, 1, 100,
-			"extra CPU time per scheduled request per step (block tables, detokenisation, output processing)", "overhead (CPU)", true, LevelEngine},
+			"extra CPU time per scheduled request per step (block tables, detokenisation, output processing)", "overhead (CPU)", true, LevelEngine, false},
 		{FrontendUSPerTok, "frontend_us_per_token", "us/token", 1.5, 0.1, 10,
-			"API-server time per prompt token before the engine sees the request (tokenisation)", "frontend", true, LevelEngine},
+			"API-server time per prompt token before the engine sees the request (tokenisation)", "frontend", true, LevelEngine, false},
 		{FrontendMSPerReq, "frontend_ms_per_request", "ms", 5, 0.1, 300,
-			"API-server time per request before the engine sees it (HTTP and JSON handling, chat template, request setup); one process serves requests one at a time", "frontend", true, LevelEngine},
+			"API-server time per request before the engine sees it (HTTP and JSON handling, chat template, request setup); one process serves requests one at a time", "frontend", true, LevelEngine, false},
 
 		{AcceptTau, "accept_tau", "tokens/step", 2.45, 2.2, 2.8,
-			"mean acceptance length with 7 drafts early in an output: tokens a request emits per verify step, 1 + accepted drafts, as vLLM's spec-decode metrics report it; public GLM-5.3-Flash + DFlash2 runs show about 2.4 on prose, and the band lets the benchmark's text differ by about 15 %", "speculative acceptance", false, LevelModel},
+			"mean acceptance length with 7 drafts early in an output: tokens a request emits per verify step, 1 + accepted drafts, as vLLM's spec-decode metrics report it; public GLM-5.3-Flash + DFlash2 runs show about 2.4 on prose, and the band lets the benchmark's text differ by about 15 %", "speculative acceptance", false, LevelModel, false},
 		{AcceptDecay, "accept_decay", "x/position", 0.90, 0.6, 1.0,
-			"factor applied to the conditional acceptance probability for each later draft position (the shape of the per-position rates; accept_tau sets their level)", "speculative acceptance", false, LevelModel},
+			"factor applied to the conditional acceptance probability for each later draft position (the shape of the per-position rates; accept_tau sets their level)", "speculative acceptance", false, LevelModel, false},
 		{AcceptLateRatio, "accept_late_ratio", "x", 1.0, 0.7, 1.1,
-			"mean acceptance length from output position accept_switch_tokens on, relative to accept_tau: a reasoning model's answer after its reasoning part drafts differently (content, so a property of the model and the prompt)", "speculative acceptance", false, LevelModel},
+			"mean acceptance length from output position accept_switch_tokens on, relative to accept_tau: a reasoning model's answer after its reasoning part drafts differently (content, so a property of the model and the prompt)", "speculative acceptance", false, LevelModel, false},
 		{AcceptSwitchTokens, "accept_switch_tokens", "tokens", 2048, 256, 8192,
-			"output position (tokens generated) from which accept_late_ratio applies: where a typical output passes from reasoning to its answer", "speculative acceptance", true, LevelModel},
+			"output position (tokens generated) from which accept_late_ratio applies: where a typical output passes from reasoning to its answer", "speculative acceptance", true, LevelModel, false},
 
 		{RoutingAlpha, "routing_alpha", "x", 1.0, 0.2, 1000,
-			"concentration of expert routing: per-expert popularity is gamma-distributed with this shape (coefficient of variation 1/sqrt(alpha)), so a batch of T tokens touches E (1 - (1 + T topk / (E alpha))^-alpha) distinct experts per layer instead of E (1 - (1 - topk/E)^T) (uniform, alpha -> infinity); similar tokens, such as requests with one prompt, route to fewer experts", "weights read (MoE expert coverage)", true, LevelModel},
+			"concentration of expert routing: per-expert popularity is gamma-distributed with this shape (coefficient of variation 1/sqrt(alpha)), so a batch of T tokens touches E (1 - (1 + T topk / (E alpha))^-alpha) distinct experts per layer instead of E (1 - (1 - topk/E)^T) (uniform, alpha -> infinity); similar tokens, such as requests with one prompt, route to fewer experts", "weights read (MoE expert coverage)", true, LevelModel, false},
 	}
 }
 
