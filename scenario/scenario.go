@@ -246,9 +246,9 @@ func (s *Scenario) Encode(w *bytes.Buffer, p param.Values, source string) error 
 	if err := enc.Encode(c); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\n# Step-time and memory parameters (%s). Each: value # unit [lo, hi] meaning.\n[params]\n", source)
+	fmt.Fprintf(w, "\n# Step-time and memory parameters (%s). Each: value # unit [lo, hi] level: meaning.\n[params]\n", source)
 	for i, d := range param.Defs() {
-		fmt.Fprintf(w, "%s = %s # %s [%g, %g] %s\n", d.Name, fmtFloat(p[i]), d.Unit, d.Lo, d.Hi, d.Meaning)
+		fmt.Fprintf(w, "%s = %s # %s [%g, %g] %s: %s\n", d.Name, fmtFloat(p[i]), d.Unit, d.Lo, d.Hi, d.Level, d.Meaning)
 	}
 	return nil
 }
