@@ -89,6 +89,22 @@ type Arch struct {
 	// SharesTargetEmbeddings marks a draft model that reuses the target model's embedding table and
 	// lm_head (EAGLE, DFlash): they are neither stored nor counted twice.
 	SharesTargetEmbeddings bool `toml:"shares_target_embeddings,omitempty"`
+
+	// What vLLM reads from the checkpoint's config besides the shape (model/hf sets them from
+	// config.json; a TOML description may give them).
+	//
+	// MaxModelLen is the context length vLLM derives from the config when --max-model-len is not
+	// given (vllm/config/model.py, _get_and_verify_max_len); 0: not known. MaxModelLenRule says how
+	// it was derived ("max_position_embeddings 131072; rope_type llama3 is not scaled").
+	MaxModelLen     int    `toml:"max_model_len,omitempty" json:"MaxModelLen,omitempty"`
+	MaxModelLenRule string `toml:"-" json:"-"`
+	// KVCacheQuant is the KV-cache format the checkpoint prescribes ("fp8" for a ModelOpt
+	// kv_cache_quant_algo or a compressed-tensors kv_cache_scheme of FP8; "" none), which vLLM's
+	// kv_cache_dtype "auto" follows.
+	KVCacheQuant string `toml:"kv_cache_quant,omitempty" json:"KVCacheQuant,omitempty"`
+	// MTPLayers is the number of multi-token-prediction layers the checkpoint carries
+	// (num_nextn_predict_layers): vLLM's n_predict for --speculative-config method "mtp".
+	MTPLayers int `toml:"mtp_layers,omitempty" json:"MTPLayers,omitempty"`
 }
 
 // NumLayers is the number of decoder layers.
@@ -114,6 +130,12 @@ func (a *Arch) Normalize() error {
 	}
 	if a.EmbedDType == "" {
 		a.EmbedDType = BF16
+	}
+	if a.MaxModelLen < 0 || a.MTPLayers < 0 {
+		return fmt.Errorf("model %q: max_model_len = %d, mtp_layers = %d: must be >= 0", a.Name, a.MaxModelLen, a.MTPLayers)
+	}
+	if a.KVCacheQuant != "" && a.KVCacheQuant != "fp8" {
+		return fmt.Errorf("model %q: kv_cache_quant = %q: want \"fp8\" or nothing", a.Name, a.KVCacheQuant)
 	}
 	for i := range a.Layers {
 		g := &a.Layers[i]

@@ -290,6 +290,9 @@ func parse(cfgJSON, quantJSON []byte, name, file, quantFile string) (*arch.Arch,
 		a.Layers = append(a.Layers, arch.LayerGroup{Count: 1, Attn: l.attn, FFN: l.ffn})
 	}
 	a.ExtraParamsPerLayer = (extra + int64(n)/2) / int64(n)
+	if err := setEngineFacts(a, cfgJSON, quantJSON, file); err != nil {
+		return nil, err
+	}
 	if err := a.Normalize(); err != nil {
 		return nil, fmt.Errorf("hf: %s: %w", file, err)
 	}
