@@ -101,19 +101,19 @@ type QuestionInfo struct {
 	DrafterArch *arch.Arch     `json:"drafter_arch,omitempty"`
 	Workload    *workload.Spec `json:"workload"`
 	// WorkloadDesc is Workload.Describe(); TraceKey fingerprints a trace's rows.
-	WorkloadDesc string              `json:"workload_desc"`
-	TraceKey     string              `json:"trace_key,omitempty"`
+	WorkloadDesc string `json:"workload_desc"`
+	TraceKey     string `json:"trace_key,omitempty"`
 	// Base is the scenario's engine (Question.Base); Engine the flags the rows start from, when
 	// they do not all follow from Base; ServeModel what `vllm serve` is given.
 	Base       *deploy.EngineConfig `json:"base_engine,omitempty"`
 	Engine     *deploy.EngineArgs   `json:"engine_args,omitempty"`
 	ServeModel string               `json:"serve_model,omitempty"`
-	GPUs         []hardware.GPU      `json:"gpus"`
-	Space        Space               `json:"space"`
-	Seed         uint64              `json:"seed"`
-	Params       string              `json:"params"`
-	Intervals    string              `json:"intervals,omitempty"`
-	Current      *Config             `json:"current,omitempty"`
+	GPUs       []hardware.GPU       `json:"gpus"`
+	Space      Space                `json:"space"`
+	Seed       uint64               `json:"seed"`
+	Params     string               `json:"params"`
+	Intervals  string               `json:"intervals,omitempty"`
+	Current    *Config              `json:"current,omitempty"`
 }
 
 // Plan is the answer: every row ranked, the capacity frontier of the best configurations, and

@@ -55,9 +55,9 @@ type Resolved struct {
 	Defaults               []deploy.Default
 	ModelFrom, DrafterFrom string
 	Notes                  []string
-	Deployment *deploy.Deployment
-	Params     param.Values
-	Source     Source
+	Deployment             *deploy.Deployment
+	Params                 param.Values
+	Source                 Source
 	// Calibration is the parameter set's key (nil for priors).
 	Calibration *CalibrationKey
 	ParamsFrom  string // "priors", "built-in: <note>", or the file name

@@ -13,10 +13,10 @@ import (
 
 	"github.com/servesim/servesim/internal/tomlx"
 
+	"github.com/servesim/servesim/matrix"
 	"github.com/servesim/servesim/model/arch"
 	"github.com/servesim/servesim/model/deploy"
 	"github.com/servesim/servesim/model/hardware"
-	"github.com/servesim/servesim/matrix"
 	"github.com/servesim/servesim/model/param"
 	"github.com/servesim/servesim/protocol"
 )

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
 )
 
 // shellQuote quotes a word so that Split reads it back unchanged.

@@ -118,7 +118,10 @@ func TestParse(t *testing.T) {
 		{name: "serve only", cmd: "serve org/m -dp 2 -pp 1", edit: func(e *deploy.EngineArgs) { e.DataParallel, e.PipelineParallel = deploy.Ptr(2), deploy.Ptr(1) }},
 		{name: "equals and underscores", cmd: "vllm serve org/m --tensor_parallel_size=8 --max-num-batched-tokens=16384 -tp=4",
 			program: "vllm",
-			edit:    func(e *deploy.EngineArgs) { e.TensorParallel = deploy.Ptr(4); e.MaxNumBatchedTokens = deploy.Ptr(16384) }},
+			edit: func(e *deploy.EngineArgs) {
+				e.TensorParallel = deploy.Ptr(4)
+				e.MaxNumBatchedTokens = deploy.Ptr(16384)
+			}},
 		{name: "booleans", cmd: "vllm serve org/m --no-enable-prefix-caching --enable-chunked-prefill=false --no-async-scheduling --enforce-eager --enable-expert-parallel=True",
 			program: "vllm",
 			edit: func(e *deploy.EngineArgs) {
