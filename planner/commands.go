@@ -13,9 +13,9 @@ import (
 	"github.com/servesim/servesim/workload"
 )
 
-// Launch is how to run one row for real: the `vllm serve` command of one replica (its flags are
-// the row's, minus those vLLM would choose anyway, so that importing it back gives the row's
-// engine), the `vllm bench serve` command that offers the question's workload, and remarks.
+// Launch is how to run one row for real: the `vllm serve` command of one replica (the row's swept
+// flags, and of the others those vLLM would not choose anyway, so that importing it back gives the
+// row's engine), the `vllm bench serve` command that offers the question's workload, and remarks.
 type Launch struct {
 	Serve string `json:"vllm_serve"`
 	Bench string `json:"vllm_bench_serve,omitempty"`
@@ -71,6 +71,16 @@ func (p *Plan) Launch(r *Result) (*Launch, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The swept flags stay explicit even where they are vLLM's default, so that the command
+	// launches the row on another vLLM version too; TP 1 and expert parallelism off are left out.
+	if *args.TensorParallel > 1 {
+		min.TensorParallel = args.TensorParallel
+	}
+	if *args.ExpertParallel {
+		min.ExpertParallel = args.ExpertParallel
+	}
+	min.MaxModelLen, min.GPUMemoryUtilization, min.KVCacheDType = args.MaxModelLen, args.GPUMemoryUtilization, args.KVCacheDType
+	min.MaxNumBatchedTokens, min.MaxNumSeqs = args.MaxNumBatchedTokens, args.MaxNumSeqs
 	qi := &p.Question
 	model := qi.serveModel()
 	l := &Launch{Serve: vllmcmd.Format(model, min), Replicas: max(r.Config.DP, 1)}

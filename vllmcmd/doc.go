@@ -40,8 +40,9 @@
 //	--quantization, -q               Quantization
 //	--attention-backend              AttentionBackend (else the VLLM_ATTENTION_BACKEND variable)
 //	--moe-backend                    MoEBackend
-//	--served-model-name              ServedModel (the first name), else the model; like vLLM it
-//	                                 takes every following word up to the next flag as a name
+//	--served-model-name              ServedModel (the first name; absent: vLLM serves the model's
+//	                                 name); like vLLM it takes every following word up to the next
+//	                                 flag as a name
 //
 // The spellings and defaults are vLLM's engine arguments (vllm/engine/arg_utils.py, EngineArgs,
 // and the config classes under vllm/config/); `vllm serve --help` lists them.

@@ -49,9 +49,7 @@ func Format(model string, a deploy.EngineArgs) string {
 			w = append(w, flag, quote(v))
 		}
 	}
-	if a.ServedModel != "" && a.ServedModel != model {
-		str("--served-model-name", a.ServedModel)
-	}
+	str("--served-model-name", a.ServedModel)
 	num("--tensor-parallel-size", a.TensorParallel)
 	num("--pipeline-parallel-size", a.PipelineParallel)
 	num("--data-parallel-size", a.DataParallel)

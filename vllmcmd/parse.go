@@ -393,8 +393,6 @@ func (p *parser) finish() {
 		if len(p.served) > 1 {
 			p.note("--served-model-name: %d names; the first, %q, is used", len(p.served), p.served[0])
 		}
-	case r.Model != "":
-		e.ServedModel = r.Model
 	}
 	if r.Model == "" {
 		p.note("no model in the command: vLLM would serve its default model")

@@ -99,7 +99,7 @@ func TestParse(t *testing.T) {
 	const m = "org/m"
 	for _, tc := range []struct {
 		name, cmd string
-		edit      func(e *deploy.EngineArgs) // applied to DefaultEngine with ServedModel = "org/m"
+		edit      func(e *deploy.EngineArgs) // applied to EngineArgs{Name: "vllm"}
 		program   string
 		model     string // "" means "org/m"
 		env       map[string]string
@@ -207,7 +207,7 @@ func TestParse(t *testing.T) {
 			if wantModel == "" {
 				wantModel = m
 			}
-			want := deploy.EngineArgs{Name: "vllm", ServedModel: wantModel}
+			want := deploy.EngineArgs{Name: "vllm"}
 			if tc.edit != nil {
 				tc.edit(&want)
 			}

@@ -69,7 +69,8 @@ func (d *Deployment) Validate() error {
 		}
 	}
 	if d.Engine.Speculative.Enabled() && d.Engine.Speculative.Method != "ngram" && d.Drafter == nil {
-		return fmt.Errorf("engine.speculative.method = %q needs a draft model description (speculative.model = %q is not known)", e.Speculative.Method, e.Speculative.Model)
+		return &NotSimulatedError{fmt.Sprintf("engine.speculative.method = %q", e.Speculative.Method),
+			fmt.Sprintf("the simulation needs the draft model's description (speculative.model = %q is not known)", e.Speculative.Model)}
 	}
 	return nil
 }
