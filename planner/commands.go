@@ -67,20 +67,10 @@ func (p *Plan) Launch(r *Result) (*Launch, error) {
 	if err != nil {
 		return nil, err
 	}
-	min, err := deploy.Minimize(args, t)
+	min, err := launchArgs(args, t)
 	if err != nil {
 		return nil, err
 	}
-	// The swept flags stay explicit even where they are vLLM's default, so that the command
-	// launches the row on another vLLM version too; TP 1 and expert parallelism off are left out.
-	if *args.TensorParallel > 1 {
-		min.TensorParallel = args.TensorParallel
-	}
-	if *args.ExpertParallel {
-		min.ExpertParallel = args.ExpertParallel
-	}
-	min.MaxModelLen, min.GPUMemoryUtilization, min.KVCacheDType = args.MaxModelLen, args.GPUMemoryUtilization, args.KVCacheDType
-	min.MaxNumBatchedTokens, min.MaxNumSeqs = args.MaxNumBatchedTokens, args.MaxNumSeqs
 	qi := &p.Question
 	model := qi.serveModel()
 	l := &Launch{Serve: vllmcmd.Format(model, min), Replicas: max(r.Config.DP, 1)}
@@ -88,7 +78,7 @@ func (p *Plan) Launch(r *Result) (*Launch, error) {
 		l.Notes = append(l.Notes, fmt.Sprintf("%d replicas, each this command on its own %d GPU(s) (CUDA_VISIBLE_DEVICES), behind a load balancer that spreads requests round-robin", l.Replicas, r.Config.TP))
 	}
 	if w := r.Config.Weights; w != "native" && min.Quantization != "fp8" {
-		l.Notes = append(l.Notes, fmt.Sprintf("weights %s: a %s checkpoint of the model is needed (vLLM cannot convert this one when loading); serve it instead of %s", w, strings.ToUpper(r.Config.WeightFormat), model))
+		l.Notes = append(l.Notes, fmt.Sprintf("weights %s: a checkpoint of the model in %s is needed (vLLM cannot convert this one when loading); serve it instead of %s", w, strings.ToUpper(r.Config.WeightFormat), model))
 	}
 	if r.Config.SpecTokens > 0 && qi.Drafter == "" {
 		l.Notes = append(l.Notes, "the speculative drafter has no reference; give --drafter")
@@ -103,6 +93,25 @@ func (p *Plan) Launch(r *Result) (*Launch, error) {
 		l.Notes = append(l.Notes, note)
 	}
 	return l, nil
+}
+
+// launchArgs are the flags a row's command gives: the swept ones, explicit even where they are
+// vLLM's default so that the command launches the row on another vLLM version too (TP 1 and expert
+// parallelism off aside), and of the others those vLLM would not choose anyway.
+func launchArgs(args deploy.EngineArgs, t deploy.Target) (deploy.EngineArgs, error) {
+	min, err := deploy.Minimize(args, t)
+	if err != nil {
+		return min, err
+	}
+	if *args.TensorParallel > 1 {
+		min.TensorParallel = args.TensorParallel
+	}
+	if *args.ExpertParallel {
+		min.ExpertParallel = args.ExpertParallel
+	}
+	min.MaxModelLen, min.GPUMemoryUtilization, min.KVCacheDType = args.MaxModelLen, args.GPUMemoryUtilization, args.KVCacheDType
+	min.MaxNumBatchedTokens, min.MaxNumSeqs = args.MaxNumBatchedTokens, args.MaxNumSeqs
+	return min, nil
 }
 
 // benchCommand is the `vllm bench serve` run that offers workload w (vLLM's random dataset for
@@ -228,15 +237,19 @@ func (p *Plan) WriteRow(w io.Writer, index int) error {
 	if err != nil {
 		return err
 	}
-	_, defs, _ := deploy.Resolve(deploy.EngineArgs{Version: e.Version, TensorParallel: args.TensorParallel, ExpertParallel: args.ExpertParallel,
-		MaxModelLen: args.MaxModelLen, Speculative: args.Speculative}, t)
-	var ds []string
-	for _, d := range defs {
-		ds = append(ds, d.Key+" "+d.Value)
+	la, err := launchArgs(args, t)
+	if err != nil {
+		return err
 	}
+	_, defs, _ := deploy.Resolve(la, t)
 	fmt.Fprintf(w, "Engine       vLLM %s: async_scheduling %v, enable_prefix_caching %v, enable_chunked_prefill %v, max_cudagraph_capture_size %d, block_size %s\n",
 		e.Version, e.AsyncScheduling, e.PrefixCaching, e.ChunkedPrefill, e.MaxCaptureSize, blockText(e.BlockSize))
-	fmt.Fprintf(w, "vLLM default %s\n", strings.Join(ds, ", "))
+	if len(defs) > 0 {
+		fmt.Fprintln(w, "Left to vLLM (the command does not give them; vLLM chooses, for this GPU and model):")
+		for _, d := range defs {
+			fmt.Fprintf(w, "  %s = %s: %s (%s)\n", d.Key, d.Value, d.Rule, d.Source)
+		}
+	}
 	l, err := p.Launch(r)
 	if err != nil {
 		return err

@@ -63,7 +63,7 @@ func TestLaunchCommandsRoundTrip(t *testing.T) {
 			}
 			if c.config.Weights != "native" && !strings.Contains(l.Serve, "--quantization fp8") {
 				// The fp8 variant of an NVFP4 checkpoint is another checkpoint: said, not a flag.
-				if len(l.Notes) == 0 || !strings.Contains(strings.Join(l.Notes, " "), "checkpoint of the model is needed") {
+				if len(l.Notes) == 0 || !strings.Contains(strings.Join(l.Notes, " "), "a checkpoint of the model in") {
 					t.Errorf("row %d (%s weights): no note that another checkpoint is needed", c.index, c.config.Weights)
 				}
 				skipped++
@@ -108,7 +108,7 @@ func TestCommandsSeedCurrent(t *testing.T) {
 	r := seedResolved(t)
 	p := &Plan{Question: (&Question{Model: r.Deployment.Model, Drafter: r.Deployment.Drafter, ModelRef: "glm-5.3-flash",
 		DrafterRef: r.Deployment.Engine.Speculative.Model, Base: r.Deployment.Engine, ServeModel: "nvidia/GLM-5.3-Flash-NVFP4",
-		GPUs: gpus(t, "RTX-PRO-6000-Server"), Workload: BenchWorkload(&r.Scenario.Protocol, "128K", 16)}).info()}
+		GPUs: gpus(t, "RTX-PRO-6000-Server"), Workload: BenchWorkload(&r.Scenario.Protocol, "128K", 16), Current: CurrentConfig(r.Deployment)}).info()}
 	row := &Result{Config: *CurrentConfig(r.Deployment)}
 	row.Config.WeightFormat = "nvfp4"
 	l, err := p.Launch(row)

@@ -124,6 +124,9 @@ type rowSpec struct {
 	base      *deploy.EngineConfig
 	drafter   string
 	modelArch *arch.Arch
+	// currentGPU is the scenario's GPU: its attention and MoE backends (GPU-specific kernels)
+	// apply to rows on that GPU only; elsewhere vLLM chooses.
+	currentGPU string
 }
 
 func (q *Question) rowSpec() rowSpec {
@@ -135,11 +138,18 @@ func (q *Question) rowSpec() rowSpec {
 	if q.Drafter == nil {
 		rs.drafter = ""
 	}
+	if q.Current != nil {
+		rs.currentGPU = q.Current.GPU
+	}
 	return rs
 }
 
 func (qi *QuestionInfo) rowSpec() rowSpec {
-	return rowSpec{engine: qi.Engine, base: qi.Base, drafter: qi.Drafter, modelArch: qi.ModelArch}
+	rs := rowSpec{engine: qi.Engine, base: qi.Base, drafter: qi.Drafter, modelArch: qi.ModelArch}
+	if qi.Current != nil {
+		rs.currentGPU = qi.Current.GPU
+	}
+	return rs
 }
 
 // base is the engine flags every row starts from: the question's flags, else its base engine's
@@ -167,6 +177,9 @@ func (rs rowSpec) args(c *Config) deploy.EngineArgs {
 	e.MaxNumSeqs, e.MaxNumBatchedTokens = deploy.Ptr(c.MaxNumSeqs), deploy.Ptr(c.MaxNumBatchedTokens)
 	e.KVCacheDType, e.GPUMemoryUtilization = deploy.Ptr(c.KVCacheDType), deploy.Ptr(c.GPUMemoryUtilization)
 	e.MaxModelLen = deploy.Ptr(c.MaxModelLen)
+	if !strings.EqualFold(c.GPU, rs.currentGPU) {
+		e.AttentionBackend, e.MoEBackend = "", ""
+	}
 	if c.Weights != "native" {
 		// A 16-bit checkpoint is quantized to fp8 when loading (--quantization fp8); another format
 		// needs another checkpoint, so the label is the variant's format only.
