@@ -190,13 +190,26 @@ for every row), the scenario's own configuration, the capacity frontier (max con
 context, max context per concurrency) of the best layouts, and one pruning reason per GPU and
 stage; --format csv and json list every row.
 
-The workload is either --context and --users (one llm-inference-bench decode cell: that many
-streams at that context, as 'servesim matrix' measures it) or --workload (a file or preset, see
-'servesim simulate --help'). Data-parallel replicas split the workload round-robin.
+The workload is one of:
+  --input-tokens N --users U [--output-tokens M]  your traffic: U users at a time, each sending an
+      N-token prompt and reading an M-token answer (default M: 1,024), closed loop, 10 x U
+      requests (at least 100), as 'vllm bench serve --dataset-name random --max-concurrency U' runs it;
+  --context C --users U  the llm-inference-bench question: one decode cell, U streams at context C,
+      as 'servesim matrix' measures it (output: the protocol's 4,096 tokens, or --output-tokens);
+  --workload FILE|PRESET (see 'servesim simulate --help').
+Data-parallel replicas split the workload round-robin.
 
-The scenario flags set the engine defaults (version, max-model-len, chunked prefill, the
-speculative method and drafter) and the seed; with the seed scenario its own configuration is
-marked "current" and shown beside the ranking.
+Each row's engine is what 'vllm serve' runs with the row's flags: the flags the scenario gives
+for its own model (none but the version for another model), the row's TP/EP and swept flags, and
+vLLM's defaults for the row's GPU for everything else. max_model_len is --max-model-len, else the
+scenario's, else what vLLM derives from the model's config.json; a question above the model's
+limit is refused, as vLLM refuses it. With the seed scenario its own configuration is marked
+"current" and shown beside the ranking.
+
+Every row can be launched: the table prints the best row's 'vllm serve' and 'vllm bench serve'
+commands (--show-commands: every row shown; with --format csv|json every row gets them), and
+--explain-row N prints row N in full, with what its command leaves to vLLM and how to check it
+('servesim import vllm --gpu GPU -- <command>' gives the row's engine back).
 
 A large sweep can run in slices on many machines: --shard i/n runs the rows whose index mod n is i
 (0 <= i < n), and 'servesim merge' combines the --format json outputs into the plan of the whole
@@ -204,11 +217,13 @@ sweep, identical to an unsharded run.
 
 Example:
   servesim plan --model glm-5.3-flash --context 128K --users 16 --slo-tpot-ms 40
-  servesim plan --model ./Llama-3.1-70B/config.json --workload chat --slo-ttft-ms 500 --gpus H100,H200`,
+  servesim plan --model Qwen/Qwen3-30B-A3B --input-tokens 2000 --output-tokens 500 --users 32 --slo-tpot-ms 30
+  servesim plan --model ./Llama-3.1-70B/config.json --workload chat --slo-ttft-ms 500 --gpus H100,H200
+  servesim plan --model glm-5.3-flash --context 128K --users 16 --explain-row 875`,
 		Setup: func(fs *pflag.FlagSet, e *env) func([]string) error {
 			sf := scenarioFlags{noGPUsFlag: true}
 			sf.register(fs)
-			modelRef := fs.String("model", "", "model: built-in `name`, servesim model TOML, or HF config.json (default: the scenario's)")
+			modelRef := fs.String("model", "", "model: built-in `name`, Hugging Face id (from a built-in config or the local Hugging Face cache), a directory holding config.json, a config.json or a servesim model TOML (default: the scenario's)")
 			drafterRef := fs.String("drafter", "", "speculative drafter description: built-in `name` or file (default: the scenario's for its model, else <model>-dflash2 if built in)")
 			ctx := fs.String("context", "", "the llm-inference-bench question: prompt length per stream, `tokens` or KiB of tokens (128K); output: the protocol's 4,096 tokens unless --output-tokens")
 			users := fs.Int("users", 0, "simultaneous users (streams, the concurrency) at --context or --input-tokens")

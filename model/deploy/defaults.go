@@ -12,7 +12,8 @@ import (
 
 // This file is the one place where vLLM's defaults live: what `vllm serve` does with a flag that
 // was not given, for an engine version, a GPU and a model. Each rule names the vLLM file it comes
-// from. Resolve applies them; Defaults lists the table for people (`servesim config --defaults`).
+// from. Resolve applies them and returns, for each setting it chose, the rule and the source
+// (`servesim config` and `servesim import` print them as comments; `plan --explain-row` too).
 //
 // Versions. The rules were read from vLLM's sources at three points (the reference notes of the
 // project name the commits): late 2025 (vllm/engine/arg_utils.py, vllm/config/cache.py,
