@@ -3,24 +3,21 @@ package vllmcmd
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/servesim/servesim/model/deploy"
 )
 
-// quantizationMethods are vLLM's --quantization choices that Format writes; other values of
-// EngineArgs.Quantization (a format label such as "NVFP4") are labels, not flags.
-func quantizationMethods() []string {
-	return []string{"fp8", "modelopt", "modelopt_fp4", "mxfp4", "awq", "awq_marlin", "gptq", "gptq_marlin",
-		"compressed-tensors", "bitsandbytes", "gguf", "fbgemm_fp8", "ptpc_fp8", "experts_int8", "quark", "moe_wna16", "torchao", "inc"}
-}
+// isLabel reports whether a Quantization value is a format label ("NVFP4", "FP8": upper case, as
+// scenarios and the planner write the checkpoint's format) rather than a --quantization method
+// (vLLM's are lower case: fp8, modelopt_fp4, awq_marlin, ...).
+func isLabel(q string) bool { return q == strings.ToUpper(q) && q != strings.ToLower(q) }
 
 // Format writes the `vllm serve` command that gives exactly the flags set in a (and model as the
-// served model), in a fixed order, so that Parse reads it back to the same EngineArgs (the labels
-// that are not flags aside: a Quantization that is not a vLLM method, a block size of 0 and the
-// version). VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is written as an environment prefix. Words that a
+// served model), in a fixed order, so that Parse reads it back to the same EngineArgs (what is
+// not a flag aside: a Quantization that is a format label, a block size of 0 and the version). A
+// model name a shell would take for an operator or a redirection is written as --model. VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is written as an environment prefix. Words that a
 // shell would change are single-quoted. Use deploy.Minimize first to leave out what vLLM would
 // choose anyway.
 func Format(model string, a deploy.EngineArgs) string {
@@ -28,7 +25,12 @@ func Format(model string, a deploy.EngineArgs) string {
 	if a.AllowLongMaxModelLen {
 		w = append(w, "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1")
 	}
-	w = append(w, "vllm", "serve", quote(model))
+	w = append(w, "vllm", "serve")
+	if isControlOperator(model) || redirectRE().MatchString(model) || model == "--" {
+		w = append(w, "--model", quote(model))
+	} else {
+		w = append(w, quote(model))
+	}
 	num := func(flag string, p *int) {
 		if p != nil {
 			w = append(w, flag, strconv.Itoa(*p))
@@ -74,7 +76,7 @@ func Format(model string, a deploy.EngineArgs) string {
 		w = append(w, "--compilation-config", quote(fmt.Sprintf(`{"max_cudagraph_capture_size":%d}`, *m)))
 	}
 	str("--performance-mode", a.PerformanceMode)
-	if q := a.Quantization; slices.Contains(quantizationMethods(), q) {
+	if q := a.Quantization; !isLabel(q) {
 		str("--quantization", q)
 	}
 	str("--attention-backend", a.AttentionBackend)

@@ -307,6 +307,8 @@ func TestFormatRoundTrip(t *testing.T) {
 		string(b),
 		"vllm serve meta-llama/Llama-3.1-8B-Instruct",
 		"VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 vllm serve org/m -tp 2 -pp 2 -dp 2 --no-enable-expert-parallel --max-model-len 300k --gpu-memory-utilization 0.85 --kv-cache-dtype fp8_e4m3 --max-num-batched-tokens 4096 --max-num-seqs 64 --no-enable-chunked-prefill --enable-prefix-caching --block-size 32 --no-async-scheduling --enforce-eager --max-cudagraph-capture-size 128 --performance-mode throughput -q fp8 --moe-backend triton --served-model-name my model",
+		`vllm serve --model '>x' -q weird_method --attention-backend 'a b'`,
+		`vllm serve --model '|' --served-model-name "x y" z`,
 		`vllm serve "/models/My Model" --speculative-config '{"method":"eagle3","model":"org/it'"'"'s-eagle","num_speculative_tokens":3,"kv_cache_dtype":"fp8"}'`,
 	} {
 		r := parseLine(t, line)
