@@ -28,7 +28,8 @@ type VLLMBench struct {
 	NumPrompts int `toml:"num_prompts,omitempty" json:"num_prompts,omitempty"`
 	// InputLen, OutputLen, RangeRatio and PrefixLen are --random-input-len, --random-output-len,
 	// --random-range-ratio and --random-prefix-len. For sharegpt, OutputLen > 0 is
-	// --sharegpt-output-len (a fixed output length) and the others are unused.
+	// --sharegpt-output-len (a fixed output length) and the others are unused. A list's prompts
+	// share PrefixLen leading tokens (counted in their lengths) when it is set.
 	InputLen   int     `toml:"input_len,omitempty" json:"input_len,omitempty"`
 	OutputLen  int     `toml:"output_len,omitempty" json:"output_len,omitempty"`
 	RangeRatio float64 `toml:"range_ratio,omitempty" json:"range_ratio,omitempty"`
@@ -224,6 +225,9 @@ func (s *Spec) LoadDataset() error {
 		return fmt.Errorf("vllm_bench.dataset_path: %w", err)
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > MaxShareGPTBytes {
+		return fmt.Errorf("%s: larger than %d MiB: servesim refuses ShareGPT files above that size", p, MaxShareGPTBytes>>20)
+	}
 	pairs, err := ParseShareGPT(f, p, ShareGPTOptions{CharsPerToken: b.charsPerToken(), SpecialTokens: b.Special()})
 	if err != nil {
 		return err
@@ -303,9 +307,10 @@ func (b *VLLMBench) benchRequests(k Kind) ([]benchReq, []string, error) {
 		at = b.sendOffsets(len(ps))
 	}
 	shared := 0
-	if b.Dataset == "random" && b.PrefixLen > 0 {
+	if b.Dataset != "sharegpt" && b.PrefixLen > 0 {
 		// The random prefix is drawn once and leads every prompt, after the tokenizer's special
-		// tokens: the whole shared part is special + prefix tokens.
+		// tokens: the whole shared part is special + prefix tokens. (A list recorded from a random
+		// run keeps its command's prefix.)
 		shared = b.Special() + b.PrefixLen
 	}
 	out := make([]benchReq, len(ps))
