@@ -425,8 +425,11 @@ func WriteTargetSummary(w io.Writer, r *TargetReport) error {
 }
 
 func g4(v float64) string {
-	if math.IsNaN(v) {
+	switch {
+	case math.IsNaN(v):
 		return "-"
+	case math.Abs(v) >= 1000:
+		return fmt.Sprintf("%.0f", v)
 	}
 	return fmt.Sprintf("%.4g", v)
 }

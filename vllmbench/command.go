@@ -576,7 +576,7 @@ type Options struct {
 	SpecialTokens *int
 	// CharsPerToken estimates ShareGPT token counts from characters (0: 4).
 	CharsPerToken float64
-	// Name names the workload (default "vllm bench serve" or "vllm bench throughput").
+	// Name names the workload (default "vllm-bench" or "vllm-bench-throughput").
 	Name string
 }
 
@@ -595,7 +595,10 @@ func (c *Command) Spec(o Options) (*workload.Spec, []string, error) {
 	}
 	name := o.Name
 	if name == "" {
-		name = "vllm bench " + c.Mode
+		name = "vllm-bench"
+		if c.Mode == "throughput" {
+			name = "vllm-bench-throughput"
+		}
 	}
 	s := &workload.Spec{Name: name, Kind: kind, VLLM: &b, SLO: c.SLO}
 	if err := s.Validate(); err != nil {

@@ -163,6 +163,13 @@ func num(v float64) string {
 	return strconv.FormatFloat(v, 'f', 3, 64)
 }
 
+func count(v float64) string {
+	if math.IsNaN(v) {
+		return "-"
+	}
+	return strconv.FormatFloat(v, 'f', 0, 64)
+}
+
 func pct(v float64) string {
 	if math.IsNaN(v) {
 		return "-"
@@ -176,7 +183,11 @@ func (c *Comparison) WriteTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "metric\tpredicted\tmeasured\terror\t")
 	for _, r := range c.Rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", r.Label, num(r.Predicted), num(r.Measured), pct(r.ErrPct()))
+		f := num
+		if r.Class == ClassCount {
+			f = count
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", r.Label, f(r.Predicted), f(r.Measured), pct(r.ErrPct()))
 	}
 	return tw.Flush()
 }

@@ -406,7 +406,7 @@ func (b *VLLMBench) describe(k Kind) string {
 	}
 	parts := []string{fmt.Sprintf("%d prompts, %s", b.N(), ds)}
 	if k == KindOffline {
-		return "vllm bench throughput (offline: all requests at t = 0, no API server): " + strings.Join(parts, "; ") + fmt.Sprintf("; seed %d", b.Seed)
+		return "vllm bench throughput (offline: all requests at t = 0, no API server): " + strings.Join(parts, "; ") + fmt.Sprintf("; --seed %d", b.Seed)
 	}
 	rate := "rate inf (all at t = 0)"
 	if b.RequestRate > 0 {
@@ -427,7 +427,7 @@ func (b *VLLMBench) describe(k Kind) string {
 	if !b.NoReadyCheck {
 		warm = "ready check + " + warm
 	}
-	parts = append(parts, warm, fmt.Sprintf("seed %d", b.Seed))
+	parts = append(parts, warm, fmt.Sprintf("--seed %d", b.Seed))
 	return "vllm bench serve: " + strings.Join(parts, "; ")
 }
 

@@ -177,8 +177,9 @@ context, max context per concurrency) of the best layouts, and one pruning reaso
 stage; --format csv and json list every row.
 
 The workload is either --context and --users (one llm-inference-bench decode cell: that many
-streams at that context, as 'servesim matrix' measures it) or --workload (a file or preset, see
-'servesim simulate --help'). Data-parallel replicas split the workload round-robin.
+streams at that context, as 'servesim matrix' measures it), --workload (a file or preset, see
+'servesim simulate --help') or --vllm-bench (a "vllm bench serve ..." command, likewise).
+Data-parallel replicas split the workload round-robin.
 
 The scenario flags set the engine defaults (version, max-model-len, chunked prefill, the
 speculative method and drafter) and the seed; with the seed scenario its own configuration is
@@ -199,6 +200,8 @@ Example:
 			ctx := fs.String("context", "", "prompt length per user: `tokens` or KiB of tokens (128K)")
 			users := fs.Int("users", 0, "simultaneous users (streams) at --context")
 			wl := fs.String("workload", "", "workload `file` or preset instead of --context/--users")
+			var bf benchFlags
+			bf.register(fs, false)
 			var slo sloFlags
 			slo.register(fs)
 			def := planner.DefaultSpace()
@@ -231,8 +234,21 @@ Example:
 					return err
 				}
 				// The question's workload.
+				if err := bf.check(fs); err != nil {
+					return err
+				}
 				var spec0 *workload.Spec
 				switch {
+				case len(bf.cmdlines) > 0 && (*wl != "" || *ctx != "" || fs.Changed("users")):
+					return usagef("--vllm-bench, --workload and --context/--users are exclusive")
+				case len(bf.cmdlines) > 0:
+					s, err := bf.benchWorkload(fs, nil, e.stderr)
+					if err != nil {
+						return err
+					}
+					spec0 = s
+				case bf.used(fs):
+					return usagef("--special-tokens and --chars-per-token apply to --vllm-bench")
 				case *wl != "" && (*ctx != "" || fs.Changed("users")):
 					return usagef("--workload and --context/--users are exclusive")
 				case *wl != "":
@@ -242,7 +258,7 @@ Example:
 					}
 					spec0 = s
 				case *ctx == "" || *users == 0:
-					return usagef("give --context and --users (e.g. --context 128K --users 16), or --workload")
+					return usagef("give --context and --users (e.g. --context 128K --users 16), --workload or --vllm-bench")
 				default:
 					if _, err := matrix.ParseContext(*ctx); err != nil {
 						return usagef("--context: %v", err)
