@@ -402,7 +402,15 @@ func (b *VLLMBench) describe(k Kind) string {
 			ds += fmt.Sprintf(", output %d tokens", b.OutputLen)
 		}
 	case "list":
-		ds = fmt.Sprintf("%d recorded prompts", len(b.prompts))
+		inLo, inHi, outLo, outHi := math.MaxInt, 0, math.MaxInt, 0
+		for _, p := range b.prompts {
+			inLo, inHi = min(inLo, p.Tokens), max(inHi, p.Tokens)
+			outLo, outHi = min(outLo, p.OutputTokens), max(outHi, p.OutputTokens)
+		}
+		ds = fmt.Sprintf("recorded lengths, input %s, output %s tokens", span(inLo, inHi), span(outLo, outHi))
+		if b.PrefixLen > 0 {
+			ds += fmt.Sprintf(", %d-token shared prefix", b.PrefixLen)
+		}
 	}
 	parts := []string{fmt.Sprintf("%d prompts, %s", b.N(), ds)}
 	if k == KindOffline {
