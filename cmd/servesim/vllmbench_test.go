@@ -34,6 +34,12 @@ func TestSimulateVLLMBench(t *testing.T) {
 	if _, other, _ := runCLI("simulate", "--vllm-bench", acceptanceCmd+" --seed 1"); other == out {
 		t.Errorf("--seed 1 gives the same output as --seed 0")
 	}
+	sg := put(t, t.TempDir(), "sg.json", `[{"id": "1", "conversations": [{"from": "human", "value": "Tell me about the history of Paris in a few sentences, please."}, {"from": "gpt", "value": "Paris grew from a Celtic settlement into the capital of France, a centre of art, science and politics."}]}]`)
+	code, out, errs = runCLI("simulate", "--vllm-bench", "vllm bench serve --dataset-name sharegpt --dataset-path "+sg+" --num-prompts 20 --max-concurrency 4")
+	if code != 0 || !strings.Contains(out, "20 submitted, 20 completed") || !strings.Contains(errs, "topped up to 20 with duplicates") ||
+		!strings.Contains(errs, "estimated from characters") || !strings.Contains(errs, "without --ignore-eos") {
+		t.Errorf("sharegpt: exit %d\n%s\n%s", code, out, errs)
+	}
 	code, out, errs = runCLI("simulate", "--vllm-bench", "vllm bench throughput --input-len 1024 --output-len 64 --num-prompts 50", "--format", "json")
 	var m struct {
 		Kind      string `json:"kind"`
