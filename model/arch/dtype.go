@@ -40,7 +40,7 @@ const (
 //	ELEM    fp8 int8 uint8 | int4 uint4 | nvfp4 mxfp4 | bnb-nf4 bnb-fp4 bnb-int8 (and fp32 bf16 fp16)
 //	        (uint: asymmetric, a zero point per group beside the scale, as GPTQ and AWQ store them)
 //	LAYOUT  tensor      one scale per tensor (not counted)
-//	        channel     one scale per output row
+//	        channel     one scale per output row (fp32 for fp8/int8, fp16 for 4-bit and uint)
 //	        gN          one 16-bit scale per group of N consecutive inputs (uint: plus an N-bit zero)
 //	        bMxN        one fp32 scale per M x N block
 //	        dq          bitsandbytes double quantization (8-bit absmax, fp32 per 256 of them)
@@ -153,9 +153,10 @@ func (d DType) Format() (Format, error) {
 		// int8 with -a16: per-channel scales not counted, as INT8.
 	case layout == "tensor":
 	case layout == "channel":
-		// fp32 scales for 8-bit formats; 16-bit for 4-bit ones (GPTQ/AWQ/compressed-tensors).
+		// fp32 scales for the signed 8-bit formats (fbgemm_fp8, W8A8); 16-bit for 4-bit ones and
+		// for the zero-point formats (GPTQ/AWQ store fp16 scales), plus the zero.
 		f.RowScaleBytes = 4
-		if f.ElemBytes < 1 {
+		if f.ElemBytes < 1 || zeroPoint {
 			f.RowScaleBytes = 2
 		}
 		if zeroPoint {
