@@ -367,9 +367,6 @@ func parse(cfgJSON, quantJSON []byte, name, file, quantFile string) (*arch.Arch,
 		MaxModelLen:   maxModelLen(r, &c),
 		MTPLayers:     mtpLayers(r, &c),
 	}
-	if a.MTPLayers > 0 {
-		notes = append(notes, fmt.Sprintf("%d multi-token-prediction layer(s) in the checkpoint, not counted: vLLM loads them only as the mtp drafter (--speculative-config method mtp)", a.MTPLayers))
-	}
 	if r.err != nil {
 		return nil, r.err
 	}

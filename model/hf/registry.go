@@ -34,7 +34,7 @@ type Provenance struct {
 func (p Provenance) String() string {
 	s := p.Source
 	if p.Repository != "" {
-		s += fmt.Sprintf(" from %s %s @ %s", p.Repository, p.Path, p.Commit)
+		s += fmt.Sprintf(" of %s %s @ %s", p.Repository, p.Path, p.Commit)
 	}
 	if p.Note != "" {
 		s += " (" + p.Note + ")"
