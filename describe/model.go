@@ -131,9 +131,16 @@ func Model(w io.Writer, a *arch.Arch, ref string) error {
 		ws = append(ws, s)
 	}
 	fmt.Fprintf(w, "\nWeights      %s (one copy, scales included; by format: %s)\n", gb(total), strings.Join(ws, ", "))
-	if a.Quantization != "" {
+	quantized := false
+	for _, d := range dts {
+		quantized = quantized || d.IsQuantized()
+	}
+	switch {
+	case a.Quantization != "":
 		fmt.Fprintf(w, "Quantization %s (the method vLLM resolves from the checkpoint and --quantization)\n", a.Quantization)
-	} else {
+	case quantized:
+		fmt.Fprintln(w, "Quantization method not recorded in this description (its weights are quantized, see above)")
+	default:
 		fmt.Fprintln(w, "Quantization none: an unquantized checkpoint")
 	}
 	if a.MaxModelLen > 0 {

@@ -23,11 +23,11 @@ type Attention struct {
 	Window int `toml:"window,omitempty"`
 	// Chunk > 0 makes a GQA layer chunked-local (Llama 4): each token attends to the earlier tokens
 	// of its own Chunk-aligned chunk.
-	Chunk int `toml:"chunk,omitempty"`
+	Chunk int `toml:"chunk,omitempty" json:",omitempty"`
 	// NoPE marks a GQA layer without rotary position embedding (Llama 4's global layers).
-	NoPE bool `toml:"nope,omitempty"`
+	NoPE bool `toml:"nope,omitempty" json:",omitempty"`
 	// Sinks marks a GQA layer with one learned attention-sink logit per head (gpt-oss).
-	Sinks bool `toml:"sinks,omitempty"`
+	Sinks bool `toml:"sinks,omitempty" json:",omitempty"`
 
 	// MLA.
 	QLoraRank  int `toml:"q_lora_rank,omitempty"`
@@ -99,23 +99,23 @@ type Arch struct {
 	// EncoderParams counts the weights of a modality encoder the checkpoint carries (a vision tower
 	// and its projector): vLLM loads them (in EmbedDType, split over TP), but text requests do not
 	// run them, so they count in memory and in the total, not in the active parameters or the step.
-	EncoderParams int64 `toml:"encoder_params,omitempty"`
+	EncoderParams int64 `toml:"encoder_params,omitempty" json:",omitempty"`
 
 	// Checkpoint facts that do not change the layers (model/hf fills them from config.json).
 
 	// Quantization is the quantization method vLLM resolves from the checkpoint ("fp8",
 	// "compressed-tensors", "modelopt_fp4", "gptq_marlin", ...; "" for none).
-	Quantization string `toml:"quantization,omitempty"`
+	Quantization string `toml:"quantization,omitempty" json:",omitempty"`
 	// KVCacheDType is the KV-cache format the checkpoint prescribes (ModelOpt kv_cache_quant_algo,
 	// compressed-tensors kv_cache_scheme), which vLLM's kv_cache_dtype "auto" takes; "" for none.
-	KVCacheDType DType `toml:"kv_cache_dtype,omitempty"`
+	KVCacheDType DType `toml:"kv_cache_dtype,omitempty" json:",omitempty"`
 	// MaxModelLen is the max_model_len vLLM derives from the config (0: not known).
-	MaxModelLen int `toml:"max_model_len,omitempty"`
+	MaxModelLen int `toml:"max_model_len,omitempty" json:",omitempty"`
 	// MTPLayers is the number of multi-token-prediction layers the checkpoint carries
 	// (num_nextn_predict_layers): not part of the served model, loaded only by the mtp drafter.
-	MTPLayers int `toml:"mtp_layers,omitempty"`
+	MTPLayers int `toml:"mtp_layers,omitempty" json:",omitempty"`
 	// Notes says what the description leaves out or approximates, for people.
-	Notes []string `toml:"notes,omitempty"`
+	Notes []string `toml:"notes,omitempty" json:",omitempty"`
 }
 
 // NumLayers is the number of decoder layers.
