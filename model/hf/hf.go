@@ -276,7 +276,7 @@ func parse(cfgJSON, quantJSON []byte, name, file, quantFile string) (*arch.Arch,
 	r := &reader{file: file, family: mt}
 	top := c // the top level, kept when the decoder's fields are nested in text_config
 	var notes []string
-	if len(bytes.TrimSpace(c.TextConfig)) > 0 && !bytes.Equal(bytes.TrimSpace(c.TextConfig), []byte("null")) {
+	if tcRaw := bytes.TrimSpace(c.TextConfig); mt == "llama4" && len(tcRaw) > 0 && !bytes.Equal(tcRaw, []byte("null")) {
 		// A multimodal checkpoint (Llama 4): the decoder is text_config; the top level keeps the
 		// quantization and, possibly, the dtype.
 		var tc rawConfig
