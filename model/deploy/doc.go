@@ -3,7 +3,8 @@
 //
 // Reading order: engine.go (EngineConfig: the `vllm serve` flags that change the simulation, with
 // vLLM's defaults; Speculative), deployment.go (Deployment, Validate), memory.go (weights per GPU,
-// MemoryBudget, KVSpecs).
+// MemoryBudget, KVSpecs), quantization.go (ApplyQuantization: --quantization against the
+// checkpoint, online fp8).
 //
 // Main types:
 //
