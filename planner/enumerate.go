@@ -183,7 +183,7 @@ func (rs rowSpec) args(c *Config) deploy.EngineArgs {
 	if c.Weights != "native" {
 		// A 16-bit checkpoint is quantized to fp8 when loading (--quantization fp8); another format
 		// needs another checkpoint, so the label is the variant's format only.
-		if c.Weights == "fp8" && rs.modelArch != nil && deploy.CheckpointQuantization(rs.modelArch) == "" {
+		if c.Weights == "fp8" && rs.modelArch != nil && deploy.CheckpointQuantization(rs.modelArch) == "" && rs.modelArch.Quantization == "" {
 			e.Quantization = "fp8"
 		} else {
 			e.Quantization = strings.ToUpper(c.WeightFormat)

@@ -270,10 +270,17 @@ func CurrentConfig(d *deploy.Deployment) *Config {
 		MaxNumSeqs: e.MaxNumSeqs, GPUMemoryUtilization: e.GPUMemoryUtilization, MaxModelLen: e.MaxModelLen}
 }
 
-// variant returns the model with its weights in another format ("native": a itself).
+// variant returns the model with its weights in another format ("native": a itself). The fp8
+// variant of a 16-bit checkpoint is what vLLM's --quantization fp8 loads (deploy.ApplyQuantization);
+// of a quantized one, another checkpoint with every projection, MLP and expert in fp8.
 func variant(a *arch.Arch, w string) *arch.Arch {
 	if w == "native" || a == nil {
 		return a
+	}
+	if w == "fp8" && deploy.CheckpointQuantization(a) == "" && a.Quantization == "" {
+		if v, err := deploy.ApplyQuantization(a, "fp8"); err == nil {
+			return v
+		}
 	}
 	dt := arch.FP8
 	if w == "bf16" {

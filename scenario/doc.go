@@ -26,8 +26,8 @@
 //
 // A model is found offline, in order: model.file / --model-config (a servesim model TOML, a
 // config.json or its directory); the reference as a path (a directory holding config.json, as
-// `vllm serve /path` takes it); a built-in description (by name or by the Hugging Face id of its
-// checkpoint); a Hugging Face config built into the binary (hf.BuiltinConfig); the local Hugging
+// `vllm serve /path` takes it); a built-in model (hf.Builtin: the published configs embedded in the
+// binary by Hugging Face id, and servesim's own descriptions by id or name); the local Hugging
 // Face cache ($HF_HUB_CACHE, else $HF_HOME/hub, else ~/.cache/huggingface/hub;
 // models--ORG--NAME/snapshots/REV with REV from refs/main, or refs/<--revision>, else the newest
 // snapshot). Anything else is an error that says how to give the config (huggingface-cli download

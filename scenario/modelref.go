@@ -46,15 +46,15 @@ func HFCacheDir() string {
 //     directory holding one (with its hf_quant_config.json);
 //  2. ref as a path: a directory holding config.json (as `vllm serve /path/to/model` takes it) or a
 //     file;
-//  3. a built-in description: its name, or the Hugging Face id of the checkpoint it describes
-//     (nvidia/GLM-5.3-Flash-NVFP4 is glm-5.3-flash);
-//  4. a Hugging Face config built into the binary (hf.BuiltinConfig);
-//  5. the local Hugging Face cache (HFCacheDir): models--ORG--NAME/snapshots/REV/config.json with
+//  3. a built-in model (hf.Builtin: the published configs embedded in the binary, by Hugging Face
+//     id or alias, and servesim's own descriptions, such as nvidia/GLM-5.3-Flash-NVFP4 or
+//     glm-5.3-flash; then model/arch's descriptions by name);
+//  4. the local Hugging Face cache (HFCacheDir): models--ORG--NAME/snapshots/REV/config.json with
 //     REV the commit refs/<revision> names (refs/main by default), else the newest snapshot.
 //
 // Anything else is an error that says how to give the model. revision is vllm serve's --revision
-// ("" = main). A model read from a config is named after the last part of ref ("Llama-3.1-8B"
-// becomes llama-3.1-8b), else after its directory.
+// ("" = main). A model read from a config is named by its Hugging Face id (as the built-ins are),
+// else after its directory.
 func FindModel(ref, file, revision string) (*FoundModel, error) {
 	name := modelName(ref)
 	if file != "" {
@@ -74,21 +74,19 @@ func FindModel(ref, file, revision string) (*FoundModel, error) {
 		}
 		return &FoundModel{a, "path " + ref}, nil
 	}
+	if a, prov, err := hf.Builtin(ref); err == nil {
+		return &FoundModel{a, "built-in " + prov.ID + ": " + prov.String()}, nil
+	} else if prov.ID != "" {
+		return nil, err
+	}
 	if a, err := arch.Builtin(ref); err == nil {
 		return &FoundModel{a, "built-in description " + a.Name}, nil
-	}
-	if cfg, q, ok := hf.BuiltinConfig(ref); ok {
-		a, err := hf.ParseWithQuant(cfg, q, name)
-		if err != nil {
-			return nil, fmt.Errorf("built-in config of %s: %w", ref, err)
-		}
-		return &FoundModel{a, "built-in Hugging Face config of " + ref}, nil
 	}
 	cache := HFCacheDir()
 	org, repo, ok := strings.Cut(ref, "/")
 	if !ok || org == "" || repo == "" || strings.Contains(repo, "/") {
 		return nil, fmt.Errorf("model %q: no description found offline: not a file or directory, not a built-in (%s), and not a Hugging Face id (ORG/NAME) to look up in the Hugging Face cache (%s): "+
-			"give a built-in name, a Hugging Face id, a directory holding config.json, or --model-config PATH", ref, strings.Join(arch.BuiltinNames(), ", "), cache)
+			"give a built-in name, a Hugging Face id, a directory holding config.json, or --model-config PATH", ref, strings.Join(hf.BuiltinIDs(), ", "), cache)
 	}
 	var why string
 	{
@@ -106,7 +104,7 @@ func FindModel(ref, file, revision string) (*FoundModel, error) {
 	return nil, fmt.Errorf("model %q: no description found offline: not a file or directory, not a built-in (%s), not in the Hugging Face cache (%s). "+
 		"Download its config with `huggingface-cli download %s config.json` (ModelOpt checkpoints: also hf_quant_config.json), "+
 		"or pass --model-config PATH (a config.json or the directory holding it)",
-		ref, strings.Join(arch.BuiltinNames(), ", "), why, ref)
+		ref, strings.Join(hf.BuiltinIDs(), ", "), why, ref)
 }
 
 // cachedSnapshot picks the snapshot of a cached repository: the one refs/<revision> names, a
@@ -165,16 +163,13 @@ func cachedSnapshot(repoDir, revision string) (string, error) {
 	return cs[0].path, nil
 }
 
-// modelName names a model read from a config after the last part of its reference, lower-cased
-// ("meta-llama/Llama-3.1-8B-Instruct" is llama-3.1-8b-instruct); "" for a path.
+// modelName names a model read from a config by its reference, a Hugging Face id as the built-in
+// models are named ("meta-llama/Llama-3.1-8B-Instruct"); "" for a path (named after its directory).
 func modelName(ref string) string {
-	if ref == "" {
-		return ""
-	}
 	if _, err := os.Stat(ref); err == nil {
 		return ""
 	}
-	return strings.ToLower(filepath.Base(ref))
+	return ref
 }
 
 // loadArchFile reads a servesim model TOML file, or a Hugging Face config.json (with the

@@ -220,12 +220,14 @@ func (s *Scenario) Build() (*Built, error) {
 		return nil, err
 	}
 	var ns *deploy.NotSimulatedError
-	a, notSim := deploy.ApplyQuantization(fm.Arch, s.Engine.Quantization)
-	if notSim != nil {
-		if !errors.As(notSim, &ns) {
-			return nil, notSim
+	var notSim error
+	a := fm.Arch
+	if q := s.Engine.Quantization; q != "" && !strings.EqualFold(q, deploy.CheckpointQuantization(a)) {
+		// --quantization as vLLM applies it; a label of the checkpoint's own format (a scenario's
+		// "NVFP4") changes nothing.
+		if a, err = deploy.ApplyQuantization(a, q); err != nil {
+			return nil, err
 		}
-		a = fm.Arch
 	}
 	b := &Built{Defaults: defs, ModelFrom: fm.From}
 	count := s.Hardware.Count

@@ -121,8 +121,10 @@ func TestVLLMServeLines(t *testing.T) {
 			}),
 			count: 4,
 			check: func(t *testing.T, b *Built) {
-				if got := b.Deployment.Model.WeightDTypes(); !slices.Contains(got, arch.FP8) || slices.Contains(got, arch.BF16) && len(got) == 1 {
-					t.Errorf("--quantization fp8: weights %v, want the projections and experts in fp8", got)
+				for _, g := range b.Deployment.Model.Layers {
+					if g.Attn.DType != arch.FP8Tensor || g.FFN.ExpertDType != arch.FP8Tensor {
+						t.Errorf("--quantization fp8: weights %s/%s, want the projections and experts in fp8 (one scale per tensor)", g.Attn.DType, g.FFN.ExpertDType)
+					}
 				}
 			}},
 		{name: "Llama-3.1-8B with EAGLE-3 (no drafter description)", gpu: "H100",
@@ -158,7 +160,7 @@ func TestVLLMServeLines(t *testing.T) {
 			unknown: []string{"--enable-reasoning"}},
 		{name: "Qwen3-30B-A3B beyond its 40,960 tokens", gpu: "H100",
 			cmd: "vllm serve Qwen/Qwen3-30B-A3B --max-model-len 131072",
-			err: "engine.max_model_len = 131072 is greater than the 40960 model \"qwen3-30b-a3b\" allows (max_position_embeddings 40960): vLLM refuses it unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1"},
+			err: "engine.max_model_len = 131072 is greater than the 40960 model \"Qwen/Qwen3-30B-A3B\" allows (max_position_embeddings 40960): vLLM refuses it unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1"},
 		{name: "Qwen3-30B-A3B with VLLM_ALLOW_LONG_MAX_MODEL_LEN=1", gpu: "H100",
 			cmd: "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 vllm serve Qwen/Qwen3-30B-A3B --max-model-len 131072",
 			want: v28(func(e *deploy.EngineConfig) {
@@ -168,7 +170,7 @@ func TestVLLMServeLines(t *testing.T) {
 			cmd: `vllm serve deepseek-ai/DeepSeek-R1 --tensor-parallel-size 8 --trust-remote-code --speculative-config '{"method":"deepseek_mtp","num_speculative_tokens":1}'`,
 			// yarn: original_max_position_embeddings 4096 x factor 40 = 163840; MLA keeps kv auto.
 			want: v28(func(e *deploy.EngineConfig) {
-				e.TensorParallel, e.MaxModelLen, e.Quantization = 8, 163840, "FP8"
+				e.TensorParallel, e.MaxModelLen, e.Quantization = 8, 163840, "fp8"
 				e.Speculative = deploy.Speculative{Method: "mtp", NumTokens: 1}
 			}),
 			count:  8,
@@ -176,7 +178,7 @@ func TestVLLMServeLines(t *testing.T) {
 		{name: "DeepSeek-R1 TP8 PP2 on H100", gpu: "H100",
 			cmd: "vllm serve deepseek-ai/DeepSeek-R1 --tensor-parallel-size 8 --pipeline-parallel-size 2",
 			want: v28(func(e *deploy.EngineConfig) {
-				e.TensorParallel, e.PipelineParallel, e.MaxModelLen, e.Quantization = 8, 2, 163840, "FP8"
+				e.TensorParallel, e.PipelineParallel, e.MaxModelLen, e.Quantization = 8, 2, 163840, "fp8"
 			}),
 			count:  16,
 			notSim: "engine.pipeline_parallel_size = 2: not simulated yet"},
@@ -184,7 +186,7 @@ func TestVLLMServeLines(t *testing.T) {
 			cmd: `vllm serve zai-org/GLM-5-FP8 -tp 8 --enable-expert-parallel --tool-call-parser glm47 --reasoning-parser glm45 --speculative-config '{"method":"mtp","model":"zai-org/GLM-5-FP8"}'`,
 			// >= 160 GiB tier (v0.28): 16,384 / 1,024; sparse MLA: kv fp8; k = num_nextn_predict_layers 1.
 			want: v28(func(e *deploy.EngineConfig) {
-				e.TensorParallel, e.ExpertParallel, e.MaxModelLen, e.KVCacheDType, e.MaxNumBatchedTokens, e.Quantization = 8, true, 202752, "fp8", 16384, "FP8"
+				e.TensorParallel, e.ExpertParallel, e.MaxModelLen, e.KVCacheDType, e.MaxNumBatchedTokens, e.Quantization = 8, true, 202752, "fp8", 16384, "fp8"
 				e.Speculative = deploy.Speculative{Method: "mtp", Model: "zai-org/GLM-5-FP8", NumTokens: 1}
 			}),
 			count:  8,
@@ -192,11 +194,11 @@ func TestVLLMServeLines(t *testing.T) {
 		{name: "gpt-oss-120b MXFP4 on B200, vLLM 0.27 (no 160 GiB tier yet)", gpu: "B200", version: "0.27.0",
 			cmd: "vllm serve openai/gpt-oss-120b --async-scheduling",
 			// yarn: 4096 x 32 = 131072.
-			want: v28(func(e *deploy.EngineConfig) { e.Version, e.MaxModelLen, e.Quantization = "0.27.0", 131072, "MXFP4" })},
+			want: v28(func(e *deploy.EngineConfig) { e.Version, e.MaxModelLen, e.Quantization = "0.27.0", 131072, "mxfp4" })},
 		{name: "Qwen3-235B-A22B NVFP4 TP4 on B200 (ModelOpt)", gpu: "B200",
 			cmd: "vllm serve nvidia/Qwen3-235B-A22B-FP4 --tensor-parallel-size 4",
 			want: v28(func(e *deploy.EngineConfig) {
-				e.TensorParallel, e.MaxModelLen, e.MaxNumBatchedTokens, e.Quantization = 4, 40960, 16384, "NVFP4"
+				e.TensorParallel, e.MaxModelLen, e.MaxNumBatchedTokens, e.Quantization = 4, 40960, 16384, "modelopt_fp4"
 			}),
 			count: 4},
 		{name: "Qwen3-Next (hybrid) on vLLM 0.27: no prefix caching", gpu: "H200", version: "0.27.0",
@@ -261,7 +263,13 @@ func TestVLLMServeLines(t *testing.T) {
 			if n := max(c.count, 1); b.Deployment.Hardware.Count != n {
 				t.Errorf("hardware.count %d, want %d", b.Deployment.Hardware.Count, n)
 			}
-			if !strings.HasPrefix(b.ModelFrom, "Hugging Face cache ") || !strings.Contains(b.ModelFrom, "0123456789abcdef") {
+			// The published configs are built in (model/hf's registry); the others come from the
+			// cache, from the snapshot refs/main names.
+			if _, _, err := hf.Builtin(s.Model.Name); err == nil {
+				if !strings.HasPrefix(b.ModelFrom, "built-in ") {
+					t.Errorf("model from %q, want the built-in config", b.ModelFrom)
+				}
+			} else if !strings.HasPrefix(b.ModelFrom, "Hugging Face cache ") || !strings.Contains(b.ModelFrom, "0123456789abcdef") {
 				t.Errorf("model from %q, want the cache snapshot refs/main names", b.ModelFrom)
 			}
 			for _, u := range c.unknown {
@@ -298,33 +306,43 @@ func TestFindModelOrder(t *testing.T) {
 	cache := hfCache(t)
 	cfg := filepath.Join("testdata", "hf", "meta-llama--Llama-3.1-8B-Instruct")
 	m, err := FindModel("meta-llama/Llama-3.1-8B-Instruct", cfg, "")
-	if err != nil || m.From != "file "+cfg || m.Arch.Name != "llama-3.1-8b-instruct" {
+	if err != nil || m.From != "file "+cfg || m.Arch.Name != "meta-llama/Llama-3.1-8B-Instruct" {
 		t.Errorf("explicit file: %+v, %v", m, err)
 	}
 	m, err = FindModel(cfg, "", "")
-	if err != nil || !strings.HasPrefix(m.From, "path ") {
+	if err != nil || !strings.HasPrefix(m.From, "path ") || m.Arch.Name != "meta-llama--Llama-3.1-8B-Instruct" {
 		t.Errorf("a directory: %+v, %v", m, err)
 	}
 	m, err = FindModel("nvidia/GLM-5.3-Flash-NVFP4", "", "")
-	if err != nil || m.From != "built-in description glm-5.3-flash" {
+	if err != nil || !strings.HasPrefix(m.From, "built-in nvidia/GLM-5.3-Flash-NVFP4") || m.Arch.Name != "glm-5.3-flash" {
 		t.Errorf("built-in by HF id: %+v, %v", m, err)
 	}
-	repo := filepath.Join(cache, "models--meta-llama--Llama-3.1-8B-Instruct")
+	m, err = FindModel("meta-llama/Llama-3.1-8B-Instruct", "", "")
+	if err != nil || !strings.HasPrefix(m.From, "built-in meta-llama/Llama-3.1-8B-Instruct") {
+		t.Errorf("a built-in config wins over the cache: %+v, %v", m, err)
+	}
+	const next = "Qwen/Qwen3-Next-80B-A3B-Instruct" // not built in: read from the cache
+	m, err = FindModel(next, "", "")
+	if err != nil || !strings.Contains(m.From, "0123456789abcdef") || m.Arch.Name != next || m.Arch.MaxModelLen != 262144 {
+		t.Errorf("cache, refs/main: %+v, %v", m, err)
+	}
+	repo := filepath.Join(cache, "models--Qwen--Qwen3-Next-80B-A3B-Instruct")
 	os.Remove(filepath.Join(repo, "refs", "main"))
-	if _, err = FindModel("meta-llama/Llama-3.1-8B-Instruct", "", ""); err == nil || !strings.Contains(err.Error(), "fedcba9876543210") {
+	if _, err = FindModel(next, "", ""); err == nil || !strings.Contains(err.Error(), "fedcba9876543210") {
 		// Without refs/main the newest snapshot is read: here the broken one.
 		t.Errorf("without refs/main: err = %v, want the newest (broken) snapshot read", err)
 	}
 	os.WriteFile(filepath.Join(repo, "refs", "v1"), []byte("0123456789abcdef\n"), 0o644)
-	if m, err = FindModel("meta-llama/Llama-3.1-8B-Instruct", "", "v1"); err != nil || !strings.Contains(m.From, "0123456789abcdef") {
+	if m, err = FindModel(next, "", "v1"); err != nil || !strings.Contains(m.From, "0123456789abcdef") {
 		t.Errorf("--revision v1: %+v, %v", m, err)
 	}
-	if _, err = FindModel("meta-llama/Llama-3.1-8B-Instruct", "", "v2"); err == nil || !strings.Contains(err.Error(), "no refs/v2") {
+	if _, err = FindModel(next, "", "v2"); err == nil || !strings.Contains(err.Error(), "no refs/v2") {
 		t.Errorf("--revision v2: err = %v", err)
 	}
 	t.Setenv("HF_HUB_CACHE", "")
 	t.Setenv("HF_HOME", filepath.Join(cache, "nowhere"))
-	if _, err = FindModel("Qwen/Qwen3-30B-A3B", "", ""); err == nil || !strings.Contains(err.Error(), filepath.Join(cache, "nowhere", "hub", "models--Qwen--Qwen3-30B-A3B")) {
-		t.Errorf("HF_HOME: err = %v, want it to name $HF_HOME/hub/models--Qwen--Qwen3-30B-A3B", err)
+	want := filepath.Join(cache, "nowhere", "hub", "models--Qwen--Qwen3-Next-80B-A3B-Instruct")
+	if _, err = FindModel(next, "", ""); err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "huggingface-cli download "+next+" config.json") {
+		t.Errorf("HF_HOME: err = %v, want it to name %s and how to download the config", err, want)
 	}
 }

@@ -55,7 +55,7 @@ whole launch: every flag it does not give takes vLLM's default for the engine ve
 (--vllm-version, default ` + deploy.DefaultVersion + `), the GPU (--gpu, required unless --config gives one) and the
 model; the printed scenario lists those defaults with their rule and vLLM source in comments.
 The model is found offline: --model-config, a directory given to vllm serve, a built-in
-description, a built-in Hugging Face config, or the local Hugging Face cache ($HF_HUB_CACHE,
+model ('servesim model list'), or the local Hugging Face cache ($HF_HUB_CACHE,
 $HF_HOME/hub, ~/.cache/huggingface/hub); otherwise the error says how to provide it.
 Flags that matter to the simulation are mapped; the others are listed on stderr as ignored or
 unrecognised. A malformed value is an error naming the flag. A configuration vLLM runs but

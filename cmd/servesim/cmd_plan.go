@@ -196,7 +196,8 @@ The workload is one of:
       requests (at least 100), as 'vllm bench serve --dataset-name random --max-concurrency U' runs it;
   --context C --users U  the llm-inference-bench question: one decode cell, U streams at context C,
       as 'servesim matrix' measures it (output: the protocol's 4,096 tokens, or --output-tokens);
-  --workload FILE|PRESET (see 'servesim simulate --help').
+  --workload FILE|PRESET (see 'servesim simulate --help');
+  --vllm-bench "vllm bench serve ..." (a vllm bench serve command, likewise).
 Data-parallel replicas split the workload round-robin.
 
 Each row's engine is what 'vllm serve' runs with the row's flags: the flags the scenario gives
@@ -230,6 +231,8 @@ Example:
 			inTok := fs.String("input-tokens", "", "your question: prompt `tokens` per request (1000, 8K), closed loop at --users, 10 x --users requests (at least 100)")
 			outTok := fs.Int("output-tokens", 0, fmt.Sprintf("output `tokens` per request (default: %d with --input-tokens; the protocol's 4,096 with --context)", defaultOutputTokens))
 			wl := fs.String("workload", "", "workload `file` or preset instead of --context/--input-tokens and --users")
+			var bf benchFlags
+			bf.register(fs, false)
 			var slo sloFlags
 			slo.register(fs)
 			def := planner.DefaultSpace()
@@ -264,6 +267,9 @@ Example:
 					return err
 				}
 				// The question's workload.
+				if err := bf.check(fs); err != nil {
+					return err
+				}
 				var spec0 *workload.Spec
 				if fs.Changed("output-tokens") && *outTok < 1 {
 					return usagef("--output-tokens %d: must be a positive integer", *outTok)
@@ -275,6 +281,16 @@ Example:
 					sf.gpus, *gpus = n, ""
 				}
 				switch {
+				case len(bf.cmdlines) > 0 && (*wl != "" || *ctx != "" || *inTok != "" || fs.Changed("users") || fs.Changed("output-tokens")):
+					return usagef("--vllm-bench, --workload and --context/--input-tokens/--users/--output-tokens are exclusive")
+				case len(bf.cmdlines) > 0:
+					s, err := bf.benchWorkload(fs, nil, e.stderr)
+					if err != nil {
+						return err
+					}
+					spec0 = s
+				case bf.used(fs):
+					return usagef("--special-tokens and --chars-per-token apply to --vllm-bench")
 				case *wl != "" && (*ctx != "" || *inTok != "" || fs.Changed("users") || fs.Changed("output-tokens")):
 					return usagef("--workload and --context/--input-tokens/--users/--output-tokens are exclusive")
 				case *wl != "":
@@ -302,7 +318,7 @@ Example:
 						fmt.Fprintf(e.stderr, "servesim: %d output tokens per request (the default; --output-tokens to change)\n", out)
 					}
 				case *ctx == "" || *users == 0:
-					return usagef("give --context and --users (e.g. --context 128K --users 16), --input-tokens and --users (e.g. --input-tokens 2000 --output-tokens 500 --users 32), or --workload")
+					return usagef("give --context and --users (e.g. --context 128K --users 16), --input-tokens and --users (e.g. --input-tokens 2000 --output-tokens 500 --users 32), --workload or --vllm-bench")
 				default:
 					if _, err := matrix.ParseContext(*ctx); err != nil {
 						return usagef("--context: %v", err)

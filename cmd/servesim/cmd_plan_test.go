@@ -192,7 +192,10 @@ func TestHardwareAndModel(t *testing.T) {
 	if code, _, errs := runCLI("model", "show", unknown); code != 1 || !strings.Contains(errs, "llama") {
 		t.Errorf("unknown family: exit %d: %s", code, errs)
 	}
-	if code, _, _ := runCLI("model", "list"); code != 2 {
-		t.Errorf("model list: exit %d", code)
+	if code, _, _ := runCLI("model", "list", "x"); code != 2 {
+		t.Errorf("model list x: exit %d", code)
+	}
+	if code, _, _ := runCLI("model", "frobnicate"); code != 2 {
+		t.Errorf("model frobnicate: exit %d", code)
 	}
 }

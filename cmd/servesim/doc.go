@@ -19,7 +19,8 @@
 // Reading order: main.go (signals, then run), cli.go (command: a pflag FlagSet with
 // ContinueOnError, Short and Long help and an action; run, usage errors, help), common.go (the
 // flags every simulating command shares, loading the scenario, measured matrices and output
-// files), then one cmd_<name>.go per command. This package holds wiring and flags only: every
+// files), then one cmd_<name>.go per command; vllmbench.go holds the flags that read vLLM's
+// benchmark client (--vllm-bench, --special-tokens, --chars-per-token) for simulate, plan and fit. This package holds wiring and flags only: every
 // computation is in the packages it imports, so the commands' behaviour is tested there and here
 // only for parsing, exit codes and output files.
 //

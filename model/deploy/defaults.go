@@ -203,7 +203,7 @@ func (r *resolver) run() (EngineConfig, error) {
 	switch {
 	case a.KVCacheDType != nil:
 		e.KVCacheDType = *a.KVCacheDType
-	case m.KVCacheQuant == "fp8":
+	case m.KVCacheDType == arch.FP8:
 		e.KVCacheDType = "fp8"
 		r.add("kv_cache_dtype", e.KVCacheDType, "auto: the checkpoint prescribes an FP8 KV cache (kv_cache_quant_algo / kv_cache_scheme)", "vllm/utils/torch_utils.py, resolve_kv_cache_dtype_string")
 	case y2026 && m.HasKind(arch.AttnSparseMLA):
@@ -279,11 +279,17 @@ func (r *resolver) run() (EngineConfig, error) {
 		fmt.Sprintf("min(max_num_seqs x (1 + k) x 2, 512, max_num_batched_tokens) = min(%d, 512, %d)", e.MaxNumSeqs*(1+k)*2, e.MaxNumBatchedTokens),
 		"vllm/config/vllm.py, _set_cudagraph_sizes")
 
-	// The quantization label: as given, else the checkpoint's format (vLLM reads the method from
-	// config.json's quantization_config: vllm/config/model.py, _verify_quantization).
+	// The quantization: as given, else the method vLLM resolves from the checkpoint's
+	// quantization_config (vllm/config/model.py, _verify_quantization), else, for a description
+	// that does not record it, the label of its weight format.
 	if e.Quantization == "" {
-		if e.Quantization = CheckpointQuantization(m); e.Quantization != "" {
-			r.add("quantization", e.Quantization, "the checkpoint's weight format (from its quantization_config)", "vllm/config/model.py, _verify_quantization")
+		switch {
+		case m.Quantization != "":
+			e.Quantization = m.Quantization
+			r.add("quantization", e.Quantization, "the method vLLM resolves from the checkpoint's quantization_config", "vllm/config/model.py, _verify_quantization")
+		case CheckpointQuantization(m) != "":
+			e.Quantization = CheckpointQuantization(m)
+			r.add("quantization", e.Quantization, "the checkpoint's weight format (the description records no method)", "vllm/config/model.py, _verify_quantization")
 		}
 	}
 	if err := e.Validate(); err != nil {
@@ -373,51 +379,6 @@ func CheckpointQuantization(a *arch.Arch) string {
 	return strings.ToUpper(string(dt))
 }
 
-// quantMethods are the --quantization values that name each checkpoint format, so that a flag
-// that agrees with the checkpoint is accepted (vLLM's method names, and the format names).
-func quantMethods(dt arch.DType) []string {
-	switch dt {
-	case arch.FP8:
-		return []string{"fp8", "modelopt", "compressed-tensors", "fbgemm_fp8", "ptpc_fp8"}
-	case arch.NVFP4:
-		return []string{"nvfp4", "modelopt_fp4", "compressed-tensors"}
-	case arch.MXFP4:
-		return []string{"mxfp4"}
-	case arch.INT4, arch.INT8:
-		return []string{"gptq", "gptq_marlin", "awq", "awq_marlin", "compressed-tensors", "int4", "int8"}
-	}
-	return nil
-}
-
-// ApplyQuantization is --quantization q on checkpoint a, as vLLM loads it: a flag that names the
-// checkpoint's own format changes nothing; fp8 on a 16-bit checkpoint quantizes every projection,
-// MLP and expert to fp8 when loading (vLLM's online Fp8LinearMethod and Fp8MoEMethod); a flag that
-// contradicts the checkpoint's quantization is an error, as in vLLM (_verify_quantization), and
-// any other method is refused as not simulated.
-func ApplyQuantization(a *arch.Arch, q string) (*arch.Arch, error) {
-	if q == "" {
-		return a, nil
-	}
-	lq := strings.ToLower(q)
-	ck := CheckpointQuantization(a)
-	if ck != "" {
-		dt := arch.DType(strings.ToLower(ck))
-		for _, m := range quantMethods(dt) {
-			if lq == m {
-				return a, nil
-			}
-		}
-		if lq == strings.ToLower(ck) {
-			return a, nil
-		}
-		return nil, fmt.Errorf("--quantization %s: model %q is an %s checkpoint; vLLM refuses a quantization method that differs from the checkpoint's", q, a.Name, ck)
-	}
-	if lq == "fp8" {
-		return WithWeights(a, arch.FP8), nil
-	}
-	return nil, &NotSimulatedError{fmt.Sprintf("--quantization %s", q), fmt.Sprintf("model %q has 16-bit weights; only online fp8 quantization of such a checkpoint is simulated", a.Name)}
-}
-
 // WithWeights returns a copy of a with every projection, dense MLP and routed expert stored in dt
 // (the embeddings keep their format).
 func WithWeights(a *arch.Arch, dt arch.DType) *arch.Arch {
@@ -490,7 +451,7 @@ func Minimize(a EngineArgs, t Target) (EngineArgs, error) {
 			m.Speculative = a.Clone().Speculative
 		}
 	}
-	if q := m.Quantization; q != "" && strings.EqualFold(q, CheckpointQuantization(t.Model)) {
+	if q := m.Quantization; q != "" {
 		m.Quantization = ""
 		if !same() {
 			m.Quantization = q

@@ -125,20 +125,3 @@ func TestMinimize(t *testing.T) {
 		t.Errorf("the minimized flags resolve to %+v, %v; want %+v", back, err, full)
 	}
 }
-
-func TestApplyQuantization(t *testing.T) {
-	a := denseModel(4096)
-	v, err := ApplyQuantization(a, "fp8")
-	if err != nil || CheckpointQuantization(v) != "FP8" || CheckpointQuantization(a) != "" {
-		t.Errorf("online fp8: %v, %v", v, err)
-	}
-	if _, err := ApplyQuantization(v, "awq"); err == nil || !strings.Contains(err.Error(), "refuses a quantization method that differs") {
-		t.Errorf("conflict: %v", err)
-	}
-	if got, err := ApplyQuantization(v, "FP8"); err != nil || got != v {
-		t.Errorf("the checkpoint's own format: %v", err)
-	}
-	if _, err := ApplyQuantization(a, "bitsandbytes"); err == nil || !strings.Contains(err.Error(), "not simulated yet") {
-		t.Errorf("bitsandbytes: %v", err)
-	}
-}

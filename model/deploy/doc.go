@@ -3,9 +3,10 @@
 //
 // Reading order: engine.go (EngineConfig: the `vllm serve` settings that change the simulation;
 // Speculative), args.go (EngineArgs: the flags as given, nil meaning "not given"), defaults.go
-// (Resolve: vLLM's defaults for the flags not given, by engine version, GPU and model; Minimize;
-// ApplyQuantization), deployment.go (Deployment, Validate, NotSimulatedError), memory.go (weights
-// per GPU, MemoryBudget, KVSpecs).
+// (Resolve: vLLM's defaults for the flags not given, by engine version, GPU and model; Minimize),
+// deployment.go (Deployment, Validate, NotSimulatedError), memory.go (weights per GPU,
+// MemoryBudget, KVSpecs), quantization.go (ApplyQuantization: --quantization against the
+// checkpoint, online fp8).
 //
 // Main types:
 //

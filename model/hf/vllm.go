@@ -32,16 +32,6 @@ func LoadAs(path, name string) (*arch.Arch, error) {
 	return parse(cfg, q, name, path, qpath)
 }
 
-// BuiltinConfig returns the config.json, and the hf_quant_config.json (nil when the checkpoint
-// has none), embedded in the binary for a Hugging Face model id ("ORG/NAME"); ok is false when
-// there is none. It is the registry the built-in model configs are added to; the model lookup
-// (package scenario) asks it after the built-in descriptions and before the local Hugging Face
-// cache.
-func BuiltinConfig(id string) (config, quant []byte, ok bool) {
-	_ = id
-	return nil, nil, false
-}
-
 // lengthKeys are the config keys vLLM reads a model's context length from, in its order
 // (vllm/config/model.py, _get_and_verify_max_len, possible_keys); the smallest one present wins.
 func lengthKeys() []string {
@@ -144,11 +134,9 @@ func MaxModelLen(configJSON []byte) (defaultLen, limit int, rule string, err err
 			if !ok {
 				factor = 1
 			}
-			if rt == "yarn" {
-				orig, ok, err := number(rope, "original_max_position_embeddings")
-				if err != nil || !ok {
-					return 0, 0, "", fmt.Errorf("%s%s: rope_type yarn needs original_max_position_embeddings (vLLM reads it)", where, ropeKey)
-				}
+			if orig, ok, err := number(rope, "original_max_position_embeddings"); err != nil {
+				return 0, 0, "", fmt.Errorf("%s%s: %w", where, ropeKey, err)
+			} else if rt == "yarn" && ok {
 				derived = orig
 				rule = fmt.Sprintf("%s%s.original_max_position_embeddings %s x yarn factor %g", where, ropeKey, fmtLen(orig), factor)
 			} else {
@@ -162,101 +150,6 @@ func MaxModelLen(configJSON []byte) (defaultLen, limit int, rule string, err err
 		return 0, 0, "", fmt.Errorf("%sderived max_model_len %s: want 1..%d", where, fmtLen(derived), int64(maxLenLimit))
 	}
 	return int(derived), int(limit64), rule, nil
-}
-
-// KVCacheQuant is the KV-cache format a checkpoint prescribes, which vLLM's kv_cache_dtype "auto"
-// follows (vllm/utils/torch_utils.py, resolve_kv_cache_dtype_string): "fp8" for a ModelOpt
-// kv_cache_quant_algo FP8 (in hf_quant_config.json, which wins, or config.json's
-// quantization_config) or a compressed-tensors kv_cache_scheme of 8-bit floats; "" otherwise.
-func KVCacheQuant(configJSON, hfQuantConfigJSON []byte) (string, error) {
-	var q map[string]json.RawMessage
-	if hfQuantConfigJSON != nil {
-		h, err := object(hfQuantConfigJSON)
-		if err != nil {
-			return "", fmt.Errorf("hf_quant_config.json: %w", err)
-		}
-		if raw, ok := h["quantization"]; ok {
-			if q, err = object(raw); err != nil {
-				return "", fmt.Errorf("hf_quant_config.json: quantization: %w", err)
-			}
-		}
-	} else {
-		top, err := object(configJSON)
-		if err != nil {
-			return "", err
-		}
-		for _, k := range []string{"quantization_config", "compression_config"} {
-			if raw, ok := top[k]; ok && !isNull(raw) {
-				if q, err = object(raw); err != nil {
-					return "", fmt.Errorf("%s: %w", k, err)
-				}
-				break
-			}
-		}
-	}
-	if q == nil {
-		return "", nil
-	}
-	if algo, _ := str(q, "kv_cache_quant_algo"); strings.EqualFold(algo, "FP8") {
-		return "fp8", nil
-	}
-	if raw, ok := q["kv_cache_scheme"]; ok && !isNull(raw) {
-		s, err := object(raw)
-		if err != nil {
-			return "", fmt.Errorf("kv_cache_scheme: %w", err)
-		}
-		bits, _, _ := number(s, "num_bits")
-		typ, _ := str(s, "type")
-		if bits == 8 && strings.EqualFold(typ, "float") {
-			return "fp8", nil
-		}
-	}
-	return "", nil
-}
-
-// MTPLayers is the number of multi-token-prediction layers a checkpoint carries, vLLM's n_predict
-// for method "mtp": num_nextn_predict_layers (DeepSeek-V3, GLM), or mtp_num_hidden_layers (Qwen3.5,
-// Qwen3-Next); 0 when absent.
-func MTPLayers(configJSON []byte) (int, error) {
-	top, err := object(configJSON)
-	if err != nil {
-		return 0, err
-	}
-	cfg := top
-	if raw, ok := top["text_config"]; ok && !isNull(raw) {
-		if cfg, err = object(raw); err != nil {
-			return 0, fmt.Errorf("text_config: %w", err)
-		}
-	}
-	for _, k := range []string{"num_nextn_predict_layers", "mtp_num_hidden_layers"} {
-		v, ok, err := number(cfg, k)
-		if err != nil {
-			return 0, err
-		}
-		if ok {
-			if v < 0 || v > maxLayers || v != math.Trunc(v) {
-				return 0, fmt.Errorf("%s = %v: want 0..%d", k, v, maxLayers)
-			}
-			return int(v), nil
-		}
-	}
-	return 0, nil
-}
-
-// setEngineFacts records on a what vLLM reads from the config besides the shape.
-func setEngineFacts(a *arch.Arch, cfgJSON, quantJSON []byte, file string) error {
-	def, _, rule, err := MaxModelLen(cfgJSON)
-	if err != nil {
-		return fmt.Errorf("hf: %s: %w", file, err)
-	}
-	a.MaxModelLen, a.MaxModelLenRule = def, rule
-	if a.KVCacheQuant, err = KVCacheQuant(cfgJSON, quantJSON); err != nil {
-		return fmt.Errorf("hf: %s: %w", file, err)
-	}
-	if a.MTPLayers, err = MTPLayers(cfgJSON); err != nil {
-		return fmt.Errorf("hf: %s: %w", file, err)
-	}
-	return nil
 }
 
 func object(raw []byte) (map[string]json.RawMessage, error) {

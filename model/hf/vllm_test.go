@@ -43,38 +43,19 @@ func TestMaxModelLen(t *testing.T) {
 			t.Errorf("%s: got %d, %d, %q; want %d, %d, a rule with %q", c.name, def, limit, rule, c.def, c.limit, c.rule)
 		}
 	}
-	for _, bad := range []string{`[]`, `{"max_position_embeddings": "long"}`, `{"max_position_embeddings": 4096, "rope_scaling": {"rope_type": "yarn", "factor": 4}}`, `{"max_position_embeddings": 1e300, "rope_scaling": {"type": "linear", "factor": 1e300}}`} {
+	for _, bad := range []string{`[]`, `{"max_position_embeddings": "long"}`, `{"max_position_embeddings": 1e300, "rope_scaling": {"type": "linear", "factor": 1e300}}`} {
 		if _, _, _, err := MaxModelLen([]byte(bad)); err == nil {
 			t.Errorf("MaxModelLen(%s): no error", bad)
 		}
 	}
 }
 
-func TestKVCacheQuantAndMTP(t *testing.T) {
-	for _, c := range []struct {
-		cfg, quant, want string
-	}{
-		{`{}`, "", ""},
-		{`{"quantization_config": {"quant_method": "fp8"}}`, "", ""},
-		{`{"quantization_config": {"quant_method": "modelopt", "quant_algo": "NVFP4", "kv_cache_quant_algo": "FP8"}}`, "", "fp8"},
-		{`{}`, `{"quantization": {"quant_algo": "NVFP4", "kv_cache_quant_algo": "FP8"}}`, "fp8"},
-		{`{"quantization_config": {"kv_cache_quant_algo": "FP8"}}`, `{"quantization": {"quant_algo": "NVFP4", "kv_cache_quant_algo": null}}`, ""},
-		{`{"quantization_config": {"quant_method": "compressed-tensors", "kv_cache_scheme": {"num_bits": 8, "type": "float"}}}`, "", "fp8"},
-	} {
-		var q []byte
-		if c.quant != "" {
-			q = []byte(c.quant)
-		}
-		got, err := KVCacheQuant([]byte(c.cfg), q)
-		if err != nil || got != c.want {
-			t.Errorf("KVCacheQuant(%s, %s) = %q, %v; want %q", c.cfg, c.quant, got, err, c.want)
-		}
-	}
+func TestFactsOfDeepSeekV3(t *testing.T) {
 	a, err := Load("testdata/deepseek-v3/config.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.MTPLayers != 1 || a.MaxModelLen != 163840 {
-		t.Errorf("deepseek-v3: %d MTP layers, max_model_len %d; want 1 and 163840", a.MTPLayers, a.MaxModelLen)
+	if a.MTPLayers != 1 || a.MaxModelLen != 163840 || !strings.Contains(a.MaxModelLenRule, "yarn factor 40") {
+		t.Errorf("deepseek-v3: %d MTP layers, max_model_len %d (%s); want 1 and 163840 (yarn)", a.MTPLayers, a.MaxModelLen, a.MaxModelLenRule)
 	}
 }
