@@ -175,6 +175,15 @@ func TestVLLMServeLines(t *testing.T) {
 			}),
 			count:  8,
 			notSim: `engine.speculative.method = "mtp": not simulated yet`},
+		{name: "DeepSeek-R1 DP8 EP with DeepEP low-latency (DP attention) on H200", gpu: "H200",
+			cmd: "vllm serve deepseek-ai/DeepSeek-R1 --data-parallel-size 8 --enable-expert-parallel --all2all-backend deepep_low_latency",
+			// data-parallel MoE with a batched all-to-all: 256 tokens; seqs then min(1024, 256).
+			want: v28(func(e *deploy.EngineConfig) {
+				e.DataParallel, e.ExpertParallel, e.All2AllBackend, e.MaxModelLen, e.Quantization = 8, true, "deepep_low_latency", 163840, "fp8"
+				e.MaxNumBatchedTokens, e.MaxNumSeqs, e.MaxCaptureSize = 256, 256, 256
+			}),
+			count:  8,
+			notSim: "engine.data_parallel_size = 8: not simulated yet"},
 		{name: "DeepSeek-R1 TP8 PP2 on H100", gpu: "H100",
 			cmd: "vllm serve deepseek-ai/DeepSeek-R1 --tensor-parallel-size 8 --pipeline-parallel-size 2",
 			want: v28(func(e *deploy.EngineConfig) {

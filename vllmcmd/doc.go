@@ -51,7 +51,8 @@
 // The spellings and defaults are vLLM's engine arguments (vllm/engine/arg_utils.py, EngineArgs,
 // and the config classes under vllm/config/); `vllm serve --help` lists them.
 //
-// Also mapped: --performance-mode (EngineArgs.PerformanceMode), -O0..-O3 / --optimization-level (0:
+// Also mapped: --performance-mode (EngineArgs.PerformanceMode), --all2all-backend (else the
+// VLLM_ALL2ALL_BACKEND variable; All2AllBackend), -O0..-O3 / --optimization-level (0:
 // no CUDA graphs, read as enforce_eager; 1: piecewise graphs only, noted as not simulated),
 // --cuda-graph-sizes (the older capture-size list), --revision (Result.Revision: the Hugging Face
 // cache snapshot to read) and VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 in the environment

@@ -153,8 +153,7 @@ func flagTable() map[string]*flagSpec {
 		"--generation-config":            ignoredValue(),
 		"--data-parallel-size-local":     ignoredValue(),
 		"--data-parallel-start-rank":     ignoredValue(),
-		"--all2all-backend": {ignored: true,
-			note: "the expert-parallel all-to-all of data-parallel MoE ranks is not modelled (only DP 1 is simulated)"},
+		"--all2all-backend": stringFlag(func(e *deploy.EngineArgs, s string) { e.All2AllBackend = s }),
 
 		// Known flags with no effect on the simulation, without a value.
 		"--enable-auto-tool-choice":          ignoredBool(),

@@ -76,6 +76,7 @@ func Format(model string, a deploy.EngineArgs) string {
 		w = append(w, "--compilation-config", quote(fmt.Sprintf(`{"max_cudagraph_capture_size":%d}`, *m)))
 	}
 	str("--performance-mode", a.PerformanceMode)
+	str("--all2all-backend", a.All2AllBackend)
 	if q := a.Quantization; !isLabel(q) {
 		str("--quantization", q)
 	}

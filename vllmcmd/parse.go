@@ -426,6 +426,9 @@ func (p *parser) finish() {
 		if k == "VLLM_ATTENTION_BACKEND" && !p.attnFlag {
 			e.AttentionBackend = v
 		}
+		if k == "VLLM_ALL2ALL_BACKEND" && e.All2AllBackend == "" {
+			e.All2AllBackend = v
+		}
 		if k == "VLLM_ALLOW_LONG_MAX_MODEL_LEN" {
 			e.AllowLongMaxModelLen = v == "1" || strings.EqualFold(v, "true")
 		}

@@ -32,6 +32,9 @@ type EngineArgs struct {
 	MaxCaptureSize       *int     `toml:"max_cudagraph_capture_size,omitempty"`
 	// PerformanceMode is --performance-mode ("throughput" doubles the batch defaults).
 	PerformanceMode string `toml:"performance_mode,omitempty"`
+	// All2AllBackend is --all2all-backend (or VLLM_ALL2ALL_BACKEND): the expert-parallel
+	// all-to-all of data-parallel MoE ranks ("" = vLLM's allgather_reducescatter).
+	All2AllBackend string `toml:"all2all_backend,omitempty"`
 	// AllowLongMaxModelLen is VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 in the server's environment: a
 	// max_model_len above the model's own limit is accepted.
 	AllowLongMaxModelLen bool `toml:"allow_long_max_model_len,omitempty"`
@@ -59,7 +62,7 @@ func ArgsOf(e EngineConfig) EngineArgs {
 		KVCacheDType: Ptr(e.KVCacheDType), MaxNumBatchedTokens: Ptr(e.MaxNumBatchedTokens), MaxNumSeqs: Ptr(e.MaxNumSeqs),
 		ChunkedPrefill: Ptr(e.ChunkedPrefill), PrefixCaching: Ptr(e.PrefixCaching), BlockSize: Ptr(e.BlockSize),
 		AsyncScheduling: Ptr(e.AsyncScheduling), EnforceEager: Ptr(e.EnforceEager), MaxCaptureSize: Ptr(e.MaxCaptureSize),
-		AllowLongMaxModelLen: e.AllowLongMaxModelLen, Speculative: &spec,
+		AllowLongMaxModelLen: e.AllowLongMaxModelLen, All2AllBackend: e.All2AllBackend, Speculative: &spec,
 		Quantization: e.Quantization, AttentionBackend: e.AttentionBackend, MoEBackend: e.MoEBackend, ServedModel: e.ServedModel,
 	}
 }

@@ -127,7 +127,7 @@ func (r *resolver) add(key string, v any, rule, source string) {
 
 func (r *resolver) run() (EngineConfig, error) {
 	a, m, g := &r.a, r.t.Model, r.t.GPU
-	e := EngineConfig{Name: "vllm", Version: a.Version, AllowLongMaxModelLen: a.AllowLongMaxModelLen,
+	e := EngineConfig{Name: "vllm", Version: a.Version, AllowLongMaxModelLen: a.AllowLongMaxModelLen, All2AllBackend: a.All2AllBackend,
 		Quantization: a.Quantization, AttentionBackend: a.AttentionBackend, MoEBackend: a.MoEBackend, ServedModel: a.ServedModel}
 	if e.Version == "" {
 		e.Version = DefaultVersion
@@ -237,6 +237,9 @@ func (r *resolver) run() (EngineConfig, error) {
 	}
 	const batchSrc = "vllm/engine/arg_utils.py, get_batch_defaults, _set_default_max_num_seqs_and_batched_tokens_args"
 	tokRule := tier
+	if e.DataParallel > 1 && m.IsMoE() && batchedAll2All(a.All2AllBackend) {
+		tokens, tokRule = 256, fmt.Sprintf("data-parallel MoE with the batched all-to-all %s", a.All2AllBackend)
+	}
 	if a.MaxNumBatchedTokens == nil && !e.ChunkedPrefill && tokens < e.MaxModelLen {
 		tokens, tokRule = e.MaxModelLen, tier+"; without chunked prefill raised to max_model_len"
 	}
@@ -338,6 +341,16 @@ func batchDefaults(g *hardware.GPU, v Version) (tokens, seqs int, tier string) {
 		return 8192, 1024, fmt.Sprintf("API server on a %.0f GiB GPU (>= 70 GiB, not an A100)", mem)
 	}
 	return 2048, 256, fmt.Sprintf("API server on a %.0f GiB GPU (< 70 GiB or an A100)", mem)
+}
+
+// batchedAll2All reports whether an expert-parallel all-to-all backend works in fixed batches
+// (DeepEP low-latency, NIXL EP), for which vLLM lowers the token budget of DP MoE to 256.
+func batchedAll2All(b string) bool {
+	switch b {
+	case "deepep_low_latency", "nixl_ep":
+		return true
+	}
+	return false
 }
 
 // asyncSpecMethod reports whether asynchronous scheduling stays on with a speculative method.

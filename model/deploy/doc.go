@@ -31,7 +31,9 @@
 //	gpu_memory_utilization   0.92 (2026), 0.9 before                          vllm/config/cache.py
 //	max_num_batched_tokens,  >= 160 GiB (v0.28+): 16384 / 1024; >= 70 GiB and not an A100:
 //	max_num_seqs             8192 / 1024; otherwise 2048 / 256; doubled by --performance-mode
-//	                         throughput; without chunked prefill tokens >= max_model_len; then
+//	                         throughput; data-parallel MoE with a batched all-to-all (DeepEP
+//	                         low-latency, NIXL EP) 256 tokens; without chunked prefill
+//	                         tokens >= max_model_len; then
 //	                         tokens <= seqs x max_model_len, seqs <= tokens   vllm/engine/arg_utils.py
 //	enable_chunked_prefill   on (generative decoders, hybrids too)            vllm/config/model.py
 //	enable_prefix_caching    on; attention-free models off; hybrid (recurrent-state) models off

@@ -107,6 +107,9 @@ type EngineConfig struct {
 	// AllowLongMaxModelLen is VLLM_ALLOW_LONG_MAX_MODEL_LEN=1: max_model_len may exceed the
 	// model's own limit.
 	AllowLongMaxModelLen bool `toml:"allow_long_max_model_len,omitempty" json:"AllowLongMaxModelLen,omitempty"`
+	// All2AllBackend is the expert-parallel all-to-all of data-parallel MoE ranks ("" =
+	// allgather_reducescatter, vLLM's default); recorded, not simulated (only DP 1 is).
+	All2AllBackend string `toml:"all2all_backend,omitempty" json:"All2AllBackend,omitempty"`
 
 	// Labels kept for the report. Quantization is --quantization as given, else the checkpoint's
 	// weight format ("NVFP4", "FP8", "MXFP4"; "" for 16-bit weights).
