@@ -153,7 +153,7 @@ func flagTable() map[string]*flagSpec {
 		"--generation-config":            ignoredValue(),
 		"--data-parallel-size-local":     ignoredValue(),
 		"--data-parallel-start-rank":     ignoredValue(),
-		"--all2all-backend": stringFlag(func(e *deploy.EngineArgs, s string) { e.All2AllBackend = s }),
+		"--all2all-backend":              stringFlag(func(e *deploy.EngineArgs, s string) { e.All2AllBackend = s }),
 
 		// Known flags with no effect on the simulation, without a value.
 		"--enable-auto-tool-choice":          ignoredBool(),
