@@ -111,6 +111,11 @@ func launchArgs(args deploy.EngineArgs, t deploy.Target) (deploy.EngineArgs, err
 	}
 	min.MaxModelLen, min.GPUMemoryUtilization, min.KVCacheDType = args.MaxModelLen, args.GPUMemoryUtilization, args.KVCacheDType
 	min.MaxNumBatchedTokens, min.MaxNumSeqs = args.MaxNumBatchedTokens, args.MaxNumSeqs
+	// The row's weights variant: the target already is the variant (its Quantization is the
+	// method), so the flag that makes it must not be minimized away.
+	if args.Quantization != "" {
+		min.Quantization = args.Quantization
+	}
 	return min, nil
 }
 
