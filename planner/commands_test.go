@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/servesim/servesim/model/deploy"
 	"github.com/servesim/servesim/scenario"
 	"github.com/servesim/servesim/vllmcmd"
 	"github.com/servesim/servesim/workload"
@@ -125,5 +124,4 @@ func TestCommandsSeedCurrent(t *testing.T) {
 	if !strings.HasPrefix(l.Bench, "vllm bench serve --backend vllm --model nvidia/GLM-5.3-Flash-NVFP4 --dataset-name random --random-input-len 131072 --random-output-len 4096 --num-prompts 16 --max-concurrency 16") {
 		t.Errorf("bench: %s", l.Bench)
 	}
-	_ = deploy.DefaultVersion
 }

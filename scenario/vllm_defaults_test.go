@@ -83,7 +83,7 @@ func v28(edit func(e *deploy.EngineConfig)) deploy.EngineConfig {
 // config.
 func TestVLLMServeLines(t *testing.T) {
 	hfCache(t)
-	llama4, llama4Err := hf.Parse(mustRead(t, "testdata/hf/meta-llama--Llama-4-Scout-17B-16E-Instruct/config.json"), "")
+	_, llama4Err := hf.Parse(mustRead(t, "testdata/hf/meta-llama--Llama-4-Scout-17B-16E-Instruct/config.json"), "")
 	for _, c := range []struct {
 		name, gpu, version, cmd string
 		want                    deploy.EngineConfig
@@ -250,7 +250,6 @@ func TestVLLMServeLines(t *testing.T) {
 				}
 				return
 			}
-			_ = llama4
 			var ns *deploy.NotSimulatedError
 			switch {
 			case c.err != "":
