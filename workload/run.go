@@ -47,6 +47,9 @@ func Run(srv *sim.Server, s *Spec, o Options) (*Metrics, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
+	if s.Kind == KindVLLMBench || s.Kind == KindOffline {
+		return runVLLMBench(srv, s, o)
+	}
 	seed := s.SeedFor(o)
 	r := max(o.Replicas, 1)
 	var parts []part
@@ -209,7 +212,12 @@ type runner struct {
 
 // newRunner starts a fresh engine on the server.
 func newRunner(srv *sim.Server, seed uint64, every vtime.Duration) *runner {
-	r := &runner{srv: srv, eng: srv.NewEngine(seed), col: &collector{}, every: every}
+	return newRunnerOn(srv, srv.NewEngine(seed), every)
+}
+
+// newRunnerOn drives a fresh engine built by the caller.
+func newRunnerOn(srv *sim.Server, eng *sim.Engine, every vtime.Duration) *runner {
+	r := &runner{srv: srv, eng: eng, col: &collector{}, every: every}
 	r.col.kv.interval = every
 	r.sampleF = r.sample
 	return r

@@ -28,6 +28,13 @@ const (
 	// warm-up, a cold scout prefill, then C streams of the identical prompt, closed loop, measured
 	// over a fixed window after a readiness gate.
 	KindBench Kind = "bench"
+	// KindVLLMBench is vLLM's benchmark client, `vllm bench serve`: its random or ShareGPT
+	// dataset, request rate and burstiness, max-concurrency semaphore, ready check and warm-ups
+	// (see VLLMBench; package vllmbench imports the command line).
+	KindVLLMBench Kind = "vllm-bench"
+	// KindOffline is `vllm bench throughput`: the LLM class in-process, every request handed to
+	// the engine at t = 0 with no API server; the metric is tokens / elapsed time.
+	KindOffline Kind = "offline"
 )
 
 // Lengths draws prompt and output lengths, as vllm bench serve's random dataset does: each length
@@ -173,7 +180,9 @@ type Spec struct {
 	Open    Open      `toml:"open" json:"open"`
 	Trace   Trace     `toml:"trace" json:"trace"`
 	Bench   BenchCell `toml:"bench" json:"bench"`
-	SLO     SLO       `toml:"slo" json:"slo"`
+	// VLLM is the vllm-bench and offline kinds' run (nil for the others).
+	VLLM *VLLMBench `toml:"vllm_bench,omitempty" json:"vllm_bench,omitempty"`
+	SLO  SLO        `toml:"slo" json:"slo"`
 	// SampleIntervalS is the KV-usage sampling period in simulated seconds (default 1).
 	SampleIntervalS float64 `toml:"sample_interval_s,omitempty" json:"sample_interval_s,omitempty"`
 
@@ -234,6 +243,9 @@ func Load(path string) (*Spec, error) {
 			return nil, err
 		}
 	}
+	if err := s.LoadDataset(); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -290,11 +302,17 @@ func formatFromExt(p string) string {
 // Validate checks the workload, naming the first bad field.
 func (s *Spec) Validate() error {
 	switch s.Kind {
-	case KindClosed, KindOpen, KindTrace, KindBench:
+	case KindClosed, KindOpen, KindTrace, KindBench, KindVLLMBench, KindOffline:
 	case "":
-		return fmt.Errorf("kind: missing: want closed, open, trace or bench")
+		return fmt.Errorf("kind: missing: want closed, open, trace, bench, vllm-bench or offline")
 	default:
-		return fmt.Errorf("kind = %q: want closed, open, trace or bench", s.Kind)
+		return fmt.Errorf("kind = %q: want closed, open, trace, bench, vllm-bench or offline", s.Kind)
+	}
+	if (s.Kind == KindVLLMBench || s.Kind == KindOffline) != (s.VLLM != nil) {
+		if s.VLLM == nil {
+			return fmt.Errorf("vllm_bench: missing: kind %q needs a [vllm_bench] table", s.Kind)
+		}
+		return fmt.Errorf("vllm_bench: only for kind vllm-bench or offline, not %q", s.Kind)
 	}
 	if err := s.SLO.Validate(); err != nil {
 		return err
@@ -337,6 +355,8 @@ func (s *Spec) Validate() error {
 		if t.MaxRequests < 0 {
 			return fmt.Errorf("trace.max_requests = %d: must be >= 0", t.MaxRequests)
 		}
+	case KindVLLMBench, KindOffline:
+		return s.VLLM.validate(s.Kind)
 	case KindBench:
 		b := s.Bench
 		n, err := matrix.ParseContext(b.Context)
@@ -494,6 +514,8 @@ func (s *Spec) MaxConcurrency() int {
 		return s.Closed.Concurrency
 	case KindBench:
 		return s.Bench.Concurrency
+	case KindVLLMBench:
+		return s.VLLM.MaxConcurrency
 	}
 	return 0
 }
@@ -515,6 +537,11 @@ func (s *Spec) MaxRequestTokens() int {
 			m = max(m, r.InputTokens+r.OutputTokens)
 		}
 		return m
+	case KindVLLMBench, KindOffline:
+		if s.LoadDataset() != nil {
+			return 0
+		}
+		return s.VLLM.maxRequestTokens()
 	}
 	return 0
 }
@@ -562,6 +589,8 @@ func (s *Spec) Describe() string {
 	case KindBench:
 		p := s.Bench.Protocol()
 		return fmt.Sprintf("llm-inference-bench cell: context %s x %d streams, %g s window, max output %d", s.Bench.Context, s.Bench.Concurrency, p.DurationS, p.MaxOutput)
+	case KindVLLMBench, KindOffline:
+		return s.VLLM.describe(s.Kind)
 	}
 	return string(s.Kind)
 }
