@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/servesim/servesim/bench"
+	"github.com/servesim/servesim/internal/tomlx"
 	"github.com/servesim/servesim/matrix"
 	"github.com/servesim/servesim/protocol"
 	"github.com/servesim/servesim/scenario"
@@ -108,8 +109,12 @@ func runTranscript(t *testing.T, path string) {
 		var got string
 		switch b.cmd {
 		case "scenario":
-			s, err := scenario.Parse([]byte(strings.Join(b.body, "\n")+"\n"), path)
-			if err != nil {
+			// The body's keys are applied on the embedded seed scenario.
+			s := scenario.Default()
+			if _, err := tomlx.Decode([]byte(strings.Join(b.body, "\n")+"\n"), path, s, "scenario keys"); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Validate(); err != nil {
 				t.Fatal(err)
 			}
 			r, err := s.Resolve(scenario.ResolveOptions{Uncalibrated: true})
