@@ -9,7 +9,18 @@
 // loop and the standard errors), eval.go (Weights, the residuals, the parallel evaluator),
 // transform.go (bounded parameters to unconstrained coordinates), filter.go (Filter: which cells
 // train), cv.go (CrossValidate), errors.go (CellErrors: MAPE and MdAPE per metric), report.go
-// (Report, ParamEstimate, Split), summary.go (WriteSummary).
+// (Report, ParamEstimate, Split), summary.go (WriteSummary); target.go (Target, FitTargets,
+// TargetReport) and benchtarget.go (BenchRun) for the second kind of measurement.
+//
+// # Targets: workload measurements
+//
+// Besides a matrix, a fit can take Targets: runs it simulates for each candidate parameter set and
+// compares metric by metric (Target.Observe returns Observations, predicted and measured, in a
+// fixed order). BenchRun is a `vllm bench serve --save-result` file: its recovered workload is
+// simulated and output throughput, mean and median TTFT and TPOT, and mean ITL are fitted
+// (weights: Weights.DecodeTotal, TTFT, PerRequest, TBT). FitTargets uses the same transform,
+// soft-L1 log errors, prior pull, optimisers, starts and standard errors as Fit. With few metrics
+// per file the prior pull weighs more than in a matrix fit.
 //
 // # The objective
 //
@@ -46,9 +57,10 @@
 //
 // # Determinism
 //
-// The simulations a fit asks for are independent jobs (bench.RunJob, seeded by the problem's seed
-// and the job), run by Settings.Workers goroutines and placed by index, so the parameters do not
-// depend on the number of workers (TestFitIndependentOfWorkers). Only Progress and
+// The simulations a fit asks for are whole matrices, one per parameter set (bench.RunMatrix: the
+// tool's schedule on one engine, every stage reseeded from the problem's seed and the job), run by
+// Settings.Workers goroutines and placed by index, so the parameters do not depend on the number
+// of workers (TestFitIndependentOfWorkers). Only Progress and
 // Result.Elapsed read the wall clock, for people. On one machine a fit is reproducible bit for
 // bit; across CPUs the floats may differ in the last bits, which is why the shipped calibration's
 // test compares in units of the fit's standard errors (TestShippedCalibrationReproduces).

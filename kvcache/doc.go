@@ -47,8 +47,11 @@
 // chain's beginning. Touching a cached free block takes it off the queue. A request keeps the
 // blocks it computed even when the same content is cached elsewhere (vLLM does not deduplicate),
 // and every such block stays findable under its hash, as in vLLM's BlockHashToBlockMap
-// (block_pool.py): a lookup returns the oldest, and evicting one leaves the content cached in the
-// others (testdata/hybrid_prefix.txt, commit id=6, shows a hit that depends on it).
+// (block_pool.py): a lookup returns the oldest (get_one_block returns the first in insertion
+// order), and evicting one leaves the content cached in the others (testdata/hybrid_prefix.txt,
+// commit id=6, shows a hit that depends on it). A request that resumes from a recurrent-state
+// checkpoint makes it the most recently used (vLLM references the block while it copies the
+// state), and so does computing a cached checkpoint again.
 //
 // # Prefix cache
 //

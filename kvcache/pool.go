@@ -89,8 +89,15 @@ func (p *Pool) NumBlocks() int { return p.numBlocks }
 // NumFree is the number of blocks that can be handed out (free, cached or not).
 func (p *Pool) NumFree() int { return p.numFree }
 
-// NumCached is the number of blocks holding hashed content (several blocks may hold the same).
-func (p *Pool) NumCached() int { return p.numHashed }
+// NumCached is the number of distinct contents cached (several blocks may hold the same). It
+// enters the pending blocks in the index to count them (tests and diagnostics).
+func (p *Pool) NumCached() int {
+	p.flushAll()
+	return p.cached.n
+}
+
+// NumHashed is the number of blocks holding cached content, copies included.
+func (p *Pool) NumHashed() int { return p.numHashed }
 
 // Usage is the fraction of blocks referenced by requests.
 func (p *Pool) Usage() float64 {
@@ -153,6 +160,7 @@ func (p *Pool) popFree() BlockID {
 	return b
 }
 
+// evict drops block b's content; other blocks with the same content keep it cached.
 func (p *Pool) evict(b BlockID) {
 	m := p.m(b)
 	if m.hash == 0 {
@@ -378,14 +386,20 @@ func (p *Pool) Free(blocks []BlockID) {
 
 // CacheDetached stores content h in a block that no request holds: the least recently used free
 // block is overwritten and rejoins the queue as most recently used. This is how a recurrent-state
-// checkpoint at a block boundary stays in the prefix cache after the request moves on. It does
-// nothing when h is already cached or no block is free. key is h's content key (SetHashLazy).
+// checkpoint at a block boundary stays in the prefix cache after the request moves on. When h is
+// already cached in a free block, that block becomes the most recently used instead (the content
+// was just computed again: vLLM would cache the new copy); nothing happens when no block is free.
+// key is h's content key (SetHashLazy).
 func (p *Pool) CacheDetached(h Hash, key uint64) {
 	if h == 0 || p.numFree == 0 {
 		return
 	}
 	p.Flush(key)
-	if _, ok := p.cached.get(h); ok {
+	if b, ok := p.cached.get(h); ok {
+		if p.m(b).inFree {
+			p.unlink(b)
+			p.pushTail(b)
+		}
 		return
 	}
 	b := p.popFree()

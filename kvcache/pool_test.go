@@ -89,7 +89,11 @@ func (p *naivePool) cacheDetached(h Hash) {
 	if h == 0 || len(p.free) == 0 {
 		return
 	}
-	if _, ok := p.cached[h]; ok {
+	if b, ok := p.lookup(h); ok {
+		// Computed again: the cached free copy becomes the most recently used.
+		if i := slices.Index(p.free, b); i >= 0 {
+			p.free = append(slices.Delete(p.free, i, i+1), b)
+		}
 		return
 	}
 	b := p.free[0]
@@ -177,8 +181,8 @@ func TestPoolMatchesNaiveModel(t *testing.T) {
 				if p.NumFree() != len(ref.free) {
 					t.Fatalf("NumFree = %d, want %d", p.NumFree(), len(ref.free))
 				}
-				if p.NumCached() != len(ref.hashOf) {
-					t.Fatalf("NumCached = %d, want %d", p.NumCached(), len(ref.hashOf))
+				if p.NumHashed() != len(ref.hashOf) {
+					t.Fatalf("NumHashed = %d, want %d", p.NumHashed(), len(ref.hashOf))
 				}
 				for b := 0; b < n; b++ {
 					if p.Ref(BlockID(b)) != ref.ref[BlockID(b)] {
@@ -245,8 +249,8 @@ func TestPoolKeepsDuplicateContent(t *testing.T) {
 	if !ok || got != b[0] {
 		t.Fatalf("after evicting block %d: Lookup(7) = %d %v, want %d (vLLM finds the second block)", a[0], got, ok, b[0])
 	}
-	if p.NumCached() != 1 {
-		t.Fatalf("NumCached = %d, want 1", p.NumCached())
+	if p.NumCached() != 1 || p.NumHashed() != 1 {
+		t.Fatalf("NumCached = %d, NumHashed = %d, want 1 and 1", p.NumCached(), p.NumHashed())
 	}
 	p.CheckInvariants()
 }

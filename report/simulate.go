@@ -79,7 +79,7 @@ func contextTokens(r *scenario.Resolved, pred *matrix.Matrix, label string) (int
 			return c.ContextTokens, nil
 		}
 	}
-	return matrix.LabelTokens(label, matrix.Decode, r.Deployment.Engine.MaxModelLen, r.Scenario.Protocol.MaxOutput)
+	return r.Scenario.Protocol.FitContext(label, r.Deployment.Engine.MaxModelLen)
 }
 
 // Figures is the figure set's input: the predicted and measured matrices and the explained

@@ -109,8 +109,9 @@ func runJSON(t testing.TB, srv *sim.Server, w *workload.Spec, seed uint64, stepB
 // reports (throughputs, every latency quantile, ITL, preemptions, KV-usage samples, goodput,
 // engine steps) agrees with the step-by-step mode within 0.1 %. The step-by-step mode itself
 // must reproduce testdata/agree/golden byte for byte: those files were written by
-// `servesim simulate --format json` at the commit that fixed Pool.SetHash (64c70e2), before the
-// fast mode existed; -update-golden rewrites them from the current step-by-step mode.
+// `servesim simulate --format json` at main f17b666, which has no fast mode (the ones on the
+// Qwen3-14B server are also those of 64c70e2, the commit that fixed Pool.SetHash);
+// -update-golden rewrites them from the current step-by-step mode.
 func TestFastAgreesWithStepByStep(t *testing.T) {
 	for _, c := range agreeFamily() {
 		t.Run(c.name, func(t *testing.T) {

@@ -105,9 +105,10 @@
 //
 // What clients see. Hooks.OnTokens runs for every explicit delivery: a request's first token, its
 // last, and those of steps in which it is visited; the lazy decoders' deliveries are reported in
-// bulk: Hooks.OnGap (each inter-token gap, n at a time: one per step for all of them) and
-// DeliveredTokens. A record's Tokens and LastToken are brought up to date whenever its request is
-// visited, so hooks always see them current; Engine.Sync does it on demand. Run methods never stop
+// bulk: Hooks.OnGap (each inter-token gap, n at a time: one per step for all of them), the
+// Engine.Generated counter and Engine.LastDelivery. A record's Tokens and LastToken are brought up
+// to date whenever its request is visited, so hooks always see them current; Engine.Sync does it
+// on demand. Run methods never stop
 // inside a span, and a step in flight when they return is a single step, so Cancel, Submit and
 // reads between Run calls see the engine as step by step does. RunWhile's condition is evaluated
 // between events: in the fast mode not between a span's steps. KeepChunks keeps deliveries only

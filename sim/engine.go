@@ -3,6 +3,7 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 
 	"github.com/servesim/servesim/kvcache"
 	"github.com/servesim/servesim/model/cost"
@@ -79,7 +80,7 @@ type Hooks struct {
 	// OnTokens is called when a request receives n tokens (done is true on its last delivery).
 	// In the fast mode (see doc.go) it is called for a request's first delivery, its last, and
 	// the deliveries of steps in which the request is visited; the deliveries in between are
-	// reported in bulk, through OnGap and Engine.DeliveredTokens.
+	// reported in bulk, through OnGap and Engine.Generated.
 	OnTokens func(e *Engine, r *Record, n int, done bool)
 	// OnGap, if set, is called for inter-token gaps: n deliveries, each gap after the previous
 	// delivery to the same request (vLLM's inter-token latency), in both modes.
@@ -127,20 +128,26 @@ type Engine struct {
 	// keeps no per-token record).
 	KeepChunks bool
 	// Fast mode.
-	fast      bool
-	fc        SpanCoster
-	spanDur   []vtime.Duration // the durations of the steps the running batch stands for
-	barrier   vtime.Time       // the running Run call's time limit: no span ends after it
-	lastEnd   vtime.Time       // when the last step ended
-	delivered int64
+	fast    bool
+	fc      SpanCoster
+	spanDur []vtime.Duration // the durations of the steps the running batch stands for
+	barrier vtime.Time       // the running Run call's time limit: no span ends after it
+	lastEnd vtime.Time       // when the last step ended
+	// lastDelivery is when tokens were last delivered (-1 before any).
+	lastDelivery vtime.Time
 	// The last step's totals and their priced part (steady decoding repeats them).
 	totalsOf cost.StepCounts
 	totals   cost.StepCost
 	// frontendFree is when the API server finishes the prompts it has accepted.
 	frontendFree vtime.Time
 
+	// src is the acceptance draws' source (Reseed restarts it).
+	src *rand.PCG
+
 	// Statistics.
-	Steps        int64
+	Steps int64
+	// Generated counts every token delivered to a client (vLLM's generation-token counter).
+	Generated    int64
 	BusyTime     vtime.Duration
 	runIntegral  float64 // integral of num_requests_running over time, request-seconds
 	lastRunCount int
@@ -151,14 +158,14 @@ type Engine struct {
 // New builds an engine.
 func New(cfg Config) *Engine {
 	kv := kvcache.NewManager(cfg.Layout, cfg.EagleDrop)
-	rng := newRand(cfg.Seed)
+	src := newSource(cfg.Seed)
 	if cfg.MaxEvents == 0 {
 		cfg.MaxEvents = 50_000_000
 	}
 	if cfg.MaxSimTime == 0 {
 		cfg.MaxSimTime = vtime.Time(30 * 24 * 3600 * vtime.Second)
 	}
-	e := &Engine{sched: scheduler.New(cfg.Scheduler, kv, rng), cost: cfg.Cost, cfg: cfg, barrier: vtime.Never}
+	e := &Engine{sched: scheduler.New(cfg.Scheduler, kv, rand.New(src)), src: src, cost: cfg.Cost, cfg: cfg, barrier: vtime.Never, lastDelivery: -1}
 	if fc, ok := cfg.Cost.(SpanCoster); ok && !cfg.StepByStep {
 		e.fast, e.fc = true, fc
 		e.sched.EnableLazy(fc)
@@ -170,8 +177,8 @@ func New(cfg Config) *Engine {
 // Fast reports whether the engine runs in the fast mode (see doc.go); false: step by step.
 func (e *Engine) Fast() bool { return e.fast }
 
-// DeliveredTokens is the number of tokens delivered to clients so far.
-func (e *Engine) DeliveredTokens() int64 { return e.delivered }
+// LastDelivery is when tokens were last delivered to a client (-1 before any).
+func (e *Engine) LastDelivery() vtime.Time { return e.lastDelivery }
 
 // materialised brings the record of a request the fast mode has advanced without visiting it up
 // to date: it received one token at the end of each of the steps applied since.
@@ -193,6 +200,11 @@ func (e *Engine) Sync(r *Record) {
 		r.LastToken = e.lastEnd
 	}
 }
+
+// Reseed restarts the acceptance draws from seed, as if the engine had been built with it. A
+// benchmark that runs many cells on one engine reseeds at each cell, so a cell's draws do not
+// depend on how many steps the cells before it took.
+func (e *Engine) Reseed(seed uint64) { seedSource(e.src, seed) }
 
 // Now is the simulated time.
 func (e *Engine) Now() vtime.Time { return e.now }
@@ -378,7 +390,8 @@ func (e *Engine) handle(ev event) {
 		if e.fast {
 			outs = e.sched.UpdateLazy(&e.batch)
 			if n := e.batch.Lazy.Delivered; n > 0 {
-				e.delivered += int64(n) * int64(len(e.spanDur))
+				e.Generated += int64(n) * int64(len(e.spanDur))
+				e.lastDelivery = e.now
 				if e.Hooks.OnGap != nil {
 					for _, d := range e.spanDur {
 						e.Hooks.OnGap(d, n)
@@ -407,7 +420,8 @@ func (e *Engine) handle(ev event) {
 			}
 			rec.LastToken = e.now
 			rec.Tokens += o.Tokens
-			e.delivered += int64(o.Tokens)
+			e.Generated += int64(o.Tokens)
+			e.lastDelivery = e.now
 			if e.KeepChunks {
 				rec.Chunks = append(rec.Chunks, Chunk{At: e.now, Tokens: o.Tokens})
 			}

@@ -108,7 +108,12 @@ func (q *eventQueue) pop() event {
 // peekAt is the time of the next event.
 func (q *eventQueue) peekAt() vtime.Time { return q.h[0].at }
 
-// newRand returns the engine's seeded source (PCG, math/rand/v2).
-func newRand(seed uint64) *rand.Rand {
-	return rand.New(rand.NewPCG(seed, 0x73657276657369))
+// newSource returns the engine's seeded source (PCG, math/rand/v2).
+func newSource(seed uint64) *rand.PCG {
+	return rand.NewPCG(seed, pcgStream)
 }
+
+// seedSource restarts src as newSource(seed) would start it.
+func seedSource(src *rand.PCG, seed uint64) { src.Seed(seed, pcgStream) }
+
+const pcgStream = 0x73657276657369

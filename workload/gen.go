@@ -65,6 +65,19 @@ func (s *Spec) Requests(seed uint64) ([]Request, error) {
 				PromptID: promptIDBase | uint64(i+1), PrefixID: r.PrefixID, PrefixTokens: r.PrefixTokens}
 		}
 		return out, nil
+	case KindVLLMBench, KindOffline:
+		if err := s.LoadDataset(); err != nil {
+			return nil, err
+		}
+		reqs, _, err := s.VLLM.benchRequests(s.Kind)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]Request, len(reqs))
+		for i := range reqs {
+			out[i] = reqs[i].Request
+		}
+		return out, nil
 	}
 	return nil, fmt.Errorf("workload kind %q has no request list", s.Kind)
 }

@@ -169,7 +169,7 @@ tpot_ms = 40
 	bad := []struct{ in, want string }{
 		{`kind = "open"` + "\n" + `rate = 3`, `w.toml:2: unknown key "rate"`},
 		{`kind = "closed"` + "\n[closed]\nrequests = 1\nconcurrency = 1\nmax = 2\n[lengths]\ninput_tokens=1\noutput_tokens=1", `unknown key "closed.max"`},
-		{`kind = "sometimes"`, `kind = "sometimes": want closed, open, trace or bench`},
+		{`kind = "sometimes"`, `kind = "sometimes": want closed, open, trace, bench, vllm-bench or offline`},
 		{`name = "x"`, `kind: missing`},
 		{"kind = \"open\"\n[lengths]\ninput_tokens = 10\noutput_tokens = 10\n[open]\nprocess = \"poisson\"\nrate = 1", "give requests or duration_s"},
 		{"kind = \"open\"\n[lengths]\ninput_tokens = 10\noutput_tokens = 10\n[open]\nprocess = \"gamma\"\nrate = 1\nrequests = 3", "open.cv = 0"},

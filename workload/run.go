@@ -47,6 +47,9 @@ func Run(srv *sim.Server, s *Spec, o Options) (*Metrics, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
+	if s.Kind == KindVLLMBench || s.Kind == KindOffline {
+		return runVLLMBench(srv, s, o)
+	}
 	seed := s.SeedFor(o)
 	r := max(o.Replicas, 1)
 	var parts []part
@@ -184,27 +187,41 @@ func listKey(reqs []Request, conc int) uint64 {
 
 // runner drives one engine.
 type runner struct {
-	srv     *sim.Server
-	eng     *sim.Engine
-	col     *collector
-	live    int
-	armed   bool
-	every   vtime.Duration
-	sampleF func(*sim.Engine)
+	srv *sim.Server
+	eng *sim.Engine
+	col *collector
+	// measuring turns on with the first measured request: the inter-token gaps before it are the
+	// warm-ups' (which end before measured requests start).
+	measuring bool
+	live      int
+	armed     bool
+	every     vtime.Duration
+	sampleF   func(*sim.Engine)
 }
 
-// newRunner starts a fresh engine on the server. Every inter-token gap the engine reports goes
-// to the ITL histogram (only stream requests have more than one delivery: a scout has one).
+// newRunner starts a fresh engine on the server.
 func newRunner(srv *sim.Server, seed uint64, every vtime.Duration, slo *SLO) *runner {
-	r := &runner{srv: srv, eng: srv.NewEngine(seed), col: &collector{slo: slo}, every: every}
+	return newRunnerOn(srv, srv.NewEngine(seed), every, slo)
+}
+
+// newRunnerOn drives a fresh engine built by the caller. Once measuring, every inter-token gap
+// the engine reports goes to the ITL histogram.
+func newRunnerOn(srv *sim.Server, eng *sim.Engine, every vtime.Duration, slo *SLO) *runner {
+	r := &runner{srv: srv, eng: eng, col: &collector{slo: slo}, every: every}
 	r.col.kv.interval = every
 	r.sampleF = r.sample
-	r.eng.Hooks.OnGap = func(gap vtime.Duration, n int) { r.col.itl.addN(int64(gap), uint64(n)) }
+	r.eng.Hooks.OnGap = func(gap vtime.Duration, n int) {
+		if r.measuring {
+			r.col.itl.addN(int64(gap), uint64(n))
+		}
+	}
 	return r
 }
 
-func (r *runner) submit(spec sim.RequestSpec) *sim.Record {
+// submit sends a request; measured says it counts in the metrics (not a warm-up's).
+func (r *runner) submit(spec sim.RequestSpec, measured bool) *sim.Record {
 	rec := r.eng.Submit(spec)
+	r.measuring = r.measuring || measured
 	r.live++
 	r.arm()
 	return rec
@@ -298,7 +315,7 @@ func runList(srv *sim.Server, reqs []Request, conc int, seed uint64, every vtime
 			return false
 		}
 		r.submit(sim.RequestSpec{PromptTokens: q.InputTokens, MaxTokens: q.OutputTokens, PromptID: q.PromptID,
-			PrefixID: q.PrefixID, PrefixTokens: q.PrefixTokens, Tag: next - 1})
+			PrefixID: q.PrefixID, PrefixTokens: q.PrefixTokens, Tag: next - 1}, true)
 		return true
 	}
 	closedNext := func() {
@@ -358,37 +375,30 @@ func BenchSeed(seed uint64, tokens, concurrency int) uint64 {
 	return bench.JobSeed(seed, &protocol.Job{Phase: matrix.Decode, Tokens: tokens, Concurrency: concurrency})
 }
 
-// runBench runs one llm-inference-bench decode cell exactly as bench.RunJob does (a fresh engine
-// seeded per cell, the cold scout prefill that fills the prefix cache, then bench.RunDecodeCell)
-// and keeps every stream request's latencies. Throughput counts the window; latencies count every
-// stream request.
+// runBench runs one llm-inference-bench decode cell as the tool runs a matrix of that one cell
+// (protocol.Protocol.Schedule on bench.Session): the hidden warm-ups, then the cell, whose scout
+// is the cold first use of its prompt. It keeps every stream request's latencies. Throughput
+// counts the window; latencies count every stream request.
 func runBench(srv *sim.Server, b BenchCell, seed uint64, every vtime.Duration, slo *SLO) (*collector, error) {
 	p := b.Protocol()
 	tokens, err := p.FitContext(b.Context, srv.Deployment.Engine.MaxModelLen)
 	if err != nil {
 		return nil, fmt.Errorf("bench.context %s: %w", b.Context, err)
 	}
-	// The cell's prompt: the protocol's only context row.
-	pid := protocol.PromptID(0)
 	c := b.Concurrency
 	r := newRunner(srv, BenchSeed(seed, tokens, c), every, slo)
-	e := r.eng
 	col := r.col
 	if p.OverCapacity(c, tokens, srv.Layout.KVCacheSizeTokens) {
 		col.status = string(matrix.OverCapacity)
 		return col, nil
 	}
-	e.Hooks.OnTokens = func(e *sim.Engine, rec *sim.Record, n int, fin bool) {
-		if fin {
-			r.live--
-		}
-	}
-	r.submit(sim.RequestSpec{PromptTokens: tokens, MaxTokens: 1, PromptID: pid})
-	if err := e.RunUntilIdle(); err != nil {
-		return nil, fmt.Errorf("prefill %s: %w", b.Context, err)
+	jobs, stages, err := p.Schedule(srv.Deployment.Engine.MaxModelLen, srv.Layout.KVCacheSizeTokens)
+	if err != nil {
+		return nil, fmt.Errorf("bench: %w", err)
 	}
 	opt := bench.CellOptions{
 		OnSubmit: func(rec *sim.Record) {
+			r.measuring = true
 			r.live++
 			r.arm()
 		},
@@ -399,18 +409,33 @@ func runBench(srv *sim.Server, b BenchCell, seed uint64, every vtime.Duration, s
 		},
 		OnCancel: func(*sim.Record) { r.live-- },
 	}
-	limit := protocol.ReadyWaitLimit
 	if b.ReadyLimitS > 0 {
-		limit = vtime.FromSeconds(b.ReadyLimitS)
+		opt.ReadyLimit = vtime.FromSeconds(b.ReadyLimitS)
 	}
-	opt.ReadyLimit = limit
-	run, err := bench.RunDecodeCell(e, srv, &p, tokens, c, pid, opt)
-	if err != nil {
-		return nil, fmt.Errorf("decode %s x %d: %w", b.Context, c, err)
+	s := bench.NewSession(r.eng, srv, &p, seed)
+	var run *bench.CellRun
+	var job *protocol.Job
+	for i := range stages {
+		st := &stages[i]
+		switch st.Kind {
+		case protocol.StageWarmup, protocol.StageWarmupDecode:
+			err = s.Warmup(st)
+		case protocol.StagePrefill:
+			_, err = s.Prefill(&jobs[st.Job])
+		case protocol.StageCell:
+			job = &jobs[st.Job]
+			run, err = s.Cell(job, opt)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if run == nil {
+		return nil, fmt.Errorf("bench: the schedule ran no decode cell for %s x %d", b.Context, c)
 	}
 	if run.Gate == protocol.GateGaveUp {
-		return nil, fmt.Errorf("decode %s x %d: at most %d of the %d streams ran at once in %g simulated seconds: the KV cache cannot hold them all (%d preemptions); the benchmark would wait forever",
-			b.Context, c, run.Peak, c, limit.Seconds(), e.Scheduler().Preemptions)
+		return nil, fmt.Errorf("decode %s x %d: at most %d of the %d streams ran at once in %g simulated seconds: the KV cache cannot hold them all (%d preemptions)",
+			b.Context, c, run.Peak, c, b.ReadyLimitS, r.eng.Scheduler().Preemptions)
 	}
 	for _, rec := range run.Records {
 		r.record(rec)
@@ -420,8 +445,10 @@ func runBench(srv *sim.Server, b BenchCell, seed uint64, every vtime.Duration, s
 	col.cancelled = run.Cancelled
 	col.submitted = len(run.Records)
 	col.outputTokens = int64(run.WindowTokens)
-	col.durationS = run.Window.Seconds()
-	col.status = string(protocol.DecodeStatus(run.Peak, c))
+	// The tool's throughput: the window's tokens over the time to the last of them.
+	cell := run.Cell(job)
+	col.durationS = cell.MeasuredS
+	col.status = string(cell.Status)
 	r.finishStats()
 	return col, nil
 }

@@ -28,6 +28,13 @@ const (
 	// warm-up, a cold scout prefill, then C streams of the identical prompt, closed loop, measured
 	// over a fixed window after a readiness gate.
 	KindBench Kind = "bench"
+	// KindVLLMBench is vLLM's benchmark client, `vllm bench serve`: its random or ShareGPT
+	// dataset, request rate and burstiness, max-concurrency semaphore, ready check and warm-ups
+	// (see VLLMBench; package vllmbench imports the command line).
+	KindVLLMBench Kind = "vllm-bench"
+	// KindOffline is `vllm bench throughput`: the LLM class in-process, every request handed to
+	// the engine at t = 0 with no API server; the metric is tokens / elapsed time.
+	KindOffline Kind = "offline"
 )
 
 // Lengths draws prompt and output lengths, as vllm bench serve's random dataset does: each length
@@ -93,9 +100,11 @@ type Trace struct {
 	rows []TraceRow
 }
 
-// BenchCell is one llm-inference-bench decode cell. Absent fields take the seed protocol's values
-// (protocol.Seed): 30 s window, 4,096 output tokens, 0.5 s polls, 1 s stable, 64-token margin,
-// 10 % trim slack. The fields that may be zero are pointers, so that zero is not absent.
+// BenchCell is one llm-inference-bench decode cell, run as the tool runs a matrix of that one cell
+// (hidden warm-ups, then the cell with its cold scout). Absent fields take the seed protocol's
+// values (protocol.Seed): 30 s window, 4,096 output tokens, 1 s polls, 3 s stable, the tool's
+// readiness timeout by context, 64-token margin, 10 % trim slack. The fields that may be zero are
+// pointers, so that zero is not absent.
 type BenchCell struct {
 	// Context is the prompt length: tokens or KiB of tokens ("128K" = 131,072).
 	Context      string   `toml:"context" json:"context"`
@@ -106,9 +115,11 @@ type BenchCell struct {
 	StableS      *float64 `toml:"stable_s,omitempty" json:"stable_s,omitempty"`
 	MarginTokens *int     `toml:"margin_tokens,omitempty" json:"margin_tokens,omitempty"`
 	TrimSlack    *float64 `toml:"trim_slack,omitempty" json:"trim_slack,omitempty"`
-	// ReadyLimitS bounds the simulated wait for the readiness gate when the gate cannot time out
-	// (C <= max_num_seqs): past it the run fails ("streams never all run at once"). Default:
-	// protocol.ReadyWaitLimit, as bench waits. A planner sets less, to give up on thrashing
+	// ReadyTimeoutS replaces the tool's readiness timeout (0 or absent: its default by context).
+	ReadyTimeoutS float64 `toml:"ready_timeout_s,omitempty" json:"ready_timeout_s,omitempty"`
+	// ReadyLimitS bounds the simulated wait for the readiness gate, counted from the cell's
+	// start: past it without a verdict the run fails ("streams never all run at once"). Absent:
+	// no bound but the tool's readiness timeout. A planner sets less, to give up on thrashing
 	// configurations quickly.
 	ReadyLimitS float64 `toml:"ready_limit_s,omitempty" json:"ready_limit_s,omitempty"`
 }
@@ -169,7 +180,9 @@ type Spec struct {
 	Open    Open      `toml:"open" json:"open"`
 	Trace   Trace     `toml:"trace" json:"trace"`
 	Bench   BenchCell `toml:"bench" json:"bench"`
-	SLO     SLO       `toml:"slo" json:"slo"`
+	// VLLM is the vllm-bench and offline kinds' run (nil for the others).
+	VLLM *VLLMBench `toml:"vllm_bench,omitempty" json:"vllm_bench,omitempty"`
+	SLO  SLO        `toml:"slo" json:"slo"`
 	// SampleIntervalS is the KV-usage sampling period in simulated seconds (default 1).
 	SampleIntervalS float64 `toml:"sample_interval_s,omitempty" json:"sample_interval_s,omitempty"`
 
@@ -230,6 +243,9 @@ func Load(path string) (*Spec, error) {
 			return nil, err
 		}
 	}
+	if err := s.LoadDataset(); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -286,11 +302,17 @@ func formatFromExt(p string) string {
 // Validate checks the workload, naming the first bad field.
 func (s *Spec) Validate() error {
 	switch s.Kind {
-	case KindClosed, KindOpen, KindTrace, KindBench:
+	case KindClosed, KindOpen, KindTrace, KindBench, KindVLLMBench, KindOffline:
 	case "":
-		return fmt.Errorf("kind: missing: want closed, open, trace or bench")
+		return fmt.Errorf("kind: missing: want closed, open, trace, bench, vllm-bench or offline")
 	default:
-		return fmt.Errorf("kind = %q: want closed, open, trace or bench", s.Kind)
+		return fmt.Errorf("kind = %q: want closed, open, trace, bench, vllm-bench or offline", s.Kind)
+	}
+	if (s.Kind == KindVLLMBench || s.Kind == KindOffline) != (s.VLLM != nil) {
+		if s.VLLM == nil {
+			return fmt.Errorf("vllm_bench: missing: kind %q needs a [vllm_bench] table", s.Kind)
+		}
+		return fmt.Errorf("vllm_bench: only for kind vllm-bench or offline, not %q", s.Kind)
 	}
 	if err := s.SLO.Validate(); err != nil {
 		return err
@@ -333,6 +355,8 @@ func (s *Spec) Validate() error {
 		if t.MaxRequests < 0 {
 			return fmt.Errorf("trace.max_requests = %d: must be >= 0", t.MaxRequests)
 		}
+	case KindVLLMBench, KindOffline:
+		return s.VLLM.validate(s.Kind)
 	case KindBench:
 		b := s.Bench
 		n, err := matrix.ParseContext(b.Context)
@@ -346,7 +370,7 @@ func (s *Spec) Validate() error {
 			return fmt.Errorf("bench.concurrency = %d: must be in 1..%d", b.Concurrency, maxConcurrency)
 		}
 		if b.ReadyLimitS < 0 || math.IsNaN(b.ReadyLimitS) || b.ReadyLimitS > maxDurationS {
-			return fmt.Errorf("bench.ready_limit_s = %v: must be in (0, %d] (or absent: %g s)", b.ReadyLimitS, maxDurationS, protocol.ReadyWaitLimit.Seconds())
+			return fmt.Errorf("bench.ready_limit_s = %v: must be in (0, %d] (or absent: no limit but the readiness timeout)", b.ReadyLimitS, maxDurationS)
 		}
 		p := b.Protocol()
 		if err := p.Validate(); err != nil {
@@ -462,6 +486,9 @@ func (b BenchCell) Protocol() protocol.Protocol {
 	if b.TrimSlack != nil {
 		p.TrimSlack = *b.TrimSlack
 	}
+	if b.ReadyTimeoutS != 0 {
+		p.ReadyTimeoutS = b.ReadyTimeoutS
+	}
 	return p
 }
 
@@ -471,7 +498,7 @@ func (b BenchCell) Protocol() protocol.Protocol {
 func BenchFromProtocol(p *protocol.Protocol, context string, concurrency int) BenchCell {
 	stable, margin := p.StableS, p.MarginTokens
 	b := BenchCell{Context: context, Concurrency: concurrency, DurationS: p.DurationS, MaxOutput: p.MaxOutput,
-		PollS: p.PollS, StableS: &stable, MarginTokens: &margin}
+		PollS: p.PollS, StableS: &stable, MarginTokens: &margin, ReadyTimeoutS: p.ReadyTimeoutS}
 	if seed := protocol.Seed(); p.TrimSlack != seed.TrimSlack {
 		trim := p.TrimSlack
 		b.TrimSlack = &trim
@@ -487,6 +514,8 @@ func (s *Spec) MaxConcurrency() int {
 		return s.Closed.Concurrency
 	case KindBench:
 		return s.Bench.Concurrency
+	case KindVLLMBench:
+		return s.VLLM.MaxConcurrency
 	}
 	return 0
 }
@@ -508,6 +537,11 @@ func (s *Spec) MaxRequestTokens() int {
 			m = max(m, r.InputTokens+r.OutputTokens)
 		}
 		return m
+	case KindVLLMBench, KindOffline:
+		if s.LoadDataset() != nil {
+			return 0
+		}
+		return s.VLLM.maxRequestTokens()
 	}
 	return 0
 }
@@ -555,6 +589,8 @@ func (s *Spec) Describe() string {
 	case KindBench:
 		p := s.Bench.Protocol()
 		return fmt.Sprintf("llm-inference-bench cell: context %s x %d streams, %g s window, max output %d", s.Bench.Context, s.Bench.Concurrency, p.DurationS, p.MaxOutput)
+	case KindVLLMBench, KindOffline:
+		return s.VLLM.describe(s.Kind)
 	}
 	return string(s.Kind)
 }

@@ -25,14 +25,19 @@ func TestBadInputs(t *testing.T) {
 	dir := t.TempDir()
 	unknownKey := writeFile(t, dir, "unknown.toml", "[engine]\nmax_num_seq = 4\n")
 	negSeqs := writeFile(t, dir, "scenario.toml", "seed = 1\n\n[engine]\nmax_num_seqs = -4\n")
-	h100 := writeFile(t, dir, "h100.toml", "[hardware]\ngpu = \"H100-SXM\"\ncount = 4\n")
-	lowUtil := writeFile(t, dir, "lowutil.toml", "[engine]\ngpu_memory_utilization = 0.45\n")
-	longCtx := writeFile(t, dir, "long.toml", "[engine]\nmax_model_len = 16777216\n")
+	// A scenario file names its model and GPU; its engine flags default to vLLM's.
+	glm := func(gpu, engine string) string {
+		return "[model]\nname = \"nvidia/GLM-5.3-Flash-NVFP4\"\n\n[hardware]\ngpu = \"" + gpu + "\"\n\n[engine]\ntensor_parallel_size = 4\nenable_expert_parallel = true\n" + engine
+	}
+	h100 := writeFile(t, dir, "h100.toml", glm("H100-SXM", "max_model_len = 131072\n"))
+	lowUtil := writeFile(t, dir, "lowutil.toml", glm("RTX-PRO-6000-Server", "max_model_len = 1048576\ngpu_memory_utilization = 0.45\n"))
+	longCtx := writeFile(t, dir, "long.toml", glm("RTX-PRO-6000-Server", "max_model_len = 16777216\n"))
 	badParams := writeFile(t, dir, "params.toml", "[params]\nmem_bw_eff = 1.5\n")
 	garbage := writeFile(t, dir, "garbage.txt", "this is not a benchmark page\n| a | b |\n")
 	otherProto := writeFile(t, dir, "other.csv", "phase,context,context_tokens,concurrency,status,total_tok_s,per_request_tok_s,ttft_ms,tbt_ms,avg_active,completed,output_tokens,measured_s\ndecode,8K,8192,3,Valid,100,50,100,10,3,0,3000,30\n")
 	badTOML := writeFile(t, dir, "syntax.toml", "[engine\nmax_num_seqs = 4\n")
-	bigCtx := writeFile(t, dir, "bigctx.toml", "[protocol]\ncontexts = [\"8K\", \"2048K\"]\n")
+	bigCtx := writeFile(t, dir, "bigctx.toml", glm("RTX-PRO-6000-Server", "max_model_len = 1048576\n")+"\n[protocol]\ncontexts = [\"8K\", \"2048K\"]\n")
+	noModel := writeFile(t, dir, "nomodel.toml", "[hardware]\ngpu = \"B200\"\n")
 	cases := []struct {
 		args []string
 		code int
@@ -48,6 +53,7 @@ func TestBadInputs(t *testing.T) {
 		{[]string{"matrix", "--config", negSeqs}, 1, "scenario.toml:4: engine.max_num_seqs = -4: must be a positive integer"},
 		{[]string{"matrix", "--config", badTOML}, 1, "syntax.toml: line 2: expected"},
 		{[]string{"capacity", "--config", h100}, 1, "no nvfp4 tensor cores"},
+		{[]string{"capacity", "--config", noModel}, 1, "model: not given: want a name"},
 		{[]string{"capacity", "--config", lowUtil}, 1, "weights need"},
 		{[]string{"capacity", "--config", longCtx}, 1, "less than one request of max_model_len 16777216"},
 		{[]string{"matrix", "--config", bigCtx, "--measured", "none"}, 1, "protocol.contexts[1] = 2048K: 2097152 tokens do not fit max_model_len 1048576"},
@@ -57,8 +63,17 @@ func TestBadInputs(t *testing.T) {
 		{[]string{"matrix", "--params", filepath.Join(dir, "nope.toml")}, 1, "--params: open"},
 		{[]string{"matrix", "--params", badParams}, 1, "params.mem_bw_eff = 1.5"},
 		{[]string{"matrix", "--params", badParams, "--uncalibrated"}, 2, "--params and --uncalibrated contradict"},
+		{[]string{"matrix", "--ready-timeout-s", "5000"}, 2, "--ready-timeout-s: protocol.ready_timeout_s = 5000: must be in [0, 3600]"},
+		{[]string{"fit", "--exclude", "phase=x"}, 2, "--exclude: filter"},
 		{[]string{"capacity", "--vllm-cmd", "vllm serve m --max-num-seqs abc"}, 1, `--max-num-seqs "abc": want a positive integer`},
-		{[]string{"capacity", "--vllm-cmd", "vllm serve m --tensor-parallel-size 3"}, 1, "tensor_parallel_size = 3 does not divide"},
+		{[]string{"capacity", "--gpu", "H100", "--vllm-cmd", "vllm serve glm-5.3-flash --tensor-parallel-size 3 --max-model-len 8192"}, 1, "tensor_parallel_size = 3 does not divide"},
+		{[]string{"capacity", "--vllm-cmd", "vllm serve glm-5.3-flash"}, 1, "hardware.gpu: not given: want a GPU name (--gpu NAME"},
+		{[]string{"capacity", "--gpu", "B200", "--vllm-cmd", "vllm serve glm-5.3-flash"}, 1, "engine.max_model_len: not given, and model \"glm-5.3-flash\" does not say its context length"},
+		{[]string{"capacity", "--gpu", "B200", "--vllm-cmd", "vllm serve meta-llama/Llama-9-1T"}, 1, "huggingface-cli download meta-llama/Llama-9-1T config.json"},
+		{[]string{"capacity", "--gpu", "B200", "--model-config", "../../model/hf/testdata/llama-3.1-8b", "--vllm-cmd", "vllm serve meta-llama/Llama-3.1-8B -pp 2"}, 1, "pipeline_parallel_size = 2: not simulated yet"},
+		{[]string{"capacity", "--gpu", "B200", "--model-config", "../../model/hf/testdata/llama-3.1-8b", "--vllm-cmd", "vllm serve meta-llama/Llama-3.1-8B --max-model-len 1M"}, 1, "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1"},
+		{[]string{"capacity", "--gpus", "-2"}, 2, "--gpus -2"},
+		{[]string{"capacity", "--vllm-version", "latest"}, 2, `--vllm-version "latest"`},
 		{[]string{"capacity", "--vllm-cmd", "vllm serve m --speculative-config '{\"method\": dflash}'"}, 1, "--speculative-config"},
 		{[]string{"import", "vllm", "--", "vllm serve 'unterminated"}, 1, "unterminated single quote"},
 		{[]string{"import", "vllm"}, 2, "no vllm command given"},

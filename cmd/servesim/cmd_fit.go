@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -11,6 +13,7 @@ import (
 	"github.com/servesim/servesim/calibration"
 	"github.com/servesim/servesim/model/param"
 	"github.com/servesim/servesim/scenario"
+	"github.com/servesim/servesim/vllmbench"
 )
 
 func fitCmd() *command {
@@ -28,14 +31,27 @@ worker goroutines; each one is single-threaded and seeded, so a fit is reproduci
 --cv runs the standard splits: concurrency (train C <= 8, test C >= 16), context (train <= 64K,
 test >= 128K) and 5-fold by cell.
 
+--exclude FILTER leaves measured outliers out of training and judging (reported apart); the seed
+scenario excludes its 16K prefill row, a first-use outlier ([fit] exclude in 'servesim config').
+
 The measured matrix comes from --measured (the benchmark's published text page, servesim CSV, or
-JSON); the embedded seed is the default for the seed scenario.`,
+JSON); the embedded seed is the default for the seed scenario.
+
+--measured also takes 'vllm bench serve --save-result' JSON files, one or several (repeat the
+flag): each file's run is recovered as 'servesim simulate --measured' recovers it (--vllm-bench
+gives the command for its dataset: once for all files, or once per file in order) and simulated
+for every candidate; the fit matches output throughput, mean and median TTFT and TPOT, and mean
+ITL (weights total, ttft, per_request, tbt of --weights). --train and --cv apply to matrices only.
+The summary shows each file's metrics measured, with the starting and the fitted parameters.`,
 		Setup: func(fs *pflag.FlagSet, e *env) func([]string) error {
 			var sf scenarioFlags
 			sf.register(fs)
-			measured := fs.String("measured", "", "measured matrix `file` (default: the embedded seed for the seed scenario)")
+			measured := fs.StringArray("measured", nil, "measured matrix `file` (default: the embedded seed for the seed scenario), or vllm bench serve --save-result JSON files (repeat the flag)")
+			var bf benchFlags
+			bf.register(fs, true)
 			kvTokens := fs.Int("kv-tokens", 0, "measured kv_cache_size_tokens `N` (vLLM's \"GPU KV cache size: N tokens\"); pins the memory terms")
 			train := fs.String("train", "", "training cells `filter`; the others are test cells (default: all)")
+			exclude := fs.StringArray("exclude", nil, "measured cells the fit neither trains on nor judges, a `filter` like --train's (repeatable; 'none' for no exclusion); default: the scenario's [fit] exclude")
 			cv := fs.Bool("cv", false, "also run the standard cross-validation splits")
 			paramsOut := fs.String("out", "", "write the fitted parameters to `file` (TOML, loadable with --params)")
 			reportOut := fs.String("report", "", "write the JSON report to `file`")
@@ -77,11 +93,48 @@ JSON); the embedded seed is the default for the seed scenario.`,
 						}
 					}
 				}
+				if err := bf.check(fs); err != nil {
+					return err
+				}
+				results, err := benchResults(*measured)
+				if err != nil {
+					return err
+				}
+				if results == nil && bf.used(fs) {
+					return usagef("--vllm-bench, --special-tokens and --chars-per-token apply to vllm bench serve result files given with --measured")
+				}
+				if results != nil && (*train != "" || *cv) {
+					return usagef("--train and --cv select cells of a measured matrix; with vllm bench result files every file trains the fit")
+				}
+				if len(bf.cmdlines) > 1 && len(bf.cmdlines) != len(results) {
+					return usagef("--vllm-bench given %d times for %d result files: give it once for all, or once per file", len(bf.cmdlines), len(results))
+				}
+				if len(*measured) > 1 && results == nil {
+					return usagef("--measured given %d times: a fit takes one measured matrix (or several vllm bench result files)", len(*measured))
+				}
 				r, err := sf.load(e.stderr)
 				if err != nil {
 					return err
 				}
-				meas, _, err := loadMeasured(*measured, sf.isSeed(), r)
+				var set *calibration.Settings
+				settings := func() *calibration.Settings {
+					return &calibration.Settings{Method: *method, Starts: *starts, MaxIter: *maxIter, Workers: *workers, Seed: *fitSeed, Weights: &wts,
+						Progress: fitProgress(e)}
+				}
+				var freeIDs []param.ID
+				if *free != "" {
+					for _, n := range strings.Split(*free, ",") {
+						id, ok := param.ByName(strings.TrimSpace(n))
+						if !ok {
+							return usagef("--free: unknown parameter %q (known: %s)", n, strings.Join(param.Names(), ", "))
+						}
+						freeIDs = append(freeIDs, id)
+					}
+				}
+				if results != nil {
+					return fitBench(e, r, results, &bf, fs, freeIDs, *kvTokens, settings(), *paramsOut, *reportOut, *measured)
+				}
+				meas, _, err := loadMeasured(first(*measured), sf.isSeed(), r)
 				if err != nil {
 					return err
 				}
@@ -89,18 +142,15 @@ JSON); the embedded seed is the default for the seed scenario.`,
 					return usagef("no measured matrix: pass --measured FILE")
 				}
 				prob := &calibration.Problem{Deployment: r.Deployment, Protocol: &r.Scenario.Protocol, Measured: meas,
-					Base: r.Params, Train: flt, KVTokens: *kvTokens, Seed: r.Scenario.Seed, StepByStep: sf.stepByStep}
-				if *free != "" {
-					for _, n := range strings.Split(*free, ",") {
-						id, ok := param.ByName(strings.TrimSpace(n))
-						if !ok {
-							return usagef("--free: unknown parameter %q (known: %s)", n, strings.Join(param.Names(), ", "))
-						}
-						prob.Free = append(prob.Free, id)
-					}
+					Base: r.Params, Train: flt, KVTokens: *kvTokens, Seed: r.Scenario.Seed, Free: freeIDs, StepByStep: sf.stepByStep}
+				excl, src := r.Scenario.Fit.Exclude, "scenario [fit] exclude"
+				if fs.Changed("exclude") {
+					excl, src = *exclude, "--exclude"
 				}
-				set := &calibration.Settings{Method: *method, Starts: *starts, MaxIter: *maxIter, Workers: *workers, Seed: *fitSeed, Weights: &wts,
-					Progress: fitProgress(e)}
+				if prob.Exclude, err = calibration.ParseExclude(excl); err != nil {
+					return usagef("%s: %v", src, err)
+				}
+				set = settings()
 				fmt.Fprintf(e.stderr, "servesim fit: %s; starting from %s\n", r.Scenario.Name, r.ParamsFrom)
 				res, err := calibration.Fit(prob, set)
 				fmt.Fprintln(e.stderr)
@@ -124,7 +174,7 @@ JSON); the embedded seed is the default for the seed scenario.`,
 				}
 				if *paramsOut != "" {
 					var pb bytes.Buffer
-					scenario.NewParamsFile(r.Deployment, res.Params, rep.Note(measName(*measured))).Encode(&pb)
+					scenario.NewParamsFile(r.Deployment, res.Params, rep.Note(measName(first(*measured)))).Encode(&pb)
 					if err := (&outFlag{path: *paramsOut}).write(e.stdout, &pb); err != nil {
 						return err
 					}
@@ -142,6 +192,92 @@ JSON); the embedded seed is the default for the seed scenario.`,
 			}
 		},
 	}
+}
+
+func first(s []string) string {
+	if len(s) == 0 {
+		return ""
+	}
+	return s[0]
+}
+
+// benchResults reads the --measured files when they are vllm bench serve result files (nil when
+// they are not: a matrix). Mixing the two is an error.
+func benchResults(paths []string) ([]*vllmbench.Result, error) {
+	var out []*vllmbench.Result
+	matrices := 0
+	for _, p := range paths {
+		f, err := os.Open(p)
+		if err != nil {
+			return nil, fmt.Errorf("--measured: %w", err)
+		}
+		// vLLM writes request_throughput before the per-request arrays: the first MiB shows it.
+		head := make([]byte, 1<<20)
+		n, _ := io.ReadFull(f, head)
+		f.Close()
+		if !vllmbench.IsResult(head[:n]) {
+			matrices++
+			continue
+		}
+		res, err := vllmbench.ReadResult(p)
+		if err != nil {
+			return nil, fmt.Errorf("--measured: %w", err)
+		}
+		out = append(out, res)
+	}
+	if len(out) > 0 && matrices > 0 {
+		return nil, usagef("--measured: %d vllm bench result file(s) and %d matrix file(s): fit to one kind at a time", len(out), matrices)
+	}
+	return out, nil
+}
+
+// fitBench fits the parameters to vllm bench serve result files.
+func fitBench(e *env, r *scenario.Resolved, results []*vllmbench.Result, bf *benchFlags, fs *pflag.FlagSet, free []param.ID,
+	kvTokens int, set *calibration.Settings, paramsOut, reportOut string, names []string) error {
+	o := bf.options(fs)
+	prob := &calibration.TargetProblem{Deployment: r.Deployment, Base: r.Params, Free: free, KVTokens: kvTokens, Seed: r.Scenario.Seed}
+	for i, res := range results {
+		cmd, err := bf.command(i)
+		if err != nil {
+			return err
+		}
+		spec, notes, err := res.Workload(vllmbench.RecoverOptions{Command: cmd, SpecialTokens: o.SpecialTokens, CharsPerToken: o.CharsPerToken})
+		if err != nil {
+			return err
+		}
+		printBenchNotes(e.stderr, "servesim fit: "+res.Name+": ", cmd, notes)
+		prob.Targets = append(prob.Targets, &calibration.BenchRun{Result: res, Spec: spec})
+	}
+	fmt.Fprintf(e.stderr, "servesim fit: %s on %d vllm bench result(s); starting from %s\n", r.Scenario.Name, len(results), r.ParamsFrom)
+	res, err := calibration.FitTargets(prob, set)
+	fmt.Fprintln(e.stderr)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stderr, "servesim fit: done in %.1f s\n", res.Elapsed.Seconds())
+	rep := res.Report
+	var buf bytes.Buffer
+	calibration.WriteTargetSummary(&buf, &rep)
+	if _, err := e.stdout.Write(buf.Bytes()); err != nil {
+		return err
+	}
+	if paramsOut != "" {
+		var pb bytes.Buffer
+		scenario.NewParamsFile(r.Deployment, res.Params, rep.Note(strings.Join(names, ", "))).Encode(&pb)
+		if err := (&outFlag{path: paramsOut}).write(e.stdout, &pb); err != nil {
+			return err
+		}
+	}
+	if reportOut != "" {
+		var rb bytes.Buffer
+		if err := rep.WriteJSON(&rb); err != nil {
+			return err
+		}
+		if err := (&outFlag{path: reportOut}).write(e.stdout, &rb); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func measName(p string) string {

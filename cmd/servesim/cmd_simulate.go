@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/servesim/servesim/internal/fsutil"
+	"github.com/servesim/servesim/vllmbench"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -54,6 +56,24 @@ func (f *sloFlags) apply(fs *pflag.FlagSet, s *workload.SLO) error {
 		s.Quantile = f.q
 	}
 	return nil
+}
+
+// chooseWorkload picks the workload of --workload, --vllm-bench or --measured (a vllm bench serve
+// result file, whose run is recovered; with --vllm-bench too, the command gives its dataset).
+func chooseWorkload(fs *pflag.FlagSet, wl string, bf *benchFlags, res *vllmbench.Result, stderr io.Writer) (*workload.Spec, error) {
+	switch {
+	case wl != "" && len(bf.cmdlines) > 0:
+		return nil, usagef("--workload and --vllm-bench are exclusive: give one workload")
+	case wl != "" && res != nil:
+		return nil, usagef("--measured recovers the workload from the result file (with --vllm-bench for its dataset); it does not take --workload")
+	case wl == "" && res == nil && len(bf.cmdlines) == 0:
+		return nil, usagef("--workload: missing: give a workload file (TOML, or a .csv/.jsonl trace), a preset (%s), --vllm-bench \"vllm bench serve ...\" or --measured RESULT.json", presetNames())
+	}
+	spec, err := bf.benchWorkload(fs, res, stderr)
+	if err != nil || spec != nil {
+		return spec, err
+	}
+	return loadWorkload(wl)
 }
 
 // loadWorkload reads --workload: a file (TOML, CSV or JSONL trace) or a preset name.
@@ -101,16 +121,35 @@ under the objectives given with --slo-* (or in the workload's [slo] table).
 --workload takes a workload TOML file, a trace (.csv or .jsonl: arrival time, input tokens,
 output tokens, optional prefix_id and prefix_tokens), or a preset:
 ` + presetHelp() + `
+--vllm-bench takes the benchmark command a run used instead: "vllm bench serve ..." (its random or
+ShareGPT dataset, --request-rate, --burstiness, --max-concurrency, --num-warmups, --seed, --goodput)
+or "vllm bench throughput ..." (offline: every request at t = 0, no API server). Unknown flags are
+refused by name; the server's address, result and percentile flags are accepted and listed. servesim
+has no tokenizer: --special-tokens (default 1, a BOS token) is what the tokenizer adds to a prompt,
+--chars-per-token (default 4) estimates ShareGPT turns without a num_tokens count. Draws use
+math/rand/v2 seeded from the command's --seed: vLLM's distributions, not numpy's exact values.
+
+--measured takes a 'vllm bench serve --save-result' JSON file: its run is simulated (num_prompts,
+request_rate, burstiness, max_concurrency from the file; lengths from input_lens/output_lens when it
+was saved with --save-detailed, else from --vllm-bench, else the means) and shown beside the
+measurement: throughputs, TTFT, TPOT, ITL and E2EL mean, median and percentiles, with errors.
+Notes on stderr say what was assumed. --format csv and json then write the comparison.
+
 The workload file format is documented in 'go doc github.com/servesim/servesim/workload'. Results are deterministic:
 the same scenario, workload and seed give the same bytes.
 
 Example:
   servesim simulate --workload chat --slo-ttft-ms 2000 --slo-tpot-ms 40
-  servesim simulate --workload bench-128Kx16 --format json`,
+  servesim simulate --workload bench-128Kx16 --format json
+  servesim simulate --vllm-bench "vllm bench serve --model M --dataset-name random --random-input-len 1024 --random-output-len 128 --num-prompts 200 --request-rate 4"
+  servesim simulate --measured openai-4.0qps-M-20260914-101500.json`,
 		Setup: func(fs *pflag.FlagSet, e *env) func([]string) error {
 			var sf scenarioFlags
 			sf.register(fs)
 			wl := fs.String("workload", "", "workload TOML `file`, trace file (.csv, .jsonl), or preset name")
+			var bf benchFlags
+			bf.register(fs, false)
+			measured := fs.String("measured", "", "a vllm bench serve --save-result JSON `file`: simulate its run and show predicted vs measured")
 			var format formatFlag[workloadResult]
 			format.register(fs, workloadFormats())
 			var slo sloFlags
@@ -133,7 +172,17 @@ Example:
 						return err
 					}
 				}
-				spec, err := loadWorkload(*wl)
+				if err := bf.check(fs); err != nil {
+					return err
+				}
+				var res *vllmbench.Result
+				if *measured != "" {
+					var err error
+					if res, err = vllmbench.ReadResult(*measured); err != nil {
+						return fmt.Errorf("--measured: %w", err)
+					}
+				}
+				spec, err := chooseWorkload(fs, *wl, &bf, res, e.stderr)
 				if err != nil {
 					return err
 				}
@@ -144,6 +193,7 @@ Example:
 				if err != nil {
 					return err
 				}
+				noteModelLen(e.stderr, spec, srv.Deployment.Engine.MaxModelLen)
 				fmt.Fprintf(e.stderr, "servesim: %s; parameters: %s (%s)\n", spec.Describe(), r.ParamsFrom, r.Source)
 				start := time.Now()
 				last := start
@@ -163,7 +213,7 @@ Example:
 				}
 				fmt.Fprintf(e.stderr, "servesim: %d engine steps, %.0f s of server time in %.2f s\n", m.Steps, m.SimTimeS, time.Since(start).Seconds())
 				var buf bytes.Buffer
-				if err := format.write(&buf, workloadResult{spec, r, m}); err != nil {
+				if err := format.write(&buf, workloadResult{spec: spec, resolved: r, metrics: m, measured: res}); err != nil {
 					return err
 				}
 				if *series != "" {

@@ -11,13 +11,16 @@
 //
 // Commands: matrix, capacity, explain, config, import, fit, plot, hardware, model, simulate,
 // plan, merge, report, version. Without --config a command uses the embedded seed scenario
-// (package scenario); --params, --uncalibrated, --vllm-cmd and --seed change the parameters, the
-// engine flags and the seed of any simulating command.
+// (package scenario), or an empty one when --vllm-cmd or --model-config gives the model; --gpu,
+// --gpus, --vllm-cmd (the engine flags and the model; every flag it leaves out takes vLLM's default),
+// --model-config, --vllm-version, --params, --uncalibrated and --seed change the hardware, the
+// engine, the model, the parameters and the seed of any simulating command.
 //
 // Reading order: main.go (signals, then run), cli.go (command: a pflag FlagSet with
 // ContinueOnError, Short and Long help and an action; run, usage errors, help), common.go (the
 // flags every simulating command shares, loading the scenario, measured matrices and output
-// files), then one cmd_<name>.go per command. This package holds wiring and flags only: every
+// files), then one cmd_<name>.go per command; vllmbench.go holds the flags that read vLLM's
+// benchmark client (--vllm-bench, --special-tokens, --chars-per-token) for simulate, plan and fit. This package holds wiring and flags only: every
 // computation is in the packages it imports, so the commands' behaviour is tested there and here
 // only for parsing, exit codes and output files.
 //

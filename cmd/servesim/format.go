@@ -12,6 +12,7 @@ import (
 	"github.com/servesim/servesim/model/hardware"
 	"github.com/servesim/servesim/planner"
 	"github.com/servesim/servesim/scenario"
+	"github.com/servesim/servesim/vllmbench"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -94,11 +95,13 @@ func planFormats() []format[planResult] {
 	}
 }
 
-// workloadResult is a simulated workload with what it ran on.
+// workloadResult is a simulated workload with what it ran on, and the vllm bench serve result
+// it is compared with (nil: none).
 type workloadResult struct {
 	spec     *workload.Spec
 	resolved *scenario.Resolved
 	metrics  *workload.Metrics
+	measured *vllmbench.Result
 }
 
 func workloadFormats() []format[workloadResult] {
@@ -108,10 +111,27 @@ func workloadFormats() []format[workloadResult] {
 			fmt.Fprintf(w, "Workload     %s: %s, seed %d\n", x.spec.Name, x.spec.Describe(), x.metrics.Seed)
 			fmt.Fprintf(w, "Server       %s\n", describe.Deployment(r.Deployment))
 			fmt.Fprintf(w, "Parameters   %s (%s)\n", r.ParamsFrom, r.Source)
-			return workload.WriteTable(w, x.metrics)
+			if x.measured != nil {
+				fmt.Fprintf(w, "Measured     %s: %s\n", x.measured.Name, x.measured.Summary())
+			}
+			if err := workload.WriteTable(w, x.metrics); err != nil || x.measured == nil {
+				return err
+			}
+			fmt.Fprintln(w)
+			return vllmbench.Compare(x.metrics, x.measured).WriteTable(w)
 		}},
-		{"csv", func(w io.Writer, x workloadResult) error { return workload.WriteCSV(w, x.metrics) }},
-		{"json", func(w io.Writer, x workloadResult) error { return workload.WriteJSON(w, x.metrics) }},
+		{"csv", func(w io.Writer, x workloadResult) error {
+			if x.measured != nil {
+				return vllmbench.Compare(x.metrics, x.measured).WriteCSV(w)
+			}
+			return workload.WriteCSV(w, x.metrics)
+		}},
+		{"json", func(w io.Writer, x workloadResult) error {
+			if x.measured != nil {
+				return vllmbench.WriteJSON(w, x.metrics, vllmbench.Compare(x.metrics, x.measured))
+			}
+			return workload.WriteJSON(w, x.metrics)
+		}},
 	}
 }
 

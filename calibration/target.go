@@ -1,0 +1,467 @@
+package calibration
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"text/tabwriter"
+	"time"
+
+	"github.com/servesim/servesim/internal/workpool"
+	"github.com/servesim/servesim/matrix"
+	"github.com/servesim/servesim/model/deploy"
+	"github.com/servesim/servesim/model/param"
+	"github.com/servesim/servesim/sim"
+)
+
+// Target is a measured source other than a benchmark matrix: a run the fit simulates for every
+// candidate parameter set and compares with its measurements, metric by metric (a vllm bench
+// serve result file is one: BenchRun).
+type Target interface {
+	// Name labels the target in reports.
+	Name() string
+	// Measured returns the target's metrics with Predicted NaN: the shape Observe returns.
+	Measured() []Observation
+	// Observe simulates the target on srv (engine randomness seeded with seed) and returns its
+	// metrics, predicted and measured, in the order and number of Measured. It may be called
+	// from several goroutines at once.
+	Observe(srv *sim.Server, seed uint64) ([]Observation, error)
+}
+
+// Observation is one metric of a target.
+type Observation struct {
+	Metric string `json:"metric"`
+	// Class picks the metric's weight: "throughput" (Weights.DecodeTotal), "ttft" (TTFT), "tpot"
+	// (PerRequest), "itl" (TBT); any other class is reported, not fitted.
+	Class string `json:"class"`
+	// Weight is the metric's share of its class's weight (0: reported, not fitted).
+	Weight    float64 `json:"weight"`
+	Predicted float64 `json:"predicted"`
+	Measured  float64 `json:"measured"`
+}
+
+// MarshalJSON writes NaN as null.
+func (o Observation) MarshalJSON() ([]byte, error) {
+	f := func(v float64) *float64 {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil
+		}
+		return &v
+	}
+	return json.Marshal(struct {
+		Metric    string   `json:"metric"`
+		Class     string   `json:"class"`
+		Weight    float64  `json:"weight"`
+		Predicted *float64 `json:"predicted"`
+		Measured  *float64 `json:"measured"`
+	}{o.Metric, o.Class, o.Weight, f(o.Predicted), f(o.Measured)})
+}
+
+func (w *Weights) class(c string) float64 {
+	switch c {
+	case "throughput":
+		return w.DecodeTotal
+	case "ttft":
+		return w.TTFT
+	case "tpot":
+		return w.PerRequest
+	case "itl":
+		return w.TBT
+	}
+	return 0
+}
+
+// TargetProblem is a fit to targets: a deployment, the targets, the starting parameters and the
+// free ones.
+type TargetProblem struct {
+	Deployment *deploy.Deployment
+	Targets    []Target
+	// Base is the starting point; parameters not in Free keep these values.
+	Base param.Values
+	// Free lists the fitted parameters; nil means DefaultFreeTargets.
+	Free []param.ID
+	// KVTokens, when positive, is a measured kv_cache_size_tokens (as in Problem).
+	KVTokens int
+	// Seed for the simulations' engine randomness.
+	Seed uint64
+}
+
+// DefaultFreeTargets is DefaultFree for a deployment without a matrix: the step-time
+// efficiencies and overheads, the API server's times, acceptance with speculative decoding,
+// all-reduce with TP > 1 (not the matrix benchmark's readiness timeout).
+func DefaultFreeTargets(p *TargetProblem) []param.ID {
+	return DefaultFree(&Problem{Deployment: p.Deployment, Measured: &matrix.Matrix{}, KVTokens: p.KVTokens})
+}
+
+// TargetFit is one target at the start and at the optimum.
+type TargetFit struct {
+	Name string `json:"name"`
+	// Before holds the observations with the starting parameters, After with the fitted ones.
+	Before []Observation `json:"before"`
+	After  []Observation `json:"after"`
+}
+
+// TargetReport is the machine-readable result of a fit to targets.
+type TargetReport struct {
+	NParameters int                      `json:"n_parameters"`
+	Parameters  map[string]ParamEstimate `json:"parameters"`
+	Targets     []TargetFit              `json:"targets"`
+	Loss        float64                  `json:"loss"`
+	Evaluations int                      `json:"evaluations"`
+	Starts      int                      `json:"starts"`
+	Seed        uint64                   `json:"seed"`
+	Converged   bool                     `json:"converged"`
+	Status      string                   `json:"status"`
+	KVTokens    int                      `json:"kv_tokens,omitempty"`
+}
+
+// TargetResult is a finished fit to targets.
+type TargetResult struct {
+	Params  param.Values
+	Free    []param.ID
+	Report  TargetReport
+	Elapsed time.Duration
+}
+
+// targetEval simulates every target for a batch of parameter sets, on the workers.
+type targetEval struct {
+	p       *TargetProblem
+	w       Weights
+	workers int
+	evals   int
+	slots   [][]int // per target: the indices of its fitted observations
+	shapes  [][]Observation
+}
+
+func newTargetEval(p *TargetProblem, w Weights, workers int) *targetEval {
+	e := &targetEval{p: p, w: w, workers: workers}
+	for _, t := range p.Targets {
+		m := t.Measured()
+		e.shapes = append(e.shapes, m)
+		var idx []int
+		for i, o := range m {
+			if o.Weight > 0 && w.class(o.Class) > 0 && o.Measured > 0 {
+				idx = append(idx, i)
+			}
+		}
+		e.slots = append(e.slots, idx)
+	}
+	return e
+}
+
+func (e *targetEval) nFitted() int {
+	n := 0
+	for _, s := range e.slots {
+		n += len(s)
+	}
+	return n
+}
+
+type targetOut struct {
+	srv  *sim.Server
+	err  error
+	obs  [][]Observation
+	errs []error
+}
+
+func (e *targetEval) simulate(sets []param.Values) []targetOut {
+	outs := make([]targetOut, len(sets))
+	type task struct{ set, target int }
+	var tasks []task
+	for i := range sets {
+		srv, err := sim.NewServer(e.p.Deployment, sets[i])
+		outs[i] = targetOut{srv: srv, err: err, obs: make([][]Observation, len(e.p.Targets)), errs: make([]error, len(e.p.Targets))}
+		if err != nil {
+			continue
+		}
+		for j := range e.p.Targets {
+			tasks = append(tasks, task{i, j})
+		}
+	}
+	workpool.Run(len(tasks), e.workers, func(k int) {
+		t := tasks[k]
+		o := &outs[t.set]
+		o.obs[t.target], o.errs[t.target] = e.p.Targets[t.target].Observe(o.srv, e.p.Seed)
+	}, nil)
+	for i := range outs {
+		for _, err := range outs[i].errs {
+			if err != nil && outs[i].err == nil {
+				outs[i].err = err
+			}
+		}
+	}
+	e.evals += len(sets)
+	return outs
+}
+
+func (e *targetEval) residuals(o *targetOut) []float64 {
+	n := e.nFitted()
+	if e.p.KVTokens > 0 {
+		n++
+	}
+	r := make([]float64, n)
+	if o.err != nil {
+		for i := range r {
+			r[i] = 3
+		}
+		return r
+	}
+	k := 0
+	for j, idx := range e.slots {
+		obs := o.obs[j]
+		for _, i := range idx {
+			x := obs[i]
+			r[k] = e.w.class(x.Class) * x.Weight * robust(logErr(x.Predicted, x.Measured), e.w.RobustScale)
+			k++
+		}
+	}
+	if e.p.KVTokens > 0 {
+		r[k] = 5 * logErr(float64(o.srv.Layout.KVCacheSizeTokens), float64(e.p.KVTokens))
+	}
+	return r
+}
+
+// FitTargets moves the free parameters to minimise the weighted soft-L1 log errors of the targets'
+// fitted metrics, with the same transform, prior pull, optimisers, seeded starts and standard
+// errors as Fit.
+func FitTargets(p *TargetProblem, s *Settings) (*TargetResult, error) {
+	start := time.Now()
+	if s == nil {
+		s = &Settings{}
+	}
+	st := *s
+	if st.Method == "" {
+		st.Method = "lm"
+	}
+	if st.Starts <= 0 {
+		st.Starts = DefaultStarts
+	}
+	if st.Step <= 0 {
+		st.Step = 0.05
+	}
+	w := DefaultWeights()
+	if st.Weights != nil {
+		w = *st.Weights
+	}
+	if len(p.Targets) == 0 {
+		return nil, fmt.Errorf("no targets to fit")
+	}
+	free := p.Free
+	if free == nil {
+		free = DefaultFreeTargets(p)
+	}
+	if len(free) == 0 || len(free) > MaxFree {
+		return nil, fmt.Errorf("%d free parameters: want 1..%d", len(free), MaxFree)
+	}
+	if err := p.Base.Validate(); err != nil {
+		return nil, err
+	}
+	ev := newTargetEval(p, w, st.Workers)
+	if ev.nFitted() == 0 {
+		return nil, fmt.Errorf("the targets have no metric to fit (throughput, TTFT, TPOT or ITL with a positive measurement)")
+	}
+	vc := &vector{base: p.Base, free: free}
+	uPrior := vc.toU(param.Priors())
+	best := math.Inf(1)
+	progress := func(stage string, loss float64) {
+		if loss < best {
+			best = loss
+		}
+		if st.Progress != nil {
+			st.Progress(Progress{Stage: stage, Evaluations: ev.evals, Best: best, Elapsed: time.Since(start)})
+		}
+	}
+	resid := func(us [][]float64) [][]float64 {
+		sets := make([]param.Values, len(us))
+		for i, u := range us {
+			sets[i] = vc.params(u)
+		}
+		outs := ev.simulate(sets)
+		rs := make([][]float64, len(us))
+		for i := range outs {
+			rs[i] = ev.residuals(&outs[i])
+			for j := range us[i] {
+				rs[i] = append(rs[i], w.Prior*(us[i][j]-uPrior[j]))
+			}
+		}
+		return rs
+	}
+	type run struct {
+		u    []float64
+		loss float64
+		conv bool
+		why  string
+	}
+	optimise := func(u []float64, iters int, stage string) (run, error) {
+		var r run
+		var err error
+		switch st.Method {
+		case "lm":
+			r.u, r.loss, r.conv, r.why = levenbergMarquardt(u, resid, st.Step, iters, func(l float64) { progress(stage, l) })
+		case "bfgs", "nelder-mead":
+			r.u, r.loss, r.conv, r.why, err = gonumMinimize(st.Method, u, resid, st.Step, iters, func(l float64) { progress(stage, l) })
+		default:
+			err = fmt.Errorf("method %q: want lm, bfgs or nelder-mead", st.Method)
+		}
+		return r, err
+	}
+	maxIter := iterOr(st.MaxIter, 12)
+	if st.Method == "nelder-mead" {
+		maxIter = iterOr(st.MaxIter, 40*len(free))
+	}
+	scout := maxIter
+	if st.Starts > 1 {
+		scout = max(2, maxIter/4)
+	}
+	rng := rand.New(rand.NewPCG(st.Seed, 0x666974))
+	u0 := vc.toU(p.Base)
+	bestRun := run{loss: math.Inf(1)}
+	for k := 0; k < st.Starts; k++ {
+		u := append([]float64(nil), u0...)
+		if k > 0 {
+			for i := range u {
+				u[i] += rng.NormFloat64() * 0.8
+			}
+		}
+		r, err := optimise(u, scout, fmt.Sprintf("start %d/%d", k+1, st.Starts))
+		if err != nil {
+			return nil, err
+		}
+		if r.loss < bestRun.loss {
+			bestRun = r
+		}
+	}
+	if st.Starts > 1 && !bestRun.conv {
+		r, err := optimise(bestRun.u, maxIter-scout, "refine best")
+		if err != nil {
+			return nil, err
+		}
+		if r.loss <= bestRun.loss {
+			bestRun = r
+		}
+	}
+	res := &TargetResult{Params: vc.params(bestRun.u), Free: free}
+	J, r0 := jacobian(bestRun.u, resid, st.Step)
+	progress("uncertainty", sumSq(r0))
+	stderr := paramStdErr(J, r0, len(free))
+	outs := ev.simulate([]param.Values{p.Base, res.Params})
+	if outs[1].err != nil {
+		return nil, fmt.Errorf("fitted parameters do not give a runnable server: %w", outs[1].err)
+	}
+	rep := &res.Report
+	rep.NParameters = len(free)
+	rep.Parameters = map[string]ParamEstimate{}
+	for i, d := range param.Defs() {
+		pe := ParamEstimate{Value: res.Params[i], Unit: d.Unit, Lo: d.Lo, Hi: d.Hi, StdErr: -1, Prior: d.Prior, Meaning: d.Meaning}
+		for j, id := range free {
+			if id == d.ID {
+				pe.Fitted = true
+				se := stderr[j] * math.Abs(dvdu(&d, bestRun.u[j]))
+				if !math.IsNaN(se) && !math.IsInf(se, 0) {
+					pe.StdErr = se
+				}
+				span := d.Hi - d.Lo
+				pe.AtBound = res.Params[i] <= d.Lo+0.01*span || res.Params[i] >= d.Hi-0.01*span
+			}
+		}
+		rep.Parameters[d.Name] = pe
+	}
+	for j, t := range p.Targets {
+		before := outs[0].obs[j]
+		if outs[0].err != nil {
+			before = ev.shapes[j]
+		}
+		rep.Targets = append(rep.Targets, TargetFit{Name: t.Name(), Before: before, After: outs[1].obs[j]})
+	}
+	rep.Loss = bestRun.loss
+	rep.Evaluations = ev.evals
+	rep.Starts = st.Starts
+	rep.Seed = st.Seed
+	rep.Converged = bestRun.conv
+	rep.Status = bestRun.why
+	rep.KVTokens = p.KVTokens
+	res.Elapsed = time.Since(start)
+	return res, nil
+}
+
+// WriteJSON writes the report as indented JSON (servesim fit --report with result files).
+func (r *TargetReport) WriteJSON(w io.Writer) error {
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(data, '\n'))
+	return err
+}
+
+// Note is a one-line account of the fit for the parameter file it produces.
+func (r *TargetReport) Note(measured string) string {
+	return fmt.Sprintf("servesim fit on %s: %d vllm bench result(s), loss %.4f", measured, len(r.Targets), r.Loss)
+}
+
+// WriteTargetSummary prints a fit to targets: the parameters, then each target's metrics with the
+// starting and fitted predictions beside the measurement.
+func WriteTargetSummary(w io.Writer, r *TargetReport) error {
+	fmt.Fprintf(w, "Fitted %d parameters to %d vllm bench result(s) (%d evaluations, %d start(s), %s); loss %.4f\n\n",
+		r.NParameters, len(r.Targets), r.Evaluations, r.Starts, r.Status, r.Loss)
+	writeParamTable(w, r.Parameters)
+	for _, t := range r.Targets {
+		fmt.Fprintf(w, "\n%s\n", t.Name)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "metric\tmeasured\tstart\terror\tfitted\terror\tfit weight\t")
+		for i, a := range t.After {
+			b := t.Before[i]
+			wt := "-"
+			if a.Weight > 0 {
+				wt = fmt.Sprintf("%g", a.Weight)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", a.Metric, g4(a.Measured), g4(b.Predicted), errPct(b), g4(a.Predicted), errPct(a), wt)
+		}
+		tw.Flush()
+	}
+	return nil
+}
+
+func g4(v float64) string {
+	switch {
+	case math.IsNaN(v):
+		return "-"
+	case math.Abs(v) >= 1000:
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.4g", v)
+}
+
+func errPct(o Observation) string {
+	if math.IsNaN(o.Predicted) || math.IsNaN(o.Measured) || o.Measured == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%+.1f%%", 100*(o.Predicted-o.Measured)/o.Measured)
+}
+
+// writeParamTable prints the parameter rows of a fit (as WriteSummary does).
+func writeParamTable(w io.Writer, ps map[string]ParamEstimate) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "parameter\tvalue\t± stderr\tunit\tprior\tbounds\t")
+	for _, d := range param.Defs() {
+		p, ok := ps[d.Name]
+		if !ok {
+			continue
+		}
+		se := "fixed"
+		if p.Fitted {
+			se = "n/a"
+			if p.StdErr >= 0 {
+				se = fmt.Sprintf("%.3g", p.StdErr)
+			}
+		}
+		mark := ""
+		if p.AtBound {
+			mark = "  <- at bound"
+		}
+		fmt.Fprintf(tw, "%s\t%.4g\t%s\t%s\t%g\t[%g, %g]%s\t\n", d.Name, p.Value, se, d.Unit, p.Prior, p.Lo, p.Hi, mark)
+	}
+	tw.Flush()
+}
