@@ -14,7 +14,9 @@
 // (package scenario), or an empty one when --vllm-cmd or --model-config gives the model; --gpu,
 // --gpus, --vllm-cmd (the engine flags and the model; every flag it leaves out takes vLLM's default),
 // --model-config, --vllm-version, --params, --uncalibrated and --seed change the hardware, the
-// engine, the model, the parameters and the seed of any simulating command.
+// engine, the model, the parameters and the seed of any simulating command, and --step-by-step
+// makes it simulate every engine step request by request (package sim's reference mode; the
+// default event-driven mode agrees with it).
 //
 // Reading order: main.go (signals, then run), cli.go (command: a pflag FlagSet with
 // ContinueOnError, Short and Long help and an action; run, usage errors, help), common.go (the
