@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,6 +34,20 @@ func TestBadInputs(t *testing.T) {
 	otherProto := writeFile(t, dir, "other.csv", "phase,context,context_tokens,concurrency,status,total_tok_s,per_request_tok_s,ttft_ms,tbt_ms,avg_active,completed,output_tokens,measured_s\ndecode,8K,8192,3,Valid,100,50,100,10,3,0,3000,30\n")
 	badTOML := writeFile(t, dir, "syntax.toml", "[engine\nmax_num_seqs = 4\n")
 	bigCtx := writeFile(t, dir, "bigctx.toml", "[protocol]\ncontexts = [\"8K\", \"2048K\"]\n")
+	plan := func(name, shard string, idx ...int) string {
+		var rs []string
+		for _, i := range idx {
+			rs = append(rs, fmt.Sprintf(`{"index":%d,"status":"pruned","stage":"memory"}`, i))
+		}
+		return writeFile(t, dir, name, fmt.Sprintf(`{"servesim_plan":1,"fingerprint":"f","rows":4,"shard":%s,"results":[%s]}`, shard, strings.Join(rs, ",")))
+	}
+	shard1 := plan("shard1.json", `{"index":1,"count":2}`, 1, 3)
+	shard5of2 := plan("shard5of2.json", `{"index":5,"count":2}`)
+	shardOf0 := plan("shardof0.json", `{"index":0,"count":0}`)
+	shardOfNeg := plan("shardofneg.json", `{"index":0,"count":-1}`)
+	shardHuge := plan("shardhuge.json", `{"index":0,"count":1000000000000}`)
+	shardDup := plan("sharddup.json", `{"index":0,"count":2}`, 0, 0)
+	shardNegRow := plan("shardnegrow.json", `{"index":0,"count":2}`, 0, -1)
 	cases := []struct {
 		args []string
 		code int
@@ -73,6 +88,13 @@ func TestBadInputs(t *testing.T) {
 		{[]string{"fit", "--weights", "ttft=-1"}, 2, "want a non-negative number"},
 		{[]string{"fit", "--method", "annealing"}, 2, `--method "annealing": want lm, bfgs or nelder-mead`},
 		{[]string{"fit", "--starts", "0"}, 2, "--starts 0: must be a positive integer"},
+		{[]string{"merge", shard5of2, shard1}, 1, `shard5of2.json: field "shard": shard 5/2: want i/n with 0 <= i < n <= 65536`},
+		{[]string{"merge", shardOf0, shard1}, 1, `shardof0.json: field "shard": shard 0/0`},
+		{[]string{"merge", shardOfNeg, shard1}, 1, `shardofneg.json: field "shard": shard 0/-1`},
+		{[]string{"merge", shardHuge, shard1}, 1, `shardhuge.json: field "shard": shard 0/1000000000000`},
+		{[]string{"merge", shardDup, shard1}, 1, `sharddup.json: results[1]: field "index" = 0: row given twice`},
+		{[]string{"merge", shardNegRow, shard1}, 1, `shardnegrow.json: results[1]: field "index" = -1: want 0 <= index < rows (4)`},
+		{[]string{"plan", "--context", "128K", "--users", "16", "--shard", "0/100000"}, 2, "want i/n with 0 <= i < n <= 65536"},
 	}
 	for _, c := range cases {
 		var out, errb bytes.Buffer

@@ -96,8 +96,8 @@ func parseShard(s string) (planner.Shard, error) {
 	a, b, ok := strings.Cut(s, "/")
 	i, err1 := strconv.Atoi(strings.TrimSpace(a))
 	n, err2 := strconv.Atoi(strings.TrimSpace(b))
-	if !ok || err1 != nil || err2 != nil || n < 1 || i < 0 || i >= n {
-		return planner.Shard{}, usagef("--shard %q: want i/n with 0 <= i < n, such as 0/8 (Kubernetes: $JOB_COMPLETION_INDEX/8)", s)
+	if !ok || err1 != nil || err2 != nil || n < 1 || n > planner.MaxShards || i < 0 || i >= n {
+		return planner.Shard{}, usagef("--shard %q: want i/n with 0 <= i < n <= %d, such as 0/8 (Kubernetes: $JOB_COMPLETION_INDEX/8)", s, planner.MaxShards)
 	}
 	return planner.Shard{Index: i, Count: n}, nil
 }
