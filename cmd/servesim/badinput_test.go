@@ -48,6 +48,12 @@ func TestBadInputs(t *testing.T) {
 	shardHuge := plan("shardhuge.json", `{"index":0,"count":1000000000000}`)
 	shardDup := plan("sharddup.json", `{"index":0,"count":2}`, 0, 0)
 	shardNegRow := plan("shardnegrow.json", `{"index":0,"count":2}`, 0, -1)
+	gpuEntry := "[[gpu]]\nname = \"RTX-PRO-6000-Server\"\nmemory_gib = 95.59\nbf16_tflops = 480\nfp8_tflops = 960\nfp4_tflops = 1920\nfp4_formats = [\"nvfp4\"]\nlink = \"pcie\"\nlink_gbps = 64\nlink_latency_us = 10\n"
+	nanGPU := writeFile(t, dir, "nangpu.toml", gpuEntry+"bandwidth_gbps = nan\n")
+	hugeGPU := writeFile(t, dir, "hugegpu.toml", strings.Replace(gpuEntry, "95.59", "1e300", 1)+"bandwidth_gbps = 1597\n")
+	negPrice := writeFile(t, dir, "negprice.toml", gpuEntry+"bandwidth_gbps = 1597\nprice_per_hour = -1\n")
+	nanScenario := writeFile(t, dir, "nanscenario.toml", "[hardware]\ngpu = \"RTX-PRO-6000-Server\"\ncount = 4\ngpu_file = \"nangpu.toml\"\n")
+	nanPoll := writeFile(t, dir, "nanpoll.toml", "[protocol]\npoll_s = nan\n")
 	cases := []struct {
 		args []string
 		code int
@@ -95,6 +101,11 @@ func TestBadInputs(t *testing.T) {
 		{[]string{"merge", shardDup, shard1}, 1, `sharddup.json: results[1]: field "index" = 0: row given twice`},
 		{[]string{"merge", shardNegRow, shard1}, 1, `shardnegrow.json: results[1]: field "index" = -1: want 0 <= index < rows (4)`},
 		{[]string{"plan", "--context", "128K", "--users", "16", "--shard", "0/100000"}, 2, "want i/n with 0 <= i < n <= 65536"},
+		{[]string{"capacity", "--config", nanScenario}, 1, "nangpu.toml: gpu[0]: gpu \"RTX-PRO-6000-Server\": bandwidth_gbps = NaN: want a finite number in 10..100000 GB/s"},
+		{[]string{"plan", "--context", "128K", "--users", "16", "--catalog", nanGPU}, 1, "bandwidth_gbps = NaN"},
+		{[]string{"hardware", "list", "--gpus", hugeGPU}, 1, "memory_gib = 1e+300: want a finite number in 1..4096 GiB"},
+		{[]string{"hardware", "list", "--gpus", negPrice}, 1, "price_per_hour = -1: want a finite number in 0..10000 USD per GPU-hour"},
+		{[]string{"matrix", "--config", nanPoll}, 1, "nanpoll.toml:2: protocol.poll_s = NaN: must be in (0, 3600]"},
 	}
 	for _, c := range cases {
 		var out, errb bytes.Buffer
