@@ -10,6 +10,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/servesim/servesim/internal/fsutil"
 	"github.com/servesim/servesim/internal/tomlx"
 
 	"github.com/servesim/servesim/model/arch"
@@ -101,7 +102,7 @@ func decodeOnto(s *Scenario, data []byte, name string) (*Scenario, error) {
 
 // Load reads a scenario file.
 func Load(path string) (*Scenario, error) {
-	data, err := os.ReadFile(path)
+	data, err := fsutil.ReadFile(path, fsutil.MaxConfigBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -203,7 +204,7 @@ func loadArchFile(path string) (*arch.Arch, error) {
 		path = filepath.Join(path, "config.json")
 	}
 	if strings.HasSuffix(path, ".toml") {
-		data, err := os.ReadFile(path)
+		data, err := fsutil.ReadFile(path, fsutil.MaxConfigBytes)
 		if err != nil {
 			return nil, err
 		}

@@ -3,10 +3,10 @@ package workload
 import (
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/servesim/servesim/internal/fsutil"
 	"github.com/servesim/servesim/internal/tomlx"
 	"github.com/servesim/servesim/matrix"
 	"github.com/servesim/servesim/protocol"
@@ -225,7 +225,7 @@ func Load(path string) (*Spec, error) {
 		}
 		return s, nil
 	}
-	data, err := os.ReadFile(path)
+	data, err := fsutil.ReadFile(path, fsutil.MaxConfigBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -254,7 +254,7 @@ func (s *Spec) LoadTrace() error {
 	if !filepath.IsAbs(p) && s.dir != "" {
 		p = filepath.Join(s.dir, p)
 	}
-	f, err := os.Open(p)
+	f, err := fsutil.Open(p, fsutil.MaxTraceBytes)
 	if err != nil {
 		return fmt.Errorf("trace.file: %w", err)
 	}

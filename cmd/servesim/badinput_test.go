@@ -54,6 +54,7 @@ func TestBadInputs(t *testing.T) {
 	negPrice := writeFile(t, dir, "negprice.toml", gpuEntry+"bandwidth_gbps = 1597\nprice_per_hour = -1\n")
 	nanScenario := writeFile(t, dir, "nanscenario.toml", "[hardware]\ngpu = \"RTX-PRO-6000-Server\"\ncount = 4\ngpu_file = \"nangpu.toml\"\n")
 	nanPoll := writeFile(t, dir, "nanpoll.toml", "[protocol]\npoll_s = nan\n")
+	longLine := writeFile(t, dir, "longline.csv", "arrival_s,input_tokens,output_tokens\n0,100,10\n"+strings.Repeat("9", 2<<20)+",100,10\n")
 	cases := []struct {
 		args []string
 		code int
@@ -106,6 +107,10 @@ func TestBadInputs(t *testing.T) {
 		{[]string{"hardware", "list", "--gpus", hugeGPU}, 1, "memory_gib = 1e+300: want a finite number in 1..4096 GiB"},
 		{[]string{"hardware", "list", "--gpus", negPrice}, 1, "price_per_hour = -1: want a finite number in 0..10000 USD per GPU-hour"},
 		{[]string{"matrix", "--config", nanPoll}, 1, "nanpoll.toml:2: protocol.poll_s = NaN: must be in (0, 3600]"},
+		{[]string{"capacity", "--config", "/dev/zero"}, 1, "/dev/zero: larger than 16 MiB: servesim reads at most that much from such a file"},
+		{[]string{"matrix", "--measured", "/dev/zero"}, 1, "/dev/zero: larger than 64 MiB"},
+		{[]string{"hardware", "list", "--gpus", "/dev/zero"}, 1, "/dev/zero: larger than 16 MiB"},
+		{[]string{"simulate", "--workload", longLine}, 1, "longline.csv: line 3: longer than 1 MiB"},
 	}
 	for _, c := range cases {
 		var out, errb bytes.Buffer

@@ -3,10 +3,10 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"os"
 
 	"github.com/spf13/pflag"
 
+	"github.com/servesim/servesim/internal/fsutil"
 	"github.com/servesim/servesim/planner"
 )
 
@@ -45,7 +45,7 @@ Example (GNU parallel on one machine, or any job array):
 				}
 				var plans []*planner.Plan
 				for _, name := range args {
-					f, err := os.Open(name)
+					f, err := fsutil.Open(name, fsutil.MaxPlanBytes)
 					if err != nil {
 						return err
 					}

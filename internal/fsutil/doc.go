@@ -4,5 +4,7 @@
 // WriteFile is the atomic write; CheckWritable and EnsureDir fail early, before long work, when
 // an output cannot be written; a Files value tracks the temporary files of writes in progress and
 // its RemovePending method deletes them (the CLI holds one and calls it on SIGINT and SIGTERM).
-// A Files value is safe for concurrent use; the package has no package-level state. The package has one file, fsutil.go.
+// A Files value is safe for concurrent use; the package has no package-level state. ReadFile, Open, LimitReader and LineLimitReader bound what servesim reads (MaxConfigBytes and
+// the other limits, MaxLineBytes per line), with errors naming the file, the line and the limit.
+// The files: fsutil.go (writes), limit.go (reads).
 package fsutil
