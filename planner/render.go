@@ -388,6 +388,9 @@ func checkLabel(name string) string {
 func headroomOf(p *Perf, name string) string {
 	for _, c := range p.Checks {
 		if c.Name == name {
+			if c.Undefined {
+				return "n/a"
+			}
 			return pct(c.Headroom)
 		}
 	}
@@ -397,6 +400,9 @@ func headroomOf(p *Perf, name string) string {
 func headroomValue(p *Perf, name string) string {
 	for _, c := range p.Checks {
 		if c.Name == name {
+			if c.Undefined {
+				return ""
+			}
 			return strconv.FormatFloat(c.Headroom, 'f', 4, 64)
 		}
 	}

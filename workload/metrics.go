@@ -48,6 +48,10 @@ type Check struct {
 	// (value - limit) / limit for per-user tok/s. Negative: the objective is missed.
 	Headroom float64 `json:"headroom"`
 	Met      bool    `json:"met"`
+	// Undefined: no request defines the metric (TPOT and per-user tok/s need an output of more
+	// than one token, as in vLLM's benchmark); the objective is shown as n/a and counts as met,
+	// as goodput counts every such request as meeting it.
+	Undefined bool `json:"undefined,omitempty"`
 }
 
 // Goodput is the rate of requests that meet every objective individually.
@@ -213,6 +217,12 @@ func summarise(s *Spec, seed uint64, parts []part, replicas int) *Metrics {
 				return
 			}
 			c := Check{Name: name, Quantile: q, Limit: limit}
+			if len(sorted) == 0 && (name == "tpot_ms" || name == "user_tok_s") && len(samples) > 0 {
+				// Every request had a one-token output: TPOT is not defined, not missed.
+				c.Undefined, c.Met = true, true
+				g.Checks = append(g.Checks, c)
+				return
+			}
 			if len(sorted) == 0 {
 				c.Value = math.Inf(1)
 				if rate {
