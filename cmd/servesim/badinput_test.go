@@ -55,6 +55,7 @@ func TestBadInputs(t *testing.T) {
 	nanScenario := writeFile(t, dir, "nanscenario.toml", "[hardware]\ngpu = \"RTX-PRO-6000-Server\"\ncount = 4\ngpu_file = \"nangpu.toml\"\n")
 	nanPoll := writeFile(t, dir, "nanpoll.toml", "[protocol]\npoll_s = nan\n")
 	longLine := writeFile(t, dir, "longline.csv", "arrival_s,input_tokens,output_tokens\n0,100,10\n"+strings.Repeat("9", 2<<20)+",100,10\n")
+	negMeasured := writeFile(t, dir, "negmeasured.csv", "phase,context,context_tokens,concurrency,status,total_tok_s,per_request_tok_s,ttft_ms,tbt_ms,avg_active,completed,output_tokens,measured_s\nprefill,8K,8192,1,Valid,-12677.8,,646.2,,,1,,\n")
 	cases := []struct {
 		args []string
 		code int
@@ -111,6 +112,7 @@ func TestBadInputs(t *testing.T) {
 		{[]string{"matrix", "--measured", "/dev/zero"}, 1, "/dev/zero: larger than 64 MiB"},
 		{[]string{"hardware", "list", "--gpus", "/dev/zero"}, 1, "/dev/zero: larger than 16 MiB"},
 		{[]string{"simulate", "--workload", longLine}, 1, "longline.csv: line 3: longer than 1 MiB"},
+		{[]string{"matrix", "--measured", negMeasured}, 1, "negmeasured.csv: want a consistent matrix: prefill[0] (prefill 8K): total_tok_s = -12677.8: want a finite number >= 0"},
 	}
 	for _, c := range cases {
 		var out, errb bytes.Buffer
