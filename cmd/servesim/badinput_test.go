@@ -56,6 +56,8 @@ func TestBadInputs(t *testing.T) {
 	nanPoll := writeFile(t, dir, "nanpoll.toml", "[protocol]\npoll_s = nan\n")
 	longLine := writeFile(t, dir, "longline.csv", "arrival_s,input_tokens,output_tokens\n0,100,10\n"+strings.Repeat("9", 2<<20)+",100,10\n")
 	negMeasured := writeFile(t, dir, "negmeasured.csv", "phase,context,context_tokens,concurrency,status,total_tok_s,per_request_tok_s,ttft_ms,tbt_ms,avg_active,completed,output_tokens,measured_s\nprefill,8K,8192,1,Valid,-12677.8,,646.2,,,1,,\n")
+	negSeedScenario := writeFile(t, dir, "negseed.toml", "seed = -1\n")
+	negSeedWorkload := writeFile(t, dir, "negseedwl.toml", "kind = \"closed\"\nseed = -1\n[lengths]\ninput_tokens = 100\noutput_tokens = 10\n[closed]\nrequests = 4\nconcurrency = 2\n")
 	cases := []struct {
 		args []string
 		code int
@@ -113,6 +115,16 @@ func TestBadInputs(t *testing.T) {
 		{[]string{"hardware", "list", "--gpus", "/dev/zero"}, 1, "/dev/zero: larger than 16 MiB"},
 		{[]string{"simulate", "--workload", longLine}, 1, "longline.csv: line 3: longer than 1 MiB"},
 		{[]string{"matrix", "--measured", negMeasured}, 1, "negmeasured.csv: want a consistent matrix: prefill[0] (prefill 8K): total_tok_s = -12677.8: want a finite number >= 0"},
+		{[]string{"config", "--config", negSeedScenario}, 1, "negseed.toml:1: seed = -1: want a non-negative integer"},
+		{[]string{"simulate", "--workload", negSeedWorkload}, 1, "negseedwl.toml:2: seed = -1: want a non-negative integer"},
+		{[]string{"matrix", "--seed", "-5"}, 2, `invalid argument "-5" for "--seed" flag: want a non-negative integer`},
+		{[]string{"simulate", "--seed", "-1"}, 2, `"--seed" flag: want a non-negative integer`},
+		{[]string{"fit", "--workers", "-1"}, 2, "--workers -1: want a positive number of parallel simulations (or 0: all CPUs)"},
+		{[]string{"fit", "--max-iter", "-1"}, 2, "--max-iter -1: want a positive number of iterations per start (or 0: the method's)"},
+		{[]string{"plan", "--context", "128K", "--users", "16", "--max-gpus", "0"}, 2, "--max-gpus 0: want a number of GPUs in 1..4096"},
+		{[]string{"plan", "--context", "128K", "--users", "16", "--workers", "-1"}, 2, "--workers -1: want a positive number"},
+		{[]string{"plan", "--context", "128K", "--users", "16", "--top", "0"}, 2, "--top 0: want a positive number of layouts"},
+		{[]string{"merge", "--top", "-1", shard1}, 2, "--top -1: want a positive number of layouts"},
 	}
 	for _, c := range cases {
 		var out, errb bytes.Buffer

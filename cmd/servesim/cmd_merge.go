@@ -40,6 +40,9 @@ Example (GNU parallel on one machine, or any job array):
 				if err := format.check(); err != nil {
 					return err
 				}
+				if err := intRange("top", *top, 1, 1<<30, "a positive number of layouts"); err != nil {
+					return err
+				}
 				if err := out.check(); err != nil {
 					return err
 				}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -20,7 +22,7 @@ type scenarioFlags struct {
 	params       string
 	uncalibrated bool
 	vllmCmd      string
-	seed         int64
+	seed         seedFlag
 	// vllmWords, when set, is a launch command already split into words (import's positional
 	// arguments); it takes the place of --vllm-cmd.
 	vllmWords []string
@@ -31,8 +33,33 @@ func (f *scenarioFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.params, "params", "", "parameter `file` from 'servesim fit --out' (default: the built-in calibration that matches, else priors)")
 	fs.BoolVar(&f.uncalibrated, "uncalibrated", false, "use the physical priors, ignoring every calibration")
 	fs.StringVar(&f.vllmCmd, "vllm-cmd", "", "a `vllm serve ...` launch command whose flags replace the scenario's engine section")
-	fs.Int64Var(&f.seed, "seed", -1, "random seed for speculative acceptance (default: the scenario's)")
+	fs.Var(&f.seed, "seed", "random `seed` for speculative acceptance, a non-negative integer (default: the scenario's)")
 }
+
+// seedFlag is --seed: unset (the scenario's seed) or a non-negative integer. A negative value is
+// refused rather than meaning "unset" (--seed -5 used to run with the scenario's seed quietly).
+type seedFlag struct {
+	v   uint64
+	set bool
+}
+
+func (s *seedFlag) String() string {
+	if !s.set {
+		return ""
+	}
+	return strconv.FormatUint(s.v, 10)
+}
+
+func (s *seedFlag) Set(v string) error {
+	n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+	if err != nil {
+		return fmt.Errorf("want a non-negative integer (leave --seed out for the scenario's seed)")
+	}
+	s.v, s.set = n, true
+	return nil
+}
+
+func (s *seedFlag) Type() string { return "uint" }
 
 // isSeed reports whether the run uses the embedded seed scenario unchanged.
 func (f *scenarioFlags) isSeed() bool { return f.config == "" && f.vllmCmd == "" && f.vllmWords == nil }
@@ -68,8 +95,8 @@ func (f *scenarioFlags) load(stderr io.Writer) (*scenario.Resolved, error) {
 			fmt.Fprintln(stderr, n)
 		}
 	}
-	if f.seed >= 0 {
-		s.Seed = uint64(f.seed)
+	if f.seed.set {
+		s.Seed = f.seed.v
 	}
 	return s.Resolve(scenario.ResolveOptions{ParamsFile: f.params, Uncalibrated: f.uncalibrated})
 }
@@ -135,4 +162,13 @@ func loadMeasured(path string, seedScenario bool, r *scenario.Resolved) (*matrix
 		name = ""
 	}
 	return m, name, nil
+}
+
+// intRange refuses --name v outside lo..hi (usage error naming the flag and what is wanted).
+// Flags whose help documents 0 as "the default" pass lo = 0; the others have no quiet "unset".
+func intRange(name string, v, lo, hi int, want string) error {
+	if v < lo || v > hi {
+		return usagef("--%s %d: want %s", name, v, want)
+	}
+	return nil
 }
