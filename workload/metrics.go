@@ -102,6 +102,9 @@ type Metrics struct {
 	KV      KVSeries `json:"kv_cache"`
 	SLO     *SLO     `json:"slo,omitempty"`
 	Goodput *Goodput `json:"goodput,omitempty"`
+	// Overload is set when an open-loop or trace run's arrivals outran the server (Status is
+	// then StatusOverloaded); it names the limit that binds.
+	Overload *Overload `json:"overload,omitempty"`
 
 	Steps    int64   `json:"engine_steps"`
 	SimTimeS float64 `json:"sim_time_s"`
@@ -131,6 +134,7 @@ type collector struct {
 	simEnd            vtime.Time
 	status            string
 	windowInputTokens int64
+	watch             *overloadWatch // open loop: the queue over the arrivals (overload.go)
 }
 
 // part is a replica's collector and how many replicas behaved identically.
@@ -178,6 +182,12 @@ func summarise(s *Spec, seed uint64, parts []part, replicas int) *Metrics {
 	}
 	if kvW > 0 {
 		m.KV.Mean = kvMean / kvW
+	}
+	for _, p := range parts {
+		if o := p.c.watch.overload(p.c.completed, p.c.durationS, p.c.preemptions); o != nil && m.Overload == nil {
+			m.Overload = o
+			m.Status = StatusOverloaded
+		}
 	}
 	if series != nil {
 		m.KV.IntervalS = series.interval.Seconds()

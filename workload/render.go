@@ -125,6 +125,9 @@ func WriteTable(w io.Writer, m *Metrics) error {
 		p(", %d cut at the window's end", m.Cancelled)
 	}
 	p("%s%s\n", rep, status)
+	if o := m.Overload; o != nil {
+		p("Overloaded   %s\n", o.Message)
+	}
 	if m.Status == "Over capacity" {
 		p("The benchmark does not run this cell: concurrency x (context + max output) exceeds the KV cache.\n")
 		return nil

@@ -255,6 +255,9 @@ func (r *runner) sample(e *sim.Engine) {
 	r.armed = false
 	s := e.Scheduler()
 	r.col.kv.add(e.Now(), s.KV().Pool.Usage(), s.NumRunning(), s.NumWaiting())
+	if w := r.col.watch; w != nil {
+		w.observe(e.Now(), r.live-s.NumRunning(), s.NumRunning(), s.KV().Pool.Usage())
+	}
 	if s.HasWork() || r.live > 0 {
 		r.arm()
 	}
@@ -307,6 +310,9 @@ func runList(srv *sim.Server, reqs []Request, conc int, seed uint64, every vtime
 	c.samples = make([]reqSample, 0, len(reqs))
 	r.meta = make([]reqMeta, 0, len(reqs)+1)
 	mml := srv.Deployment.Engine.MaxModelLen
+	if conc == 0 {
+		c.watch = newOverloadWatch(reqs, mml, srv.Deployment.Engine.MaxNumSeqs)
+	}
 	next := 0
 	done := 0
 	step := max(len(reqs)/100, 1)
