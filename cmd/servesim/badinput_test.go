@@ -78,7 +78,7 @@ func TestBadInputs(t *testing.T) {
 		{[]string{"matrix", "--config", bigCtx, "--measured", "none"}, 1, "protocol.contexts[1] = 2048K: 2097152 tokens do not fit max_model_len 1048576"},
 		{[]string{"explain", "--context", "8Q"}, 2, `--context: context "8Q"`},
 		{[]string{"explain", "--concurrency", "0"}, 2, "--concurrency 0: must be a positive integer"},
-		{[]string{"explain", "--context", "2M"}, 1, "must be in 1..1048575"},
+		{[]string{"explain", "--context", "2M"}, 1, "--context 2M: 2097152 tokens do not fit max_model_len 1048576 with 4096 output tokens"},
 		{[]string{"matrix", "--params", filepath.Join(dir, "nope.toml")}, 1, "--params: open"},
 		{[]string{"matrix", "--params", badParams}, 1, "params.mem_bw_eff = 1.5"},
 		{[]string{"matrix", "--params", badParams, "--uncalibrated"}, 2, "--params and --uncalibrated contradict"},
