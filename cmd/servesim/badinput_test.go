@@ -58,6 +58,7 @@ func TestBadInputs(t *testing.T) {
 	negMeasured := writeFile(t, dir, "negmeasured.csv", "phase,context,context_tokens,concurrency,status,total_tok_s,per_request_tok_s,ttft_ms,tbt_ms,avg_active,completed,output_tokens,measured_s\nprefill,8K,8192,1,Valid,-12677.8,,646.2,,,1,,\n")
 	negSeedScenario := writeFile(t, dir, "negseed.toml", "seed = -1\n")
 	negSeedWorkload := writeFile(t, dir, "negseedwl.toml", "kind = \"closed\"\nseed = -1\n[lengths]\ninput_tokens = 100\noutput_tokens = 10\n[closed]\nrequests = 4\nconcurrency = 2\n")
+	wrapTP := writeFile(t, dir, "wraptp.toml", "[engine]\ntensor_parallel_size = 4611686018427387905\ndata_parallel_size = 4\n")
 	cases := []struct {
 		args []string
 		code int
@@ -125,6 +126,7 @@ func TestBadInputs(t *testing.T) {
 		{[]string{"plan", "--context", "128K", "--users", "16", "--workers", "-1"}, 2, "--workers -1: want a positive number"},
 		{[]string{"plan", "--context", "128K", "--users", "16", "--top", "0"}, 2, "--top 0: want a positive number of layouts"},
 		{[]string{"merge", "--top", "-1", shard1}, 2, "--top -1: want a positive number of layouts"},
+		{[]string{"capacity", "--config", wrapTP}, 1, "wraptp.toml:2: engine.tensor_parallel_size = 4611686018427387905: must be at most 4096"},
 	}
 	for _, c := range cases {
 		var out, errb bytes.Buffer
