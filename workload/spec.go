@@ -345,8 +345,9 @@ func (s *Spec) Validate() error {
 		if _, err := unitScale(t.TimeUnit); err != nil {
 			return fmt.Errorf("trace.time_unit: %w", err)
 		}
-		if t.Speedup < 0 || math.IsNaN(t.Speedup) || math.IsInf(t.Speedup, 0) {
-			return fmt.Errorf("trace.speedup = %v: must be positive (or absent: 1)", t.Speedup)
+		if t.Speedup != 0 && !(t.Speedup >= 1e-6 && t.Speedup <= 1e6) {
+			// Arrival times are divided by it: a tiny speedup would push them past int64 ns.
+			return fmt.Errorf("trace.speedup = %v: must be in [1e-06, 1e+06] (or absent: 1)", t.Speedup)
 		}
 		if t.MaxRequests < 0 {
 			return fmt.Errorf("trace.max_requests = %d: must be >= 0", t.MaxRequests)
