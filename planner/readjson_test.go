@@ -96,3 +96,48 @@ func FuzzReadJSONMerge(f *testing.F) {
 		_ = m.WriteJSON(io.Discard)
 	})
 }
+
+// FuzzSpaceNormalize: the sweep the plan's list flags give (--max-gpus, --gpu-counts, --tp,
+// --max-num-seqs, --max-num-batched-tokens, --spec, --gpu-memory-utilization, --max-model-len)
+// either normalizes into a checked sweep or is an error; never a panic, never a value outside its
+// range after normalize.
+func FuzzSpaceNormalize(f *testing.F) {
+	f.Add(8, 4, 2, 32, 8192, 7, 0.92, 0)
+	f.Add(0, 0, 0, 0, 0, 0, 0.0, 0)
+	f.Add(4097, -1, 3, 1<<21, 8, 33, 1.5, -5)
+	f.Fuzz(func(t *testing.T, maxGPUs, count, tp, mns, mbt, spec int, util float64, mml int) {
+		s := Space{MaxGPUs: maxGPUs, MaxModelLen: mml}
+		if count != 0 {
+			s.Counts = []int{count, count}
+		}
+		if tp != 0 {
+			s.TP = []int{tp}
+		}
+		if mns != 0 {
+			s.MaxNumSeqs = []int{mns}
+		}
+		if mbt != 0 {
+			s.MaxNumBatchedTokens = []int{mbt}
+		}
+		s.SpecTokens = []int{spec}
+		if util != 0 {
+			s.GPUMemoryUtilization = []float64{util}
+		}
+		if err := s.normalize(); err != nil {
+			return
+		}
+		if s.MaxGPUs < 1 || s.MaxGPUs > 4096 || len(s.Counts) == 0 || s.MaxModelLen < 0 {
+			t.Fatalf("normalized sweep %+v", s)
+		}
+		for _, c := range s.Counts {
+			if c < 1 || c > s.MaxGPUs {
+				t.Fatalf("count %d outside 1..%d", c, s.MaxGPUs)
+			}
+		}
+		for _, u := range s.GPUMemoryUtilization {
+			if !(u > 0 && u <= 1) {
+				t.Fatalf("utilization %v", u)
+			}
+		}
+	})
+}
