@@ -149,5 +149,9 @@ func FuzzParseNumber(f *testing.F) {
 		_, _ = ParseMillis(s)
 		_, _ = ParseSeconds(s)
 		_, _ = parseCount(s)
+		if n, err := ParseContext(s); err == nil && n <= 0 {
+			t.Fatalf("ParseContext(%q) = %d", s, n)
+		}
+		_, _ = LabelTokens(s, Decode, 1<<20, 4096)
 	})
 }

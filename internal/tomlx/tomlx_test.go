@@ -70,3 +70,42 @@ func TestNegativeUnsigned(t *testing.T) {
 		t.Errorf("valid document: %v, %+v", err, d)
 	}
 }
+
+// FuzzDecode: strict decoding with the unsigned check never panics, and a document it accepts
+// has no negative value in an unsigned field.
+func FuzzDecode(f *testing.F) {
+	f.Add("seed = 1\n[sub]\nseed = 2\n[[list]]\nseed = 3\n")
+	f.Add("seed = -1\n")
+	f.Add("[[list]]\nn = -2\nseed = -0\n")
+	type inner struct {
+		Seed uint64 `toml:"seed"`
+		N    int    `toml:"n"`
+	}
+	type doc struct {
+		Seed uint64            `toml:"seed"`
+		Sub  inner             `toml:"sub"`
+		List []inner           `toml:"list"`
+		M    map[string]uint32 `toml:"m"`
+		P    *inner            `toml:"p"`
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		if len(in) > 4096 {
+			return
+		}
+		var d doc
+		if _, err := Decode([]byte(in), "f.toml", &d, ""); err != nil {
+			return
+		}
+		if d.Seed > 1<<63 || d.Sub.Seed > 1<<63 {
+			t.Fatalf("%q: a negative seed wrapped around: %+v", in, d)
+		}
+		for _, e := range d.List {
+			if e.Seed > 1<<63 {
+				t.Fatalf("%q: a negative list seed wrapped around: %+v", in, d)
+			}
+		}
+		if d.P != nil && d.P.Seed > 1<<63 {
+			t.Fatalf("%q: %+v", in, d.P)
+		}
+	})
+}
