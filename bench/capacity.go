@@ -35,6 +35,9 @@ func WriteCapacity(w io.Writer, srv *sim.Server, proto *protocol.Protocol) error
 	row("weights: router + norms + mixers", wb.Router+wb.Extra, "replicated")
 	row("weights: embedding + lm_head", wb.Embedding+wb.LMHead, "vocab-parallel")
 	row("weights: drafter", wb.Drafter, d.Engine.Speculative.Model)
+	if wb.Encoder > 0 {
+		row("weights: vision encoder", wb.Encoder, "loaded, not run for text")
+	}
 	row("weights: total", wb.Total(), "")
 	row("activation peak (profile run)", m.ActivationPeak, fmt.Sprintf("%g buffers x %d tokens x hidden %d x 2 B", srv.Params[param.ActivationBuffers], d.Engine.MaxNumBatchedTokens, d.Model.Hidden))
 	row("non-torch (NCCL, workspaces)", m.NonTorch, "parameter non_torch_gib")

@@ -32,6 +32,13 @@ func archs(t *testing.T) []*arch.Arch {
 		}
 		out = append(out, a)
 	}
+	ms, err := hf.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ms {
+		out = append(out, m.Arch)
+	}
 	if len(out) < 3 {
 		t.Fatalf("only %d models to check", len(out))
 	}

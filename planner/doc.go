@@ -2,9 +2,32 @@
 // which GPUs, how many, and which vLLM flags, at what cost.
 //
 // Reading order: question.go (Question, Space, Config, the parameter chooser and the Uncertainty
-// hook), enumerate.go (the sweep and layout-level pruning), evaluate.go (building a server,
-// capacity pruning, simulating the workload), plan.go (Run, ranking, the capacity frontier,
-// shards and Merge, the JSON form), render.go (table and CSV).
+// hook), enumerate.go (the sweep, each row's flags, layout-level pruning), evaluate.go (building a
+// server, capacity pruning, simulating the workload), plan.go (Run, ranking, the capacity
+// frontier, shards and Merge, the JSON form), render.go (table and CSV), commands.go (each row's
+// launch commands, --explain-row).
+//
+// # Each row's engine
+//
+// A row's flags are the question's flags (Question.Engine: the scenario's flags as given when the
+// model is the scenario's, else none but the engine version) with the row's layout (TP, EP; DP
+// replicas are separate servers), its swept flags and max_model_len set; every other flag takes
+// vLLM's default for the row's GPU and weights (deploy.Resolve), exactly as `vllm serve` with those
+// flags would. The scenario's attention and MoE backends apply to rows on its GPU only.
+// max_model_len is --max-model-len, else the scenario's, else what vLLM derives from the model's
+// config; a question whose max_model_len or longest request exceeds the model's limit is refused
+// (unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is among the flags), as vLLM refuses it.
+//
+// # Launch commands
+//
+// Plan.Launch gives a row's `vllm serve` command (one replica: the swept flags, explicit, and of the
+// others those vLLM would not choose anyway) and the `vllm bench serve` command that offers the
+// question's workload (exact for fixed or drawn lengths, closed or open loop; the nearest run for an
+// llm-inference-bench cell; none for a trace). Imported back (`servesim import vllm --gpu GPU
+// --vllm-version V -- COMMAND`) the command gives the row's engine, model and drafter
+// (TestLaunchCommandsRoundTrip). The fp8 or bf16 variant of a checkpoint that is not 16-bit has no
+// flag (another checkpoint is needed) and says so; the fp8 variant of a 16-bit checkpoint is
+// --quantization fp8.
 //
 // # The sweep
 //

@@ -15,6 +15,7 @@ import (
 // Pruning stages, in the order they are checked.
 const (
 	StageFormat     = "format"     // the GPU cannot run the weight format
+	StageEngine     = "engine"     // vLLM refuses the flags (an engine argument that does not hold for the model)
 	StageParallel   = "parallel"   // TP does not divide the heads, EP does not divide the experts
 	StageMemory     = "memory"     // weights (and reserves) do not fit, or one max_model_len request does not
 	StageCapacity   = "capacity"   // the benchmark refuses the cell: C x (context + output) > KV cache
@@ -90,55 +91,142 @@ func (q *Question) specTokens() []int {
 	return out
 }
 
-// maxModelLen is the max_model_len a candidate starts with: the space's or the base engine's,
-// raised to the workload's need.
+// maxModelLen is the max_model_len a candidate starts with: the space's, else the flags', else
+// the one vLLM derives from the model's config; raised to the workload's need (validate has
+// checked that the model allows it).
 func (q *Question) maxModelLen() int {
 	m := q.Space.MaxModelLen
 	if m == 0 {
-		m = q.Base.MaxModelLen
+		a := q.rowSpec().baseArgs()
+		if a.MaxModelLen != nil {
+			m = *a.MaxModelLen
+		} else {
+			m = q.Model.MaxModelLen
+		}
 	}
 	return max(m, q.needModelLen())
 }
 
-// needModelLen is the workload's longest request rounded up to 1,024 tokens.
+// needModelLen is the workload's longest request rounded up to 1,024 tokens, but not above the
+// model's own limit when the request itself is within it.
 func (q *Question) needModelLen() int {
 	n := q.Workload.MaxRequestTokens()
-	return (n + 1023) / 1024 * 1024
+	r := (n + 1023) / 1024 * 1024
+	if lim := q.Model.MaxModelLen; lim > 0 && n <= lim && r > lim {
+		r = lim
+	}
+	return r
 }
 
-// engineFor builds one replica's engine for a candidate.
-func (q *Question) engineFor(l *layout, c *Config) deploy.EngineConfig {
-	e := q.Base
-	e.TensorParallel = l.tp
-	e.DataParallel = 1
-	e.PipelineParallel = 1
-	e.ExpertParallel = l.ep
-	e.MaxNumSeqs = c.MaxNumSeqs
-	e.MaxNumBatchedTokens = c.MaxNumBatchedTokens
-	e.KVCacheDType = c.KVCacheDType
-	e.GPUMemoryUtilization = c.GPUMemoryUtilization
-	e.MaxModelLen = c.MaxModelLen
-	e.Quantization = strings.ToUpper(l.format)
+// rowSpec is what a row's flags are built from; a Question and a plan's QuestionInfo both give it.
+type rowSpec struct {
+	engine    *deploy.EngineArgs
+	base      *deploy.EngineConfig
+	drafter   string
+	modelArch *arch.Arch
+	// currentGPU is the scenario's GPU: its attention and MoE backends (GPU-specific kernels)
+	// apply to rows on that GPU only; elsewhere vLLM chooses.
+	currentGPU string
+}
+
+func (q *Question) rowSpec() rowSpec {
+	rs := rowSpec{engine: q.Engine, drafter: q.DrafterRef, modelArch: q.Model}
+	if q.Base.Name != "" || q.Engine == nil {
+		b := q.Base
+		rs.base = &b
+	}
+	if q.Drafter == nil {
+		rs.drafter = ""
+	}
+	if q.Current != nil {
+		rs.currentGPU = q.Current.GPU
+	}
+	return rs
+}
+
+func (qi *QuestionInfo) rowSpec() rowSpec {
+	rs := rowSpec{engine: qi.Engine, base: qi.Base, drafter: qi.Drafter, modelArch: qi.ModelArch}
+	if qi.Current != nil {
+		rs.currentGPU = qi.Current.GPU
+	}
+	return rs
+}
+
+// base is the engine flags every row starts from: the question's flags, else its base engine's
+// settings, all given.
+func (rs rowSpec) baseArgs() deploy.EngineArgs {
+	switch {
+	case rs.engine != nil:
+		return rs.engine.Clone()
+	case rs.base != nil:
+		return deploy.ArgsOf(*rs.base)
+	}
+	return deploy.EngineArgs{}
+}
+
+// RowArgs are the `vllm serve` flags of a row: the question's flags with the row's layout (TP,
+// DP 1 per replica, PP 1, EP), its swept flags and max_model_len set, and, with speculative
+// tokens, the question's method (DFlash when it gives none) with its drafter.
+func (qi *QuestionInfo) RowArgs(c *Config) deploy.EngineArgs { return qi.rowSpec().args(c) }
+
+func (rs rowSpec) args(c *Config) deploy.EngineArgs {
+	e := rs.baseArgs()
+	e.Name = "vllm"
+	e.TensorParallel, e.DataParallel, e.PipelineParallel = deploy.Ptr(c.TP), deploy.Ptr(1), deploy.Ptr(1)
+	e.ExpertParallel = deploy.Ptr(c.EP)
+	e.MaxNumSeqs, e.MaxNumBatchedTokens = deploy.Ptr(c.MaxNumSeqs), deploy.Ptr(c.MaxNumBatchedTokens)
+	e.KVCacheDType, e.GPUMemoryUtilization = deploy.Ptr(c.KVCacheDType), deploy.Ptr(c.GPUMemoryUtilization)
+	e.MaxModelLen = deploy.Ptr(c.MaxModelLen)
+	if !strings.EqualFold(c.GPU, rs.currentGPU) {
+		e.AttentionBackend, e.MoEBackend = "", ""
+	}
+	if c.Weights != "native" {
+		// A 16-bit checkpoint is quantized to fp8 when loading (--quantization fp8); another format
+		// needs another checkpoint, so the label is the variant's format only.
+		if c.Weights == "fp8" && rs.modelArch != nil && deploy.CheckpointQuantization(rs.modelArch) == "" && rs.modelArch.Quantization == "" {
+			e.Quantization = "fp8"
+		} else {
+			e.Quantization = strings.ToUpper(c.WeightFormat)
+		}
+	}
 	if c.SpecTokens > 0 {
-		method := e.Speculative.Method
+		method, kv := "", ""
+		if e.Speculative != nil {
+			method, kv = e.Speculative.Method, e.Speculative.KVCacheDType
+		}
 		if method == "" {
 			method = "dflash"
 		}
-		kv := e.Speculative.KVCacheDType
-		e.Speculative = deploy.Speculative{Method: method, Model: q.DrafterRef, NumTokens: c.SpecTokens, KVCacheDType: kv}
+		e.Speculative = &deploy.Speculative{Method: method, Model: rs.drafter, NumTokens: c.SpecTokens, KVCacheDType: kv}
 	} else {
-		e.Speculative = deploy.Speculative{}
+		e.Speculative = &deploy.Speculative{}
 	}
 	return e
 }
 
+// engineFor builds one replica's engine for a candidate.
+func (q *Question) engineFor(l *layout, c *Config) (deploy.EngineConfig, error) {
+	cc := *c
+	cc.TP, cc.EP, cc.Weights, cc.WeightFormat = l.tp, l.ep, l.weights, l.format
+	e, _, err := deploy.Resolve(q.rowSpec().args(&cc), deploy.Target{Model: l.arch, GPU: &l.gpu})
+	if err != nil {
+		return e, err
+	}
+	e.Quantization = strings.ToUpper(l.format)
+	return e, nil
+}
+
 // deployment builds one replica of a candidate.
-func (q *Question) deployment(l *layout, c *Config) *deploy.Deployment {
-	d := &deploy.Deployment{Model: l.arch, Hardware: hardware.Machine{GPU: l.gpu, Count: l.tp}, Engine: q.engineFor(l, c)}
+func (q *Question) deployment(l *layout, c *Config) (*deploy.Deployment, error) {
+	e, err := q.engineFor(l, c)
+	if err != nil {
+		return nil, err
+	}
+	d := &deploy.Deployment{Model: l.arch, Hardware: hardware.Machine{GPU: l.gpu, Count: l.tp}, Engine: e}
 	if c.SpecTokens > 0 {
 		d.Drafter = q.Drafter
 	}
-	return d
+	return d, nil
 }
 
 // params chooses a deployment's parameters.
@@ -168,7 +256,11 @@ func (q *Question) checkLayout(l *layout) {
 	s := &q.Space
 	best := Config{KVCacheDType: s.KVCacheDTypes[0], SpecTokens: q.specTokens()[0], MaxNumBatchedTokens: s.MaxNumBatchedTokens[0],
 		MaxNumSeqs: s.MaxNumSeqs[0], GPUMemoryUtilization: s.GPUMemoryUtilization[len(s.GPUMemoryUtilization)-1], MaxModelLen: q.maxModelLen()}
-	d := q.deployment(l, &best)
+	d, err := q.deployment(l, &best)
+	if err != nil {
+		l.stage, l.reason = StageEngine, err.Error()
+		return
+	}
 	if err := d.Validate(); err != nil {
 		l.stage, l.reason = StageParallel, err.Error()
 		return

@@ -56,7 +56,10 @@ type outcome struct {
 // the KV cache it tries the workload's own need (rounded up to 1,024 tokens) and says so. It
 // returns the server, the max_model_len used, a note, the parameter source and description.
 func (q *Question) server(l *layout, cfg Config) (srv *sim.Server, mml int, note, src, from string, err error) {
-	d := q.deployment(l, &cfg)
+	d, err := q.deployment(l, &cfg)
+	if err != nil {
+		return nil, 0, "", "", "", err
+	}
 	p, src, from, err := q.params(d, l.weights == "native")
 	if err != nil {
 		return nil, 0, "", src, from, err
@@ -67,8 +70,10 @@ func (q *Question) server(l *layout, cfg Config) (srv *sim.Server, mml int, note
 		if need > 0 && need < cfg.MaxModelLen {
 			cfg2 := cfg
 			cfg2.MaxModelLen = need
-			if srv2, err2 := sim.NewServer(q.deployment(l, &cfg2), p); err2 == nil {
-				return srv2, need, fmt.Sprintf("max_model_len lowered to %d: one %d-token request does not fit the KV cache", need, cfg.MaxModelLen), src, from, nil
+			if d2, err2 := q.deployment(l, &cfg2); err2 == nil {
+				if srv2, err2 := sim.NewServer(d2, p); err2 == nil {
+					return srv2, need, fmt.Sprintf("max_model_len lowered to %d: one %d-token request does not fit the KV cache", need, cfg.MaxModelLen), src, from, nil
+				}
 			}
 		}
 		return nil, 0, "", src, from, err

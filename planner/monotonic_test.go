@@ -48,8 +48,8 @@ func capacity(q *Question, g hardware.GPU, count, tp int, ep bool, c Config) int
 	w := weightsFor(q.Model, &g, "auto")
 	v := variant(q.Model, w)
 	l := &layout{gpu: g, weights: w, arch: v, format: mainFormat(v), count: count, tp: tp, dp: count / tp, ep: ep}
-	d := q.deployment(l, &c)
-	if d.Validate() != nil {
+	d, err := q.deployment(l, &c)
+	if err != nil || d.Validate() != nil {
 		return 0
 	}
 	p := param.Priors()
@@ -63,6 +63,8 @@ func capacity(q *Question, g hardware.GPU, count, tp int, ep bool, c Config) int
 func baseQuestion(a *arch.Arch) *Question {
 	e := deploy.DefaultEngineConfig()
 	e.MaxModelLen = 32768
+	// The properties hold for any length, the models' own limits aside.
+	e.AllowLongMaxModelLen = true
 	return &Question{Model: a, Base: e}
 }
 

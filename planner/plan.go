@@ -48,6 +48,8 @@ type Result struct {
 	KVTokens  int        `json:"kv_cache_size_tokens,omitempty"`
 	Perf      *Perf      `json:"perf,omitempty"`
 	Intervals []Interval `json:"intervals,omitempty"`
+	// Launch is how to run the row (plan --show-commands; AddCommands fills it).
+	Launch *Launch `json:"launch,omitempty"`
 }
 
 // MaxShards is the most slices a sweep can be cut into (plan --shard i/n and merge refuse a
@@ -104,15 +106,19 @@ type QuestionInfo struct {
 	DrafterArch *arch.Arch     `json:"drafter_arch,omitempty"`
 	Workload    *workload.Spec `json:"workload"`
 	// WorkloadDesc is Workload.Describe(); TraceKey fingerprints a trace's rows.
-	WorkloadDesc string              `json:"workload_desc"`
-	TraceKey     string              `json:"trace_key,omitempty"`
-	Base         deploy.EngineConfig `json:"base_engine"`
-	GPUs         []hardware.GPU      `json:"gpus"`
-	Space        Space               `json:"space"`
-	Seed         uint64              `json:"seed"`
-	Params       string              `json:"params"`
-	Intervals    string              `json:"intervals,omitempty"`
-	Current      *Config             `json:"current,omitempty"`
+	WorkloadDesc string `json:"workload_desc"`
+	TraceKey     string `json:"trace_key,omitempty"`
+	// Base is the scenario's engine (Question.Base); Engine the flags the rows start from, when
+	// they do not all follow from Base; ServeModel what `vllm serve` is given.
+	Base       *deploy.EngineConfig `json:"base_engine,omitempty"`
+	Engine     *deploy.EngineArgs   `json:"engine_args,omitempty"`
+	ServeModel string               `json:"serve_model,omitempty"`
+	GPUs       []hardware.GPU       `json:"gpus"`
+	Space      Space                `json:"space"`
+	Seed       uint64               `json:"seed"`
+	Params     string               `json:"params"`
+	Intervals  string               `json:"intervals,omitempty"`
+	Current    *Config              `json:"current,omitempty"`
 }
 
 // Plan is the answer: every row ranked, the capacity frontier of the best configurations, and
@@ -147,7 +153,16 @@ func sourceOf(s string) scenario.Source { return scenario.Source(s) }
 // info builds the serialisable question.
 func (q *Question) info() QuestionInfo {
 	qi := QuestionInfo{Model: q.ModelRef, ModelArch: q.Model, Drafter: q.DrafterRef, DrafterArch: q.Drafter, Workload: q.Workload,
-		WorkloadDesc: q.Workload.Describe(), Base: q.Base, GPUs: q.GPUs, Space: q.Space, Seed: q.Seed, Params: q.ParamsRef, Current: q.Current}
+		WorkloadDesc: q.Workload.Describe(), GPUs: q.GPUs, Space: q.Space, Seed: q.Seed, Params: q.ParamsRef, Current: q.Current}
+	rs := q.rowSpec()
+	qi.Base = rs.base
+	if q.Engine != nil && (rs.base == nil || !q.Engine.Complete()) {
+		e := q.Engine.Clone()
+		qi.Engine = &e
+	}
+	if q.ServeModel != q.ModelRef {
+		qi.ServeModel = q.ServeModel
+	}
 	if q.Drafter == nil {
 		qi.Drafter = ""
 	}
@@ -190,13 +205,41 @@ func (q *Question) validate() error {
 	if len(q.GPUs) == 0 {
 		return fmt.Errorf("no candidate GPU")
 	}
-	if q.Base.MaxModelLen <= 0 && q.Space.MaxModelLen <= 0 {
-		return fmt.Errorf("max-model-len: not set by the scenario or the flags")
+	if err := q.Space.normalize(); err != nil {
+		return err
 	}
-	if q.Base.Name == "" {
-		q.Base.Name = "vllm"
+	return q.checkModelLen()
+}
+
+// checkModelLen refuses what vLLM would refuse: a max_model_len above what the model's config
+// allows (unless the flags allow long lengths, VLLM_ALLOW_LONG_MAX_MODEL_LEN=1), or a workload
+// whose longest request needs more; and a model whose length is not known without a
+// max_model_len.
+func (q *Question) checkModelLen() error {
+	base := q.rowSpec().baseArgs()
+	m := q.Model
+	mml := q.Space.MaxModelLen
+	if mml == 0 && base.MaxModelLen != nil {
+		mml = *base.MaxModelLen
 	}
-	return q.Space.normalize()
+	if mml == 0 && m.MaxModelLen == 0 {
+		return fmt.Errorf("max-model-len: not set, and model %s does not say its context length (vLLM derives it from config.json): set --max-model-len", q.ModelRef)
+	}
+	lim := m.MaxModelLen
+	if lim == 0 || base.AllowLongMaxModelLen {
+		return nil
+	}
+	rule := ""
+	if m.MaxModelLenRule != "" {
+		rule = " (" + m.MaxModelLenRule + ")"
+	}
+	if mml > lim {
+		return fmt.Errorf("max-model-len %d: model %s allows at most %d%s; vLLM refuses more unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1", mml, q.ModelRef, lim, rule)
+	}
+	if need := q.Workload.MaxRequestTokens(); need > lim {
+		return fmt.Errorf("the workload's longest request needs %d tokens (prompt, output and margin), more than the max_model_len %d model %s allows%s: vLLM would refuse it", need, lim, q.ModelRef, rule)
+	}
+	return nil
 }
 
 // Run answers the question: it enumerates the sweep (or its shard), prunes what cannot load,

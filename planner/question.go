@@ -28,9 +28,17 @@ type Question struct {
 	// Workload is simulated on every configuration that can load; its objectives (Workload.SLO)
 	// rank them. Data-parallel replicas split it round-robin.
 	Workload *workload.Spec
-	// Base is the engine configuration the sweep varies: version, max_model_len, chunked prefill,
-	// prefix caching, async scheduling, CUDA graphs, the speculative method.
+	// Engine, when set, is the flags every row starts from: each row sets TP, EP, the swept flags
+	// and max_model_len, and every flag neither gives takes vLLM's default for the row's GPU and
+	// weights (deploy.Resolve). Nil: Base's settings for every row.
+	Engine *deploy.EngineArgs
+	// Base is the scenario's engine configuration (the one its current row runs): version,
+	// max_model_len, chunked prefill, prefix caching, async scheduling, CUDA graphs, the
+	// speculative method.
 	Base deploy.EngineConfig
+	// ServeModel is what `vllm serve` is given in the rows' launch commands (a Hugging Face id or a
+	// directory); "" means ModelRef.
+	ServeModel string
 	// GPUs are the candidate GPU kinds, in the order rows are enumerated.
 	GPUs  []hardware.GPU
 	Space Space
@@ -262,26 +270,23 @@ func CurrentConfig(d *deploy.Deployment) *Config {
 		MaxNumSeqs: e.MaxNumSeqs, GPUMemoryUtilization: e.GPUMemoryUtilization, MaxModelLen: e.MaxModelLen}
 }
 
-// variant returns the model with its weights in another format ("native": a itself).
+// variant returns the model with its weights in another format ("native": a itself). The fp8
+// variant of a 16-bit checkpoint is what vLLM's --quantization fp8 loads (deploy.ApplyQuantization);
+// of a quantized one, another checkpoint with every projection, MLP and expert in fp8.
 func variant(a *arch.Arch, w string) *arch.Arch {
 	if w == "native" || a == nil {
 		return a
+	}
+	if w == "fp8" && deploy.CheckpointQuantization(a) == "" && a.Quantization == "" {
+		if v, err := deploy.ApplyQuantization(a, "fp8"); err == nil {
+			return v
+		}
 	}
 	dt := arch.FP8
 	if w == "bf16" {
 		dt = arch.BF16
 	}
-	v := *a
-	v.Layers = append([]arch.LayerGroup(nil), a.Layers...)
-	for i := range v.Layers {
-		g := &v.Layers[i]
-		g.Attn.DType = dt
-		g.FFN.DType = dt
-		if g.FFN.Kind == arch.FFNMoE {
-			g.FFN.ExpertDType = dt
-		}
-	}
-	return &v
+	return deploy.WithWeights(a, dt)
 }
 
 // mainFormat is the format of the model's largest part: routed experts when there are any,

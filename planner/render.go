@@ -19,6 +19,8 @@ type TableOptions struct {
 	Top int
 	// All shows every row that loaded instead of the best per layout.
 	All bool
+	// Commands prints the launch commands of every row shown (else of the best row only).
+	Commands bool
 }
 
 func money(v float64) string {
@@ -247,6 +249,7 @@ func (p *Plan) WriteTable(w io.Writer, o TableOptions) error {
 		tw.Flush()
 		fmt.Fprintf(w, "  weights: the routed-expert (or MLP) format; mbt: max-num-batched-tokens; mns: max-num-seqs (a range: values the workload never reaches simulate alike);\n")
 		fmt.Fprintf(w, "  user tok/s: 1000 / TPOT %s; headroom: each objective's margin as a share of its limit; source: parameters calibrated on this GPU, transferred from another, or priors.\n", qs)
+		p.writeLaunches(w, rows, others, o.Commands)
 		if current != nil {
 			fmt.Fprintln(w)
 			if current.Status == "pruned" {
@@ -428,7 +431,8 @@ func CSVHeader() []string {
 		"spec_tokens", "max_num_batched_tokens", "max_num_seqs", "gpu_memory_utilization", "max_model_len", "same_as", "current", "source",
 		"usd_per_hour", "usd_per_m_output_tokens", "kv_cache_size_tokens", "output_tok_s", "total_tok_s", "req_s",
 		"ttft_ms_p50", "ttft_ms_q", "tpot_ms_p50", "tpot_ms_q", "user_tok_s", "user_tok_s_q", "preemptions", "goodput_fraction",
-		"min_headroom", "headroom_ttft", "headroom_tpot", "headroom_e2e", "headroom_user_tok_s", "intervals", "note", "reason"}
+		"min_headroom", "headroom_ttft", "headroom_tpot", "headroom_e2e", "headroom_user_tok_s", "intervals", "note", "reason",
+		"vllm_serve", "vllm_bench_serve"}
 }
 
 // WriteCSV writes every row, ranked, under CSVHeader. Layout-level pruned rows have empty flag
@@ -479,8 +483,44 @@ func (p *Plan) WriteCSV(w io.Writer) error {
 			row = append(row, "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "")
 		}
 		row = append(row, r.Note, r.Reason)
+		if l := r.Launch; l != nil {
+			row = append(row, l.Serve, l.Bench)
+		} else {
+			row = append(row, "", "")
+		}
 		cw.Write(row)
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// writeLaunches prints the launch commands of the best row, or of every row shown.
+func (p *Plan) writeLaunches(w io.Writer, rows, others []*Result, all bool) {
+	show := rows[:1]
+	if all {
+		show = append(append([]*Result(nil), rows...), others...)
+	}
+	fmt.Fprintln(w)
+	if all {
+		fmt.Fprintln(w, "Launch commands (one replica each; --explain-row N for a row's details):")
+	} else {
+		fmt.Fprintln(w, "Launch the best configuration (--show-commands for every row, --explain-row N for one):")
+	}
+	for _, r := range show {
+		l := r.Launch
+		if l == nil {
+			var err error
+			if l, err = p.Launch(r); err != nil {
+				fmt.Fprintf(w, "  rank %d (row %d): %v\n", r.Rank, r.Index, err)
+				continue
+			}
+		}
+		fmt.Fprintf(w, "  rank %d (row %d, %s): %s\n", r.Rank, r.Index, r.Config.Label(), l.Serve)
+		if l.Bench != "" {
+			fmt.Fprintf(w, "    benchmark: %s\n", l.Bench)
+		}
+		for _, n := range l.Notes {
+			fmt.Fprintf(w, "    note: %s\n", n)
+		}
+	}
 }

@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"path/filepath"
 
 	"github.com/servesim/servesim/model/arch"
 	"github.com/servesim/servesim/model/deploy"
@@ -19,6 +20,9 @@ type Models struct {
 	// Scenario is true when Model is the scenario deployment's own model (its current
 	// configuration can then be marked in the plan).
 	Scenario bool
+	// ServeRef is what `vllm serve` is given for Model: the reference as the user gave it (a
+	// config.json's directory for the file); "" for the scenario's own model.
+	ServeRef string
 }
 
 // ModelsFor resolves a model and a drafter reference (see scenario.LoadArch) against a
@@ -35,6 +39,10 @@ func ModelsFor(d *deploy.Deployment, modelRef, drafterRef string) (*Models, erro
 			return nil, fmt.Errorf("--model: %w", err)
 		}
 		ms.Model = a
+		ms.ServeRef = modelRef
+		if filepath.Base(modelRef) == "config.json" {
+			ms.ServeRef = filepath.Dir(modelRef)
+		}
 		if a.Name != modelRef {
 			ms.ModelRef = fmt.Sprintf("%s (%s)", a.Name, modelRef)
 		}
@@ -69,24 +77,37 @@ func BenchWorkload(proto *protocol.Protocol, context string, users int) *workloa
 }
 
 // ScenarioQuestion asks about ms under the workload w on the candidate gpus over the sweep sp,
-// with the scenario r's engine as the base, its seed, and its parameter policy (source-tagged
-// intervals around throughputs). When ms is the scenario's model its configuration is marked
-// current; otherwise, unless sp sets it, max_model_len is the workload's need rounded up to
-// 1,024 tokens and at least 131,072, since the scenario's belongs to its own model, and a note
-// says so.
+// with the scenario r's seed and parameter policy (source-tagged intervals around throughputs).
+// When ms is the scenario's model, the rows start from the scenario's engine flags as given and
+// its configuration is marked current; otherwise they start from vLLM's defaults (for the
+// scenario's engine version), with the max_model_len vLLM derives from the model's config unless
+// sp sets one. Either way a flag that neither the rows nor the scenario give takes vLLM's default
+// for the row's GPU (deploy.Resolve).
 func ScenarioQuestion(r *scenario.Resolved, ms *Models, w *workload.Spec, gpus []hardware.GPU, sp Space) *Question {
 	chooser, ref := PolicyParams(r.Policy)
 	q := &Question{Model: ms.Model, Drafter: ms.Drafter, ModelRef: ms.ModelRef, DrafterRef: ms.DrafterRef, Workload: w,
-		Base: r.Deployment.Engine, GPUs: gpus, Space: sp, Seed: r.Scenario.Seed, Params: chooser, ParamsRef: ref,
-		Uncertainty: SourceWidths{}}
-	if !ms.Scenario && sp.MaxModelLen == 0 {
-		// The model's own limit (max_position_embeddings) is not part of its description.
-		need := (w.MaxRequestTokens() + 1023) / 1024 * 1024
-		q.Space.MaxModelLen = max(need, 131072)
-		q.Notes = append(q.Notes, fmt.Sprintf("max_model_len %d for every row (the model's own limit is not known; set --max-model-len)", q.Space.MaxModelLen))
+		GPUs: gpus, Space: sp, Seed: r.Scenario.Seed, Params: chooser, ParamsRef: ref,
+		Uncertainty: SourceWidths{}, ServeModel: ms.ServeRef}
+	given := deploy.ArgsOf(r.Deployment.Engine)
+	if r.Given != nil {
+		given = r.Given.Engine.Clone()
 	}
 	if ms.Scenario {
+		q.Base = r.Deployment.Engine
+		q.Engine = &given
 		q.Current = CurrentConfig(r.Deployment)
+		if r.Given != nil && r.Given.Model.Name != "" {
+			q.ServeModel = r.Given.Model.Name
+		}
+		return q
+	}
+	q.Engine = &deploy.EngineArgs{Version: given.Version}
+	if sp.MaxModelLen == 0 && ms.Model.MaxModelLen > 0 {
+		rule := ms.Model.MaxModelLenRule
+		if rule == "" {
+			rule = "the model description's max_model_len"
+		}
+		q.Notes = append(q.Notes, fmt.Sprintf("max_model_len %d for every row: what vLLM derives from the model's config (%s); --max-model-len to change", ms.Model.MaxModelLen, rule))
 	}
 	return q
 }

@@ -3,21 +3,51 @@
 // seed run and its calibration, reads scenario and parameter files strictly, and resolves a
 // scenario into a deploy.Deployment with parameters.
 //
-// Reading order: scenario.go (Scenario, HardwareSpec, ModelSpec; Default, Parse, Load, Validate,
-// Deployment, Encode), params.go (ParamsFile, CalibrationKey, Source and how a calibration matches
-// a deployment), resolve.go (Resolve, Resolved, BuiltinCalibrations).
+// Reading order: scenario.go (Scenario, HardwareSpec, ModelSpec; New, Default, Parse, Load,
+// Validate, Build, Encode), modelref.go (FindModel: where a model's description is found), vllm.go
+// (ApplyVLLM: a `vllm serve` command into a scenario), params.go (ParamsFile, CalibrationKey,
+// Source and how a calibration matches a deployment), resolve.go (Resolve, Resolved,
+// BuiltinCalibrations).
+//
+// # Nothing answers quietly for something else
+//
+// A scenario starts empty (New): no model, no GPU, no engine flag. The [engine] table holds the
+// flags as given (deploy.EngineArgs); every flag a file or a `vllm serve` command leaves out takes
+// vLLM's default for the engine version, the GPU and the model when the scenario is built
+// (deploy.Resolve), and the resolved scenario lists those defaults with their rules. The embedded
+// seed is one scenario among others: its file gives every flag, and its own launch command,
+// imported with its GPU and version, resolves to it. A scenario without a model or a GPU is an
+// error. A configuration vLLM runs but the simulator does not simulate yet (pipeline or data
+// parallelism, MTP, a drafter without a description, an untreated --quantization) is a
+// *deploy.NotSimulatedError: Build returns it with the scenario recorded (import prints it),
+// Resolve refuses it.
+//
+// # Models (FindModel)
+//
+// A model is found offline, in order: model.file / --model-config (a servesim model TOML, a
+// config.json or its directory); the reference as a path (a directory holding config.json, as
+// `vllm serve /path` takes it); a built-in model (hf.Builtin: the published configs embedded in the
+// binary by Hugging Face id, and servesim's own descriptions by id or name); the local Hugging
+// Face cache ($HF_HUB_CACHE, else $HF_HOME/hub, else ~/.cache/huggingface/hub;
+// models--ORG--NAME/snapshots/REV with REV from refs/main, or refs/<--revision>, else the newest
+// snapshot). Anything else is an error that says how to give the config (huggingface-cli download
+// ORG/NAME config.json, or --model-config PATH). A model read from a config carries the
+// max_model_len vLLM derives from it (model/hf.MaxModelLen).
+//
+// When the scenario does not give protocol.contexts, the benchmark's default contexts are kept as
+// far as max_model_len allows (a note says which were dropped).
 //
 // # Embedded data (data/)
 //
-//	seed.toml               the seed scenario: GLM-5.3-Flash NVFP4 on 4 x RTX PRO 6000 Server,
-//	                        vLLM with the measured run's launch flags, the llm-inference-bench
-//	                        protocol (README.md)
+//	seed.toml               the seed scenario: nvidia/GLM-5.3-Flash-NVFP4 on 4 x RTX PRO 6000
+//	                        Server, vLLM 0.32.1rc1 with the measured run's launch flags (every
+//	                        engine key given), the llm-inference-bench protocol (README.md)
 //	seed_measured.txt       the measured matrix, the benchmark's published page as it is
 //	calibrated_seed.toml    the parameters `servesim fit --uncalibrated` fits to it; a test in
 //	                        calibration refits them, so the file is never edited by hand
 //
-// Every embedded item can be replaced by a file: --config, --measured, --params, --gpus, a model
-// TOML or a Hugging Face config.json.
+// Every embedded item can be replaced by a file: --config, --measured, --params, the hardware's
+// gpu_file, a model TOML or a Hugging Face config.json (--model-config).
 //
 // # Files
 //

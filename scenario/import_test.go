@@ -1,16 +1,17 @@
 package scenario
 
 import (
+	"bytes"
+	"reflect"
 	"strings"
 	"testing"
 
-	"github.com/servesim/servesim/model/deploy"
 	"github.com/servesim/servesim/vllmcmd"
 )
 
-// TestSeedLaunchCommandImports: the launch command printed in the measured seed page, imported,
-// gives the engine section of the embedded seed scenario (the flags that matter to the simulation).
-func TestSeedLaunchCommandImports(t *testing.T) {
+// seedCommand is the launch command printed in the measured seed page.
+func seedCommand(t *testing.T) []string {
+	t.Helper()
 	var cmd string
 	for _, line := range strings.Split(string(SeedMeasured()), "\n") {
 		if strings.HasPrefix(line, "env VLLM_") {
@@ -24,20 +25,63 @@ func TestSeedLaunchCommandImports(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := vllmcmd.Parse(words, deploy.DefaultEngineConfig())
+	return words
+}
+
+// TestSeedLaunchCommandImports: the launch command printed in the measured seed page, imported
+// into an empty scenario with the seed's GPU and engine version (a command carries neither),
+// resolves to the embedded seed scenario: the same engine, model, drafter and hardware, and the
+// same `servesim config` TOML, byte for byte, but for the scenario's name and the comments (which
+// list the settings the command left to vLLM).
+func TestSeedLaunchCommandImports(t *testing.T) {
+	seed := Default()
+	s := New()
+	if _, err := s.ApplyVLLM(seedCommand(t)); err != nil {
+		t.Fatal(err)
+	}
+	s.Hardware.GPU = "RTX-PRO-6000-Server"
+	s.Engine.Version = seed.Engine.Version
+	got, err := s.Resolve(ResolveOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, want := res.Engine, Default().Engine
-	// Informational fields the command does not carry.
-	got.Version, got.Quantization = want.Version, want.Quantization
-	if got != want {
-		t.Errorf("imported engine differs from the seed scenario:\n got %+v\nwant %+v", got, want)
+	want, err := seed.Resolve(ResolveOptions{})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if res.Model != "nvidia/GLM-5.3-Flash-NVFP4" {
-		t.Errorf("model %q", res.Model)
+	if got.Deployment.Engine != want.Deployment.Engine {
+		t.Errorf("imported engine differs from the seed scenario:\n got %+v\nwant %+v", got.Deployment.Engine, want.Deployment.Engine)
 	}
-	if _, err := BuiltinOrNil(res.Model); err != nil {
-		t.Errorf("the command's model does not resolve to the built-in description: %v", err)
+	if !reflect.DeepEqual(got.Deployment.Model, want.Deployment.Model) || !reflect.DeepEqual(got.Deployment.Drafter, want.Deployment.Drafter) ||
+		!reflect.DeepEqual(got.Deployment.Hardware, want.Deployment.Hardware) {
+		t.Errorf("model, drafter or hardware differ: %s/%s on %+v, want %s/%s on %+v", got.Deployment.Model.Name, got.DrafterFrom,
+			got.Deployment.Hardware, want.Deployment.Model.Name, want.DrafterFrom, want.Deployment.Hardware)
+	}
+	if got.Source != SourceCalibrated {
+		t.Errorf("source %s, want calibrated (the seed's own calibration)", got.Source)
+	}
+	var a, b bytes.Buffer
+	if err := got.Encode(&a); err != nil {
+		t.Fatal(err)
+	}
+	if err := want.Encode(&b); err != nil {
+		t.Fatal(err)
+	}
+	dropName := func(s string) string {
+		var out []string
+		for _, l := range strings.Split(s, "\n") {
+			if !strings.HasPrefix(l, "#") && (!strings.HasPrefix(l, "name = ") || strings.HasPrefix(l, "name = \"nvidia/")) {
+				out = append(out, l)
+			}
+		}
+		return strings.Join(out, "\n")
+	}
+	if dropName(a.String()) != dropName(b.String()) {
+		t.Errorf("config text differs beyond the name:\n--- imported\n%s\n--- seed\n%s", a.String(), b.String())
+	}
+	if len(got.Defaults) != 7 {
+		// pipeline_parallel_size, enable_prefix_caching, block_size, async_scheduling,
+		// enforce_eager, max_cudagraph_capture_size, quantization: the command leaves them to vLLM.
+		t.Errorf("defaults applied: %+v", got.Defaults)
 	}
 }

@@ -18,7 +18,7 @@ func TestLoadReadsConfigJSON(t *testing.T) {
 		dir := t.TempDir()
 		p := filepath.Join(dir, "s.toml")
 		body := "[hardware]\ngpu = \"H100-SXM\"\ncount = 4\n\n[model]\nname = \"\"\ndrafter = \"\"\nfile = " + tomlLiteral(file) +
-			"\n\n[engine]\nkv_cache_dtype = \"auto\"\nmax_model_len = 131072\nquantization = \"\"\n\n[engine.speculative]\nmethod = \"\"\nmodel = \"\"\nnum_speculative_tokens = 0\n"
+			"\n\n[engine]\ntensor_parallel_size = 4\nkv_cache_dtype = \"auto\"\nmax_model_len = 131072\nquantization = \"\"\n\n[engine.speculative]\nmethod = \"\"\nmodel = \"\"\nnum_speculative_tokens = 0\n"
 		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -44,7 +44,7 @@ func TestLoadArch(t *testing.T) {
 		t.Errorf("config.json directory: %v, %v", a, err)
 	}
 	_, err := LoadArch("gpt-7")
-	if err == nil || !strings.Contains(err.Error(), `unknown built-in model "gpt-7"`) || !strings.Contains(err.Error(), "config.json") {
+	if err == nil || !strings.Contains(err.Error(), `model "gpt-7": no description found offline`) || !strings.Contains(err.Error(), "--model-config PATH") {
 		t.Errorf("unknown model: err = %v, want the unknown name and how to give a file", err)
 	}
 }

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"bytes"
 	"embed"
 	"fmt"
 	"io/fs"
@@ -44,10 +45,19 @@ type ResolveOptions struct {
 
 // Resolved is a scenario ready to simulate.
 type Resolved struct {
-	Scenario   *Scenario
-	Deployment *deploy.Deployment
-	Params     param.Values
-	Source     Source
+	// Scenario is the scenario as resolved: every engine flag given (vLLM's defaults filled in),
+	// the hardware count set, the default contexts fitted to max_model_len.
+	Scenario *Scenario
+	// Given is the scenario as it was given.
+	Given *Scenario
+	// Defaults are the engine settings left to vLLM, with their rules; ModelFrom and DrafterFrom
+	// say where the model descriptions were found; Notes are remarks for the user.
+	Defaults               []deploy.Default
+	ModelFrom, DrafterFrom string
+	Notes                  []string
+	Deployment             *deploy.Deployment
+	Params                 param.Values
+	Source                 Source
 	// Calibration is the parameter set's key (nil for priors).
 	Calibration *CalibrationKey
 	ParamsFrom  string // "priors", "built-in: <note>", or the file name
@@ -60,10 +70,11 @@ type Resolved struct {
 // scenario's params_file), else the built-in calibration that matches the deployment (calibrated
 // or transferred), else the priors; then the scenario's [params] overrides. See ParamsPolicy.
 func (s *Scenario) Resolve(o ResolveOptions) (*Resolved, error) {
-	d, err := s.Deployment()
+	b, err := s.Build()
 	if err != nil {
 		return nil, err
 	}
+	d := b.Deployment
 	if o.ParamsFile == "" && s.ParamsFile != "" && !o.Uncalibrated {
 		o.ParamsFile = s.path(s.ParamsFile)
 	}
@@ -75,8 +86,35 @@ func (s *Scenario) Resolve(o ResolveOptions) (*Resolved, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Resolved{Scenario: s, Deployment: d, Params: c.Params, Source: c.Source, Calibration: c.Calibration,
+	return &Resolved{Scenario: b.Resolved, Given: s, Defaults: b.Defaults, ModelFrom: b.ModelFrom, DrafterFrom: b.DrafterFrom,
+		Notes: b.Notes, Deployment: d, Params: c.Params, Source: c.Source, Calibration: c.Calibration,
 		ParamsFrom: c.From, Policy: pol}, nil
+}
+
+// Encode writes the resolved scenario as TOML (Scenario.Encode), preceded by comments that say
+// where the model was found and which engine settings are vLLM's defaults, with the rule and the
+// vLLM source of each.
+func (r *Resolved) Encode(w *bytes.Buffer) error {
+	return EncodeBuilt(w, r.Scenario, r.ModelFrom, r.DrafterFrom, r.Defaults, r.Params, fmt.Sprintf("%s: %s", r.Source, r.ParamsFrom))
+}
+
+// EncodeBuilt writes a resolved scenario s with the record of how it was resolved (see
+// Resolved.Encode), for scenarios that resolve but are not simulated.
+func EncodeBuilt(w *bytes.Buffer, s *Scenario, modelFrom, drafterFrom string, defs []deploy.Default, p param.Values, source string) error {
+	var head bytes.Buffer
+	if modelFrom != "" {
+		fmt.Fprintf(&head, "# model: %s\n", modelFrom)
+	}
+	if drafterFrom != "" {
+		fmt.Fprintf(&head, "# drafter: %s\n", drafterFrom)
+	}
+	if len(defs) > 0 {
+		fmt.Fprintf(&head, "# Engine settings not given, as vLLM %s chooses them for this GPU and model (rule; vLLM source):\n", s.Engine.Version)
+		for _, d := range defs {
+			fmt.Fprintf(&head, "#   %s = %s: %s (%s)\n", d.Key, d.Value, d.Rule, d.Source)
+		}
+	}
+	return s.encode(w, head.Bytes(), p, source)
 }
 
 // ParamsPolicy chooses a deployment's parameters, the one way every command does: a parameter

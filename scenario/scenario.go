@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,10 +14,10 @@ import (
 	"github.com/servesim/servesim/internal/fsutil"
 	"github.com/servesim/servesim/internal/tomlx"
 
+	"github.com/servesim/servesim/matrix"
 	"github.com/servesim/servesim/model/arch"
 	"github.com/servesim/servesim/model/deploy"
 	"github.com/servesim/servesim/model/hardware"
-	"github.com/servesim/servesim/model/hf"
 	"github.com/servesim/servesim/model/param"
 	"github.com/servesim/servesim/protocol"
 )
@@ -41,39 +42,60 @@ func SeedMeasured() []byte { return embedded("seed_measured.txt") }
 
 // HardwareSpec names the GPUs.
 type HardwareSpec struct {
-	GPU   string `toml:"gpu"`
-	Count int    `toml:"count"`
+	GPU string `toml:"gpu"`
+	// Count is the number of GPUs; 0 (absent): as many as the engine uses (TP x PP x DP).
+	Count int `toml:"count"`
 	// GPUFile optionally adds or overrides catalog entries ([[gpu]] TOML).
 	GPUFile string `toml:"gpu_file,omitempty"`
 }
 
-// ModelSpec names the served model and its drafter: a built-in name, a servesim model TOML, or a
-// Hugging Face config.json.
+// ModelSpec names the served model and its drafter. Name is a built-in description, a Hugging
+// Face id (read from a built-in config or the local Hugging Face cache) or a path; File, when
+// given, is the description to read instead (a servesim model TOML, a config.json or a directory
+// holding one), named after Name. See FindModel.
 type ModelSpec struct {
-	Name    string `toml:"name,omitempty"`
-	File    string `toml:"file,omitempty"`
-	Drafter string `toml:"drafter,omitempty"`
+	Name string `toml:"name,omitempty"`
+	File string `toml:"file,omitempty"`
+	// Revision is vllm serve's --revision: the Hugging Face cache snapshot to read.
+	Revision string `toml:"revision,omitempty"`
+	Drafter  string `toml:"drafter,omitempty"`
 }
 
-// Scenario is everything a run needs. Defaults, then TOML, then flags, then Validate.
+// Scenario is everything a run needs. Defaults, then TOML, then flags, then Validate. The engine
+// holds the flags as given: an absent one takes vLLM's default for the version, GPU and model when
+// the scenario is resolved (deploy.Resolve), never another scenario's value.
 type Scenario struct {
-	Name     string              `toml:"name"`
-	Seed     uint64              `toml:"seed"`
-	Hardware HardwareSpec        `toml:"hardware"`
-	Model    ModelSpec           `toml:"model"`
-	Engine   deploy.EngineConfig `toml:"engine"`
-	Protocol protocol.Protocol   `toml:"protocol"`
-	Params   map[string]float64  `toml:"params,omitempty"`
+	Name     string             `toml:"name"`
+	Seed     uint64             `toml:"seed"`
+	Hardware HardwareSpec       `toml:"hardware"`
+	Model    ModelSpec          `toml:"model"`
+	Engine   deploy.EngineArgs  `toml:"engine"`
+	Protocol protocol.Protocol  `toml:"protocol"`
+	Params   map[string]float64 `toml:"params,omitempty"`
 	// ParamsFile is a calibrated parameter file to start from (before Params overrides).
 	ParamsFile string `toml:"params_file,omitempty"`
 
 	// dir is the directory relative paths resolve against.
 	dir string
+	// fitContexts is set when the protocol's contexts are the benchmark's defaults (the file did
+	// not give them): Build keeps those that fit max_model_len.
+	fitContexts bool
+}
+
+// DefaultSeed is the random seed of a scenario that does not give one.
+const DefaultSeed = 1
+
+// New is an empty scenario: no model and no hardware (both must be given), every engine flag
+// left to vLLM's defaults, llm-inference-bench's standard matrix (protocol.Seed: contexts 8K to
+// 1024K as far as max_model_len allows, concurrency 1 to 128, 30 s, 4,096 output tokens) and
+// seed 1.
+func New() *Scenario {
+	return &Scenario{Seed: DefaultSeed, Protocol: protocol.Seed(), fitContexts: true}
 }
 
 // Default returns the embedded seed scenario.
 func Default() *Scenario {
-	s, err := decodeOnto(&Scenario{}, seedTOML(), "seed.toml")
+	s, err := Parse(seedTOML(), "seed.toml")
 	if err != nil {
 		panic(fmt.Sprintf("embedded seed scenario: %v", err))
 	}
@@ -81,18 +103,17 @@ func Default() *Scenario {
 }
 
 // Parse reads a scenario strictly: unknown keys are errors naming the key and line. Keys the file
-// leaves out keep the embedded seed scenario's values (defaults, then the file, then flags).
+// leaves out keep New's values: an absent engine key is vLLM's default, and the model and the
+// GPU must be given (here or by flags) before the scenario resolves.
 func Parse(data []byte, name string) (*Scenario, error) {
-	s := &Scenario{}
-	if _, err := toml.NewDecoder(bytes.NewReader(seedTOML())).Decode(s); err != nil {
-		panic(fmt.Sprintf("embedded seed scenario: %v", err))
-	}
-	return decodeOnto(s, data, name)
-}
-
-func decodeOnto(s *Scenario, data []byte, name string) (*Scenario, error) {
-	if _, err := tomlx.Decode(data, name, s, "see `servesim config` for the accepted keys"); err != nil {
+	s := New()
+	md, err := tomlx.Decode(data, name, s, "see `servesim config` for the accepted keys")
+	if err != nil {
 		return nil, err
+	}
+	s.fitContexts = !md.IsDefined("protocol", "contexts") && !md.IsDefined("protocol", "prefill_only")
+	if md.IsDefined("hardware", "count") && s.Hardware.Count <= 0 {
+		return nil, tomlx.Locate(data, name, fmt.Errorf("hardware.count = %d: must be a positive integer (leave it out: the engine's GPUs)", s.Hardware.Count))
 	}
 	if err := s.Validate(); err != nil {
 		return nil, tomlx.Locate(data, name, err)
@@ -121,16 +142,11 @@ func (s *Scenario) path(p string) string {
 	return filepath.Join(s.dir, p)
 }
 
-// Validate checks the fields that do not need the catalog.
+// Validate checks the fields that are given, each on its own; Build checks that the model and
+// the GPU are there and that everything fits together.
 func (s *Scenario) Validate() error {
-	if s.Hardware.GPU == "" {
-		return fmt.Errorf("hardware.gpu: empty: want a GPU name (see `servesim hardware list`)")
-	}
-	if s.Hardware.Count <= 0 {
+	if s.Hardware.Count < 0 {
 		return fmt.Errorf("hardware.count = %d: must be a positive integer", s.Hardware.Count)
-	}
-	if s.Model.Name == "" && s.Model.File == "" {
-		return fmt.Errorf("model: want name (built-in: %s) or file", strings.Join(arch.BuiltinNames(), ", "))
 	}
 	if err := s.Engine.Validate(); err != nil {
 		return err
@@ -151,8 +167,43 @@ func (s *Scenario) Catalog() (*hardware.Catalog, error) {
 	return hardware.LoadCatalog(s.path(s.Hardware.GPUFile))
 }
 
-// Deployment resolves names against the catalogs and builds the deployment.
+// Built is a scenario's deployment and how it was derived.
+type Built struct {
+	Deployment *deploy.Deployment
+	// Defaults are the engine settings the scenario left to vLLM, with the rule each follows.
+	Defaults []deploy.Default
+	// ModelFrom and DrafterFrom say where the descriptions were found.
+	ModelFrom, DrafterFrom string
+	// Notes are remarks for the user (contexts dropped, hardware count derived, ...).
+	Notes []string
+	// Resolved is the scenario with every engine flag given, the hardware count set and the
+	// protocol's default contexts fitted to max_model_len: what `servesim config` prints.
+	Resolved *Scenario
+}
+
+// Deployment resolves names against the catalogs, applies vLLM's defaults to the engine flags
+// that are not given, and builds the deployment (see Build).
 func (s *Scenario) Deployment() (*deploy.Deployment, error) {
+	b, err := s.Build()
+	if err != nil {
+		return nil, err
+	}
+	return b.Deployment, nil
+}
+
+// Build finds the GPU and the model (FindModel), applies vLLM's defaults to the engine flags that
+// are not given (deploy.Resolve), builds the deployment and validates it. When the only problem is
+// a configuration vLLM runs but the simulator does not simulate yet (pipeline or data parallelism,
+// a speculative method without a drafter description, ...), it returns the Built all the same,
+// with a *deploy.NotSimulatedError: import prints such a scenario, every simulating command
+// refuses it.
+func (s *Scenario) Build() (*Built, error) {
+	if s.Hardware.GPU == "" {
+		return nil, fmt.Errorf("hardware.gpu: not given: want a GPU name (--gpu NAME; see `servesim hardware list`)")
+	}
+	if s.Model.Name == "" && s.Model.File == "" {
+		return nil, fmt.Errorf("model: not given: want a name (built-in: %s), a Hugging Face id or a config.json (model.file, --model-config PATH)", strings.Join(arch.BuiltinNames(), ", "))
+	}
 	cat, err := s.Catalog()
 	if err != nil {
 		return nil, fmt.Errorf("hardware.gpu_file: %w", err)
@@ -161,77 +212,118 @@ func (s *Scenario) Deployment() (*deploy.Deployment, error) {
 	if err != nil {
 		return nil, fmt.Errorf("hardware.gpu: %w", err)
 	}
-	a, err := loadArch(s.Model.Name, s.path(s.Model.File))
+	fm, err := FindModel(s.Model.Name, s.path(s.Model.File), s.Model.Revision)
 	if err != nil {
 		return nil, fmt.Errorf("model: %w", err)
 	}
-	d := &deploy.Deployment{Model: a, Hardware: hardware.Machine{GPU: gpu, Count: s.Hardware.Count}, Engine: s.Engine}
-	if s.Engine.Speculative.Enabled() && s.Engine.Speculative.Method != "ngram" {
+	e, defs, err := deploy.Resolve(s.Engine, deploy.Target{Model: fm.Arch, GPU: &gpu})
+	if err != nil {
+		return nil, err
+	}
+	var ns *deploy.NotSimulatedError
+	var notSim error
+	a := fm.Arch
+	if q := s.Engine.Quantization; q != "" && !strings.EqualFold(q, deploy.CheckpointQuantization(a)) {
+		// --quantization as vLLM applies it; a label of the checkpoint's own format (a scenario's
+		// "NVFP4") changes nothing.
+		if a, err = deploy.ApplyQuantization(a, q); err != nil {
+			return nil, err
+		}
+	}
+	b := &Built{Defaults: defs, ModelFrom: fm.From}
+	count := s.Hardware.Count
+	if count == 0 {
+		count = e.GPUs()
+		b.Notes = append(b.Notes, fmt.Sprintf("hardware.count %d: the engine's TP %d x PP %d x DP %d", count, e.TensorParallel, e.PipelineParallel, e.DataParallel))
+	}
+	d := &deploy.Deployment{Model: a, Hardware: hardware.Machine{GPU: gpu, Count: count}, Engine: e}
+	if e.Speculative.Enabled() && e.Speculative.Method != "ngram" && e.Speculative.Method != "ngram_gpu" {
 		name := s.Model.Drafter
 		if name == "" {
-			name = s.Engine.Speculative.Model
+			name = e.Speculative.Model
 		}
 		if name != "" {
-			dr, err := loadArch(name, "")
+			dm, err := FindModel(name, "", "")
 			if err != nil {
 				if _, ferr := os.Stat(s.path(name)); ferr == nil {
-					dr, err = loadArch("", s.path(name))
+					dm, err = FindModel(s.path(name), "", "")
 				}
 			}
 			if err != nil {
-				return nil, fmt.Errorf("model.drafter: %w", err)
+				if notSim == nil {
+					notSim = &deploy.NotSimulatedError{What: fmt.Sprintf("engine.speculative.model = %q", name),
+						Why: "the drafter's description is needed to simulate its cost: " + err.Error()}
+				}
+			} else {
+				d.Drafter, b.DrafterFrom = dm.Arch, dm.From
 			}
-			d.Drafter = dr
 		}
 	}
+	r := *s
+	r.Engine = deploy.ArgsOf(e)
+	r.Hardware.Count = count
+	r.Hardware.GPU = gpu.Name
+	if r.Name == "" {
+		r.Name = fmt.Sprintf("%s on %d x %s, vLLM %s", a.Name, count, gpu.Name, e.Version)
+	}
+	if s.fitContexts {
+		r.Protocol, b.Notes = fitProtocol(s.Protocol, e.MaxModelLen, b.Notes)
+	}
+	r.fitContexts = false
+	b.Resolved = &r
+	b.Deployment = d
 	if err := d.Validate(); err != nil {
-		return nil, err
-	}
-	return d, nil
-}
-
-func loadArch(name, file string) (*arch.Arch, error) {
-	if file != "" {
-		return loadArchFile(file)
-	}
-	return arch.Builtin(name)
-}
-
-// loadArchFile reads a servesim model TOML file, or a Hugging Face config.json (with the
-// hf_quant_config.json beside it, if any) or a directory holding one.
-func loadArchFile(path string) (*arch.Arch, error) {
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		path = filepath.Join(path, "config.json")
-	}
-	if strings.HasSuffix(path, ".toml") {
-		data, err := fsutil.ReadFile(path, fsutil.MaxConfigBytes)
-		if err != nil {
+		if !errors.As(err, &ns) {
 			return nil, err
 		}
-		return arch.Parse(data, path)
+		if notSim == nil {
+			notSim = err
+		}
 	}
-	return hf.Load(path)
+	if notSim != nil {
+		return b, notSim
+	}
+	return b, nil
 }
 
-// LoadArch reads a model given by reference: an existing file or directory (a servesim model
-// TOML, a Hugging Face config.json, or a directory holding one), else a built-in model name.
-func LoadArch(ref string) (*arch.Arch, error) {
-	if _, err := os.Stat(ref); err == nil {
-		return loadArchFile(ref)
+// fitProtocol keeps the protocol's contexts that fit max_model_len (the benchmark's default list
+// reaches 1024K, more than most models take) and says which it dropped.
+func fitProtocol(p protocol.Protocol, maxModelLen int, notes []string) (protocol.Protocol, []string) {
+	var keep, keepPre, drop []string
+	for _, c := range p.Contexts {
+		if _, err := p.FitContext(c, maxModelLen); err == nil {
+			keep = append(keep, c)
+		} else {
+			drop = append(drop, c)
+		}
 	}
-	a, err := arch.Builtin(ref)
-	if err != nil {
-		return nil, fmt.Errorf("%v; or give a servesim model .toml, a config.json or a directory holding one", err)
+	for _, c := range p.PrefillOnly {
+		n, err := matrix.ParseContext(c)
+		if _, ok := p.Fit(n, maxModelLen, protocol.PrefillOnlyOutput); err == nil && ok {
+			keepPre = append(keepPre, c)
+		} else {
+			drop = append(drop, c+" (prefill only)")
+		}
 	}
-	return a, nil
+	if len(drop) > 0 && len(keep) > 0 {
+		notes = append(notes, fmt.Sprintf("protocol: contexts %s do not fit max_model_len %d with %d output tokens; the matrix stops at %s",
+			strings.Join(drop, ", "), maxModelLen, p.MaxOutput, keep[len(keep)-1]))
+		p.Contexts, p.PrefillOnly = keep, keepPre
+	}
+	return p, notes
 }
 
 // Encode writes the scenario as TOML, the parameters last with their units and bounds, so a user
 // can copy and edit it.
 func (s *Scenario) Encode(w *bytes.Buffer, p param.Values, source string) error {
+	return s.encode(w, nil, p, source)
+}
+
+func (s *Scenario) encode(w *bytes.Buffer, head []byte, p param.Values, source string) error {
 	c := *s
 	c.Params = nil
 	fmt.Fprintln(w, "# servesim scenario (resolved). Edit and load with --config FILE.")
+	w.Write(head)
 	enc := toml.NewEncoder(w)
 	enc.Indent = ""
 	if err := enc.Encode(c); err != nil {

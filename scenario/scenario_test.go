@@ -2,9 +2,11 @@ package scenario
 
 import (
 	"bytes"
+	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/servesim/servesim/model/deploy"
 	"github.com/servesim/servesim/model/param"
 )
 
@@ -40,7 +42,7 @@ func TestEncodeRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, buf.String())
 	}
-	if back.Engine != s.Engine || back.Hardware != s.Hardware || back.Model != s.Model || back.Seed != s.Seed {
+	if !reflect.DeepEqual(back.Engine, s.Engine) || back.Hardware != s.Hardware || back.Model != s.Model || back.Seed != s.Seed {
 		t.Errorf("round trip changed the scenario:\n%+v\n%+v", back, s)
 	}
 	if strings.Join(back.Protocol.Contexts, ",") != strings.Join(s.Protocol.Contexts, ",") {
@@ -85,9 +87,12 @@ func TestResolveErrors(t *testing.T) {
 		want string
 	}{
 		{func(s *Scenario) { s.Hardware.GPU = "TPU-v9" }, "unknown GPU"},
-		{func(s *Scenario) { s.Model.Name = "gpt-7" }, "unknown built-in model"},
+		{func(s *Scenario) { s.Model.Name = "gpt-7" }, `model "gpt-7": no description found offline`},
 		{func(s *Scenario) { s.Hardware.GPU = "H100-SXM" }, "nvfp4"},
-		{func(s *Scenario) { s.Engine.TensorParallel = 3; s.Hardware.Count = 3 }, "does not divide"},
+		{func(s *Scenario) { s.Engine.TensorParallel = deploy.Ptr(3); s.Hardware.Count = 3 }, "does not divide"},
+		{func(s *Scenario) { s.Hardware.GPU = "" }, "hardware.gpu: not given: want a GPU name (--gpu NAME"},
+		{func(s *Scenario) { s.Model.Name = "" }, "model: not given"},
+		{func(s *Scenario) { s.Engine.PipelineParallel = deploy.Ptr(2); s.Hardware.Count = 8 }, "engine.pipeline_parallel_size = 2: not simulated yet: pipeline parallelism"},
 		{func(s *Scenario) { s.Hardware.Count = 8 }, "hardware.count = 8"},
 	} {
 		s := Default()
@@ -137,8 +142,9 @@ func FuzzParseScenario(f *testing.F) {
 		// A scenario that parses either resolves or fails with an error; it never panics. File
 		// references are dropped: the fuzzer must not read arbitrary paths (/dev/zero, ...).
 		s.Hardware.GPUFile, s.Model.File, s.ParamsFile = "", "", ""
-		if s.Model.Drafter != "" {
-			s.Model.Drafter = "glm-5.3-flash-dflash2"
+		s.Model.Name, s.Model.Drafter = "glm-5.3-flash", "glm-5.3-flash-dflash2"
+		if s.Hardware.GPU == "" {
+			s.Hardware.GPU = "B200"
 		}
 		s.Resolve(ResolveOptions{Uncalibrated: true})
 	})
@@ -163,17 +169,29 @@ func FuzzParseParamsFile(f *testing.F) {
 	})
 }
 
-func TestPartialFileKeepsDefaults(t *testing.T) {
-	s, err := Parse([]byte("[protocol]\nconcurrency = [1, 2]\n\n[engine]\nmax_num_seqs = 8\n"), "p.toml")
+// TestPartialFileTakesVLLMDefaults: a key a scenario file leaves out takes vLLM's default for the
+// version, GPU and model, never the embedded seed's value; lists replace, not merge.
+func TestPartialFileTakesVLLMDefaults(t *testing.T) {
+	s, err := Parse([]byte("[model]\nname = \"glm-5.3-flash\"\n\n[hardware]\ngpu = \"RTX-PRO-6000-Server\"\n\n[protocol]\nconcurrency = [1, 2]\n\n[engine]\nmax_num_seqs = 8\ntensor_parallel_size = 4\nmax_model_len = 131072\n"), "p.toml")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := s.Protocol.Concurrency; len(got) != 2 || got[0] != 1 || got[1] != 2 {
 		t.Errorf("concurrency = %v, want [1 2] (lists replace, not merge)", got)
 	}
-	d := Default()
-	if s.Engine.MaxNumSeqs != 8 || s.Engine.TensorParallel != d.Engine.TensorParallel || s.Hardware != d.Hardware {
-		t.Errorf("partial file: engine %+v, hardware %+v; want the seed's values except max_num_seqs", s.Engine, s.Hardware)
+	r, err := s.Resolve(ResolveOptions{Uncalibrated: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := r.Deployment.Engine
+	want := deploy.EngineConfig{Name: "vllm", Version: deploy.DefaultVersion, TensorParallel: 4, DataParallel: 1, PipelineParallel: 1,
+		MaxModelLen: 131072, GPUMemoryUtilization: 0.92, KVCacheDType: "fp8", MaxNumBatchedTokens: 8192, MaxNumSeqs: 8,
+		ChunkedPrefill: true, PrefixCaching: true, AsyncScheduling: true, MaxCaptureSize: 16, Quantization: "NVFP4"}
+	if e != want {
+		t.Errorf("partial file: engine\n got %+v\nwant %+v (vLLM's defaults, not the seed's)", e, want)
+	}
+	if r.Deployment.Drafter != nil || r.Deployment.Hardware.Count != 4 {
+		t.Errorf("drafter %v, %d GPUs; want none (the seed's DFlash drafter must not leak) and the engine's 4", r.Deployment.Drafter, r.Deployment.Hardware.Count)
 	}
 }
 

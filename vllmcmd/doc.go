@@ -1,13 +1,17 @@
-// Package vllmcmd reads a vLLM launch command (`vllm serve MODEL --flag ...`) into a
-// deploy.EngineConfig, so a scenario can be given the exact command a benchmark was run with.
+// Package vllmcmd reads a vLLM launch command (`vllm serve MODEL --flag ...`) into the flags it
+// gives (deploy.EngineArgs), so a scenario can be given the exact command a benchmark was run
+// with, and writes such commands back (Format).
 //
 // Reading order: split.go (Split: shell words), parse.go (Parse, Result: program, environment,
-// flag loop), flags.go (the flag table and the value parsers).
+// flag loop), flags.go (the flag table and the value parsers), format.go (Format).
 //
 // Use Split then Parse:
 //
 //	words, err := vllmcmd.Split(line)
-//	res, err := vllmcmd.Parse(words, deploy.DefaultEngineConfig())
+//	res, err := vllmcmd.Parse(words)
+//
+// Result.Args holds only what the command gives; deploy.Resolve gives every other flag vLLM's
+// default for the engine version, the GPU and the model.
 //
 // Split is a POSIX-shell word splitter without expansion: quotes, backslash escapes, line
 // continuations and comments are handled, $HOME and ${VAR} stay literal text. Parse accepts
@@ -40,24 +44,35 @@
 //	--quantization, -q               Quantization
 //	--attention-backend              AttentionBackend (else the VLLM_ATTENTION_BACKEND variable)
 //	--moe-backend                    MoEBackend
-//	--served-model-name              ServedModel (the first name), else the model; like vLLM it
-//	                                 takes every following word up to the next flag as a name
+//	--served-model-name              ServedModel (the first name; absent: vLLM serves the model's
+//	                                 name); like vLLM it takes every following word up to the next
+//	                                 flag as a name
 //
 // The spellings and defaults are vLLM's engine arguments (vllm/engine/arg_utils.py, EngineArgs,
 // and the config classes under vllm/config/); `vllm serve --help` lists them.
 //
-// Engine.Name is always "vllm". --speculative-config replaces the base's Speculative as a whole;
-// every other field the command does not mention keeps the base's value.
+// Also mapped: --performance-mode (EngineArgs.PerformanceMode), --all2all-backend (else the
+// VLLM_ALL2ALL_BACKEND variable; All2AllBackend), -O0..-O3 / --optimization-level (0:
+// no CUDA graphs, read as enforce_eager; 1: piecewise graphs only, noted as not simulated),
+// --cuda-graph-sizes (the older capture-size list), --revision (Result.Revision: the Hugging Face
+// cache snapshot to read) and VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 in the environment
+// (AllowLongMaxModelLen). --speculative-config methods are checked against vLLM's list;
+// model-specific MTP names (deepseek_mtp, ...) are read as mtp with a note, as vLLM does; an absent
+// num_speculative_tokens is left to deploy.Resolve (n_predict of an MTP checkpoint, else an error).
+// --max-model-len -1 / auto (fit to the KV cache) is refused: servesim does not simulate that search.
+//
+// Args.Name is always "vllm". Format writes the flags of an EngineArgs as a `vllm serve` command
+// that Parse reads back to the same flags (FuzzParse checks it).
 //
 // Ignored flags are known to leave the simulation unchanged and are listed in Result.Ignored with
 // their values (API keys and tokens as <redacted>): the server's address and TLS, API keys, tool and
 // reasoning parsers, chat templates, logging, weight loading (--load-format, --download-dir,
-// --model-loader-extra-config, which must still be valid JSON), tokenizer and revision choices,
+// --model-loader-extra-config, which must still be valid JSON), tokenizer choices,
 // --seed, --dtype (noted: the weights' dtype comes from the model description), --swap-space,
 // --distributed-executor-backend, --linear-backend, --enable-ep-weight-filter,
 // --trust-remote-code and similar. Anything else is listed in Result.Unknown, not rejected; since
 // Parse cannot know whether an unknown flag takes a value, it takes the next word as its value
-// unless that word is a flag. Other short flags (-O3 and the like) are unknown.
+// unless that word is a flag. Other short flags are unknown.
 //
 // Environment assignments go to Result.Env; the ones known to matter (VLLM_ATTENTION_BACKEND,
 // VLLM_USE_V2_MODEL_RUNNER, NCCL_P2P_DISABLE, a CUDA_VISIBLE_DEVICES shorter than the engine, ...)
@@ -66,7 +81,8 @@
 // Errors: a malformed value is an error naming the flag and what was expected
 // (`--max-num-seqs "abc": want a positive integer`, `--speculative-config: invalid JSON at offset
 // 12: ...`), as is a value flag with no value and an unterminated quote (Split names its column).
-// Parse does not call Engine.Validate: the caller does, once the scenario is complete.
+// Parse checks each value on its own; deploy.Resolve checks the whole, once the model and the GPU
+// are known.
 //
 // Everything here is pure and deterministic, and no input makes it panic (FuzzParse).
 package vllmcmd

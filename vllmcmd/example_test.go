@@ -3,7 +3,6 @@ package vllmcmd_test
 import (
 	"fmt"
 
-	"github.com/servesim/servesim/model/deploy"
 	"github.com/servesim/servesim/vllmcmd"
 )
 
@@ -17,23 +16,25 @@ func ExampleParse() {
 		fmt.Println(err)
 		return
 	}
-	r, err := vllmcmd.Parse(words, deploy.DefaultEngineConfig())
+	r, err := vllmcmd.Parse(words)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	e := r.Engine
+	a := r.Args
 	fmt.Println("model:", r.Model)
-	fmt.Println("GPUs:", e.GPUs(), "EP size:", e.EPSize())
-	fmt.Println("max_model_len:", e.MaxModelLen, "kv:", e.KVCacheDType)
-	fmt.Println("speculative:", e.Speculative.Method, e.SpecTokens())
+	fmt.Println("GPUs:", a.GPUs(), "expert parallel:", *a.ExpertParallel)
+	fmt.Println("max_model_len:", *a.MaxModelLen, "kv:", *a.KVCacheDType)
+	fmt.Println("speculative:", a.Speculative.Method, a.Speculative.NumTokens)
+	fmt.Println("not given (vLLM's defaults):", a.MaxNumSeqs == nil, a.GPUMemoryUtilization == nil)
 	fmt.Printf("ignored: %q\n", r.Ignored)
 	fmt.Printf("unknown: %q\n", r.Unknown)
 	// Output:
 	// model: nvidia/GLM-5.3-Flash-NVFP4
-	// GPUs: 4 EP size: 4
+	// GPUs: 4 expert parallel: true
 	// max_model_len: 1048576 kv: fp8
 	// speculative: dflash 7
+	// not given (vLLM's defaults): true true
 	// ignored: ["--host 0.0.0.0" "--api-key <redacted>" "--linear-backend flashinfer_cutlass"]
 	// unknown: ["--some-new-flag 3"]
 }

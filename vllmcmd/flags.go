@@ -24,7 +24,7 @@ const (
 type flagSpec struct {
 	kind    flagKind
 	set     func(p *parser, name, v string) error // value and list flags, once per value
-	setBool func(e *deploy.EngineConfig, b bool)
+	setBool func(e *deploy.EngineArgs, b bool)
 	ignored bool   // no effect on the simulation: recorded in Result.Ignored
 	secret  bool   // recorded as <redacted>
 	note    string // added to Result.Notes whenever the flag is given
@@ -44,18 +44,18 @@ func shortAliases() map[string]string {
 // flagTable maps the canonical flag name to what it does.
 func flagTable() map[string]*flagSpec {
 	return map[string]*flagSpec{
-		"--tensor-parallel-size":   intFlag(func(e *deploy.EngineConfig, n int) { e.TensorParallel = n }),
-		"--data-parallel-size":     intFlag(func(e *deploy.EngineConfig, n int) { e.DataParallel = n }),
-		"--pipeline-parallel-size": intFlag(func(e *deploy.EngineConfig, n int) { e.PipelineParallel = n }),
-		"--max-num-batched-tokens": intFlag(func(e *deploy.EngineConfig, n int) { e.MaxNumBatchedTokens = n }),
-		"--max-num-seqs":           intFlag(func(e *deploy.EngineConfig, n int) { e.MaxNumSeqs = n }),
-		"--block-size":             intFlag(func(e *deploy.EngineConfig, n int) { e.BlockSize = n }),
+		"--tensor-parallel-size":   intFlag(func(e *deploy.EngineArgs, n int) { e.TensorParallel = &n }),
+		"--data-parallel-size":     intFlag(func(e *deploy.EngineArgs, n int) { e.DataParallel = &n }),
+		"--pipeline-parallel-size": intFlag(func(e *deploy.EngineArgs, n int) { e.PipelineParallel = &n }),
+		"--max-num-batched-tokens": intFlag(func(e *deploy.EngineArgs, n int) { e.MaxNumBatchedTokens = &n }),
+		"--max-num-seqs":           intFlag(func(e *deploy.EngineArgs, n int) { e.MaxNumSeqs = &n }),
+		"--block-size":             intFlag(func(e *deploy.EngineArgs, n int) { e.BlockSize = &n }),
 
-		"--enable-expert-parallel": {kind: boolFlag, setBool: func(e *deploy.EngineConfig, b bool) { e.ExpertParallel = b }},
-		"--enable-chunked-prefill": {kind: boolFlag, setBool: func(e *deploy.EngineConfig, b bool) { e.ChunkedPrefill = b }},
-		"--enable-prefix-caching":  {kind: boolFlag, setBool: func(e *deploy.EngineConfig, b bool) { e.PrefixCaching = b }},
-		"--async-scheduling":       {kind: boolFlag, setBool: func(e *deploy.EngineConfig, b bool) { e.AsyncScheduling = b }},
-		"--enforce-eager":          {kind: boolFlag, setBool: func(e *deploy.EngineConfig, b bool) { e.EnforceEager = b }},
+		"--enable-expert-parallel": {kind: boolFlag, setBool: func(e *deploy.EngineArgs, b bool) { e.ExpertParallel = &b }},
+		"--enable-chunked-prefill": {kind: boolFlag, setBool: func(e *deploy.EngineArgs, b bool) { e.ChunkedPrefill = &b }},
+		"--enable-prefix-caching":  {kind: boolFlag, setBool: func(e *deploy.EngineArgs, b bool) { e.PrefixCaching = &b }},
+		"--async-scheduling":       {kind: boolFlag, setBool: func(e *deploy.EngineArgs, b bool) { e.AsyncScheduling = &b }},
+		"--enforce-eager":          {kind: boolFlag, setBool: func(e *deploy.EngineArgs, b bool) { e.EnforceEager = &b }},
 
 		"--max-model-len":              {set: setMaxModelLen},
 		"--gpu-memory-utilization":     {set: setGPUMemoryUtilization},
@@ -72,10 +72,30 @@ func flagTable() map[string]*flagSpec {
 			p.legacySpecTokens = n
 			return err
 		}},
-		"--quantization": stringFlag(func(e *deploy.EngineConfig, s string) { e.Quantization = s }),
-		"--moe-backend":  stringFlag(func(e *deploy.EngineConfig, s string) { e.MoEBackend = s }),
+		"--performance-mode": {set: func(p *parser, name, v string) error {
+			switch v {
+			case "balanced", "throughput", "interactivity":
+				p.res.Args.PerformanceMode = v
+				return nil
+			}
+			return fmt.Errorf("%s %q: want balanced, throughput or interactivity", name, v)
+		}},
+		"--optimization-level": {set: setOptimizationLevel},
+		"--cuda-graph-sizes": {kind: listFlag, set: func(p *parser, name, v string) error {
+			n, err := positiveInt(name, v)
+			if err == nil && (p.res.Args.MaxCaptureSize == nil || n > *p.res.Args.MaxCaptureSize) {
+				p.res.Args.MaxCaptureSize = &n
+			}
+			return err
+		}},
+		"--revision": {set: func(p *parser, _, v string) error {
+			p.res.Revision = v
+			return nil
+		}},
+		"--quantization": stringFlag(func(e *deploy.EngineArgs, s string) { e.Quantization = s }),
+		"--moe-backend":  stringFlag(func(e *deploy.EngineArgs, s string) { e.MoEBackend = s }),
 		"--attention-backend": {set: func(p *parser, _, v string) error {
-			p.res.Engine.AttentionBackend, p.attnFlag = v, true
+			p.res.Args.AttentionBackend, p.attnFlag = v, true
 			return nil
 		}},
 		"--model": {set: func(p *parser, _, v string) error {
@@ -106,7 +126,6 @@ func flagTable() map[string]*flagSpec {
 		"--response-role":                ignoredValue(),
 		"--seed":                         ignoredValue(),
 		"--dtype":                        {ignored: true, note: "the weights' dtype comes from the model description, not from this flag"},
-		"--revision":                     ignoredValue(),
 		"--code-revision":                ignoredValue(),
 		"--tokenizer":                    ignoredValue(),
 		"--tokenizer-revision":           ignoredValue(),
@@ -132,6 +151,9 @@ func flagTable() map[string]*flagSpec {
 		"--worker-extension-cls":         ignoredValue(),
 		"--log-config-file":              ignoredValue(),
 		"--generation-config":            ignoredValue(),
+		"--data-parallel-size-local":     ignoredValue(),
+		"--data-parallel-start-rank":     ignoredValue(),
+		"--all2all-backend":              stringFlag(func(e *deploy.EngineArgs, s string) { e.All2AllBackend = s }),
 
 		// Known flags with no effect on the simulation, without a value.
 		"--enable-auto-tool-choice":          ignoredBool(),
@@ -161,19 +183,19 @@ func flagTable() map[string]*flagSpec {
 func ignoredValue() *flagSpec { return &flagSpec{ignored: true} }
 func ignoredBool() *flagSpec  { return &flagSpec{kind: boolFlag, ignored: true} }
 
-func intFlag(apply func(*deploy.EngineConfig, int)) *flagSpec {
+func intFlag(apply func(*deploy.EngineArgs, int)) *flagSpec {
 	return &flagSpec{set: func(p *parser, name, v string) error {
 		n, err := positiveInt(name, v)
 		if err == nil {
-			apply(&p.res.Engine, n)
+			apply(&p.res.Args, n)
 		}
 		return err
 	}}
 }
 
-func stringFlag(apply func(*deploy.EngineConfig, string)) *flagSpec {
+func stringFlag(apply func(*deploy.EngineArgs, string)) *flagSpec {
 	return &flagSpec{set: func(p *parser, _, v string) error {
-		apply(&p.res.Engine, v)
+		apply(&p.res.Args, v)
 		return nil
 	}}
 }
@@ -221,14 +243,13 @@ func parseHumanInt(s string) (int, bool) {
 
 func setMaxModelLen(p *parser, name, v string) error {
 	if t := strings.TrimSpace(v); t == "-1" || strings.EqualFold(t, "auto") {
-		p.note("%s %s: vLLM fits the longest context the KV cache holds; not simulated, max_model_len stays %d", name, v, p.res.Engine.MaxModelLen)
-		return nil
+		return fmt.Errorf("%s %s: vLLM fits the longest context the KV cache holds; servesim does not simulate that search: give a number (without the flag, max_model_len is what the model's config allows)", name, v)
 	}
 	n, ok := parseHumanInt(v)
 	if !ok || n <= 0 {
 		return fmt.Errorf("%s %q: want a positive integer, optionally with a suffix k, m, g (x1000) or K, M, G (x1024), e.g. 128k or 1M", name, v)
 	}
-	p.res.Engine.MaxModelLen = n
+	p.res.Args.MaxModelLen = &n
 	return nil
 }
 
@@ -240,7 +261,7 @@ func setGPUMemoryUtilization(p *parser, name, v string) error {
 	if !(f > 0 && f <= 1) {
 		return fmt.Errorf("%s %s: want a number in (0, 1]", name, v)
 	}
-	p.res.Engine.GPUMemoryUtilization = f
+	p.res.Args.GPUMemoryUtilization = &f
 	return nil
 }
 
@@ -253,7 +274,7 @@ func setKVCacheDType(p *parser, name, v string) error {
 	if !slices.Contains(kvCacheDTypes(), v) {
 		return fmt.Errorf("%s %q: want one of %s", name, v, strings.Join(kvCacheDTypes(), ", "))
 	}
-	p.res.Engine.KVCacheDType = v
+	p.res.Args.KVCacheDType = &v
 	return nil
 }
 
@@ -262,7 +283,7 @@ func setMaxCaptureSize(p *parser, name, v string) error {
 	if err != nil || n < 0 {
 		return fmt.Errorf("%s %q: want a non-negative integer", name, v)
 	}
-	p.res.Engine.MaxCaptureSize = n
+	p.res.Args.MaxCaptureSize = &n
 	return nil
 }
 
@@ -364,10 +385,17 @@ func setSpeculativeConfig(p *parser, name, v string) error {
 			return fmt.Errorf("%s: want a \"method\" or a \"model\"", name)
 		}
 		s.Method = inferSpecMethod(s.Model)
+		if s.Method == "ngram" {
+			s.Model = ""
+		}
 		p.note("%s: no method given; inferred %q from the model name as vLLM does", name, s.Method)
 	}
-	if !hasTokens {
-		p.note("%s: no num_speculative_tokens; vLLM takes it from the draft model's config, the simulation needs it set", name)
+	if m, renamed := deploy.CanonicalSpecMethod(s.Method); renamed {
+		p.note("%s: method %q is read as %q, as vLLM does (the model-specific name is deprecated)", name, s.Method, m)
+		s.Method = m
+	}
+	if !slices.Contains(deploy.SpecMethods(), s.Method) {
+		return fmt.Errorf("%s: method %q: want one of %s", name, s.Method, strings.Join(deploy.SpecMethods(), ", "))
 	}
 	if len(ignored) > 0 {
 		p.note("%s: keys not simulated: %s", name, strings.Join(ignored, ", "))
@@ -382,6 +410,8 @@ func setSpeculativeConfig(p *parser, name, v string) error {
 func inferSpecMethod(modelName string) string {
 	l := strings.ToLower(modelName)
 	switch {
+	case l == "ngram" || l == "[ngram]":
+		return "ngram"
 	case strings.Contains(l, "eagle3"):
 		return "eagle3"
 	case strings.Contains(l, "eagle"):
@@ -437,12 +467,32 @@ func setCompilationConfig(p *parser, name, v string) error {
 	case hasExplicit && hasSizes && explicit != largest:
 		return fmt.Errorf("%s: max_cudagraph_capture_size %d disagrees with the largest of cudagraph_capture_sizes, %d", name, explicit, largest)
 	case hasExplicit:
-		p.res.Engine.MaxCaptureSize = explicit
+		p.res.Args.MaxCaptureSize = &explicit
 	case hasSizes:
-		p.res.Engine.MaxCaptureSize = largest
+		p.res.Args.MaxCaptureSize = &largest
 	}
 	if len(ignored) > 0 {
 		p.note("%s: keys not simulated: %s", name, strings.Join(ignored, ", "))
+	}
+	return nil
+}
+
+// setOptimizationLevel reads -O0..-O3 (--optimization-level): level 0 captures no CUDA graphs,
+// which the simulation runs as enforce_eager; level 1 captures piecewise graphs only, which is not
+// simulated (decode runs full graphs in the simulation) and says so; 2 (the default) and 3 change
+// nothing simulated.
+func setOptimizationLevel(p *parser, name, v string) error {
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n < 0 || n > 3 {
+		return fmt.Errorf("%s %q: want an optimization level 0..3", name, v)
+	}
+	switch n {
+	case 0:
+		t := true
+		p.res.Args.EnforceEager = &t
+		p.note("%s %d: no compilation and no CUDA graphs: simulated as enforce_eager", name, n)
+	case 1:
+		p.note("%s %d: piecewise CUDA graphs only: not simulated (the simulation captures full decode graphs, as at -O2)", name, n)
 	}
 	return nil
 }

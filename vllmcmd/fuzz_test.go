@@ -5,8 +5,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/servesim/servesim/model/deploy"
 )
 
 // shellQuote quotes a word so that Split reads it back unchanged.
@@ -62,9 +60,19 @@ func FuzzParse(f *testing.F) {
 		if err != nil || !slices.Equal(again, words) {
 			t.Fatalf("Split of the quoted words = %q, %v; want %q", again, err, words)
 		}
-		r, err := Parse(words, deploy.DefaultEngineConfig())
-		if err == nil && r.Engine.Name != "vllm" {
-			t.Fatalf("Engine.Name = %q, want vllm", r.Engine.Name)
+		r, err := Parse(words)
+		if err == nil && r.Args.Name != "vllm" {
+			t.Fatalf("Args.Name = %q, want vllm", r.Args.Name)
+		}
+		if err == nil && r.Model != "" {
+			// Format writes what Parse reads back.
+			back, err := Parse(mustSplit(t, Format(r.Model, r.Args)))
+			if err != nil {
+				t.Fatalf("Parse(Format(%q)): %v", line, err)
+			}
+			if got, want := comparable(back.Args), comparable(r.Args); got != want {
+				t.Fatalf("Format round trip of %q:\n got %s\nwant %s", line, got, want)
+			}
 		}
 	})
 }

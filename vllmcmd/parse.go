@@ -11,8 +11,9 @@ import (
 
 // Result is a parsed vLLM launch command.
 type Result struct {
-	// Engine is the base engine with the command's flags applied; Name is always "vllm".
-	Engine deploy.EngineConfig
+	// Args are the engine flags the command gives; the others are not set (deploy.Resolve gives
+	// them vLLM's defaults). Name is always "vllm".
+	Args deploy.EngineArgs
 	// Env holds the environment assignments before the program (`env A=B` or bare `A=B`).
 	Env map[string]string
 	// Program is how vLLM was started: the path of the vllm binary, "python3 -m <module>", or ""
@@ -20,6 +21,8 @@ type Result struct {
 	Program string
 	// Model is the model served: the positional argument after `serve`, else --model.
 	Model string
+	// Revision is --revision: the checkpoint revision (a branch, tag or commit) to read.
+	Revision string
 	// Ignored lists the flags recognised as having no effect on the simulation, in order, as
 	// "--flag value" (secrets as <redacted>).
 	Ignored []string
@@ -29,7 +32,7 @@ type Result struct {
 	Notes []string
 }
 
-// Parse applies the words of a vLLM launch command (see Split) to base. Accepted shapes:
+// Parse reads the words of a vLLM launch command (see Split). Accepted shapes:
 //
 //	[env [-i] [-u NAME]] [A=B ...] [nohup] PROGRAM [serve] [MODEL] FLAGS... [| tee log] [> log 2>&1] [&]
 //
@@ -39,8 +42,8 @@ type Result struct {
 // with underscores (--max_model_len) as vLLM allows. A malformed value is an error naming the
 // flag; flags Parse does not know are listed in Result.Unknown, and if such a flag is followed by a
 // word that is not a flag, that word is taken as its value.
-func Parse(args []string, base deploy.EngineConfig) (*Result, error) {
-	p := &parser{args: args, res: &Result{Engine: base, Env: map[string]string{}}, table: flagTable()}
+func Parse(args []string) (*Result, error) {
+	p := &parser{args: args, res: &Result{Env: map[string]string{}}, table: flagTable()}
 	if err := p.prefix(); err != nil {
 		return nil, err
 	}
@@ -268,6 +271,16 @@ func canonical(name string) string {
 }
 
 func (p *parser) flag(a string) error {
+	if len(a) == 3 && strings.HasPrefix(a, "-O") && a[2] >= '0' && a[2] <= '9' {
+		return setOptimizationLevel(p, "-O", a[2:])
+	}
+	if a == "-O" {
+		v, err := p.value(a, "", false)
+		if err != nil {
+			return err
+		}
+		return setOptimizationLevel(p, "-O", v)
+	}
 	name, inline, hasInline := strings.Cut(a, "=")
 	canon := canonical(name)
 	spec, ok := p.table[canon]
@@ -309,7 +322,7 @@ func (p *parser) flag(a string) error {
 			}
 		}
 		if spec.setBool != nil {
-			spec.setBool(&p.res.Engine, b)
+			spec.setBool(&p.res.Args, b)
 		}
 		if spec.ignored {
 			p.res.Ignored = append(p.res.Ignored, entry)
@@ -364,7 +377,7 @@ func parseBool(s string) (v, ok bool) {
 // finish resolves what depends on several flags.
 func (p *parser) finish() {
 	r := p.res
-	e := &r.Engine
+	e := &r.Args
 	e.Name = "vllm"
 
 	r.Model = p.modelFlag
@@ -380,18 +393,20 @@ func (p *parser) finish() {
 		if len(p.served) > 1 {
 			p.note("--served-model-name: %d names; the first, %q, is used", len(p.served), p.served[0])
 		}
-	case r.Model != "":
-		e.ServedModel = r.Model
 	}
 	if r.Model == "" {
 		p.note("no model in the command: vLLM would serve its default model")
 	}
 
 	if p.specGiven {
-		e.Speculative = p.spec
+		s := p.spec
+		e.Speculative = &s
 	}
 	if p.legacySpecModel != "" || p.legacySpecTokens > 0 {
-		s := &e.Speculative
+		if e.Speculative == nil {
+			e.Speculative = &deploy.Speculative{}
+		}
+		s := e.Speculative
 		if m := p.legacySpecModel; m == "[ngram]" {
 			s.Method, s.Model = "ngram", ""
 		} else if m != "" {
@@ -410,6 +425,12 @@ func (p *parser) finish() {
 		v := r.Env[k]
 		if k == "VLLM_ATTENTION_BACKEND" && !p.attnFlag {
 			e.AttentionBackend = v
+		}
+		if k == "VLLM_ALL2ALL_BACKEND" && e.All2AllBackend == "" {
+			e.All2AllBackend = v
+		}
+		if k == "VLLM_ALLOW_LONG_MAX_MODEL_LEN" {
+			e.AllowLongMaxModelLen = v == "1" || strings.EqualFold(v, "true")
 		}
 		if n, ok := envNotes()[k]; ok {
 			p.note("%s=%s: %s", k, v, n)

@@ -65,7 +65,7 @@ func TestOverloadReported(t *testing.T) {
 func serverWith(t *testing.T, maxNumSeqs int) *sim.Server {
 	t.Helper()
 	sc := scenario.Default()
-	sc.Engine.MaxNumSeqs = maxNumSeqs
+	sc.Engine.MaxNumSeqs = &maxNumSeqs
 	r, err := sc.Resolve(scenario.ResolveOptions{})
 	if err != nil {
 		t.Fatal(err)

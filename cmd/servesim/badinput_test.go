@@ -26,14 +26,19 @@ func TestBadInputs(t *testing.T) {
 	dir := t.TempDir()
 	unknownKey := writeFile(t, dir, "unknown.toml", "[engine]\nmax_num_seq = 4\n")
 	negSeqs := writeFile(t, dir, "scenario.toml", "seed = 1\n\n[engine]\nmax_num_seqs = -4\n")
-	h100 := writeFile(t, dir, "h100.toml", "[hardware]\ngpu = \"H100-SXM\"\ncount = 4\n")
-	lowUtil := writeFile(t, dir, "lowutil.toml", "[engine]\ngpu_memory_utilization = 0.45\n")
-	longCtx := writeFile(t, dir, "long.toml", "[engine]\nmax_model_len = 16777216\n")
+	// A scenario file names its model and GPU; its engine flags default to vLLM's.
+	glm := func(gpu, engine string) string {
+		return "[model]\nname = \"nvidia/GLM-5.3-Flash-NVFP4\"\n\n[hardware]\ngpu = \"" + gpu + "\"\n\n[engine]\ntensor_parallel_size = 4\nenable_expert_parallel = true\n" + engine
+	}
+	h100 := writeFile(t, dir, "h100.toml", glm("H100-SXM", "max_model_len = 131072\n"))
+	lowUtil := writeFile(t, dir, "lowutil.toml", glm("RTX-PRO-6000-Server", "max_model_len = 1048576\ngpu_memory_utilization = 0.45\n"))
+	longCtx := writeFile(t, dir, "long.toml", glm("RTX-PRO-6000-Server", "max_model_len = 16777216\n"))
 	badParams := writeFile(t, dir, "params.toml", "[params]\nmem_bw_eff = 1.5\n")
 	garbage := writeFile(t, dir, "garbage.txt", "this is not a benchmark page\n| a | b |\n")
 	otherProto := writeFile(t, dir, "other.csv", "phase,context,context_tokens,concurrency,status,total_tok_s,per_request_tok_s,ttft_ms,tbt_ms,avg_active,completed,output_tokens,measured_s\ndecode,8K,8192,3,Valid,100,50,100,10,3,0,3000,30\n")
 	badTOML := writeFile(t, dir, "syntax.toml", "[engine\nmax_num_seqs = 4\n")
-	bigCtx := writeFile(t, dir, "bigctx.toml", "[protocol]\ncontexts = [\"8K\", \"2048K\"]\n")
+	bigCtx := writeFile(t, dir, "bigctx.toml", glm("RTX-PRO-6000-Server", "max_model_len = 1048576\n")+"\n[protocol]\ncontexts = [\"8K\", \"2048K\"]\n")
+	noModel := writeFile(t, dir, "nomodel.toml", "[hardware]\ngpu = \"B200\"\n")
 	plan := func(name, shard string, idx ...int) string {
 		var rs []string
 		for _, i := range idx {
@@ -52,13 +57,13 @@ func TestBadInputs(t *testing.T) {
 	nanGPU := writeFile(t, dir, "nangpu.toml", gpuEntry+"bandwidth_gbps = nan\n")
 	hugeGPU := writeFile(t, dir, "hugegpu.toml", strings.Replace(gpuEntry, "95.59", "1e300", 1)+"bandwidth_gbps = 1597\n")
 	negPrice := writeFile(t, dir, "negprice.toml", gpuEntry+"bandwidth_gbps = 1597\nprice_per_hour = -1\n")
-	nanScenario := writeFile(t, dir, "nanscenario.toml", "[hardware]\ngpu = \"RTX-PRO-6000-Server\"\ncount = 4\ngpu_file = \"nangpu.toml\"\n")
-	nanPoll := writeFile(t, dir, "nanpoll.toml", "[protocol]\npoll_s = nan\n")
+	nanScenario := writeFile(t, dir, "nanscenario.toml", strings.Replace(glm("RTX-PRO-6000-Server", "max_model_len = 1048576\n"), "[hardware]\n", "[hardware]\ngpu_file = \"nangpu.toml\"\n", 1))
+	nanPoll := writeFile(t, dir, "nanpoll.toml", glm("RTX-PRO-6000-Server", "max_model_len = 1048576\n")+"\n[protocol]\npoll_s = nan\n")
 	longLine := writeFile(t, dir, "longline.csv", "arrival_s,input_tokens,output_tokens\n0,100,10\n"+strings.Repeat("9", 2<<20)+",100,10\n")
 	negMeasured := writeFile(t, dir, "negmeasured.csv", "phase,context,context_tokens,concurrency,status,total_tok_s,per_request_tok_s,ttft_ms,tbt_ms,avg_active,completed,output_tokens,measured_s\nprefill,8K,8192,1,Valid,-12677.8,,646.2,,,1,,\n")
 	negSeedScenario := writeFile(t, dir, "negseed.toml", "seed = -1\n")
 	negSeedWorkload := writeFile(t, dir, "negseedwl.toml", "kind = \"closed\"\nseed = -1\n[lengths]\ninput_tokens = 100\noutput_tokens = 10\n[closed]\nrequests = 4\nconcurrency = 2\n")
-	wrapTP := writeFile(t, dir, "wraptp.toml", "[engine]\ntensor_parallel_size = 4611686018427387905\ndata_parallel_size = 4\n")
+	wrapTP := writeFile(t, dir, "wraptp.toml", strings.Replace(glm("RTX-PRO-6000-Server", "max_model_len = 1048576\ndata_parallel_size = 4\n"), "tensor_parallel_size = 4", "tensor_parallel_size = 4611686018427387905", 1))
 	cases := []struct {
 		args []string
 		code int
@@ -74,6 +79,7 @@ func TestBadInputs(t *testing.T) {
 		{[]string{"matrix", "--config", negSeqs}, 1, "scenario.toml:4: engine.max_num_seqs = -4: must be a positive integer"},
 		{[]string{"matrix", "--config", badTOML}, 1, "syntax.toml: line 2: expected"},
 		{[]string{"capacity", "--config", h100}, 1, "no nvfp4 tensor cores"},
+		{[]string{"capacity", "--config", noModel}, 1, "model: not given: want a name"},
 		{[]string{"capacity", "--config", lowUtil}, 1, "weights need"},
 		{[]string{"capacity", "--config", longCtx}, 1, "less than one request of max_model_len 16777216"},
 		{[]string{"matrix", "--config", bigCtx, "--measured", "none"}, 1, "protocol.contexts[1] = 2048K: 2097152 tokens do not fit max_model_len 1048576"},
@@ -84,7 +90,14 @@ func TestBadInputs(t *testing.T) {
 		{[]string{"matrix", "--params", badParams}, 1, "params.mem_bw_eff = 1.5"},
 		{[]string{"matrix", "--params", badParams, "--uncalibrated"}, 2, "--params and --uncalibrated contradict"},
 		{[]string{"capacity", "--vllm-cmd", "vllm serve m --max-num-seqs abc"}, 1, `--max-num-seqs "abc": want a positive integer`},
-		{[]string{"capacity", "--vllm-cmd", "vllm serve m --tensor-parallel-size 3"}, 1, "tensor_parallel_size = 3 does not divide"},
+		{[]string{"capacity", "--gpu", "H100", "--vllm-cmd", "vllm serve glm-5.3-flash --tensor-parallel-size 3 --max-model-len 8192"}, 1, "tensor_parallel_size = 3 does not divide"},
+		{[]string{"capacity", "--vllm-cmd", "vllm serve glm-5.3-flash"}, 1, "hardware.gpu: not given: want a GPU name (--gpu NAME"},
+		{[]string{"capacity", "--gpu", "B200", "--vllm-cmd", "vllm serve glm-5.3-flash"}, 1, "engine.max_model_len: not given, and model \"glm-5.3-flash\" does not say its context length"},
+		{[]string{"capacity", "--gpu", "B200", "--vllm-cmd", "vllm serve meta-llama/Llama-9-1T"}, 1, "huggingface-cli download meta-llama/Llama-9-1T config.json"},
+		{[]string{"capacity", "--gpu", "B200", "--model-config", "../../model/hf/testdata/llama-3.1-8b", "--vllm-cmd", "vllm serve meta-llama/Llama-3.1-8B -pp 2"}, 1, "pipeline_parallel_size = 2: not simulated yet"},
+		{[]string{"capacity", "--gpu", "B200", "--model-config", "../../model/hf/testdata/llama-3.1-8b", "--vllm-cmd", "vllm serve meta-llama/Llama-3.1-8B --max-model-len 1M"}, 1, "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1"},
+		{[]string{"capacity", "--gpus", "-2"}, 2, "--gpus -2"},
+		{[]string{"capacity", "--vllm-version", "latest"}, 2, `--vllm-version "latest"`},
 		{[]string{"capacity", "--vllm-cmd", "vllm serve m --speculative-config '{\"method\": dflash}'"}, 1, "--speculative-config"},
 		{[]string{"import", "vllm", "--", "vllm serve 'unterminated"}, 1, "unterminated single quote"},
 		{[]string{"import", "vllm"}, 2, "no vllm command given"},
@@ -110,7 +123,7 @@ func TestBadInputs(t *testing.T) {
 		{[]string{"plan", "--context", "128K", "--users", "16", "--catalog", nanGPU}, 1, "bandwidth_gbps = NaN"},
 		{[]string{"hardware", "list", "--gpus", hugeGPU}, 1, "memory_gib = 1e+300: want a finite number in 1..4096 GiB"},
 		{[]string{"hardware", "list", "--gpus", negPrice}, 1, "price_per_hour = -1: want a finite number in 0..10000 USD per GPU-hour"},
-		{[]string{"matrix", "--config", nanPoll}, 1, "nanpoll.toml:2: protocol.poll_s = NaN: must be in (0, 3600]"},
+		{[]string{"matrix", "--config", nanPoll}, 1, "nanpoll.toml:13: protocol.poll_s = NaN: must be in (0, 3600]"},
 		{[]string{"capacity", "--config", "/dev/zero"}, 1, "/dev/zero: larger than 16 MiB: servesim reads at most that much from such a file"},
 		{[]string{"matrix", "--measured", "/dev/zero"}, 1, "/dev/zero: larger than 64 MiB"},
 		{[]string{"hardware", "list", "--gpus", "/dev/zero"}, 1, "/dev/zero: larger than 16 MiB"},
@@ -126,7 +139,7 @@ func TestBadInputs(t *testing.T) {
 		{[]string{"plan", "--context", "128K", "--users", "16", "--workers", "-1"}, 2, "--workers -1: want a positive number"},
 		{[]string{"plan", "--context", "128K", "--users", "16", "--top", "0"}, 2, "--top 0: want a positive number of layouts"},
 		{[]string{"merge", "--top", "-1", shard1}, 2, "--top -1: want a positive number of layouts"},
-		{[]string{"capacity", "--config", wrapTP}, 1, "wraptp.toml:2: engine.tensor_parallel_size = 4611686018427387905: must be at most 4096"},
+		{[]string{"capacity", "--config", wrapTP}, 1, "engine.tensor_parallel_size = 4611686018427387905: must be at most 4096"},
 	}
 	for _, c := range cases {
 		var out, errb bytes.Buffer

@@ -74,7 +74,9 @@ Commands:`)
 	fmt.Fprintln(w, `
 Run 'servesim <command> --help' for a command's flags.
 With no --config, commands use the embedded seed scenario: GLM-5.3-Flash NVFP4 on
-4 x RTX PRO 6000 Blackwell Server Edition, vLLM TP4 + EP, DFlash k=7, llm-inference-bench.`)
+4 x RTX PRO 6000 Blackwell Server Edition, vLLM TP4 + EP, DFlash k=7, llm-inference-bench.
+Your own deployment: --vllm-cmd "vllm serve MODEL ..." --gpu NAME (flags not given take
+vLLM's defaults for the version, GPU and model; see 'servesim import --help').`)
 }
 
 // run is the whole program: it returns the exit code (0 ok, 1 failed run, 2 usage).

@@ -2,9 +2,13 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 
 	"github.com/spf13/pflag"
+
+	"github.com/servesim/servesim/model/deploy"
+	"github.com/servesim/servesim/scenario"
 )
 
 func configCmd() *command {
@@ -31,7 +35,7 @@ file is strict: an unknown key is an error naming it.`,
 					return err
 				}
 				var buf bytes.Buffer
-				if err := r.Scenario.Encode(&buf, r.Params, fmt.Sprintf("%s: %s", r.Source, r.ParamsFrom)); err != nil {
+				if err := r.Encode(&buf); err != nil {
 					return err
 				}
 				return out.write(e.stdout, &buf)
@@ -46,13 +50,24 @@ func importCmd() *command {
 		Args:  "vllm -- <vllm serve command...>",
 		Short: "import a vLLM launch command into a scenario (prints the scenario TOML)",
 		Long: `Parses a 'vllm serve ...' command line (an 'env A=B' prefix, JSON --speculative-config and
---model-loader-extra-config included) into the engine section of the scenario. Flags that matter
-to the simulation are mapped; the others are listed on stderr as ignored. A malformed value is an
-error naming the flag. Pass the command after '--', or as one quoted string.
+--model-loader-extra-config included) into a scenario and prints it resolved. The command is the
+whole launch: every flag it does not give takes vLLM's default for the engine version
+(--vllm-version, default ` + deploy.DefaultVersion + `), the GPU (--gpu, required unless --config gives one) and the
+model; the printed scenario lists those defaults with their rule and vLLM source in comments.
+The model is found offline: --model-config, a directory given to vllm serve, a built-in
+model ('servesim model list'), or the local Hugging Face cache ($HF_HUB_CACHE,
+$HF_HOME/hub, ~/.cache/huggingface/hub); otherwise the error says how to provide it.
+Flags that matter to the simulation are mapped; the others are listed on stderr as ignored or
+unrecognised. A malformed value is an error naming the flag. A configuration vLLM runs but
+servesim does not simulate yet (pipeline or data parallelism, MTP, ...) is printed with a
+warning saying why; every simulating command refuses it. Pass the command after '--', or as one
+quoted string.
 
 Example:
-  servesim import vllm -- vllm serve nvidia/GLM-5.3-Flash-NVFP4 --tensor-parallel-size 4 \
-      --enable-expert-parallel --max-model-len 1048576 --kv-cache-dtype fp8`,
+  servesim import vllm --gpu H100 -- vllm serve meta-llama/Llama-3.1-8B-Instruct
+  servesim import vllm --gpu RTX-PRO-6000-Server --vllm-version 0.32.1rc1.dev96+g8c60cf07b -- \
+      vllm serve nvidia/GLM-5.3-Flash-NVFP4 --tensor-parallel-size 4 --enable-expert-parallel \
+      --max-model-len 1048576 --kv-cache-dtype fp8`,
 		Setup: func(fs *pflag.FlagSet, e *env) func([]string) error {
 			var sf scenarioFlags
 			sf.register(fs)
@@ -77,12 +92,31 @@ Example:
 				if err := out.check(); err != nil {
 					return err
 				}
-				r, err := sf.load(e.stderr)
+				s, err := sf.scenario(e.stderr)
+				if err != nil {
+					return err
+				}
+				b, err := s.Build()
+				var ns *deploy.NotSimulatedError
+				switch {
+				case err != nil && errors.As(err, &ns) && b != nil:
+					fmt.Fprintf(e.stderr, "servesim import: warning: the scenario is recorded as given, but it cannot be simulated yet: %v\n", err)
+				case err != nil:
+					return err
+				}
+				for _, n := range b.Notes {
+					fmt.Fprintln(e.stderr, "note: "+n)
+				}
+				pol, err := scenario.NewParamsPolicy(scenario.ResolveOptions{ParamsFile: sf.params, Uncalibrated: sf.uncalibrated}, s.Params)
+				if err != nil {
+					return err
+				}
+				c, err := pol.Choose(b.Deployment)
 				if err != nil {
 					return err
 				}
 				var buf bytes.Buffer
-				if err := r.Scenario.Encode(&buf, r.Params, fmt.Sprintf("%s: %s", r.Source, r.ParamsFrom)); err != nil {
+				if err := scenario.EncodeBuilt(&buf, b.Resolved, b.ModelFrom, b.DrafterFrom, b.Defaults, c.Params, fmt.Sprintf("%s: %s", c.Source, c.From)); err != nil {
 					return err
 				}
 				return out.write(e.stdout, &buf)

@@ -159,6 +159,20 @@ func progressBar(w io.Writer, what string) (func(done, total int), func()) {
 	return draw, finish
 }
 
+// defaultOutputTokens is plan's output length per request for --input-tokens questions: a long
+// chat or coding answer (vllm bench serve's random dataset defaults to 128, llm-inference-bench to
+// 4,096).
+const defaultOutputTokens = 1024
+
+// fixedLengthWorkload is the question "users at a time send in-token prompts and read out-token
+// answers": a closed loop of 10 x users requests (at least 100), as `vllm bench serve
+// --dataset-name random --max-concurrency users` offers it.
+func fixedLengthWorkload(in, out, users int) *workload.Spec {
+	n := max(10*users, 100)
+	return &workload.Spec{Name: fmt.Sprintf("%d in / %d out x %d users", in, out, users), Kind: workload.KindClosed,
+		Closed: workload.Closed{Requests: n, Concurrency: users}, Lengths: workload.Lengths{InputTokens: in, OutputTokens: out}}
+}
+
 func planCmd() *command {
 	return &command{
 		Name:  "plan",
@@ -176,14 +190,27 @@ for every row), the scenario's own configuration, the capacity frontier (max con
 context, max context per concurrency) of the best layouts, and one pruning reason per GPU and
 stage; --format csv and json list every row.
 
-The workload is either --context and --users (one llm-inference-bench decode cell: that many
-streams at that context, as 'servesim matrix' measures it), --workload (a file or preset, see
-'servesim simulate --help') or --vllm-bench (a "vllm bench serve ..." command, likewise).
+The workload is one of:
+  --input-tokens N --users U [--output-tokens M]  your traffic: U users at a time, each sending an
+      N-token prompt and reading an M-token answer (default M: 1,024), closed loop, 10 x U
+      requests (at least 100), as 'vllm bench serve --dataset-name random --max-concurrency U' runs it;
+  --context C --users U  the llm-inference-bench question: one decode cell, U streams at context C,
+      as 'servesim matrix' measures it (output: the protocol's 4,096 tokens, or --output-tokens);
+  --workload FILE|PRESET (see 'servesim simulate --help');
+  --vllm-bench "vllm bench serve ..." (a vllm bench serve command, likewise).
 Data-parallel replicas split the workload round-robin.
 
-The scenario flags set the engine defaults (version, max-model-len, chunked prefill, the
-speculative method and drafter) and the seed; with the seed scenario its own configuration is
-marked "current" and shown beside the ranking.
+Each row's engine is what 'vllm serve' runs with the row's flags: the flags the scenario gives
+for its own model (none but the version for another model), the row's TP/EP and swept flags, and
+vLLM's defaults for the row's GPU for everything else. max_model_len is --max-model-len, else the
+scenario's, else what vLLM derives from the model's config.json; a question above the model's
+limit is refused, as vLLM refuses it. With the seed scenario its own configuration is marked
+"current" and shown beside the ranking.
+
+Every row can be launched: the table prints the best row's 'vllm serve' and 'vllm bench serve'
+commands (--show-commands: every row shown; with --format csv|json every row gets them), and
+--explain-row N prints row N in full, with what its command leaves to vLLM and how to check it
+('servesim import vllm --gpu GPU -- <command>' gives the row's engine back).
 
 A large sweep can run in slices on many machines: --shard i/n runs the rows whose index mod n is i
 (0 <= i < n), and 'servesim merge' combines the --format json outputs into the plan of the whole
@@ -191,21 +218,25 @@ sweep, identical to an unsharded run.
 
 Example:
   servesim plan --model glm-5.3-flash --context 128K --users 16 --slo-tpot-ms 40
-  servesim plan --model ./Llama-3.1-70B/config.json --workload chat --slo-ttft-ms 500 --gpus H100,H200`,
+  servesim plan --model Qwen/Qwen3-30B-A3B --input-tokens 2000 --output-tokens 500 --users 32 --slo-tpot-ms 30
+  servesim plan --model ./Llama-3.1-70B/config.json --workload chat --slo-ttft-ms 500 --gpus H100,H200
+  servesim plan --model glm-5.3-flash --context 128K --users 16 --explain-row 875`,
 		Setup: func(fs *pflag.FlagSet, e *env) func([]string) error {
-			var sf scenarioFlags
+			sf := scenarioFlags{noGPUsFlag: true}
 			sf.register(fs)
-			modelRef := fs.String("model", "", "model: built-in `name`, servesim model TOML, or HF config.json (default: the scenario's)")
+			modelRef := fs.String("model", "", "model: built-in `name`, Hugging Face id (from a built-in config or the local Hugging Face cache), a directory holding config.json, a config.json or a servesim model TOML (default: the scenario's)")
 			drafterRef := fs.String("drafter", "", "speculative drafter description: built-in `name` or file (default: the scenario's for its model, else <model>-dflash2 if built in)")
-			ctx := fs.String("context", "", "prompt length per user: `tokens` or KiB of tokens (128K)")
-			users := fs.Int("users", 0, "simultaneous users (streams) at --context")
-			wl := fs.String("workload", "", "workload `file` or preset instead of --context/--users")
+			ctx := fs.String("context", "", "the llm-inference-bench question: prompt length per stream, `tokens` or KiB of tokens (128K); output: the protocol's 4,096 tokens unless --output-tokens")
+			users := fs.Int("users", 0, "simultaneous users (streams, the concurrency) at --context or --input-tokens")
+			inTok := fs.String("input-tokens", "", "your question: prompt `tokens` per request (1000, 8K), closed loop at --users, 10 x --users requests (at least 100)")
+			outTok := fs.Int("output-tokens", 0, fmt.Sprintf("output `tokens` per request (default: %d with --input-tokens; the protocol's 4,096 with --context)", defaultOutputTokens))
+			wl := fs.String("workload", "", "workload `file` or preset instead of --context/--input-tokens and --users")
 			var bf benchFlags
 			bf.register(fs, false)
 			var slo sloFlags
 			slo.register(fs)
 			def := planner.DefaultSpace()
-			gpus := fs.String("gpus", "", "candidate GPUs, comma-separated `list` (default: the whole catalog)")
+			gpus := fs.String("gpus", "", "candidate GPUs, a comma-separated `list` of names (default: the whole catalog); a number N is the scenario's GPU count, as on the other commands")
 			catalog := fs.String("catalog", "", "GPU catalog `file` adding or overriding entries ([[gpu]] TOML)")
 			maxGPUs := fs.Int("max-gpus", def.MaxGPUs, "most GPUs in a configuration (`N`, 1..4096)")
 			counts := fs.String("gpu-counts", "", "GPU counts to try, `list` (default: powers of two up to --max-gpus)")
@@ -224,6 +255,8 @@ Example:
 			format.register(fs, planFormats())
 			top := fs.Int("top", 25, "hardware layouts shown in the table (`N`)")
 			all := fs.Bool("all", false, "table: every configuration that loads, not the best per layout")
+			showCmds := fs.Bool("show-commands", false, "print each row's `vllm serve` and `vllm bench serve` commands (table: every row shown; csv, json: every row)")
+			explainRow := fs.Int("explain-row", -1, "print row `N` (its index) in full: flags, vLLM's defaults, predictions, launch commands")
 			var out outFlag
 			out.register(fs, "the plan")
 			return func(args []string) error {
@@ -252,9 +285,18 @@ Example:
 					return err
 				}
 				var spec0 *workload.Spec
+				if fs.Changed("output-tokens") && *outTok < 1 {
+					return usagef("--output-tokens %d: must be a positive integer", *outTok)
+				}
+				if n, err := strconv.Atoi(*gpus); err == nil {
+					if n < 1 {
+						return usagef("--gpus %d: must be a positive number of GPUs, or a list of GPU names", n)
+					}
+					sf.gpus, *gpus = n, ""
+				}
 				switch {
-				case len(bf.cmdlines) > 0 && (*wl != "" || *ctx != "" || fs.Changed("users")):
-					return usagef("--vllm-bench, --workload and --context/--users are exclusive")
+				case len(bf.cmdlines) > 0 && (*wl != "" || *ctx != "" || *inTok != "" || fs.Changed("users") || fs.Changed("output-tokens")):
+					return usagef("--vllm-bench, --workload and --context/--input-tokens/--users/--output-tokens are exclusive")
 				case len(bf.cmdlines) > 0:
 					s, err := bf.benchWorkload(fs, nil, e.stderr)
 					if err != nil {
@@ -263,16 +305,34 @@ Example:
 					spec0 = s
 				case bf.used(fs):
 					return usagef("--special-tokens and --chars-per-token apply to --vllm-bench")
-				case *wl != "" && (*ctx != "" || fs.Changed("users")):
-					return usagef("--workload and --context/--users are exclusive")
+				case *wl != "" && (*ctx != "" || *inTok != "" || fs.Changed("users") || fs.Changed("output-tokens")):
+					return usagef("--workload and --context/--input-tokens/--users/--output-tokens are exclusive")
 				case *wl != "":
 					s, err := loadWorkload(*wl)
 					if err != nil {
 						return err
 					}
 					spec0 = s
+				case *ctx != "" && *inTok != "":
+					return usagef("--context (the llm-inference-bench question) and --input-tokens (a fixed prompt length) are exclusive")
+				case *inTok != "":
+					in, err := matrix.ParseContext(*inTok)
+					if err != nil || in < 1 {
+						return usagef("--input-tokens %q: want a token count such as 1000 or 8K", *inTok)
+					}
+					if *users < 1 {
+						return usagef("--input-tokens needs --users (the concurrency)")
+					}
+					out := *outTok
+					if out == 0 {
+						out = defaultOutputTokens
+					}
+					spec0 = fixedLengthWorkload(in, out, *users)
+					if !fs.Changed("output-tokens") {
+						fmt.Fprintf(e.stderr, "servesim: %d output tokens per request (the default; --output-tokens to change)\n", out)
+					}
 				case *ctx == "" || *users == 0:
-					return usagef("give --context and --users (e.g. --context 128K --users 16), --workload or --vllm-bench")
+					return usagef("give --context and --users (e.g. --context 128K --users 16), --input-tokens and --users (e.g. --input-tokens 2000 --output-tokens 500 --users 32), --workload or --vllm-bench")
 				default:
 					if _, err := matrix.ParseContext(*ctx); err != nil {
 						return usagef("--context: %v", err)
@@ -341,7 +401,11 @@ Example:
 					return err
 				}
 				if spec0 == nil {
-					spec0 = planner.BenchWorkload(&r.Scenario.Protocol, *ctx, *users)
+					proto := r.Scenario.Protocol
+					if *outTok > 0 {
+						proto.MaxOutput = *outTok
+					}
+					spec0 = planner.BenchWorkload(&proto, *ctx, *users)
 				}
 				if err := slo.apply(fs, &spec0.SLO); err != nil {
 					return err
@@ -374,6 +438,10 @@ Example:
 					}
 				}
 				q := planner.ScenarioQuestion(r, ms, spec0, cands, sp)
+				if !ms.Scenario && sf.config == "" && sf.vllmCmd == "" {
+					// The embedded seed's engine version is the seed's, not the question's.
+					q.Engine.Version = sf.vllmVersion
+				}
 				fmt.Fprintf(e.stderr, "servesim: planning %s for %s\n", ms.ModelRef, spec0.Describe())
 				start := time.Now()
 				draw, finish := progressBar(e.stderr, "simulations")
@@ -384,7 +452,18 @@ Example:
 				}
 				fmt.Fprintf(e.stderr, "servesim: %d rows, %d simulations in %.1f s\n", len(p.Results), p.Counts.Simulated, time.Since(start).Seconds())
 				var buf bytes.Buffer
-				if err := format.write(&buf, planResult{p, planner.TableOptions{Top: *top, All: *all}}); err != nil {
+				if *explainRow >= 0 {
+					if err := p.WriteRow(&buf, *explainRow); err != nil {
+						return err
+					}
+					return out.write(e.stdout, &buf)
+				}
+				if *showCmds {
+					if err := p.AddCommands(); err != nil {
+						return err
+					}
+				}
+				if err := format.write(&buf, planResult{p, planner.TableOptions{Top: *top, All: *all, Commands: *showCmds}}); err != nil {
 					return err
 				}
 				return out.write(e.stdout, &buf)

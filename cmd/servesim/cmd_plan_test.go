@@ -117,7 +117,13 @@ func TestPlanUsageErrors(t *testing.T) {
 		{[]string{"plan", "--context", "8K", "--users", "2", "--ep", "maybe"}, 2, `--ep: "maybe"`},
 		{[]string{"plan", "--context", "8K", "--users", "2", "--slo-tpot-ms", "-3"}, 2, "--slo-tpot-ms -3"},
 		{[]string{"plan", "--context", "8K", "--users", "2", "--gpu-memory-utilization", "1.5", "--gpus", "B200"}, 1, "gpu-memory-utilization 1.5"},
-		{[]string{"plan", "--context", "8K", "--users", "2", "--model", "gpt-7"}, 1, `unknown built-in model "gpt-7"`},
+		{[]string{"plan", "--context", "8K", "--users", "2", "--model", "gpt-7"}, 1, `model "gpt-7": no description found offline`},
+		{[]string{"plan", "--context", "8K", "--users", "2", "--model", "org/gpt-7"}, 1, "huggingface-cli download org/gpt-7 config.json"},
+		{[]string{"plan", "--context", "8K", "--input-tokens", "1000", "--users", "2"}, 2, "exclusive"},
+		{[]string{"plan", "--input-tokens", "1000"}, 2, "--input-tokens needs --users"},
+		{[]string{"plan", "--input-tokens", "1000", "--users", "2", "--output-tokens", "0"}, 2, "--output-tokens 0"},
+		{[]string{"plan", "--context", "40K", "--users", "2", "--model", "../../model/hf/testdata/qwen3-32b/config.json"}, 1, "more than the max_model_len 40960"},
+		{[]string{"plan", "--context", "8K", "--users", "2", "--model", "../../model/hf/testdata/qwen3-32b/config.json", "--max-model-len", "65536"}, 1, "allows at most 40960"},
 		{[]string{"plan", "--context", "8K", "--users", "2", "--format", "xml"}, 2, `--format "xml"`},
 		{[]string{"plan", "--context", "8K", "--users", "2", "--out", filepath.Join(dir, "no", "dir", "x.json")}, 1, "cannot write"},
 		{[]string{"merge"}, 2, "give the shard files"},
@@ -186,7 +192,10 @@ func TestHardwareAndModel(t *testing.T) {
 	if code, _, errs := runCLI("model", "show", unknown); code != 1 || !strings.Contains(errs, "llama") {
 		t.Errorf("unknown family: exit %d: %s", code, errs)
 	}
-	if code, _, _ := runCLI("model", "list"); code != 2 {
-		t.Errorf("model list: exit %d", code)
+	if code, _, _ := runCLI("model", "list", "x"); code != 2 {
+		t.Errorf("model list x: exit %d", code)
+	}
+	if code, _, _ := runCLI("model", "frobnicate"); code != 2 {
+		t.Errorf("model frobnicate: exit %d", code)
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/servesim/servesim/internal/fsutil"
 	"github.com/servesim/servesim/matrix"
+	"github.com/servesim/servesim/model/deploy"
 	"github.com/servesim/servesim/scenario"
 	"github.com/servesim/servesim/sim"
 	"github.com/servesim/servesim/vllmcmd"
@@ -23,16 +24,28 @@ type scenarioFlags struct {
 	uncalibrated bool
 	vllmCmd      string
 	seed         seedFlag
+	gpu          string
+	gpus         int
+	modelConfig  string
+	vllmVersion  string
 	// vllmWords, when set, is a launch command already split into words (import's positional
 	// arguments); it takes the place of --vllm-cmd.
 	vllmWords []string
+	// noGPUsFlag leaves --gpus to the command (plan's --gpus also takes a list of GPU kinds).
+	noGPUsFlag bool
 }
 
 func (f *scenarioFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&f.config, "config", "", "scenario TOML `file` (default: the embedded seed scenario; see 'servesim config')")
+	fs.StringVar(&f.config, "config", "", "scenario TOML `file` (default: the embedded seed scenario, or an empty one with --vllm-cmd or --model-config; see 'servesim config')")
 	fs.StringVar(&f.params, "params", "", "parameter `file` from 'servesim fit --out' (default: the built-in calibration that matches, else priors)")
 	fs.BoolVar(&f.uncalibrated, "uncalibrated", false, "use the physical priors, ignoring every calibration")
-	fs.StringVar(&f.vllmCmd, "vllm-cmd", "", "a `vllm serve ...` launch command whose flags replace the scenario's engine section")
+	fs.StringVar(&f.vllmCmd, "vllm-cmd", "", "a `vllm serve ...` launch command: the engine section and the model; flags it does not give take vLLM's defaults")
+	fs.StringVar(&f.gpu, "gpu", "", "the GPU `name` (see 'servesim hardware list'); required with --vllm-cmd unless --config gives one")
+	if !f.noGPUsFlag {
+		fs.IntVar(&f.gpus, "gpus", 0, "the number of GPUs (`N`; default: the engine's TP x PP x DP)")
+	}
+	fs.StringVar(&f.modelConfig, "model-config", "", "the model's Hugging Face config.json, or the `path` of the directory holding it (instead of the built-ins and the Hugging Face cache)")
+	fs.StringVar(&f.vllmVersion, "vllm-version", "", "the vLLM `version` whose defaults apply (default: the scenario's, else "+deploy.DefaultVersion+")")
 	fs.Var(&f.seed, "seed", "random `seed` for speculative acceptance, a non-negative integer (default: the scenario's)")
 }
 
@@ -62,22 +75,20 @@ func (s *seedFlag) Set(v string) error {
 func (s *seedFlag) Type() string { return "uint" }
 
 // isSeed reports whether the run uses the embedded seed scenario unchanged.
-func (f *scenarioFlags) isSeed() bool { return f.config == "" && f.vllmCmd == "" && f.vllmWords == nil }
+func (f *scenarioFlags) isSeed() bool {
+	return f.config == "" && f.vllmCmd == "" && f.vllmWords == nil && f.gpu == "" && f.gpus == 0 && f.modelConfig == "" && f.vllmVersion == ""
+}
 
-// load resolves the scenario, printing notes (ignored vLLM flags) to stderr. Every command that
-// reads a scenario goes through it.
-func (f *scenarioFlags) load(stderr io.Writer) (*scenario.Resolved, error) {
+// scenario builds the scenario the flags describe, printing notes (ignored vLLM flags) to stderr:
+// --config, else the embedded seed, else (with a vLLM command or --model-config) an empty scenario
+// whose engine flags all take vLLM's defaults; then the command, the model config, the hardware,
+// the version and the seed.
+func (f *scenarioFlags) scenario(stderr io.Writer) (*scenario.Scenario, error) {
 	if f.params != "" && f.uncalibrated {
 		return nil, usagef("--params and --uncalibrated contradict each other")
 	}
-	var s *scenario.Scenario
-	if f.config != "" {
-		var err error
-		if s, err = scenario.Load(f.config); err != nil {
-			return nil, err
-		}
-	} else {
-		s = scenario.Default()
+	if f.gpus < 0 {
+		return nil, usagef("--gpus %d: must be a positive integer", f.gpus)
 	}
 	words := f.vllmWords
 	if f.vllmCmd != "" {
@@ -85,6 +96,18 @@ func (f *scenarioFlags) load(stderr io.Writer) (*scenario.Resolved, error) {
 		if words, err = vllmcmd.Split(f.vllmCmd); err != nil {
 			return nil, fmt.Errorf("--vllm-cmd: %w", err)
 		}
+	}
+	var s *scenario.Scenario
+	switch {
+	case f.config != "":
+		var err error
+		if s, err = scenario.Load(f.config); err != nil {
+			return nil, err
+		}
+	case words != nil || f.modelConfig != "":
+		s = scenario.New()
+	default:
+		s = scenario.Default()
 	}
 	if words != nil {
 		notes, err := s.ApplyVLLM(words)
@@ -95,10 +118,42 @@ func (f *scenarioFlags) load(stderr io.Writer) (*scenario.Resolved, error) {
 			fmt.Fprintln(stderr, n)
 		}
 	}
+	if f.modelConfig != "" {
+		s.Model.File = f.modelConfig
+	}
+	if f.gpu != "" {
+		s.Hardware.GPU = f.gpu
+	}
+	if f.gpus > 0 {
+		s.Hardware.Count = f.gpus
+	}
+	if f.vllmVersion != "" {
+		if _, err := deploy.ParseVersion(f.vllmVersion); err != nil {
+			return nil, usagef("--vllm-version %q: %v", f.vllmVersion, err)
+		}
+		s.Engine.Version = f.vllmVersion
+	}
 	if f.seed.set {
 		s.Seed = f.seed.v
 	}
-	return s.Resolve(scenario.ResolveOptions{ParamsFile: f.params, Uncalibrated: f.uncalibrated})
+	return s, nil
+}
+
+// load resolves the scenario, printing notes to stderr. Every command that reads a scenario goes
+// through it.
+func (f *scenarioFlags) load(stderr io.Writer) (*scenario.Resolved, error) {
+	s, err := f.scenario(stderr)
+	if err != nil {
+		return nil, err
+	}
+	r, err := s.Resolve(scenario.ResolveOptions{ParamsFile: f.params, Uncalibrated: f.uncalibrated})
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintln(stderr, "note: "+n)
+	}
+	return r, nil
 }
 
 // loadServer resolves the scenario and builds its simulated server.

@@ -11,8 +11,10 @@
 //
 // Commands: matrix, capacity, explain, config, import, fit, plot, hardware, model, simulate,
 // plan, merge, report, version. Without --config a command uses the embedded seed scenario
-// (package scenario); --params, --uncalibrated, --vllm-cmd and --seed change the parameters, the
-// engine flags and the seed of any simulating command.
+// (package scenario), or an empty one when --vllm-cmd or --model-config gives the model; --gpu,
+// --gpus, --vllm-cmd (the engine flags and the model; every flag it leaves out takes vLLM's default),
+// --model-config, --vllm-version, --params, --uncalibrated and --seed change the hardware, the
+// engine, the model, the parameters and the seed of any simulating command.
 //
 // Reading order: main.go (signals, then run), cli.go (command: a pflag FlagSet with
 // ContinueOnError, Short and Long help and an action; run, usage errors, help), common.go (the

@@ -21,6 +21,13 @@ type Attention struct {
 	VHeadDim int      `toml:"v_head_dim,omitempty"` // value head dim (GQA: defaults to HeadDim; MLA: per-head v dim)
 	// Window > 0 makes a GQA layer sliding-window: each token attends to the last Window tokens.
 	Window int `toml:"window,omitempty"`
+	// Chunk > 0 makes a GQA layer chunked-local (Llama 4): each token attends to the earlier tokens
+	// of its own Chunk-aligned chunk.
+	Chunk int `toml:"chunk,omitempty" json:",omitempty"`
+	// NoPE marks a GQA layer without rotary position embedding (Llama 4's global layers).
+	NoPE bool `toml:"nope,omitempty" json:",omitempty"`
+	// Sinks marks a GQA layer with one learned attention-sink logit per head (gpt-oss).
+	Sinks bool `toml:"sinks,omitempty" json:",omitempty"`
 
 	// MLA.
 	QLoraRank  int `toml:"q_lora_rank,omitempty"`
@@ -89,6 +96,28 @@ type Arch struct {
 	// SharesTargetEmbeddings marks a draft model that reuses the target model's embedding table and
 	// lm_head (EAGLE, DFlash): they are neither stored nor counted twice.
 	SharesTargetEmbeddings bool `toml:"shares_target_embeddings,omitempty"`
+	// EncoderParams counts the weights of a modality encoder the checkpoint carries (a vision tower
+	// and its projector): vLLM loads them (in EmbedDType, split over TP), but text requests do not
+	// run them, so they count in memory and in the total, not in the active parameters or the step.
+	EncoderParams int64 `toml:"encoder_params,omitempty" json:",omitempty"`
+
+	// Checkpoint facts that do not change the layers (model/hf fills them from config.json).
+
+	// Quantization is the quantization method vLLM resolves from the checkpoint ("fp8",
+	// "compressed-tensors", "modelopt_fp4", "gptq_marlin", ...; "" for none).
+	Quantization string `toml:"quantization,omitempty" json:",omitempty"`
+	// KVCacheDType is the KV-cache format the checkpoint prescribes (ModelOpt kv_cache_quant_algo,
+	// compressed-tensors kv_cache_scheme), which vLLM's kv_cache_dtype "auto" takes; "" for none.
+	KVCacheDType DType `toml:"kv_cache_dtype,omitempty" json:",omitempty"`
+	// MaxModelLen is the max_model_len vLLM derives from the config (0: not known); MaxModelLenRule
+	// says how ("max_position_embeddings 131072; rope_scaling rope_type llama3 is not scaled").
+	MaxModelLen     int    `toml:"max_model_len,omitempty" json:",omitempty"`
+	MaxModelLenRule string `toml:"-" json:"-"`
+	// MTPLayers is the number of multi-token-prediction layers the checkpoint carries
+	// (num_nextn_predict_layers): not part of the served model, loaded only by the mtp drafter.
+	MTPLayers int `toml:"mtp_layers,omitempty" json:",omitempty"`
+	// Notes says what the description leaves out or approximates, for people.
+	Notes []string `toml:"notes,omitempty" json:",omitempty"`
 }
 
 // NumLayers is the number of decoder layers.
@@ -115,6 +144,15 @@ func (a *Arch) Normalize() error {
 	if a.EmbedDType == "" {
 		a.EmbedDType = BF16
 	}
+	if err := a.EmbedDType.Valid(); err != nil {
+		return fmt.Errorf("model %q: embed_dtype: %w", a.Name, err)
+	}
+	if a.KVCacheDType != "" && a.KVCacheDType != BF16 && a.KVCacheDType != FP16 && a.KVCacheDType != FP8 {
+		return fmt.Errorf("model %q: kv_cache_dtype = %q: want bf16, fp16 or fp8", a.Name, a.KVCacheDType)
+	}
+	if a.EncoderParams < 0 || a.MaxModelLen < 0 || a.MTPLayers < 0 {
+		return fmt.Errorf("model %q: encoder_params, max_model_len and mtp_layers must be >= 0", a.Name)
+	}
 	for i := range a.Layers {
 		g := &a.Layers[i]
 		where := fmt.Sprintf("model %q: layers[%d]", a.Name, i)
@@ -131,6 +169,9 @@ func (a *Arch) Normalize() error {
 		}
 		if at.DType == "" {
 			at.DType = BF16
+		}
+		if err := at.DType.Valid(); err != nil {
+			return fmt.Errorf("%s.attention.dtype: %w", where, err)
 		}
 		if at.ProjParams == 0 {
 			at.ProjParams = k.build(at).ProjParams(a.Hidden)
@@ -156,6 +197,14 @@ func (a *Arch) Normalize() error {
 		}
 		if f.ExpertDType == "" {
 			f.ExpertDType = f.DType
+		}
+		for _, d := range []struct {
+			key string
+			v   DType
+		}{{"dtype", f.DType}, {"expert_dtype", f.ExpertDType}} {
+			if err := d.v.Valid(); err != nil {
+				return fmt.Errorf("%s.ffn.%s: %w", where, d.key, err)
+			}
 		}
 	}
 	return nil

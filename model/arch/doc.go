@@ -6,8 +6,9 @@
 // Reading order: arch.go (Arch, LayerGroup, Attention, FFN, Normalize), kind.go (Mixer, the
 // registry of kinds, Roofline, Seconds), one file per kind (gqa.go, mla.go, sparse_mla.go,
 // linear.go), kvspec.go (KVSpec, KVBytesPerToken), weights.go (WeightSets, the one walk over the
-// weights, and Params), dtype.go (DType and bytes per element), builtin.go (the embedded model
-// descriptions under data/models).
+// weights, and Params), dtype.go (DType, Format: bytes per element with group, block and per-row
+// scales, and the GEMM compute class), builtin.go (the embedded model descriptions under
+// data/models).
 //
 // Main types:
 //
@@ -37,7 +38,7 @@
 // cache stores 1 byte per value with per-tensor scales):
 //
 //	GQA         max(1, kv_heads / tp) x (head_dim + v_head_dim) x bytes; sliding-window layers
-//	            hold only the last window tokens
+//	            hold only the last window tokens, chunked-local layers (Llama 4) at most a chunk
 //	MLA         (kv_lora_rank + qk_rope_head_dim) x bytes, not split by TP (DeepSeek-V2, 2024)
 //	sparse MLA  with fp8, vLLM's fp8_ds_mla page: kv_lora fp8 values + 4 bytes per 128 of them +
 //	            2 x max(rope, 64) bytes of bf16 rope (656 for kv_lora 512), plus one indexer key of
@@ -50,7 +51,8 @@
 // max(bytes / bandwidth, FLOPs / peak) (Williams, Waterman and Patterson, CACM 2009), with
 // A(s, t, k) = sum over positions p = s+1..s+t of min(p, k) attended tokens:
 //
-//	GQA         2 x heads/tp x A(s, t, window) x (d + dv) FLOPs; the held KV read once; / attn_eff
+//	GQA         2 x heads/tp x A(s, t, window) x (d + dv) FLOPs (chunked: each position p attends
+//	            to ((p - 1) mod chunk) + 1 keys); the held KV read once; / attn_eff
 //	MLA         absorbed in decode, 2 x heads/tp x A x (2 kv_lora + rope); expanded in prefill,
 //	            2 x heads/tp x A x (nope + rope + v); the latent read once; / attn_eff
 //	sparse MLA  indexer: 2 x index_heads x index_dim x A(s, t, 0) / compress fp8 FLOPs at
@@ -63,5 +65,9 @@
 //
 // Weights (Arch.WeightSets): attention projections per kind (Mixer.ProjParams, unless the
 // description or model/hf gives them); an MLP has 3 matrices of hidden x intermediate (SwiGLU) or
-// 2; a router hidden x experts; the embedding table and an untied lm_head vocab x hidden.
+// 2; a router hidden x experts; the embedding table and an untied lm_head vocab x hidden; a
+// modality encoder's weights (loaded, never run for text). Bytes of a set: weights x
+// BytesPerParam (elements plus group or block scales and zero points: NVFP4 0.5625, MXFP4
+// 0.53125, block fp8 1 + 4/16384, int4 with 16-bit scales per 128 0.5 + 2/128, with 4-bit zeros
+// 0.5 + 2.5/128) plus, for per-channel formats, output rows x RowScaleBytes.
 package arch

@@ -17,6 +17,9 @@ type GQA struct {
 	HeadDim  int // query/key head dimension
 	VHeadDim int // value head dimension
 	Window   int // > 0: sliding window, each token attends to the last Window tokens
+	Chunk    int // > 0: chunked local attention, each token attends within its Chunk-aligned chunk
+	NoPE     bool
+	Sinks    bool
 }
 
 func checkGQA(a *Attention) error {
@@ -26,6 +29,9 @@ func checkGQA(a *Attention) error {
 	if a.Heads%a.KVHeads != 0 {
 		return fmt.Errorf("heads = %d is not a multiple of kv_heads = %d", a.Heads, a.KVHeads)
 	}
+	if a.Window < 0 || a.Chunk < 0 || (a.Window > 0 && a.Chunk > 0) {
+		return fmt.Errorf("window = %d, chunk = %d: want at most one of them positive", a.Window, a.Chunk)
+	}
 	if a.VHeadDim == 0 {
 		a.VHeadDim = a.HeadDim
 	}
@@ -33,7 +39,8 @@ func checkGQA(a *Attention) error {
 }
 
 func newGQA(a *Attention) Mixer {
-	return GQA{Heads: a.Heads, KVHeads: a.KVHeads, HeadDim: a.HeadDim, VHeadDim: a.VHeadDim, Window: a.Window}
+	return GQA{Heads: a.Heads, KVHeads: a.KVHeads, HeadDim: a.HeadDim, VHeadDim: a.VHeadDim, Window: a.Window,
+		Chunk: a.Chunk, NoPE: a.NoPE, Sinks: a.Sinks}
 }
 
 // Kind is AttnGQA.
@@ -66,7 +73,10 @@ func (g GQA) KVProjParams(hidden int) int64 {
 
 // KVSpec is max(1, KV / tp) x (d + dv) x bytes per token, for every token or, with a window, for
 // the last Window tokens (vLLM vllm/v1/kv_cache_interface.py, FullAttentionSpec and
-// SlidingWindowSpec). An fp8 cache carries per-tensor scales: 1 byte per value.
+// SlidingWindowSpec). An fp8 cache carries per-tensor scales: 1 byte per value. A chunked-local
+// layer is given as a sliding window of Chunk tokens: vLLM's ChunkedLocalAttentionSpec reserves,
+// like SlidingWindowSpec, about a chunk plus one batch of tokens per request, and a request never
+// holds more than its current chunk.
 func (g GQA) KVSpec(tp int, kv DType) KVSpec {
 	kvh := max(1, g.KVHeads/tp)
 	s := KVSpec{Kind: SpecFull, AlignTokens: 16}
@@ -77,6 +87,10 @@ func (g GQA) KVSpec(tp int, kv DType) KVSpec {
 	if g.Window > 0 {
 		s.Kind = SpecSliding
 		s.Window = g.Window
+	}
+	if g.Chunk > 0 {
+		s.Kind = SpecSliding
+		s.Window = g.Chunk
 	}
 	return s
 }
@@ -89,6 +103,15 @@ func (g GQA) String() string {
 	if g.Window > 0 {
 		s += fmt.Sprintf(", sliding window %d", g.Window)
 	}
+	if g.Chunk > 0 {
+		s += fmt.Sprintf(", chunked local %d", g.Chunk)
+	}
+	if g.NoPE {
+		s += ", NoPE"
+	}
+	if g.Sinks {
+		s += ", sinks"
+	}
 	return s
 }
 
@@ -97,24 +120,34 @@ type gqaCost struct {
 	heads           float64 // query heads per rank
 	qkDim, vDim     float64
 	window          int
+	chunk           int
 	kvBytesPerToken float64 // per GPU
 }
 
 // Prepare splits the query heads over tp ranks.
 func (g GQA) Prepare(tp int, kv DType) LayerCost {
 	return &gqaCost{heads: float64(g.Heads) / float64(tp), qkDim: float64(g.HeadDim), vDim: float64(g.VHeadDim),
-		window: g.Window, kvBytesPerToken: g.KVSpec(tp, kv).BytesPerToken}
+		window: g.Window, chunk: g.Chunk, kvBytesPerToken: g.KVSpec(tp, kv).BytesPerToken}
 }
 
 // Seconds is the FlashAttention roofline (Dao, "FlashAttention-2", 2023): each of the tokens
-// queries attends to min(position, window) keys, 2 x heads x (d + dv) FLOPs per query-key pair,
-// and the KV the request holds is read once; divided by attn_eff.
+// queries attends to min(position, window) keys, or in a chunked layer to the earlier keys of its
+// chunk, 2 x heads x (d + dv) FLOPs per query-key pair, and the KV the request holds (from the
+// start of the first chunk the new tokens touch) is read once; divided by attn_eff.
 func (c *gqaCost) Seconds(r *Roofline, start, tokens int, decode bool) Seconds {
-	ctx := sumMinPos(start, tokens, c.window)
+	var ctx float64
+	if c.chunk > 0 {
+		ctx = sumChunkPos(start, tokens, c.chunk)
+	} else {
+		ctx = sumMinPos(start, tokens, c.window)
+	}
 	flops := 2 * c.heads * ctx * (c.qkDim + c.vDim)
 	held := float64(start + tokens)
 	if c.window > 0 {
 		held = math.Min(held, float64(c.window))
+	}
+	if c.chunk > 0 {
+		held = float64(start + tokens - start/c.chunk*c.chunk)
 	}
 	return Seconds{Attention: math.Max(flops/r.BF16FLOPS, held*c.kvBytesPerToken/r.BandwidthBytesPerS) / r.AttnEff}
 }

@@ -128,3 +128,15 @@ func sumMinPos(s, t, k int) float64 {
 	kk := float64(k)
 	return (lo+kk)*(kk-lo+1)/2 + kk*(hi-kk)
 }
+
+// sumChunkPos returns sum over positions p = s+1 .. s+t of ((p-1) mod c) + 1: the attended tokens
+// of t causal queries after s cached ones when each attends only within its c-aligned chunk.
+func sumChunkPos(s, t, c int) float64 {
+	// Prefix sums: F(n) = sum over p = 1..n = full chunks x c(c+1)/2 + r(r+1)/2, r = n mod c.
+	f := func(n int) float64 {
+		q, r := float64(n/c), float64(n%c)
+		cc := float64(c)
+		return q*cc*(cc+1)/2 + r*(r+1)/2
+	}
+	return f(s+t) - f(s)
+}

@@ -25,6 +25,11 @@ func checkLinear(a *Attention) error {
 	if a.StateDType == "" {
 		a.StateDType = FP32
 	}
+	switch a.StateDType {
+	case FP32, BF16, FP16, FP8:
+	default:
+		return fmt.Errorf("state_dtype = %q: want fp32, bf16, fp16 or fp8", a.StateDType)
+	}
 	if a.ConvChannels == 0 && a.ConvKernel > 0 {
 		a.ConvChannels = a.StateHeads * (2*a.StateKeyDim + a.StateValDim)
 	}

@@ -12,6 +12,7 @@ const (
 	PartExtra                           // norms and other small per-layer weights (bf16, replicated)
 	PartEmbedding                       // the token embedding table
 	PartLMHead                          // the lm_head, when not tied to the embedding table
+	PartEncoder                         // a modality encoder (vision tower): loaded, not run for text
 )
 
 // WeightSet is one set of weights of a model: Layers x Experts copies of Params weights stored in
@@ -27,6 +28,11 @@ type WeightSet struct {
 	ActiveExperts int
 	// Params is the weight count of one copy in one layer.
 	Params int64
+	// Rows is the number of output rows of one copy's matrices, for formats with one scale per
+	// row (DType.RowScaleBytes). Exact for MLPs and experts (2 x intermediate + hidden when
+	// gated); Params / hidden for attention projections and the rest (every input taken as
+	// hidden wide).
+	Rows int64
 }
 
 // Replicated reports whether every tensor-parallel rank holds the whole set (routers and the small
@@ -36,9 +42,14 @@ func (w *WeightSet) Replicated() bool { return w.Part == PartRouter || w.Part ==
 // Total is the set's weight count, Layers x Experts x Params.
 func (w *WeightSet) Total() int64 { return int64(w.Layers) * int64(w.Experts) * w.Params }
 
-// Bytes is the set's storage, scales included (one copy of the model, no parallelism).
+// Bytes is the set's storage, scales included (one copy of the model, no parallelism): elements
+// and group scales at DType.BytesPerParam, plus per-row scales for per-channel formats.
 func (w *WeightSet) Bytes() float64 {
-	return float64(w.Layers) * float64(w.Experts) * float64(w.Params) * w.DType.BytesPerParam()
+	b := float64(w.Layers) * float64(w.Experts) * float64(w.Params) * w.DType.BytesPerParam()
+	if r := w.DType.RowScaleBytes(); r > 0 {
+		b += float64(w.Layers) * float64(w.Experts) * float64(w.Rows) * r
+	}
+	return b
 }
 
 // WeightSets lists every weight of the model, the one walk over the layers that counts weights
@@ -46,24 +57,29 @@ func (w *WeightSet) Bytes() float64 {
 // `servesim model show` all read it). The order is fixed: for each layer group its attention
 // projections, then its dense MLP, or its shared experts, router and routed experts, then its
 // small weights; after the layers the embedding table and the lm_head (absent when tied or shared
-// with the target model). Sets with zero weights are listed too.
+// with the target model), then a modality encoder when the model has one. Sets with zero weights
+// are listed too.
 func (a *Arch) WeightSets() []WeightSet {
 	h := a.Hidden
-	out := make([]WeightSet, 0, 4*len(a.Layers)+2)
+	out := make([]WeightSet, 0, 4*len(a.Layers)+3)
 	one := func(p WeightPart, d DType, layers int, params int64) WeightSet {
-		return WeightSet{Part: p, DType: d, Layers: layers, Experts: 1, ActiveExperts: 1, Params: params}
+		return WeightSet{Part: p, DType: d, Layers: layers, Experts: 1, ActiveExperts: 1, Params: params, Rows: params / int64(max(h, 1))}
 	}
 	for _, g := range a.Layers {
 		f := &g.FFN
 		out = append(out, one(PartAttention, g.Attn.DType, g.Count, g.Attn.ProjParams))
 		switch f.Kind {
 		case FFNDense:
-			out = append(out, one(PartDenseMLP, f.DType, g.Count, f.DenseParams(h)))
+			d := one(PartDenseMLP, f.DType, g.Count, f.DenseParams(h))
+			d.Rows = f.rows(h, f.Intermediate)
+			out = append(out, d)
 		case FFNMoE:
-			out = append(out, one(PartSharedExperts, f.DType, g.Count, f.SharedParams(h)),
+			sh := one(PartSharedExperts, f.DType, g.Count, f.SharedParams(h))
+			sh.Rows = int64(f.SharedExperts) * f.rows(h, f.SharedIntermediate)
+			out = append(out, sh,
 				one(PartRouter, BF16, g.Count, f.RouterParams(h)),
 				WeightSet{Part: PartRoutedExperts, DType: f.ExpertDType, Layers: g.Count, Experts: f.Experts, ActiveExperts: f.TopK,
-					Params: f.ExpertParams(h)})
+					Params: f.ExpertParams(h), Rows: f.rows(h, f.ExpertIntermediate)})
 		}
 		out = append(out, one(PartExtra, BF16, g.Count, a.ExtraParamsPerLayer))
 	}
@@ -71,8 +87,13 @@ func (a *Arch) WeightSets() []WeightSet {
 		emb := int64(a.Vocab) * int64(h)
 		out = append(out, one(PartEmbedding, a.EmbedDType, 1, emb))
 		if !a.TiedEmbed {
-			out = append(out, one(PartLMHead, a.EmbedDType, 1, emb))
+			lm := one(PartLMHead, a.EmbedDType, 1, emb)
+			lm.Rows = int64(a.Vocab)
+			out = append(out, lm)
 		}
+	}
+	if a.EncoderParams > 0 {
+		out = append(out, one(PartEncoder, a.EmbedDType, 1, a.EncoderParams))
 	}
 	return out
 }
@@ -94,7 +115,29 @@ type ParamCount struct {
 	Total  int64
 	Active int64
 	// Breakdown.
-	Embedding, LMHead, Attention, DenseMLP, SharedExperts, RoutedExperts, Router, Extra int64
+	Embedding, LMHead, Attention, DenseMLP, SharedExperts, RoutedExperts, Router, Extra, Encoder int64
+}
+
+// ActiveNonEmbedding is Active without the lm_head: the weights a token runs through in the
+// decoder layers only (Zhipu's convention: GLM-4.5's 32 B, GLM-5's 40 B).
+func (c ParamCount) ActiveNonEmbedding(a *Arch) int64 {
+	if a.SharesTargetEmbeddings {
+		return c.Active
+	}
+	if a.TiedEmbed {
+		return c.Active - c.Embedding
+	}
+	return c.Active - c.LMHead
+}
+
+// ActiveWithEmbedding is Active plus the embedding table (when it is not the lm_head's too): the
+// convention of publishers that count every weight a token touches, the embedding row included
+// (Mistral's 12.9 B for Mixtral-8x7B, Qwen's "activated" counts).
+func (c ParamCount) ActiveWithEmbedding(a *Arch) int64 {
+	if a.TiedEmbed || a.SharesTargetEmbeddings {
+		return c.Active
+	}
+	return c.Active + c.Embedding
 }
 
 // Params counts weights.
@@ -121,15 +164,18 @@ func (a *Arch) Params() ParamCount {
 			c.Embedding += n
 		case PartLMHead:
 			c.LMHead += n
+		case PartEncoder:
+			c.Encoder += n
 		}
 	}
-	c.Total = c.Embedding + c.LMHead + c.Attention + c.DenseMLP + c.SharedExperts + c.RoutedExperts + c.Router + c.Extra
+	c.Total = c.Embedding + c.LMHead + c.Attention + c.DenseMLP + c.SharedExperts + c.RoutedExperts + c.Router + c.Extra + c.Encoder
 	lm := c.LMHead
 	if a.TiedEmbed && !a.SharesTargetEmbeddings {
 		lm = c.Embedding
 	}
-	// Active: everything but the embedding table and the unused routed experts; the lm_head runs.
-	c.Active = c.Total - c.Embedding - c.LMHead + lm - c.RoutedExperts + activeRouted
+	// Active: everything but the embedding table, the encoder and the unused routed experts; the
+	// lm_head runs.
+	c.Active = c.Total - c.Embedding - c.LMHead + lm - c.RoutedExperts + activeRouted - c.Encoder
 	return c
 }
 
@@ -139,6 +185,12 @@ func (f *FFN) matrices() int64 {
 		return 2
 	}
 	return 3
+}
+
+// rows is the output rows of one MLP of the given intermediate width: gate and up (intermediate
+// each, or one up) and down (hidden).
+func (f *FFN) rows(hidden, intermediate int) int64 {
+	return (f.matrices()-1)*int64(intermediate) + int64(hidden)
 }
 
 // ExpertParams is the weight count of one routed expert.

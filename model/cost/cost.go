@@ -193,7 +193,7 @@ func denseGEMMs(a *arch.Arch, g *hardware.GPU, tp int) []gemm {
 	t := float64(tp)
 	for _, w := range a.WeightSets() {
 		switch w.Part {
-		case arch.PartRoutedExperts, arch.PartEmbedding, arch.PartLMHead:
+		case arch.PartRoutedExperts, arch.PartEmbedding, arch.PartLMHead, arch.PartEncoder:
 			continue
 		}
 		params := float64(w.Layers) * float64(w.Params)

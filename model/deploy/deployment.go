@@ -2,6 +2,8 @@ package deploy
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/servesim/servesim/model/arch"
 	"github.com/servesim/servesim/model/hardware"
@@ -32,8 +34,20 @@ func (d *Deployment) Validate() error {
 	if e.GPUs() != d.Hardware.Count {
 		return fmt.Errorf("engine uses tensor_parallel_size %d x data_parallel_size %d = %d GPUs but hardware.count = %d", e.TensorParallel, e.DataParallel, e.GPUs(), d.Hardware.Count)
 	}
+	if e.PipelineParallel != 1 {
+		return &NotSimulatedError{fmt.Sprintf("engine.pipeline_parallel_size = %d", e.PipelineParallel),
+			"pipeline parallelism (layer stages, their hand-offs and bubbles) is not modelled; only 1 is simulated"}
+	}
 	if e.DataParallel != 1 {
-		return fmt.Errorf("engine.data_parallel_size = %d: only 1 is simulated as one engine (run DP replicas as separate deployments)", e.DataParallel)
+		return &NotSimulatedError{fmt.Sprintf("engine.data_parallel_size = %d", e.DataParallel),
+			"data-parallel engine cores inside one server (their load balancing, and MoE ranks stepping together) are not modelled; only 1 is simulated (run DP replicas as separate deployments)"}
+	}
+	if s := &e.Speculative; s.Enabled() && !slices.Contains(SimulatedSpecMethods(), s.Method) {
+		why := fmt.Sprintf("the simulator runs %s", strings.Join(SimulatedSpecMethods(), ", "))
+		if s.Method == "mtp" {
+			why = "the checkpoint's multi-token-prediction layers are not described as a drafter; " + why
+		}
+		return &NotSimulatedError{fmt.Sprintf("engine.speculative.method = %q", s.Method), why}
 	}
 	tp := e.TensorParallel
 	for i, g := range d.Model.Layers {
@@ -55,7 +69,17 @@ func (d *Deployment) Validate() error {
 		}
 	}
 	if d.Engine.Speculative.Enabled() && d.Engine.Speculative.Method != "ngram" && d.Drafter == nil {
-		return fmt.Errorf("engine.speculative.method = %q needs a draft model description (speculative.model = %q is not known)", e.Speculative.Method, e.Speculative.Model)
+		return &NotSimulatedError{fmt.Sprintf("engine.speculative.method = %q", e.Speculative.Method),
+			fmt.Sprintf("the simulation needs the draft model's description (speculative.model = %q is not known)", e.Speculative.Model)}
 	}
 	return nil
 }
+
+// NotSimulatedError is a configuration vLLM runs that the simulator does not simulate yet. A
+// scenario may record it faithfully (import prints it); every simulating command refuses it
+// with the reason rather than simulate something else.
+type NotSimulatedError struct {
+	What, Why string
+}
+
+func (e *NotSimulatedError) Error() string { return e.What + ": not simulated yet: " + e.Why }

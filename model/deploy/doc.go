@@ -1,17 +1,56 @@
 // Package deploy is a model served by vLLM on hardware: the engine's flags, the deployment as a
 // whole, and vLLM's per-GPU memory accounting and KV-cache specs.
 //
-// Reading order: engine.go (EngineConfig: the `vllm serve` flags that change the simulation, with
-// vLLM's defaults; Speculative), deployment.go (Deployment, Validate), memory.go (weights per GPU,
-// MemoryBudget, KVSpecs).
+// Reading order: engine.go (EngineConfig: the `vllm serve` settings that change the simulation;
+// Speculative), args.go (EngineArgs: the flags as given, nil meaning "not given"), defaults.go
+// (Resolve: vLLM's defaults for the flags not given, by engine version, GPU and model; Minimize),
+// deployment.go (Deployment, Validate, NotSimulatedError), memory.go (weights per GPU,
+// MemoryBudget, KVSpecs), quantization.go (ApplyQuantization: --quantization against the
+// checkpoint, online fp8).
 //
 // Main types:
 //
+//	EngineArgs    the flags a user gave (a scenario's [engine] table, a `vllm serve` command); an
+//	              absent one is vLLM's default, never another scenario's value
 //	EngineConfig  tensor/data/expert parallelism, max_model_len, gpu_memory_utilization, kv_cache_dtype,
 //	              batching limits, chunked prefill, prefix caching, CUDA graphs, async scheduling,
 //	              speculative decoding; TOML keys are vLLM's flag names (the [engine] table)
 //	Deployment    target model, drafter, machine, engine
 //	MemoryBudget  per-GPU bytes: weights by part, activation peak, non-torch, CUDA graphs, what is left for KV
+//
+// # vLLM's defaults (Resolve)
+//
+// For `vllm serve` (usage context OPENAI_API_SERVER), with the version v (DefaultVersion 0.28.0 when
+// not given; the 2026 rules from 0.14.0, the v0.28.0 rules from 0.28.0):
+//
+//	tensor/pipeline/data_parallel_size  1 / 1 / 1; enable_expert_parallel off     vllm/config/parallel.py
+//	max_model_len            derived from config.json (model/hf.MaxModelLen: the smallest
+//	                         length key, RoPE factor except llama3/longrope/Gemma 3, yarn's
+//	                         original length x factor, 2048 when none); a larger given value is
+//	                         refused unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1    vllm/config/model.py
+//	gpu_memory_utilization   0.92 (2026), 0.9 before                          vllm/config/cache.py
+//	max_num_batched_tokens,  >= 160 GiB (v0.28+): 16384 / 1024; >= 70 GiB and not an A100:
+//	max_num_seqs             8192 / 1024; otherwise 2048 / 256; doubled by --performance-mode
+//	                         throughput; data-parallel MoE with a batched all-to-all (DeepEP
+//	                         low-latency, NIXL EP) 256 tokens; without chunked prefill
+//	                         tokens >= max_model_len; then
+//	                         tokens <= seqs x max_model_len, seqs <= tokens   vllm/engine/arg_utils.py
+//	enable_chunked_prefill   on (generative decoders, hybrids too)            vllm/config/model.py
+//	enable_prefix_caching    on; attention-free models off; hybrid (recurrent-state) models off
+//	                         before v0.28 (PR #50991), on from it              vllm/config/model.py
+//	kv_cache_dtype           auto = the model dtype; fp8 when the checkpoint prescribes an FP8 KV
+//	                         cache; sparse-MLA models fp8 (2026)     vllm/utils/torch_utils.py
+//	block_size               0: the attention backend's (16; 64 for MLA kernels; hybrids raised to
+//	                         hold a state page), computed by package kvcache   vllm/platforms/interface.py
+//	async_scheduling         on (2026) unless a speculative method other than eagle, eagle3, mtp,
+//	                         dflash, ngram_gpu; off before 2026                vllm/config/vllm.py
+//	enforce_eager            off (CUDA graphs, FULL_AND_PIECEWISE)             vllm/config/compilation.py
+//	max_cudagraph_capture_size  min(max_num_seqs x (1 + k) x 2, 512, max_num_batched_tokens)  vllm/config/vllm.py
+//	speculative k            absent: n_predict of an MTP checkpoint (num_nextn_predict_layers)
+//	                         when a model is given; otherwise an error         vllm/config/speculative.py
+//
+// Values the user gave are kept as given (vLLM adjusts only unset ones). The release boundaries
+// between the rule sets are not all verified; defaults.go says which.
 //
 // # Determinism
 //

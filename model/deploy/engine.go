@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/servesim/servesim/model/arch"
@@ -9,14 +10,38 @@ import (
 
 // Speculative is vLLM's --speculative-config.
 type Speculative struct {
-	// Method is "" (off), or one of dflash, eagle, eagle3, mtp, ngram, draft_model.
+	// Method is "" (off) or one of SpecMethods: dflash, eagle, eagle3, mtp, ngram, draft_model, ...
+	// (model-specific MTP names such as deepseek_mtp are read as mtp, as vLLM does).
 	Method string `toml:"method"`
-	// Model is the draft model's name (a built-in description or a HF id, informational when
-	// DraftModel is given).
-	Model     string `toml:"model,omitempty"`
-	NumTokens int    `toml:"num_speculative_tokens"`
+	// Model is the draft model's name (a built-in description, a HF id or a path).
+	Model string `toml:"model,omitempty"`
+	// NumTokens is k, the draft tokens per step (0 in EngineArgs: not given).
+	NumTokens int `toml:"num_speculative_tokens"`
 	// KVCacheDType of the drafter's layers ("auto" = the drafter's weight dtype, bf16).
 	KVCacheDType string `toml:"kv_cache_dtype,omitempty"`
+}
+
+// SpecMethods are the methods vLLM's SpeculativeConfig accepts (vllm/config/speculative.py,
+// late 2026).
+func SpecMethods() []string {
+	return []string{"ngram", "ngram_gpu", "medusa", "mlp_speculator", "draft_model", "suffix", "eagle", "eagle3",
+		"extract_hidden_states", "mtp", "dflash", "dspark", "custom_class"}
+}
+
+// SimulatedSpecMethods are the methods the simulator runs: those with a draft model description
+// (draft_model and the EAGLE family, DFlash) and ngram (prompt lookup, no drafter weights).
+func SimulatedSpecMethods() []string {
+	return []string{"dflash", "eagle", "eagle3", "draft_model", "ngram"}
+}
+
+// CanonicalSpecMethod spells a method the way vLLM does after reading it: the model-specific MTP
+// names (deepseek_mtp, glm4_moe_mtp, qwen3_next_mtp, ... any name ending in "_mtp") are mtp.
+// renamed reports a rewrite (vLLM warns that the old name is deprecated).
+func CanonicalSpecMethod(m string) (method string, renamed bool) {
+	if strings.HasSuffix(m, "_mtp") {
+		return "mtp", true
+	}
+	return m, false
 }
 
 // Enabled reports whether speculative decoding is on.
@@ -31,6 +56,21 @@ func (s *Speculative) EagleFamily() bool {
 		return true
 	}
 	return false
+}
+
+// validate checks the method and k; resolved requires k (an EngineArgs may leave it to Resolve).
+func (s *Speculative) validate(resolved bool) error {
+	if s.Method == "" {
+		return nil
+	}
+	m, _ := CanonicalSpecMethod(s.Method)
+	if !slices.Contains(SpecMethods(), m) {
+		return fmt.Errorf("engine.speculative.method = %q: want one of %s", s.Method, strings.Join(SpecMethods(), ", "))
+	}
+	if s.NumTokens < 0 || s.NumTokens > 32 || (resolved && s.NumTokens == 0) {
+		return fmt.Errorf("engine.speculative.num_speculative_tokens = %d: must be in 1..32", s.NumTokens)
+	}
+	return nil
 }
 
 // EngineConfig is the vLLM serving configuration: the flags of `vllm serve` that change what the
@@ -64,14 +104,23 @@ type EngineConfig struct {
 
 	Speculative Speculative `toml:"speculative"`
 
-	// Informational flags kept for the report.
+	// AllowLongMaxModelLen is VLLM_ALLOW_LONG_MAX_MODEL_LEN=1: max_model_len may exceed the
+	// model's own limit.
+	AllowLongMaxModelLen bool `toml:"allow_long_max_model_len,omitempty" json:"AllowLongMaxModelLen,omitempty"`
+	// All2AllBackend is the expert-parallel all-to-all of data-parallel MoE ranks ("" =
+	// allgather_reducescatter, vLLM's default); recorded, not simulated (only DP 1 is).
+	All2AllBackend string `toml:"all2all_backend,omitempty" json:"All2AllBackend,omitempty"`
+
+	// Labels kept for the report. Quantization is --quantization as given, else the checkpoint's
+	// weight format ("NVFP4", "FP8", "MXFP4"; "" for 16-bit weights).
 	Quantization     string `toml:"quantization,omitempty"`
 	AttentionBackend string `toml:"attention_backend,omitempty"`
 	MoEBackend       string `toml:"moe_backend,omitempty"`
 	ServedModel      string `toml:"served_model,omitempty"`
 }
 
-// DefaultEngineConfig is vLLM's default configuration for one GPU.
+// DefaultEngineConfig is a fixed baseline configuration for one GPU (tests and examples start from
+// it). vLLM's own defaults depend on the version, the GPU and the model: Resolve gives them.
 func DefaultEngineConfig() EngineConfig {
 	return EngineConfig{
 		Name:                 "vllm",
@@ -148,15 +197,10 @@ func (e *EngineConfig) Validate() error {
 			return err
 		}
 	}
-	if e.PipelineParallel != 1 {
-		return fmt.Errorf("engine.pipeline_parallel_size = %d: only 1 is simulated", e.PipelineParallel)
-	}
 	if !(e.GPUMemoryUtilization > 0 && e.GPUMemoryUtilization <= 1) {
 		return fmt.Errorf("engine.gpu_memory_utilization = %v: must be in (0, 1]", e.GPUMemoryUtilization)
 	}
-	switch strings.ToLower(e.KVCacheDType) {
-	case "auto", "bf16", "bfloat16", "fp16", "float16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_ds_mla":
-	default:
+	if !validKVCacheDType(e.KVCacheDType) {
 		return fmt.Errorf("engine.kv_cache_dtype = %q: want auto, bf16, fp16, fp8, fp8_e4m3 or fp8_e5m2", e.KVCacheDType)
 	}
 	if e.BlockSize < 0 || e.BlockSize > maxTokens || (e.BlockSize > 0 && e.BlockSize%16 != 0) {
@@ -168,16 +212,5 @@ func (e *EngineConfig) Validate() error {
 	if !e.ChunkedPrefill && e.MaxNumBatchedTokens < e.MaxModelLen {
 		return fmt.Errorf("engine.max_num_batched_tokens = %d is below max_model_len = %d with chunked prefill off: vLLM refuses this", e.MaxNumBatchedTokens, e.MaxModelLen)
 	}
-	s := &e.Speculative
-	if s.Method != "" {
-		switch s.Method {
-		case "dflash", "eagle", "eagle3", "mtp", "deepseek_mtp", "ngram", "draft_model":
-		default:
-			return fmt.Errorf("engine.speculative.method = %q: want dflash, eagle, eagle3, mtp, ngram or draft_model", s.Method)
-		}
-		if s.NumTokens <= 0 || s.NumTokens > 32 {
-			return fmt.Errorf("engine.speculative.num_speculative_tokens = %d: must be in 1..32", s.NumTokens)
-		}
-	}
-	return nil
+	return e.Speculative.validate(true)
 }

@@ -11,11 +11,14 @@ import (
 // WeightBytes is the weight memory on the most loaded GPU, by component.
 type WeightBytes struct {
 	Attention, DenseMLP, SharedExperts, RoutedExperts, Router, Extra, Embedding, LMHead, Drafter float64
+	// Encoder is a modality encoder's weights (a vision tower), loaded though text requests do not
+	// run it.
+	Encoder float64
 }
 
 // Total sums the components.
 func (w WeightBytes) Total() float64 {
-	return w.Attention + w.DenseMLP + w.SharedExperts + w.RoutedExperts + w.Router + w.Extra + w.Embedding + w.LMHead + w.Drafter
+	return w.Attention + w.DenseMLP + w.SharedExperts + w.RoutedExperts + w.Router + w.Extra + w.Embedding + w.LMHead + w.Drafter + w.Encoder
 }
 
 // archWeightsPerGPU splits a model's weights over tp ranks, routers and small weights replicated,
@@ -50,6 +53,8 @@ func archWeightsPerGPU(a *arch.Arch, tp, ep int) WeightBytes {
 			w.Embedding += b
 		case arch.PartLMHead:
 			w.LMHead += b
+		case arch.PartEncoder:
+			w.Encoder += b
 		}
 	}
 	return w

@@ -39,5 +39,5 @@ func ExampleParse() {
 	// 32 x gqa attention (32 heads, 8 kv heads of 128) + dense MLP 14336
 	// 8.03 B params
 	// KV cache: 131072 bytes/token in bf16
-	// hf: config.json: unsupported model_type "bert": supported families are deepseek_v3, deepseek_v32, glm_moe_dsa, gpt_oss, kimi_k2, kimi_linear, llama, mistral, mixtral, qwen2, qwen3, qwen3_moe, qwen3_next
+	// hf: config.json: unsupported model_type "bert": supported families are deepseek_v3, deepseek_v32, glm_moe_dsa, gpt_oss, kimi_k2, kimi_linear, llama, llama4, llama4_text, minimax_m2, mistral, mixtral, qwen2, qwen3, qwen3_moe, qwen3_next
 }

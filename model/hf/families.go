@@ -14,6 +14,7 @@ type gqaOpts struct {
 	qkvBias bool // biases on q, k and v
 	oBias   bool // bias on o
 	qkNorm  bool // RMSNorm over head_dim on q and k (Qwen3)
+	qkNormL bool // RMSNorm over the whole q and k projections (MiniMax-M2 qk_norm_type per_layer)
 	sinks   bool // one learned sink logit per head (gpt-oss)
 	outGate bool // q_proj also produces a per-channel output gate, doubling its width (Qwen3-Next)
 }
@@ -29,7 +30,16 @@ func gqaOptsFor(c *rawConfig, family string) gqaOpts {
 		return gqaOpts{qkvBias: bias, oBias: bias, qkNorm: true, outGate: true}
 	case "gpt_oss":
 		return gqaOpts{qkvBias: bias, oBias: bias, sinks: true}
+	case "minimax_m2":
+		// q_norm and k_norm over all heads' dims at once ("per_layer"), or per head.
+		o := gqaOpts{qkvBias: bias, oBias: bias}
+		if c.UseQKNorm == nil || *c.UseQKNorm {
+			o.qkNormL = c.QKNormType == "" || c.QKNormType == "per_layer"
+			o.qkNorm = !o.qkNormL
+		}
+		return o
 	}
+	// llama4's qk norm (use_qk_norm) is an L2 norm without weights.
 	return gqaOpts{qkvBias: bias, oBias: bias}
 }
 
@@ -65,10 +75,13 @@ func gqaAttention(r *reader, c *rawConfig, o gqaOpts) arch.Attention {
 	if o.qkNorm {
 		p += 2 * int64(hd)
 	}
+	if o.qkNormL {
+		p += q + k
+	}
 	if o.sinks {
 		p += int64(heads)
 	}
-	return arch.Attention{Kind: arch.AttnGQA, Heads: heads, KVHeads: kv, HeadDim: hd, VHeadDim: hd, ProjParams: p}
+	return arch.Attention{Kind: arch.AttnGQA, Heads: heads, KVHeads: kv, HeadDim: hd, VHeadDim: hd, ProjParams: p, Sinks: o.sinks}
 }
 
 // layerTypes returns layer_types, checked, or def(i) for each layer when the config has none.
@@ -207,7 +220,7 @@ func isMoEQwen(r *reader, c *rawConfig, i int) bool {
 	return (i+1)%step == 0
 }
 
-// buildMoEGQA: mixtral, qwen3_moe, gpt_oss.
+// buildMoEGQA: mixtral, qwen3_moe, gpt_oss, minimax_m2.
 func buildMoEGQA(r *reader, c *rawConfig) []layer {
 	n, hidden := *c.Layers, int64(*c.Hidden)
 	at := gqaAttention(r, c, gqaOptsFor(c, r.family))
@@ -217,7 +230,7 @@ func buildMoEGQA(r *reader, c *rawConfig) []layer {
 	switch r.family {
 	case "qwen3_moe":
 		m = readMoE(r, c, "moe_intermediate_size", c.MoEIntermediate)
-	case "mixtral":
+	case "mixtral", "minimax_m2":
 		m = readMoE(r, c, "intermediate_size", c.Intermediate)
 		moePrefix = "block_sparse_moe"
 	default: // gpt_oss: intermediate_size is the expert width.
@@ -225,9 +238,29 @@ func buildMoEGQA(r *reader, c *rawConfig) []layer {
 	}
 	moe := arch.FFN{Kind: arch.FFNMoE, Experts: m.experts, TopK: m.topK, ExpertIntermediate: m.inter}
 	moeExtra := 2 * hidden
-	if r.family == "gpt_oss" {
+	switch r.family {
+	case "gpt_oss":
 		// Router bias, and the biases of every expert's gate_up (2 x inter) and down (hidden).
 		moeExtra += int64(m.experts) + int64(m.experts)*(2*int64(m.inter)+hidden)
+	case "minimax_m2":
+		// MiniMax-M2 (modeling_minimax_m2.py): softmax attention on every layer, sigmoid routing
+		// with a per-expert score-correction bias, and, when shared_intermediate_size > 0, a shared
+		// expert.
+		for i, t := range c.AttnTypeList {
+			if t != 1 {
+				r.fail("attn_type_list[%d] = %d: only softmax attention (1) is supported (0 is MiniMax-01's lightning attention)", i, t)
+				break
+			}
+		}
+		if len(c.AttnTypeList) > 0 && len(c.AttnTypeList) != n {
+			r.fail("attn_type_list has %d entries, num_hidden_layers = %d", len(c.AttnTypeList), n)
+		}
+		if c.UseRoutingBias == nil || *c.UseRoutingBias {
+			moeExtra += int64(m.experts)
+		}
+		if si := r.opt("shared_intermediate_size", c.SharedInterSize, 0, 0, maxIntermediate); si > 0 {
+			moe.SharedExperts, moe.SharedIntermediate = 1, si
+		}
 	}
 	out := make([]layer, n)
 	for i := range out {
@@ -239,9 +272,111 @@ func buildMoEGQA(r *reader, c *rawConfig) []layer {
 			out[i].ffn = arch.FFN{Kind: arch.FFNDense, Intermediate: inter}
 			out[i].extra = 2 * hidden
 		}
-		out[i].setNames("self_attn", moePrefix, "")
+		out[i].setNames("self_attn", moePrefix, "shared_expert")
+		out[i].fusedExperts = r.family == "gpt_oss"
 	}
 	return out
+}
+
+// buildLlama4: Llama 4 text decoder (transformers Llama4TextDecoderLayer, vLLM llama4.py). Layers
+// in moe_layers (default every interleave_moe_layer_step-th, counted from step - 1) route each
+// token to top-k of the experts and always through a shared expert, both intermediate_size wide;
+// the other layers have a dense MLP of intermediate_size_mlp. no_rope_layers[i] = 0 marks a NoPE
+// layer (default: every 4th); the RoPE layers attend within attention_chunk_size chunks, the NoPE
+// ones globally. The qk norm is an L2 norm without weights.
+func buildLlama4(r *reader, c *rawConfig) []layer {
+	n, hidden := *c.Layers, int64(*c.Hidden)
+	at := gqaAttention(r, c, gqaOptsFor(c, r.family))
+	chunk := r.opt("attention_chunk_size", c.AttentionChunkSize, 0, 1, maxWindow)
+	m := readMoE(r, c, "intermediate_size", c.Intermediate)
+	moe := arch.FFN{Kind: arch.FFNMoE, Experts: m.experts, TopK: m.topK, ExpertIntermediate: m.inter,
+		SharedExperts: 1, SharedIntermediate: m.inter}
+
+	isMoE := make([]bool, n)
+	if len(c.MoELayers) > 0 {
+		for _, l := range c.MoELayers {
+			if l < 0 || l >= n {
+				r.fail("moe_layers has %d: want 0..%d", l, n-1)
+				continue
+			}
+			isMoE[l] = true
+		}
+	} else {
+		step := r.opt("interleave_moe_layer_step", c.InterleaveMoELayerStep, 1, 1, maxLayers)
+		for i := step - 1; i < n; i += step {
+			isMoE[i] = true
+		}
+	}
+	rope := make([]bool, n)
+	if len(c.NoRopeLayers) > 0 {
+		// transformers: an empty list means the default.
+		if len(c.NoRopeLayers) != n {
+			r.fail("no_rope_layers has %d entries, num_hidden_layers = %d", len(c.NoRopeLayers), n)
+		}
+		for i := range rope {
+			rope[i] = i < len(c.NoRopeLayers) && c.NoRopeLayers[i] != 0
+		}
+	} else {
+		for i := range rope {
+			rope[i] = (i+1)%4 != 0
+		}
+	}
+	out := make([]layer, n)
+	for i := range out {
+		l := layer{attn: at, extra: 2 * hidden}
+		if rope[i] {
+			l.attn.Chunk = chunk
+		} else {
+			l.attn.NoPE = true
+		}
+		if isMoE[i] {
+			l.ffn = moe
+		} else {
+			inter := r.req("intermediate_size_mlp", c.IntermediateSizeMLP, maxIntermediate)
+			l.ffn = arch.FFN{Kind: arch.FFNDense, Intermediate: inter}
+		}
+		l.setNames("self_attn", "feed_forward", "shared_expert")
+		l.densePrefix = "feed_forward"
+		if r.family == "llama4" {
+			l.path = "language_model.model.layers."
+		}
+		l.fusedExperts = true
+		out[i] = l
+	}
+	return out
+}
+
+// llama4VisionParams counts the weights of a Llama 4 vision tower and its projector
+// (transformers Llama4VisionModel and Llama4MultiModalProjector): the unfolded-patch projection,
+// class and positional embeddings, pre and post LayerNorms, each encoder layer's q/k/v/o with
+// biases, fc1/fc2 with biases and two LayerNorms, the pixel-shuffle MLP (fc1 from intermediate_size
+// to projector_input_dim, fc2 projector_output_dim square, no biases) and the projector to the text
+// hidden size.
+func llama4VisionParams(r *reader, v *rawVision, textHidden int) int64 {
+	saved := r.prefix
+	r.prefix = "" // the vision fields sit at the top level, beside text_config
+	defer func() { r.prefix = saved }()
+	h := int64(r.req("vision_config.hidden_size", v.Hidden, maxHidden))
+	inter := int64(r.req("vision_config.intermediate_size", v.Intermediate, maxIntermediate))
+	layers := int64(r.req("vision_config.num_hidden_layers", v.Layers, maxLayers))
+	img := int64(r.req("vision_config.image_size", v.ImageSize, 1<<16))
+	patch := int64(r.req("vision_config.patch_size", v.PatchSize, 1<<10))
+	ch := int64(r.opt("vision_config.num_channels", v.NumChannels, 3, 1, 64))
+	pin := int64(r.req("vision_config.projector_input_dim", v.ProjectorInputDim, maxIntermediate))
+	pout := int64(r.req("vision_config.projector_output_dim", v.ProjectorOutputDim, maxIntermediate))
+	vout := int64(r.req("vision_config.vision_output_dim", v.VisionOutputDim, maxIntermediate))
+	if r.err != nil {
+		return 0
+	}
+	side := img / patch
+	p := ch * patch * patch * h // patch embedding (no bias)
+	p += h + (side*side+1)*h    // class and positional embeddings
+	p += 2 * 2 * h              // layernorm_pre, layernorm_post
+	perLayer := 4*(h*h+h) + (h*inter + inter) + (inter*h + h) + 2*2*h
+	p += layers * perLayer        // encoder layers
+	p += inter*pin + pout*pout    // pixel-shuffle MLP
+	p += vout * int64(textHidden) // multi_modal_projector.linear_1
+	return p
 }
 
 // mlaAttention reads an MLA layer (DeepSeek-V3 shape; sparse adds the DSA lightning indexer) and
@@ -462,6 +597,9 @@ func (r *reader) req0(field string, p *int, max int) int {
 	return r.check(field, *p, 0, max)
 }
 
+// setNames sets the module names of a transformers-style layer under model.layers.N, with a dense
+// MLP named mlp.
 func (l *layer) setNames(attnPrefix, moePrefix, sharedName string) {
+	l.path, l.densePrefix = "model.layers.", "mlp"
 	l.attnPrefix, l.moePrefix, l.sharedName = attnPrefix, moePrefix, sharedName
 }

@@ -12,7 +12,11 @@ func addSeeds(f *testing.F, add func(b []byte)) {
 	if err != nil || len(paths) == 0 {
 		f.Fatalf("no seed configs: %v", err)
 	}
-	for _, p := range paths {
+	builtins, err := filepath.Glob("data/models/*/config.json")
+	if err != nil || len(builtins) == 0 {
+		f.Fatalf("no built-in configs: %v", err)
+	}
+	for _, p := range append(paths, builtins...) {
 		add(readFile(f, p))
 	}
 	add([]byte(`{}`))
@@ -56,6 +60,7 @@ func FuzzParseWithQuant(f *testing.F) {
 		nil,
 		[]byte(`{"quantization": {"quant_algo": "NVFP4", "exclude_modules": ["lm_head", "model.layers.*.self_attn*"]}}`),
 		[]byte(`{"quantization": {"quant_algo": "FP8", "exclude_modules": ["*a*b*c*d*e*f*g*"]}}`),
+		[]byte(`{"quantization": {"quant_algo": "FP8", "exclude_modules": ["re:.*(a|b)+c", "LlamaAttention"]}}`),
 	}
 	addSeeds(f, func(b []byte) {
 		for _, q := range quants {

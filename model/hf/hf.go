@@ -1,6 +1,7 @@
 package hf
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -89,7 +90,57 @@ type rawConfig struct {
 	// Kimi Delta Attention (kimi_linear).
 	LinearAttnConfig *rawLinearAttn `json:"linear_attn_config"`
 
+	// Llama 4: chunked local attention, NoPE layers, interleaved MoE, the text and vision towers.
+	AttentionChunkSize     *int            `json:"attention_chunk_size"`
+	NoRopeLayers           []int           `json:"no_rope_layers"`
+	InterleaveMoELayerStep *int            `json:"interleave_moe_layer_step"`
+	MoELayers              []int           `json:"moe_layers"`
+	IntermediateSizeMLP    *int            `json:"intermediate_size_mlp"`
+	TextConfig             json.RawMessage `json:"text_config"`
+	VisionConfig           *rawVision      `json:"vision_config"`
+
+	// MiniMax-M2.
+	UseQKNorm       *bool  `json:"use_qk_norm"`
+	QKNormType      string `json:"qk_norm_type"`
+	UseRoutingBias  *bool  `json:"use_routing_bias"`
+	AttnTypeList    []int  `json:"attn_type_list"`
+	SharedInterSize *int   `json:"shared_intermediate_size"`
+
+	// Multi-token prediction layers, under the names the families use.
+	NumNextnPredictLayers *int  `json:"num_nextn_predict_layers"`
+	MTPNumHiddenLayers    *int  `json:"mtp_num_hidden_layers"`
+	NumMTPModules         *int  `json:"num_mtp_modules"`
+	UseMTP                *bool `json:"use_mtp"`
+
+	// Context length (vLLM's _get_and_verify_max_len reads these).
+	MaxPositionEmbeddings *float64        `json:"max_position_embeddings"`
+	NPositions            *float64        `json:"n_positions"`
+	MaxSeqLen             *float64        `json:"max_seq_len"`
+	SeqLength             *float64        `json:"seq_length"`
+	ModelMaxLength        *float64        `json:"model_max_length"`
+	MaxTargetPositions    *float64        `json:"max_target_positions"`
+	MaxSequenceLength     *float64        `json:"max_sequence_length"`
+	MaxSeqLength          *float64        `json:"max_seq_length"`
+	SeqLen                *float64        `json:"seq_len"`
+	RopeScaling           json.RawMessage `json:"rope_scaling"`
+	RopeParameters        json.RawMessage `json:"rope_parameters"`
+
 	QuantizationConfig json.RawMessage `json:"quantization_config"`
+	CompressionConfig  json.RawMessage `json:"compression_config"`
+}
+
+// rawVision is the vision_config of a Llama 4 checkpoint (transformers Llama4VisionConfig).
+type rawVision struct {
+	Hidden             *int     `json:"hidden_size"`
+	Intermediate       *int     `json:"intermediate_size"`
+	Layers             *int     `json:"num_hidden_layers"`
+	ImageSize          *int     `json:"image_size"`
+	PatchSize          *int     `json:"patch_size"`
+	NumChannels        *int     `json:"num_channels"`
+	ProjectorInputDim  *int     `json:"projector_input_dim"`
+	ProjectorOutputDim *int     `json:"projector_output_dim"`
+	VisionOutputDim    *int     `json:"vision_output_dim"`
+	PixelShuffleRatio  *float64 `json:"pixel_shuffle_ratio"`
 }
 
 type rawLinearAttn struct {
@@ -152,6 +203,9 @@ func families() []family {
 		{"mixtral", []string{"MixtralForCausalLM"}, buildMoEGQA},
 		{"qwen3_moe", []string{"Qwen3MoeForCausalLM"}, buildMoEGQA},
 		{"gpt_oss", []string{"GptOssForCausalLM"}, buildMoEGQA},
+		{"minimax_m2", []string{"MiniMaxM2ForCausalLM"}, buildMoEGQA},
+		{"llama4", []string{"Llama4ForConditionalGeneration"}, buildLlama4},
+		{"llama4_text", []string{"Llama4ForCausalLM"}, buildLlama4},
 		{"deepseek_v3", []string{"DeepseekV3ForCausalLM"}, buildMLA},
 		{"kimi_k2", nil, buildMLA},
 		{"deepseek_v32", []string{"DeepseekV32ForCausalLM"}, buildMLA},
@@ -195,12 +249,15 @@ func lookupFamily(c *rawConfig) (family, string, bool) {
 // layer is the shape of one decoder layer before grouping, with the module names that quantization
 // exclusion lists are matched against.
 type layer struct {
-	attn       arch.Attention
-	ffn        arch.FFN
-	attnPrefix string // "self_attn" or "linear_attn"
-	moePrefix  string // "mlp" or "block_sparse_moe"
-	sharedName string // "shared_experts" or "shared_expert"
-	extra      int64  // small weights (norms, biases, router bias), folded into ExtraParamsPerLayer
+	attn         arch.Attention
+	ffn          arch.FFN
+	path         string // "model.layers." or "language_model.model.layers."
+	attnPrefix   string // "self_attn" or "linear_attn"
+	densePrefix  string // "mlp" or "feed_forward"
+	moePrefix    string // "mlp", "block_sparse_moe" or "feed_forward"
+	sharedName   string // "shared_experts" or "shared_expert"
+	fusedExperts bool   // routed experts stored as fused 3-D tensors, not one nn.Linear per expert
+	extra        int64  // small weights (norms, biases, router bias), folded into ExtraParamsPerLayer
 }
 
 func parse(cfgJSON, quantJSON []byte, name, file, quantFile string) (*arch.Arch, error) {
@@ -217,6 +274,24 @@ func parse(cfgJSON, quantJSON []byte, name, file, quantFile string) (*arch.Arch,
 		return nil, fmt.Errorf("hf: %s: unsupported %s: supported families are %s", file, what, strings.Join(Families(), ", "))
 	}
 	r := &reader{file: file, family: mt}
+	top := c // the top level, kept when the decoder's fields are nested in text_config
+	var notes []string
+	if tcRaw := bytes.TrimSpace(c.TextConfig); mt == "llama4" && len(tcRaw) > 0 && !bytes.Equal(tcRaw, []byte("null")) {
+		// A multimodal checkpoint (Llama 4): the decoder is text_config; the top level keeps the
+		// quantization and, possibly, the dtype.
+		var tc rawConfig
+		if err := decode(c.TextConfig, &tc); err != nil {
+			return nil, fmt.Errorf("hf: %s: text_config: %w", file, err)
+		}
+		if tc.TorchDType == nil && tc.DType == nil {
+			tc.TorchDType, tc.DType = c.TorchDType, c.DType
+		}
+		tc.ModelType, tc.NameOrPath = c.ModelType, c.NameOrPath
+		r.prefix = "text_config."
+		c = tc
+	} else if mt == "llama4" {
+		return nil, fmt.Errorf("hf: %s: model_type %q: missing required field %q", file, mt, "text_config")
+	}
 	base := arch.BF16
 	for _, f := range []struct {
 		key string
@@ -227,7 +302,7 @@ func parse(cfgJSON, quantJSON []byte, name, file, quantFile string) (*arch.Arch,
 		}
 		d, err := arch.ParseDType(*f.v)
 		if err != nil || (d != arch.BF16 && d != arch.FP16 && d != arch.FP32) {
-			return nil, fmt.Errorf("hf: %s: %s = %q: want bfloat16, float16 or float32", file, f.key, *f.v)
+			return nil, fmt.Errorf("hf: %s: %s%s = %q: want bfloat16, float16 or float32", file, r.prefix, f.key, *f.v)
 		}
 		base = d
 		break
@@ -246,17 +321,32 @@ func parse(cfgJSON, quantJSON []byte, name, file, quantFile string) (*arch.Arch,
 		// A builder bug, not an input problem.
 		panic(fmt.Sprintf("hf: %s builder made %d layers for num_hidden_layers = %d", mt, len(layers), n))
 	}
+	var encoder int64
+	if mt == "llama4" && top.VisionConfig != nil {
+		encoder = llama4VisionParams(r, top.VisionConfig, hidden)
+		if r.err != nil {
+			return nil, r.err
+		}
+		notes = append(notes, fmt.Sprintf("vision tower and projector (%.2f B weights) loaded and counted in memory; image inputs are not simulated", float64(encoder)/1e9))
+	}
 
-	q, err := parseQuant(c.QuantizationConfig, quantJSON, file, quantFile)
+	q, err := parseQuant(&top, quantJSON, file, quantFile, mt)
 	if err != nil {
 		return nil, err
 	}
 	if q.ex, err = compileExcludes(q.exclude, n, q.file, q.obj); err != nil {
 		return nil, err
 	}
+	for i := range q.groups {
+		g := &q.groups[i]
+		if g.ex, err = compileExcludes(g.targets, n, q.file, q.obj+".config_groups."+g.name+".targets"); err != nil {
+			return nil, err
+		}
+	}
 	for i := range layers {
 		q.apply(i, &layers[i], base)
 	}
+	notes = append(notes, q.notes...)
 
 	if name == "" {
 		name = c.NameOrPath
@@ -265,13 +355,21 @@ func parse(cfgJSON, quantJSON []byte, name, file, quantFile string) (*arch.Arch,
 		name = mt
 	}
 	a := &arch.Arch{
-		Name:       name,
-		Family:     mt,
-		Hidden:     hidden,
-		Vocab:      vocab,
-		TiedEmbed:  c.TieWordEmbeddings != nil && *c.TieWordEmbeddings,
-		EmbedDType: base,
+		Name:          name,
+		Family:        mt,
+		Hidden:        hidden,
+		Vocab:         vocab,
+		TiedEmbed:     c.TieWordEmbeddings != nil && *c.TieWordEmbeddings,
+		EmbedDType:    base,
+		EncoderParams: encoder,
+		Quantization:  q.method,
+		KVCacheDType:  q.kvCache,
+		MTPLayers:     mtpLayers(r, &c),
 	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	a.Notes = notes
 	// Final norm plus the per-layer small weights, spread evenly over the layers (rounded).
 	extra := int64(hidden)
 	type shape struct {
@@ -290,6 +388,9 @@ func parse(cfgJSON, quantJSON []byte, name, file, quantFile string) (*arch.Arch,
 		a.Layers = append(a.Layers, arch.LayerGroup{Count: 1, Attn: l.attn, FFN: l.ffn})
 	}
 	a.ExtraParamsPerLayer = (extra + int64(n)/2) / int64(n)
+	if a.MaxModelLen, _, a.MaxModelLenRule, err = MaxModelLen(cfgJSON); err != nil {
+		return nil, fmt.Errorf("hf: %s: %w", file, err)
+	}
 	if err := a.Normalize(); err != nil {
 		return nil, fmt.Errorf("hf: %s: %w", file, err)
 	}
@@ -311,6 +412,7 @@ func decode(data []byte, v any) error {
 // reader checks config fields, keeping the first error.
 type reader struct {
 	file, family string
+	prefix       string // "text_config." when the decoder's fields are nested there
 	err          error
 }
 
@@ -323,7 +425,7 @@ func (r *reader) fail(format string, args ...any) {
 // req returns a required positive field.
 func (r *reader) req(field string, p *int, max int) int {
 	if p == nil {
-		r.fail("missing required field %q", field)
+		r.fail("missing required field %q", r.prefix+field)
 		return 1
 	}
 	return r.check(field, *p, 1, max)
@@ -339,7 +441,7 @@ func (r *reader) opt(field string, p *int, def, min, max int) int {
 
 func (r *reader) check(field string, v, min, max int) int {
 	if v < min || v > max {
-		r.fail("%s = %d: want %d..%d", field, v, min, max)
+		r.fail("%s%s = %d: want %d..%d", r.prefix, field, v, min, max)
 		return min
 	}
 	return v

@@ -14,9 +14,10 @@ import (
 )
 
 // The testdata/<model>/config.json files are written from the published Hugging Face configs
-// (the fields that matter here, plus some that do not, to show they are ignored). glm-5 is
-// reconstructed from copies of the zai-org GLM-5 config and checked only against the headline
-// 744 B / 40 B figures.
+// (the fields that matter here, plus some that do not, to show they are ignored); glm-5 is the
+// published zai-org/GLM-5-FP8 config, a copy of the built-in one (data/models). minimax-m2 is
+// transcribed from the MiniMaxAI/MiniMax-M2 model card values, not a byte copy. The built-in
+// configs are checked against the published figures in published_test.go.
 
 // shape is one (attention kind, window, ffn kind) bucket and its layer count.
 type shape struct {
@@ -291,7 +292,7 @@ func TestDTypes(t *testing.T) {
 			dt{arch.BF16, arch.NVFP4, arch.NVFP4}},
 		{"nvfp4, mlp and attention excluded", `{"quantization": {"quant_algo": "NVFP4", "exclude_modules": ["self_attn", "model.layers.*.mlp.shared_experts*", "*.mlp.gate_proj", "*.mlp.up_proj", "*.mlp.down_proj"]}}`,
 			dt{arch.BF16, arch.BF16, arch.NVFP4}},
-		{"fp8 (modelopt)", `{"quantization": {"quant_algo": "FP8"}}`, dt{arch.FP8, arch.FP8, arch.FP8}},
+		{"fp8 (modelopt)", `{"quantization": {"quant_algo": "FP8"}}`, dt{arch.FP8Tensor, arch.FP8Tensor, arch.FP8Tensor}},
 		{"kv-cache only", `{"quantization": {"quant_algo": null, "kv_cache_quant_algo": "FP8"}}`, dt{arch.BF16, arch.BF16, arch.BF16}},
 	} {
 		a, err := ParseWithQuant(cfg, []byte(tc.quant), "dsv3")
@@ -310,10 +311,11 @@ func TestDTypes(t *testing.T) {
 		{"inline modelopt nvfp4 with ignore", `{"quant_method": "modelopt", "quant_algo": "NVFP4", "ignore": ["lm_head", "model.layers.*.self_attn*"]}`,
 			dt{arch.BF16, arch.NVFP4, arch.NVFP4}},
 		{"fp8 with modules_to_not_convert", `{"quant_method": "fp8", "modules_to_not_convert": ["model.layers.*.self_attn", "lm_head"]}`,
-			dt{arch.BF16, arch.FP8, arch.FP8}},
+			dt{arch.BF16, arch.FP8Tensor, arch.FP8Tensor}},
 		{"fp8 ignoring small projections only", `{"quant_method": "fp8", "modules_to_not_convert": ["model.layers.0.self_attn.kv_a_layernorm", "mlp.gate"]}`,
-			dt{arch.FP8, arch.FP8, arch.FP8}},
-		{"awq 4-bit", `{"quant_method": "awq", "bits": 4}`, dt{arch.INT4, arch.INT4, arch.INT4}},
+			dt{arch.FP8Tensor, arch.FP8Tensor, arch.FP8Tensor}},
+		{"fp8 block 128x128", `{"quant_method": "fp8", "weight_block_size": [128, 128]}`, dt{arch.FP8, arch.FP8, arch.FP8}},
+		{"awq 4-bit", `{"quant_method": "awq", "bits": 4}`, dt{"uint4-g128", "uint4-g128", "uint4-g128"}},
 		{"null", `null`, dt{arch.BF16, arch.BF16, arch.BF16}},
 	} {
 		a, err := Parse(edit(t, cfg, func(m map[string]any) {
@@ -505,8 +507,8 @@ func TestErrors(t *testing.T) {
 		{"sparse without indexer", edit(t, dsv3, func(m map[string]any) { m["model_type"] = "deepseek_v32" }), nil,
 			[]string{`"index_n_heads"`}},
 		{"unsupported quant", edit(t, dsv3, func(m map[string]any) {
-			m["quantization_config"] = map[string]any{"quant_method": "bitsandbytes"}
-		}), nil, []string{"quant_method", "bitsandbytes", "mxfp4"}},
+			m["quantization_config"] = map[string]any{"quant_method": "hqq"}
+		}), nil, []string{"quant_method", "hqq", "mxfp4", "compressed-tensors", "bitsandbytes"}},
 		{"bad torch_dtype", edit(t, llama, func(m map[string]any) { m["torch_dtype"] = "int8" }), nil,
 			[]string{"torch_dtype"}},
 		{"hf_quant_config without quantization", llama, []byte(`{"producer": {}}`),
@@ -582,7 +584,7 @@ func TestLongExclusionLists(t *testing.T) {
 	}
 	for _, g := range a.Layers {
 		// kv_a excluded in every layer: attention stays bf16; shared experts too; routed experts fp8.
-		if g.Attn.DType != arch.BF16 || g.FFN.ExpertDType != arch.FP8 || (g.FFN.Kind == arch.FFNMoE && g.FFN.DType != arch.BF16) {
+		if g.Attn.DType != arch.BF16 || g.FFN.ExpertDType != arch.FP8Tensor || (g.FFN.Kind == arch.FFNMoE && g.FFN.DType != arch.BF16) {
 			t.Errorf("%d x %s: dtypes %s, %s, %s; want bf16 attention, bf16 shared, fp8 experts", g.Count, g.FFN.Kind, g.Attn.DType, g.FFN.DType, g.FFN.ExpertDType)
 		}
 	}

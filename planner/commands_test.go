@@ -1,0 +1,127 @@
+package planner
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/servesim/servesim/scenario"
+	"github.com/servesim/servesim/vllmcmd"
+	"github.com/servesim/servesim/workload"
+)
+
+// TestLaunchCommandsRoundTrip: every row's `vllm serve` command, imported back (servesim import
+// vllm --gpu ROW'S GPU --vllm-version ROW'S VERSION), gives the engine the planner simulates for
+// the row, the same model (weights variant included) and the same drafter. Two questions: the
+// seed's (the scenario's model, its flags as given: every one) and Llama-3.1-8B's (another model:
+// vLLM's defaults per GPU, and the fp8 variant of its bf16 checkpoint, --quantization fp8).
+func TestLaunchCommandsRoundTrip(t *testing.T) {
+	r := seedResolved(t)
+	seedQ := ScenarioQuestion(r, &Models{Model: r.Deployment.Model, Drafter: r.Deployment.Drafter, ModelRef: "glm-5.3-flash",
+		DrafterRef: r.Deployment.Engine.Speculative.Model, Scenario: true},
+		BenchWorkload(&r.Scenario.Protocol, "128K", 16), gpus(t, "RTX-PRO-6000-Server", "H100", "B200"),
+		Space{Counts: []int{4, 8}, MaxNumSeqs: []int{16, 64}, MaxNumBatchedTokens: []int{8192}, KVCacheDTypes: []string{"auto", "fp8"},
+			SpecTokens: []int{0, 7}, GPUMemoryUtilization: []float64{0.92}})
+	ms, err := ModelsFor(r.Deployment, "../model/hf/testdata/llama-3.1-8b", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &workload.Spec{Name: "fixed", Kind: workload.KindClosed, Closed: workload.Closed{Requests: 64, Concurrency: 8},
+		Lengths: workload.Lengths{InputTokens: 2000, OutputTokens: 500}}
+	llamaQ := ScenarioQuestion(r, ms, w, gpus(t, "L40S", "H100", "B200"),
+		Space{Counts: []int{1, 2}, MaxNumSeqs: []int{8, 256}, MaxNumBatchedTokens: []int{2048, 16384}, KVCacheDTypes: []string{"auto", "fp8"},
+			SpecTokens: []int{0}, GPUMemoryUtilization: []float64{0.9, 0.95}, Weights: []string{"native", "fp8"}})
+	llamaQ.Engine.Version = "" // the seed's version is not the question's
+	for _, q := range []*Question{seedQ, llamaQ} {
+		if err := q.validate(); err != nil {
+			t.Fatal(err)
+		}
+		cands, _ := q.enumerate()
+		p := &Plan{Question: q.info()}
+		checked, skipped := 0, 0
+		for _, c := range cands {
+			if c.key == "" {
+				continue
+			}
+			row := &Result{Index: c.index, Config: c.config}
+			l, err := p.Launch(row)
+			if err != nil {
+				t.Fatalf("row %d: %v", c.index, err)
+			}
+			want, _, _, err := p.RowEngine(row)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sim, err := q.engineFor(c.lay, &c.config)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sim.Quantization = want.Quantization // a label the planner prints as the variant's format
+			if sim != want {
+				t.Fatalf("row %d: the planner simulates\n%+v\nbut its command gives\n%+v", c.index, sim, want)
+			}
+			if c.config.Weights != "native" && !strings.Contains(l.Serve, "--quantization fp8") {
+				// The fp8 variant of an NVFP4 checkpoint is another checkpoint: said, not a flag.
+				if len(l.Notes) == 0 || !strings.Contains(strings.Join(l.Notes, " "), "a checkpoint of the model in") {
+					t.Errorf("row %d (%s weights): no note that another checkpoint is needed", c.index, c.config.Weights)
+				}
+				skipped++
+				continue
+			}
+			words, err := vllmcmd.Split(l.Serve)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := scenario.New()
+			if _, err := s.ApplyVLLM(words); err != nil {
+				t.Fatalf("row %d: %s: %v", c.index, l.Serve, err)
+			}
+			s.Hardware.GPU, s.Engine.Version = c.config.GPU, want.Version
+			b, err := s.Build()
+			if err != nil {
+				t.Fatalf("row %d: %s: %v", c.index, l.Serve, err)
+			}
+			if b.Deployment.Engine != want {
+				t.Errorf("row %d: %s\nimports as %+v\nwant      %+v", c.index, l.Serve, b.Deployment.Engine, want)
+			}
+			if !reflect.DeepEqual(b.Deployment.Model, variant(q.Model, c.config.Weights)) {
+				t.Errorf("row %d: %s: the imported model differs from the row's (%s weights)", c.index, l.Serve, c.config.Weights)
+			}
+			if (c.config.SpecTokens > 0) != (b.Deployment.Drafter != nil) || c.config.SpecTokens > 0 && !reflect.DeepEqual(b.Deployment.Drafter, q.Drafter) {
+				t.Errorf("row %d: %s: drafter %v, want %v", c.index, l.Serve, b.Deployment.Drafter, q.Drafter)
+			}
+			if b.Deployment.Hardware.Count != c.config.TP {
+				t.Errorf("row %d: %d GPUs per replica, want TP %d", c.index, b.Deployment.Hardware.Count, c.config.TP)
+			}
+			checked++
+		}
+		if q == llamaQ && skipped > 0 {
+			t.Errorf("%s: %d fp8 rows without --quantization fp8", q.ModelRef, skipped)
+		}
+		if checked < 50 {
+			t.Errorf("%s: only %d rows checked (%d skipped)", q.ModelRef, checked, skipped)
+		}
+		t.Logf("%s: %d launch commands import back to their rows (%d variants of an NVFP4 checkpoint need another checkpoint)", q.ModelRef, checked, skipped)
+	}
+}
+
+// TestCommandsSeedCurrent: the seed's own row prints the seed's launch flags.
+func TestCommandsSeedCurrent(t *testing.T) {
+	r := seedResolved(t)
+	p := &Plan{Question: (&Question{Model: r.Deployment.Model, Drafter: r.Deployment.Drafter, ModelRef: "glm-5.3-flash",
+		DrafterRef: r.Deployment.Engine.Speculative.Model, Base: r.Deployment.Engine, ServeModel: "nvidia/GLM-5.3-Flash-NVFP4",
+		GPUs: gpus(t, "RTX-PRO-6000-Server"), Workload: BenchWorkload(&r.Scenario.Protocol, "128K", 16), Current: CurrentConfig(r.Deployment)}).info()}
+	row := &Result{Config: *CurrentConfig(r.Deployment)}
+	row.Config.WeightFormat = "nvfp4"
+	l, err := p.Launch(row)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `vllm serve nvidia/GLM-5.3-Flash-NVFP4 --served-model-name nvidia/GLM-5.3-Flash-NVFP4 --tensor-parallel-size 4 --enable-expert-parallel --max-model-len 1048576 --gpu-memory-utilization 0.92 --kv-cache-dtype fp8 --max-num-batched-tokens 8192 --max-num-seqs 32 --attention-backend FLASHINFER_MLA_SPARSE_SM120 --moe-backend flashinfer_cutlass --speculative-config '{"method":"dflash","model":"incoai/GLM-5.3-Flash-DFlash2","num_speculative_tokens":7,"kv_cache_dtype":"auto"}'`
+	if l.Serve != want {
+		t.Errorf("seed row:\n got %s\nwant %s", l.Serve, want)
+	}
+	if !strings.HasPrefix(l.Bench, "vllm bench serve --backend vllm --model nvidia/GLM-5.3-Flash-NVFP4 --dataset-name random --random-input-len 131072 --random-output-len 4096 --num-prompts 16 --max-concurrency 16") {
+		t.Errorf("bench: %s", l.Bench)
+	}
+}
