@@ -121,7 +121,7 @@ func TestBadInputs(t *testing.T) {
 		{[]string{"plan", "--context", "128K", "--users", "16", "--shard", "0/100000"}, 2, "want i/n with 0 <= i < n <= 65536"},
 		{[]string{"capacity", "--config", nanScenario}, 1, "nangpu.toml: gpu[0]: gpu \"RTX-PRO-6000-Server\": bandwidth_gbps = NaN: want a finite number in 10..100000 GB/s"},
 		{[]string{"plan", "--context", "128K", "--users", "16", "--catalog", nanGPU}, 1, "bandwidth_gbps = NaN"},
-		{[]string{"hardware", "list", "--gpus", hugeGPU}, 1, "memory_gib = 1e+300: want a finite number in 1..4096 GiB"},
+		{[]string{"hardware", "list", "--gpus", hugeGPU}, 1, "memory_gib = 1e+300: want a finite number in 0.5..4096 GiB"},
 		{[]string{"hardware", "list", "--gpus", negPrice}, 1, "price_per_hour = -1: want a finite number in 0..10000 USD per GPU-hour"},
 		{[]string{"matrix", "--config", nanPoll}, 1, "nanpoll.toml:13: protocol.poll_s = NaN: must be in (0, 3600]"},
 		{[]string{"capacity", "--config", "/dev/zero"}, 1, "/dev/zero: larger than 16 MiB: servesim reads at most that much from such a file"},

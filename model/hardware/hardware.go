@@ -105,7 +105,7 @@ func (g *GPU) SupportsWeights(d arch.DType) (bool, string) {
 // so a typo (or NaN, Inf, 1e300) is refused where it is read rather than reaching the engine.
 // The ranges are wide (today's GPUs sit well inside them) and exist to catch nonsense.
 const (
-	MinMemoryGiB, MaxMemoryGiB         = 1, 4096      // device memory, GiB
+	MinMemoryGiB, MaxMemoryGiB         = 0.5, 4096    // device memory, GiB (the engine tests use ~1 GiB toy GPUs)
 	MinBandwidthGBps, MaxBandwidthGBps = 10, 100_000  // device-memory bandwidth, GB/s
 	MinTFLOPS, MaxTFLOPS               = 0.1, 100_000 // any dense peak, TFLOPS (fp8, fp4 also 0: none)
 	MinLinkGBps, MaxLinkGBps           = 0.1, 10_000  // GPU-GPU link per direction, GB/s
