@@ -285,6 +285,9 @@ Example:
 					return err
 				}
 				var spec0 *workload.Spec
+				if fs.Changed("explain-row") && *explainRow < 0 {
+					return usagef("--explain-row %d: want a row index >= 0 (leave the flag out for no row)", *explainRow)
+				}
 				if fs.Changed("output-tokens") && *outTok < 1 {
 					return usagef("--output-tokens %d: must be a positive integer", *outTok)
 				}

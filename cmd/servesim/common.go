@@ -28,6 +28,9 @@ type scenarioFlags struct {
 	gpus         int
 	modelConfig  string
 	vllmVersion  string
+	// readyTimeoutS, when set, replaces the protocol's ready_timeout_s (0: the tool's default by
+	// context).
+	readyTimeoutS secondsFlag
 	// vllmWords, when set, is a launch command already split into words (import's positional
 	// arguments); it takes the place of --vllm-cmd.
 	vllmWords []string
@@ -47,6 +50,7 @@ func (f *scenarioFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.modelConfig, "model-config", "", "the model's Hugging Face config.json, or the `path` of the directory holding it (instead of the built-ins and the Hugging Face cache)")
 	fs.StringVar(&f.vllmVersion, "vllm-version", "", "the vLLM `version` whose defaults apply (default: the scenario's, else "+deploy.DefaultVersion+")")
 	fs.Var(&f.seed, "seed", "random `seed` for speculative acceptance, a non-negative integer (default: the scenario's)")
+	fs.Var(&f.readyTimeoutS, "ready-timeout-s", "the benchmark's readiness timeout in `seconds` for every context; 0: the tool's default by context (60 s below 64K, 120 s below 128K, 180 s from 128K) (default: the scenario's protocol.ready_timeout_s)")
 }
 
 // seedFlag is --seed: unset (the scenario's seed) or a non-negative integer. A negative value is
@@ -73,6 +77,31 @@ func (s *seedFlag) Set(v string) error {
 }
 
 func (s *seedFlag) Type() string { return "uint" }
+
+// secondsFlag is a duration in seconds that may be left unset: a negative or non-finite value is
+// refused rather than meaning "unset" (--ready-timeout-s -5 used to mean the scenario's).
+type secondsFlag struct {
+	v   float64
+	set bool
+}
+
+func (s *secondsFlag) String() string {
+	if !s.set {
+		return ""
+	}
+	return strconv.FormatFloat(s.v, 'g', -1, 64)
+}
+
+func (s *secondsFlag) Set(v string) error {
+	x, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	if err != nil || !(x >= 0 && x <= 1e6) {
+		return fmt.Errorf("want seconds >= 0 (leave the flag out for the scenario's value)")
+	}
+	s.v, s.set = x, true
+	return nil
+}
+
+func (s *secondsFlag) Type() string { return "float" }
 
 // isSeed reports whether the run uses the embedded seed scenario unchanged.
 func (f *scenarioFlags) isSeed() bool {
@@ -135,6 +164,12 @@ func (f *scenarioFlags) scenario(stderr io.Writer) (*scenario.Scenario, error) {
 	}
 	if f.seed.set {
 		s.Seed = f.seed.v
+	}
+	if f.readyTimeoutS.set {
+		s.Protocol.ReadyTimeoutS = f.readyTimeoutS.v
+		if err := s.Protocol.Validate(); err != nil {
+			return nil, usagef("--ready-timeout-s: %v", err)
+		}
 	}
 	return s, nil
 }
