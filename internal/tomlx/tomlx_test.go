@@ -57,6 +57,7 @@ func TestNegativeUnsigned(t *testing.T) {
 		{"seed = -1\n", `f.toml:1: seed = -1: want a non-negative integer`},
 		{"plain = -3\n[sub]\nn = -2\nseed = -5\n", `f.toml:4: sub.seed = -5`},
 		{"[[list]]\nseed = 1\n[[list]]\nseed = -7\n", `list.seed = -7`},
+		{"sEed = -1\n", `f.toml:1: sEed = -1: want a non-negative integer`}, // keys match fields case-insensitively
 	}
 	for _, c := range cases {
 		var d doc

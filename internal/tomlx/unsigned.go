@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"reflect"
+	"sort"
 	"strings"
 
 	"github.com/BurntSushi/toml"
@@ -78,8 +79,8 @@ func negativeUnsigned(raw any, t reflect.Type, prefix string) (string, int64) {
 		}
 	case reflect.Map:
 		if m, ok := raw.(map[string]any); ok {
-			for k, e := range m {
-				if key, n := negativeUnsigned(e, t.Elem(), join(prefix, k)); key != "" {
+			for _, k := range sortedKeys(m) {
+				if key, n := negativeUnsigned(m[k], t.Elem(), join(prefix, k)); key != "" {
 					return key, n
 				}
 			}
@@ -102,24 +103,28 @@ func negativeUnsigned(raw any, t reflect.Type, prefix string) (string, int64) {
 			if key == "" {
 				key = f.Name
 			}
-			e, ok := m[key]
-			if !ok && tag == "" {
-				for k, x := range m { // BurntSushi matches an untagged field case-insensitively
-					if strings.EqualFold(k, f.Name) {
-						e, ok = x, true
-						break
-					}
+			// BurntSushi matches a key to a field's tag, or name, case-insensitively ("sEed").
+			for _, k := range sortedKeys(m) {
+				if k != key && !strings.EqualFold(k, key) {
+					continue
 				}
-			}
-			if !ok {
-				continue
-			}
-			if k, n := negativeUnsigned(e, f.Type, join(prefix, key)); k != "" {
-				return k, n
+				if kk, n := negativeUnsigned(m[k], f.Type, join(prefix, k)); kk != "" {
+					return kk, n
+				}
 			}
 		}
 	}
 	return "", 0
+}
+
+// sortedKeys orders a table's keys, so the first error named does not depend on map order.
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 func join(prefix, k string) string {
