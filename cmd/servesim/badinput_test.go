@@ -105,6 +105,7 @@ func TestBadInputs(t *testing.T) {
 		{[]string{"capacity", "--vllm-cmd", "vllm serve m --speculative-config '{\"method\": dflash}'"}, 1, "--speculative-config"},
 		{[]string{"import", "vllm", "--", "vllm serve 'unterminated"}, 1, "unterminated single quote"},
 		{[]string{"import", "vllm"}, 2, "no vllm command given"},
+		{[]string{"capacity", "--gpu", "RTX-PRO-6000-Server", "--vllm-cmd", "vllm serve m --speculative-model \xf90"}, 1, "not valid UTF-8"},
 		{[]string{"matrix", "--measured", filepath.Join(dir, "absent.txt")}, 1, "--measured: "},
 		{[]string{"matrix", "--measured", garbage}, 1, "garbage.txt"},
 		{[]string{"matrix", "--measured", otherProto}, 1, "is not one the scenario's protocol runs"},

@@ -1,0 +1,19 @@
+package vllmcmd
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestParseRefusesInvalidUTF8: a word that is not UTF-8 is an error naming it; it used to be read
+// and then written back by Format as U+FFFD (in --speculative-config's JSON), another model name
+// (found by FuzzParse).
+func TestParseRefusesInvalidUTF8(t *testing.T) {
+	_, err := Parse([]string{"vllm", "serve", "m", "--speculative-model", "\xf90"})
+	if err == nil || !strings.Contains(err.Error(), `argument 5 "\xf90": not valid UTF-8`) {
+		t.Errorf("err = %v", err)
+	}
+	if _, err := Parse([]string{"vllm", "serve", "m", "--served-model-name", "modèle"}); err != nil {
+		t.Errorf("valid UTF-8 refused: %v", err)
+	}
+}
