@@ -181,7 +181,9 @@ func distAt(d workload.Dist, q float64) float64 {
 func headroomMin(p *Perf) float64 {
 	h := math.Inf(1)
 	for _, c := range p.Checks {
-		h = math.Min(h, c.Headroom)
+		if !c.Undefined {
+			h = math.Min(h, c.Headroom)
+		}
 	}
 	if math.IsInf(h, 1) {
 		return 0

@@ -4,8 +4,9 @@
 // Reading order: spec.go (Spec and its TOML form, Validate), gen.go (the request generators),
 // trace.go (CSV and JSONL trace parsers), presets.go (built-in workloads), run.go (Run: driving a
 // sim.Engine), metrics.go (Metrics and how they are summarised), quantile.go (bounded latency
-// distributions), render.go (table, CSV, JSON); vllmbench.go, vllmbench_run.go and sharegpt.go
-// for vLLM's own benchmark client.
+// distributions), overload.go (an open loop whose arrivals outran the server: status "overloaded"
+// and the limit that binds), render.go (table, CSV, JSON); vllmbench.go, vllmbench_run.go and
+// sharegpt.go for vLLM's own benchmark client.
 //
 // # Kinds
 //

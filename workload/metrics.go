@@ -50,6 +50,10 @@ type Check struct {
 	// (value - limit) / limit for per-user tok/s. Negative: the objective is missed.
 	Headroom float64 `json:"headroom"`
 	Met      bool    `json:"met"`
+	// Undefined: no request defines the metric (TPOT and per-user tok/s need an output of more
+	// than one token, as in vLLM's benchmark); the objective is shown as n/a and counts as met,
+	// as goodput counts every such request as meeting it.
+	Undefined bool `json:"undefined,omitempty"`
 }
 
 // Goodput is the rate of requests that meet every objective individually.
@@ -100,6 +104,9 @@ type Metrics struct {
 	KV      KVSeries `json:"kv_cache"`
 	SLO     *SLO     `json:"slo,omitempty"`
 	Goodput *Goodput `json:"goodput,omitempty"`
+	// Overload is set when an open-loop or trace run's arrivals outran the server (Status is
+	// then StatusOverloaded); it names the limit that binds.
+	Overload *Overload `json:"overload,omitempty"`
 
 	Steps    int64   `json:"engine_steps"`
 	SimTimeS float64 `json:"sim_time_s"`
@@ -134,6 +141,7 @@ type collector struct {
 	simEnd                 vtime.Time
 	status                 string
 	windowInputTokens      int64
+	watch                  *overloadWatch // open loop: the queue over the arrivals (overload.go)
 }
 
 // part is a replica's collector and how many replicas behaved identically.
@@ -189,6 +197,12 @@ func summarise(s *Spec, seed uint64, parts []part, replicas int) *Metrics {
 	if kvW > 0 {
 		m.KV.Mean = kvMean / kvW
 	}
+	for _, p := range parts {
+		if o := p.c.watch.overload(p.c.completed, p.c.durationS, p.c.preemptions); o != nil && m.Overload == nil {
+			m.Overload = o
+			m.Status = StatusOverloaded
+		}
+	}
 	if series != nil {
 		m.KV.IntervalS = series.interval.Seconds()
 		m.KV.Samples = mergeSeries(parts)
@@ -214,6 +228,12 @@ func summarise(s *Spec, seed uint64, parts []part, replicas int) *Metrics {
 				return
 			}
 			c := Check{Name: name, Quantile: q, Limit: limit}
+			if d.n() == 0 && (name == "tpot_ms" || name == "user_tok_s") && requests > 0 {
+				// Every request had a one-token output: TPOT is not defined, not missed.
+				c.Undefined, c.Met = true, true
+				g.Checks = append(g.Checks, c)
+				return
+			}
 			if d.n() == 0 {
 				c.Value = math.Inf(1)
 				if rate {

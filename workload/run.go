@@ -251,6 +251,9 @@ func (r *runner) sample(e *sim.Engine) {
 	r.armed = false
 	s := e.Scheduler()
 	r.col.kv.add(e.Now(), s.KV().Pool.Usage(), s.NumRunning(), s.NumWaiting())
+	if w := r.col.watch; w != nil {
+		w.observe(e.Now(), r.live-s.NumRunning(), s.NumRunning(), s.KV().Pool.Usage())
+	}
 	if s.HasWork() || r.live > 0 {
 		r.arm()
 	}
@@ -301,6 +304,9 @@ func runList(srv *sim.Server, reqs []Request, conc int, seed uint64, every vtime
 	e := r.eng
 	c := r.col
 	mml := srv.Deployment.Engine.MaxModelLen
+	if conc == 0 {
+		c.watch = newOverloadWatch(reqs, mml, srv.Deployment.Engine.MaxNumSeqs)
+	}
 	next := 0
 	done := 0
 	step := max(len(reqs)/100, 1)

@@ -69,6 +69,10 @@ Example:
 					size int
 				}
 				var files []written
+				// Every figure goes to a temporary name first and all are renamed at the end, so
+				// an interrupted or failed run leaves the directory's old figures, not a mix.
+				batch := outputs.NewBatch()
+				defer batch.Abort()
 				for _, f := range figs {
 					for _, fm := range formats {
 						data, err := f.Bytes(fm)
@@ -76,11 +80,14 @@ Example:
 							return fmt.Errorf("figure %s: %w", f.Name, err)
 						}
 						path := filepath.Join(*out, f.Name+"."+string(fm))
-						if err := outputs.WriteFile(path, data); err != nil {
+						if err := batch.Add(path, data); err != nil {
 							return err
 						}
 						files = append(files, written{path, len(data)})
 					}
+				}
+				if err := batch.Commit(); err != nil {
+					return err
 				}
 				width := 0
 				for _, w := range files {
