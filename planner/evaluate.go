@@ -50,6 +50,8 @@ type outcome struct {
 	kvTokens      int
 	perf          *Perf
 	intervals     []Interval
+	// screened: perf is from the workload's first requests only (the search's screen).
+	screened bool
 }
 
 // server builds one replica's server for a candidate. When one max_model_len request does not fit
@@ -84,7 +86,10 @@ func (q *Question) server(l *layout, cfg Config) (srv *sim.Server, mml int, note
 }
 
 // evaluate builds the candidate's server and simulates the workload on it.
-func (q *Question) evaluate(c *candidate) outcome {
+func (q *Question) evaluate(c *candidate) outcome { return q.evaluateSpec(c, q.Workload) }
+
+// evaluateSpec builds the candidate's server and simulates spec (the workload or its screen).
+func (q *Question) evaluateSpec(c *candidate, spec *workload.Spec) outcome {
 	l := c.lay
 	var o outcome
 	srv, mml, note, src, from, err := q.server(l, c.config)
@@ -95,7 +100,7 @@ func (q *Question) evaluate(c *candidate) outcome {
 		return o
 	}
 	o.kvTokens = srv.Layout.KVCacheSizeTokens
-	if b := benchCell(q.Workload); b != nil {
+	if b := benchCell(spec); b != nil {
 		proto := b.Protocol()
 		tokens, err := proto.FitContext(b.Context, o.mml)
 		conc := (b.Concurrency + l.dp - 1) / l.dp
@@ -110,7 +115,7 @@ func (q *Question) evaluate(c *candidate) outcome {
 			return o
 		}
 	}
-	m, err := workload.Run(srv, q.Workload, workload.Options{Seed: q.Seed, Replicas: l.dp})
+	m, err := workload.Run(srv, spec, workload.Options{Seed: q.Seed, Replicas: l.dp})
 	if err != nil {
 		o.stage, o.reason = StageSimulation, err.Error()
 		return o

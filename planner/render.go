@@ -21,6 +21,9 @@ type TableOptions struct {
 	All bool
 	// Commands prints the launch commands of every row shown (else of the best row only).
 	Commands bool
+	// Wide prints every column (each swept flag, latencies at p50 and the quantile, headroom,
+	// parameter source, interval) instead of the compact table.
+	Wide bool
 }
 
 func money(v float64) string {
