@@ -343,19 +343,21 @@ func (q *Question) search(cands []candidate, jobs []int, rows map[string]int, o 
 		}
 		fullRun(sel)
 	}
-	if count(true) < exact {
-		// Fewer rows meet the objectives than the top holds: the best missed rows rank next.
+	if need := exact - count(true); need > 0 {
+		// Fewer rows meet the objectives than the top holds: the cheapest missed rows rank next,
+		// in full. Only missed rows of the tiers taken count (a dearer tier's missed rows rank
+		// below every row of a cheaper one).
+		missed := 0
 		for _, t := range tiers {
-			if count(true)+count(false) >= exact {
+			if missed >= need {
 				break
 			}
-			var sel []*class
+			fullRun(t)
 			for _, c := range t {
-				if c.out.perf != nil {
-					sel = append(sel, c)
+				if c.out.perf != nil && !c.out.perf.Met {
+					missed += c.rows
 				}
 			}
-			fullRun(sel)
 		}
 	}
 	// 3. The best class of each layout in full.
