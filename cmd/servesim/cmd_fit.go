@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/spf13/pflag"
 
@@ -123,9 +122,10 @@ The summary shows each file's metrics measured, with the starting and the fitted
 					return err
 				}
 				var set *calibration.Settings
+				pr := newProgress(e, 0)
 				settings := func() *calibration.Settings {
 					return &calibration.Settings{Method: *method, Starts: *starts, MaxIter: *maxIter, Workers: *workers, Seed: *fitSeed, Weights: &wts,
-						Progress: fitProgress(e)}
+						Progress: fitProgress(pr)}
 				}
 				var freeIDs []param.ID
 				if *free != "" {
@@ -138,7 +138,7 @@ The summary shows each file's metrics measured, with the starting and the fitted
 					}
 				}
 				if results != nil {
-					return fitBench(e, r, results, &bf, fs, freeIDs, *kvTokens, settings(), *paramsOut, *reportOut, *measured)
+					return fitBench(e, pr, r, results, &bf, fs, freeIDs, *kvTokens, settings(), *paramsOut, *reportOut, *measured)
 				}
 				meas, _, err := loadMeasured(first(*measured), sf.isSeed(), r)
 				if err != nil {
@@ -157,17 +157,17 @@ The summary shows each file's metrics measured, with the starting and the fitted
 					return usagef("%s: %v", src, err)
 				}
 				set = settings()
-				fmt.Fprintf(e.stderr, "servesim fit: %s; starting from %s\n", r.Scenario.Name, r.ParamsFrom)
+				fmt.Fprintf(e.info(), "servesim fit: %s; starting from %s\n", r.Scenario.Name, r.ParamsFrom)
 				res, err := calibration.Fit(prob, set)
-				fmt.Fprintln(e.stderr)
+				pr.finish()
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(e.stderr, "servesim fit: done in %.1f s\n", res.Elapsed.Seconds())
+				fmt.Fprintf(e.info(), "servesim fit: done in %.1f s\n", res.Elapsed.Seconds())
 				rep := res.Report
 				if *cv {
 					splits, err := calibration.CrossValidate(prob, set)
-					fmt.Fprintln(e.stderr)
+					pr.finish()
 					if err != nil {
 						return err
 					}
@@ -238,7 +238,7 @@ func benchResults(paths []string) ([]*vllmbench.Result, error) {
 }
 
 // fitBench fits the parameters to vllm bench serve result files.
-func fitBench(e *env, r *scenario.Resolved, results []*vllmbench.Result, bf *benchFlags, fs *pflag.FlagSet, free []param.ID,
+func fitBench(e *env, pr *progress, r *scenario.Resolved, results []*vllmbench.Result, bf *benchFlags, fs *pflag.FlagSet, free []param.ID,
 	kvTokens int, set *calibration.Settings, paramsOut, reportOut string, names []string) error {
 	o := bf.options(fs)
 	prob := &calibration.TargetProblem{Deployment: r.Deployment, Base: r.Params, Free: free, KVTokens: kvTokens, Seed: r.Scenario.Seed}
@@ -254,13 +254,13 @@ func fitBench(e *env, r *scenario.Resolved, results []*vllmbench.Result, bf *ben
 		printBenchNotes(e.stderr, "servesim fit: "+res.Name+": ", cmd, notes)
 		prob.Targets = append(prob.Targets, &calibration.BenchRun{Result: res, Spec: spec})
 	}
-	fmt.Fprintf(e.stderr, "servesim fit: %s on %d vllm bench result(s); starting from %s\n", r.Scenario.Name, len(results), r.ParamsFrom)
+	fmt.Fprintf(e.info(), "servesim fit: %s on %d vllm bench result(s); starting from %s\n", r.Scenario.Name, len(results), r.ParamsFrom)
 	res, err := calibration.FitTargets(prob, set)
-	fmt.Fprintln(e.stderr)
+	pr.finish()
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stderr, "servesim fit: done in %.1f s\n", res.Elapsed.Seconds())
+	fmt.Fprintf(e.info(), "servesim fit: done in %.1f s\n", res.Elapsed.Seconds())
 	rep := res.Report
 	var buf bytes.Buffer
 	calibration.WriteTargetSummary(&buf, &rep)
@@ -293,13 +293,10 @@ func measName(p string) string {
 	return p
 }
 
-func fitProgress(e *env) func(calibration.Progress) {
-	last := time.Time{}
+// fitProgress shows a fit's stage, evaluations and best loss (progress.status: in place on a
+// terminal, a line every ten seconds elsewhere).
+func fitProgress(pr *progress) func(calibration.Progress) {
 	return func(p calibration.Progress) {
-		if time.Since(last) < 500*time.Millisecond {
-			return
-		}
-		last = time.Now()
-		fmt.Fprintf(e.stderr, "\r  %-14s %5d evaluations  best loss %.4f  %5.1f s ", p.Stage, p.Evaluations, p.Best, p.Elapsed.Seconds())
+		pr.status("%-14s %5d evaluations  best loss %.4f  %5.1f s", p.Stage, p.Evaluations, p.Best, p.Elapsed.Seconds())
 	}
 }

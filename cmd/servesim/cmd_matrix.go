@@ -56,11 +56,13 @@ ttft_ms,tbt_ms,avg_active,completed,output_tokens,measured_s (predicted values).
 				srv.StepByStep = sf.stepByStep
 				fmt.Fprintf(e.stderr, "servesim: %s; parameters: %s (%s)\n", r.Scenario.Name, r.ParamsFrom, r.Source)
 				start := time.Now()
-				res, err := bench.RunMatrix(srv, &r.Scenario.Protocol, bench.Options{Seed: r.Scenario.Seed, Progress: progressPrinter(e, start)})
+				prog, finish := progressPrinter(e)
+				res, err := bench.RunMatrix(srv, &r.Scenario.Protocol, bench.Options{Seed: r.Scenario.Seed, Progress: prog})
+				finish()
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(e.stderr, "servesim: simulated %d cells, %d engine steps, %.0f s of server time in %.2f s\n",
+				fmt.Fprintf(e.info(), "servesim: simulated %d cells, %d engine steps, %.0f s of server time in %.2f s\n",
 					len(res.Matrix.Prefill)+len(res.Matrix.Decode), res.Steps, res.SimEnd.Seconds(), time.Since(start).Seconds())
 				var buf bytes.Buffer
 				if err := format.write(&buf, matrixResult{res.Matrix, meas}); err != nil {
@@ -72,18 +74,9 @@ ttft_ms,tbt_ms,avg_active,completed,output_tokens,measured_s (predicted values).
 	}
 }
 
-// progressPrinter reports progress on stderr once a run has taken more than two seconds.
-func progressPrinter(e *env, start time.Time) func(done, total int, label string) {
-	last := start
-	return func(done, total int, label string) {
-		now := time.Now()
-		if now.Sub(start) < 2*time.Second || (now.Sub(last) < time.Second && done < total) {
-			return
-		}
-		last = now
-		fmt.Fprintf(e.stderr, "\r  %d/%d cells (%s)   ", done, total, label)
-		if done == total {
-			fmt.Fprintln(e.stderr)
-		}
-	}
+// progressPrinter reports a matrix run's cells on stderr once it has taken more than two seconds
+// (plain lines off a terminal, nothing with --quiet); finish ends its line.
+func progressPrinter(e *env) (func(done, total int, label string), func()) {
+	p := newProgress(e, 2*time.Second)
+	return func(done, total int, label string) { p.update("cells", done, total, label) }, p.finish
 }

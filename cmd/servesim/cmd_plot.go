@@ -158,14 +158,16 @@ func (f *figureFlags) simulate(e *env) (*report.Input, error) {
 		return nil, err
 	}
 	srv.StepByStep = f.sf.stepByStep
-	fmt.Fprintf(e.stderr, "servesim: %s; parameters: %s (%s)\n", r.Scenario.Name, r.ParamsFrom, r.Source)
+	fmt.Fprintf(e.info(), "servesim: %s; parameters: %s (%s)\n", r.Scenario.Name, r.ParamsFrom, r.Source)
 	start := time.Now()
+	prog, finish := progressPrinter(e)
 	in, err := report.Simulate(r, srv, meas, measName, report.SimulateOptions{Explain: f.cells, NoExplain: f.explain == "none",
-		Progress: progressPrinter(e, start)})
+		Progress: prog})
+	finish()
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(e.stderr, "servesim: simulated %d cells in %.2f s\n", len(in.Predicted.Prefill)+len(in.Predicted.Decode), time.Since(start).Seconds())
+	fmt.Fprintf(e.info(), "servesim: simulated %d cells in %.2f s\n", len(in.Predicted.Prefill)+len(in.Predicted.Decode), time.Since(start).Seconds())
 	return in, nil
 }
 

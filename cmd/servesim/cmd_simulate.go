@@ -147,6 +147,8 @@ Example:
 			var sf scenarioFlags
 			sf.register(fs)
 			wl := fs.String("workload", "", "workload TOML `file`, trace file (.csv, .jsonl), or preset name")
+			var wo workloadOverrides
+			wo.register(fs)
 			var bf benchFlags
 			bf.register(fs, false)
 			measured := fs.String("measured", "", "a vllm bench serve --save-result JSON `file`: simulate its run and show predicted vs measured")
@@ -189,29 +191,26 @@ Example:
 				if err := slo.apply(fs, &spec.SLO); err != nil {
 					return err
 				}
+				if wo.used(fs) && *wl == "" {
+					return usagef("--rate and --requests change a --workload (file or preset)")
+				}
+				if err := wo.apply(fs, spec); err != nil {
+					return err
+				}
 				r, srv, err := sf.loadServer(e.stderr)
 				if err != nil {
 					return err
 				}
 				noteModelLen(e.stderr, spec, srv.Deployment.Engine.MaxModelLen)
-				fmt.Fprintf(e.stderr, "servesim: %s; parameters: %s (%s)\n", spec.Describe(), r.ParamsFrom, r.Source)
+				fmt.Fprintf(e.info(), "servesim: %s; parameters: %s (%s)\n", spec.Describe(), r.ParamsFrom, r.Source)
 				start := time.Now()
-				last := start
-				m, err := workload.Run(srv, spec, workload.Options{Seed: r.Scenario.Seed, Progress: func(done, total int) {
-					now := time.Now()
-					if now.Sub(start) < 2*time.Second || now.Sub(last) < time.Second {
-						return
-					}
-					last = now
-					fmt.Fprintf(e.stderr, "\r  %d/%d requests   ", done, total)
-				}})
+				pr := newProgress(e, 2*time.Second)
+				m, err := workload.Run(srv, spec, workload.Options{Seed: r.Scenario.Seed, Progress: func(done, total int) { pr.update("requests", done, total) }})
+				pr.finish()
 				if err != nil {
 					return err
 				}
-				if time.Since(start) >= 2*time.Second {
-					fmt.Fprintln(e.stderr)
-				}
-				fmt.Fprintf(e.stderr, "servesim: %d engine steps, %.0f s of server time in %.2f s\n", m.Steps, m.SimTimeS, time.Since(start).Seconds())
+				fmt.Fprintf(e.info(), "servesim: %d engine steps, %.0f s of server time in %.2f s\n", m.Steps, m.SimTimeS, time.Since(start).Seconds())
 				var buf bytes.Buffer
 				if err := format.write(&buf, workloadResult{spec: spec, resolved: r, metrics: m, measured: res}); err != nil {
 					return err

@@ -49,8 +49,9 @@ func newProgress(e *env, after time.Duration) *progress {
 }
 
 // update reports done of total units of what (a stage: "simulations", "cells"); a new what
-// starts a new stage with its own estimate of the time left.
-func (p *progress) update(what string, done, total int) {
+// starts a new stage with its own estimate of the time left. A label (the unit just finished)
+// is shown on a terminal only.
+func (p *progress) update(what string, done, total int, label ...string) {
 	if p.quiet {
 		return
 	}
@@ -89,7 +90,11 @@ func (p *progress) update(what string, done, total int) {
 	if total > 0 {
 		fill = min(done*width/total, width)
 	}
-	fmt.Fprintf(p.w, "\r  [%s%s] %d/%d %s  %s%s   ", strings.Repeat("#", fill), strings.Repeat(".", width-fill), done, total, what, seconds(el), eta)
+	lab := ""
+	if len(label) > 0 && label[0] != "" {
+		lab = " (" + label[0] + ")"
+	}
+	fmt.Fprintf(p.w, "\r  [%s%s] %d/%d %s%s  %s%s   ", strings.Repeat("#", fill), strings.Repeat(".", width-fill), done, total, what, lab, seconds(el), eta)
 	p.drawn = true
 }
 
