@@ -32,6 +32,21 @@ type Perf struct {
 	Goodput float64          `json:"goodput_fraction"`
 	Checks  []workload.Check `json:"checks,omitempty"`
 	Met     bool             `json:"met"`
+	// Overload is set when the arrivals outran the row (an open loop or trace): it names the
+	// limit that binds (arrival rate above capacity, max-num-seqs, KV cache).
+	Overload *workload.Overload `json:"overload,omitempty"`
+}
+
+// MissText says what the row misses, each objective as its value against its limit, and which
+// limit binds when the arrivals outran it ("" when it meets every objective).
+func (p *Perf) MissText() string {
+	if p == nil || p.Met {
+		return ""
+	}
+	if s := workload.MissText(p.Checks, p.Overload); s != "" {
+		return s
+	}
+	return p.Status
 }
 
 // Interval is a prediction interval for one metric (from the Uncertainty hook).
@@ -140,7 +155,7 @@ func perfOf(m *workload.Metrics) *Perf {
 		q = m.SLO.Q()
 	}
 	p := &Perf{Status: m.Status, OutputTokS: m.OutputTokS, TotalTokS: m.TotalTokS, RequestsPerS: m.RequestsPerS, Quantile: q,
-		TTFTp50: m.TTFT.P50, TPOTp50: m.TPOT.P50, UserTokS: m.UserTokS, Preemptions: m.Preemptions, KVPeak: m.KV.Peak, Met: true}
+		TTFTp50: m.TTFT.P50, TPOTp50: m.TPOT.P50, UserTokS: m.UserTokS, Preemptions: m.Preemptions, KVPeak: m.KV.Peak, Met: true, Overload: m.Overload}
 	// The quantile of each metric: exact from the checks when an objective names it, else the
 	// summary quantile nearest at or above it.
 	p.TTFTq = distAt(m.TTFT, q)

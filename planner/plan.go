@@ -668,6 +668,10 @@ func Merge(plans []*Plan, names []string, partial bool) (*Plan, error) {
 	}
 	have := make([]string, count)
 	out := &Plan{Format: FormatVersion, Fingerprint: first.Fingerprint, Question: first.Question, Rows: first.Rows, Notes: first.Notes}
+	if count == 1 {
+		// One unsharded plan: its search (shards are always exhaustive).
+		out.Search = first.Search
+	}
 	for i, p := range plans {
 		n, idx := 1, 0
 		if p.Shard != nil {

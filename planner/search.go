@@ -189,7 +189,8 @@ func (o *outcome) costPerMTok(price float64) float64 {
 //     objectives (possiblyMet), until the classes met in full hold Exact rows; when the whole
 //     sweep holds fewer, the missed classes of the cheapest tiers too, until Exact rows rank;
 //  3. frontier: the best class of each hardware layout (the table's rows) in full, again until
-//     every layout's best is a full simulation (at most three rounds).
+//     every layout's best is a full simulation (at most five rounds of 1, 2, 4, 8, 16 classes
+//     per layout).
 //
 // Rows ranked above the Exact-th are then those of the exhaustive sweep: a class that is not
 // simulated in full is either in a dearer tier than Exact met rows (it ranks below them by
@@ -360,26 +361,32 @@ func (q *Question) search(cands []candidate, jobs []int, rows map[string]int, o 
 			}
 		}
 	}
-	// 3. The best class of each layout in full.
-	for round := 0; round < 3; round++ {
-		best := map[string]*class{}
+	// 3. The best class of each layout in full. A layout whose best screened class misses in
+	// full hands the place to its next; each round takes more of a layout's next classes at once
+	// (1, 2, 4, 8, 16).
+	for round := 0; round < 5; round++ {
+		byGroup := map[string][]*class{}
 		var order []string
 		for _, c := range cls {
 			if c.out.perf == nil {
 				continue
 			}
-			b, ok := best[c.group]
-			if !ok {
+			if _, ok := byGroup[c.group]; !ok {
 				order = append(order, c.group)
 			}
-			if !ok || q.better(c, b) < 0 {
-				best[c.group] = c
-			}
+			byGroup[c.group] = append(byGroup[c.group], c)
 		}
 		var sel []*class
 		for _, g := range order {
-			if !best[g].full {
-				sel = append(sel, best[g])
+			cs := byGroup[g]
+			slices.SortStableFunc(cs, q.better)
+			if cs[0].full {
+				continue
+			}
+			for _, c := range cs[:min(len(cs), 1<<round)] {
+				if !c.full {
+					sel = append(sel, c)
+				}
 			}
 		}
 		if len(sel) == 0 {

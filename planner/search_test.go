@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/servesim/servesim/workload"
@@ -125,4 +127,44 @@ func TestScreenSpec(t *testing.T) {
 			t.Errorf("%s %+v %+v: screen %v, %d of %d; want %v, %d of %d", c.w.Kind, c.w.Open, c.w.Closed, sc != nil, n, full, c.ok, c.n, c.full)
 		}
 	}
+}
+
+// TestMissesReadable: in the compact table and in --explain-row a missed row reads as values
+// against limits in a person's units and names the limit that binds; no exponent, no percentage
+// in the thousands.
+func TestMissesReadable(t *testing.T) {
+	q := qwenChat(t, 40, 1, "L40S", "H100-SXM")
+	q.Space.MaxNumSeqs = []int{16, 256}
+	q.Space.KVCacheDTypes = []string{"fp8"}
+	p, err := Run(q, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := p.WriteTable(&b, TableOptions{All: true}); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if !strings.Contains(out, "misses TTFT ") || !strings.Contains(out, " > 500 ms") || !strings.Contains(out, " binds") {
+		t.Errorf("no readable miss with its binding limit:\n%s", out)
+	}
+	if strings.Contains(out, "e+0") || regexp.MustCompile(`-\d{4,} ?%`).MatchString(out) {
+		t.Errorf("an exponent or a five-digit percentage:\n%s", out)
+	}
+	for i := range p.Results {
+		r := &p.Results[i]
+		if r.Status != "missed" || r.Perf.Overload == nil {
+			continue
+		}
+		b.Reset()
+		if err := p.WriteRow(&b, r.Index); err != nil {
+			t.Fatal(err)
+		}
+		row := b.String()
+		if !strings.Contains(row, "Objective    TTFT p90 ") || !strings.Contains(row, "x the limit") || !strings.Contains(row, "Overloaded   "+r.Perf.Overload.Binds+" binds") {
+			t.Errorf("--explain-row %d:\n%s", r.Index, row)
+		}
+		return
+	}
+	t.Errorf("no overloaded row in the sweep:\n%s", out)
 }
