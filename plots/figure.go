@@ -59,6 +59,13 @@ func (f *Figure) Draw(c draw.Canvas) {
 	c.Fill(c.Rectangle.Path())
 	pad := vg.Points(8)
 	area := draw.Crop(c, pad, -pad, pad, -pad)
+	if f.Heading != "" {
+		st := textStyle(titleSize, black())
+		st.XAlign, st.YAlign = draw.XCenter, draw.YTop
+		h := st.Rectangle(f.Heading).Size().Y
+		c.FillText(st, vg.Point{X: (area.Min.X + area.Max.X) / 2, Y: area.Max.Y}, f.Heading)
+		area.Max.Y -= h + vg.Points(8)
+	}
 	if f.Legend != nil {
 		lw := f.Legend.Rectangle(area).Size().X
 		legendArea := area
@@ -70,13 +77,6 @@ func (f *Figure) Draw(c draw.Canvas) {
 		}
 		f.Legend.Draw(legendArea)
 		area.Max.X -= lw + vg.Points(14)
-	}
-	if f.Heading != "" {
-		st := textStyle(titleSize, black())
-		st.XAlign, st.YAlign = draw.XCenter, draw.YTop
-		h := st.Rectangle(f.Heading).Size().Y
-		c.FillText(st, vg.Point{X: (area.Min.X + area.Max.X) / 2, Y: area.Max.Y}, f.Heading)
-		area.Max.Y -= h + vg.Points(8)
 	}
 	n := len(f.Panels)
 	if n == 0 {

@@ -11,6 +11,7 @@ import (
 	"github.com/servesim/servesim/matrix"
 	"github.com/servesim/servesim/model/hardware"
 	"github.com/servesim/servesim/planner"
+	"github.com/servesim/servesim/plots"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -201,6 +202,7 @@ Example:
 			all := fs.Bool("all", false, "table: every configuration that loads, not the best per layout")
 			showCmds := fs.Bool("show-commands", false, "print each row's `vllm serve` and `vllm bench serve` commands (table: every row shown; csv, json: every row)")
 			explainRow := fs.Int("explain-row", -1, "print row `N` (its index) in full: flags, vLLM's defaults, predictions, launch commands")
+			plotDir := fs.String("plot", "", "also draw the plan's figures (cost against SLO-feasible throughput, with the frontier) as PNG and SVG into `directory`")
 			var out outFlag
 			out.register(fs, "the plan")
 			return func(args []string) error {
@@ -410,6 +412,15 @@ Example:
 					return err
 				}
 				fmt.Fprintf(info, "servesim: %s rows, %s in %s\n", commasInt(len(p.Results)), searchText(p), seconds(pr.elapsed().Seconds()))
+				if *plotDir != "" {
+					files, err := writeFigures(*plotDir, plots.Draw(p.Charts()), []plots.Format{plots.PNG, plots.SVG})
+					if err != nil {
+						return err
+					}
+					for _, f := range files {
+						fmt.Fprintf(info, "servesim: wrote %s (%s bytes)\n", f.path, groupThousands(f.size))
+					}
+				}
 				var buf bytes.Buffer
 				if *explainRow >= 0 {
 					if err := p.WriteRow(&buf, *explainRow); err != nil {

@@ -11,6 +11,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/servesim/servesim/internal/fsutil"
+	"github.com/servesim/servesim/plots"
+	"github.com/servesim/servesim/report"
 	"github.com/servesim/servesim/vllmbench"
 	"github.com/servesim/servesim/workload"
 )
@@ -157,6 +159,7 @@ Example:
 			var slo sloFlags
 			slo.register(fs)
 			series := fs.String("series", "", "also write the KV-usage samples (t_s,kv_usage,running,waiting) as CSV to `file`")
+			plotDir := fs.String("plot", "", "also draw the run's figures (latency CDFs with the objectives, KV cache and queue over time) as PNG and SVG into `directory`")
 			var out outFlag
 			out.register(fs, "the results")
 			return func(args []string) error {
@@ -214,6 +217,20 @@ Example:
 				var buf bytes.Buffer
 				if err := format.write(&buf, workloadResult{spec: spec, resolved: r, metrics: m, measured: res}); err != nil {
 					return err
+				}
+				if *plotDir != "" {
+					subject := report.Subject(r)
+					if spec.Name != "" {
+						subject += ", " + spec.Name
+					}
+					figs := plots.Draw(plots.WorkloadCharts(m, subject))
+					files, err := writeFigures(*plotDir, figs, []plots.Format{plots.PNG, plots.SVG})
+					if err != nil {
+						return err
+					}
+					for _, f := range files {
+						fmt.Fprintf(e.info(), "servesim: wrote %s (%s bytes)\n", f.path, groupThousands(f.size))
+					}
 				}
 				if *series != "" {
 					var sb bytes.Buffer
