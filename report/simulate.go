@@ -46,6 +46,7 @@ func Simulate(r *scenario.Resolved, srv *sim.Server, meas *matrix.Matrix, measNa
 		return nil, err
 	}
 	in.Capacity = capacity.String()
+	in.CapacityData = CapacityOf(srv, &r.Scenario.Protocol)
 	if o.NoExplain {
 		return in, nil
 	}
