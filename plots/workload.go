@@ -20,7 +20,8 @@ type CDFPanel struct {
 	Limit, Quantile float64
 }
 
-// LatencyCDF is a run's latency distributions, one panel per metric (log x axis, ms).
+// LatencyCDF is a run's latency distributions, one panel per metric (log x axis; X in ms, drawn in
+// seconds when the panel's latencies and limit are all 1 s or more).
 type LatencyCDF struct {
 	Header
 	Panels []CDFPanel
@@ -103,23 +104,28 @@ func (c *LatencyCDF) Figure() *Figure {
 		if math.IsInf(lo, 0) {
 			continue
 		}
-		lo, hi = logRange(lo/1.2, hi*1.2)
-		p := newPlot(pn.Metric, pn.Metric+" (ms, log scale)", "")
+		// Latencies of seconds read in seconds (2, 5, 10 rather than 2,000, 5,000, 10,000).
+		unit, scale := "ms", 1.0
+		if lo >= 1000 {
+			unit, scale = "s", 1e-3
+		}
+		lo, hi = logRange(lo*scale/1.2, hi*scale*1.2)
+		p := newPlot(pn.Metric, pn.Metric+" ("+unit+", log scale)", "")
 		p.Title.TextStyle.Font = sansFont(labelSize)
-		mx := configureAxis(&p.X, Log10, nil, lo, hi)
+		mx := configureAxis(&p.X, Log10, sparseLogTicks(lo, hi), lo, hi)
 		my := configureAxis(&p.Y, Linear, []Tick{{0, "0"}, {0.25, "25 %"}, {0.5, "50 %"}, {0.75, "75 %"}, {0.9, "90 %"}, {1, "100 %"}}, 0, 1.02)
 		p.Add(gridLines{vertical: true})
 		var pts []xy
 		n := len(pn.X) - 1
 		for i, v := range pn.X {
 			if v > 0 {
-				pts = append(pts, mx.xy(v, float64(i)/float64(n), my))
+				pts = append(pts, mx.xy(v*scale, float64(i)/float64(n), my))
 			}
 		}
 		p.Add(polyline{pts, draw.LineStyle{Color: PaletteColor(0), Width: vg.Points(1.8)}})
 		if pn.Limit > 0 {
 			dash := draw.LineStyle{Color: PaletteColor(3), Width: vg.Points(1.2), Dashes: []vg.Length{vg.Points(4), vg.Points(3)}}
-			p.Add(polyline{[]xy{mx.xy(pn.Limit, 0, my), mx.xy(pn.Limit, 1.02, my)}, dash})
+			p.Add(polyline{[]xy{mx.xy(pn.Limit*scale, 0, my), mx.xy(pn.Limit*scale, 1.02, my)}, dash})
 			dot := draw.LineStyle{Color: darkGrey(), Width: vg.Points(0.8), Dashes: []vg.Length{vg.Points(1), vg.Points(2)}}
 			p.Add(polyline{[]xy{mx.xy(lo, pn.Quantile, my), mx.xy(hi, pn.Quantile, my)}, dot})
 		}
@@ -311,4 +317,51 @@ func (c *CostChart) Figure() *Figure {
 	l.Add("misses one", glyphThumb{draw.GlyphStyle{Color: darkGrey(), Radius: vg.Points(3.5), Shape: draw.RingGlyph{}}})
 	l.Add("frontier", lineThumb{draw.LineStyle{Color: darkGrey(), Width: vg.Points(1.2), Dashes: []vg.Length{vg.Points(4), vg.Points(2)}}})
 	return &Figure{Header: c.Header, Panels: []*plot.Plot{p}, Legend: l}
+}
+
+// sparseLogTicks labels a log axis for a narrow panel (about 16 characters of labels fit under
+// it): ticks at 1, 2 and 5 times the powers of ten, labelled where the labels fit (the powers of
+// ten first, then the 5s, then the 2s); nil (the automatic ticks) when fewer than two ticks fall
+// in [lo, hi].
+func sparseLogTicks(lo, hi float64) []Tick {
+	const budget = 16 // characters of labels, a space between two
+	var ts []Tick
+	for d := math.Pow(10, math.Floor(math.Log10(lo))); d <= hi; d *= 10 {
+		for _, m := range []float64{1, 2, 5} {
+			if v := d * m; v >= lo && v <= hi {
+				ts = append(ts, Tick{Value: v})
+			}
+		}
+	}
+	if len(ts) < 2 {
+		return nil
+	}
+	width := func(keep func(float64) bool) int {
+		n := 0
+		for _, t := range ts {
+			if keep(t.Value) {
+				n += len(tickText(t.Value)) + 1
+			}
+		}
+		return n
+	}
+	mant := func(v float64) float64 { return math.Round(v / math.Pow(10, math.Floor(math.Log10(v)+1e-9))) }
+	keep := func(v float64) bool { return true }
+	if width(keep) > budget {
+		keep = func(v float64) bool { return mant(v) != 2 }
+		if width(keep) > budget {
+			keep = func(v float64) bool { return mant(v) == 1 }
+		}
+	}
+	labelled := 0
+	for i := range ts {
+		if keep(ts[i].Value) {
+			ts[i].Label = tickText(ts[i].Value)
+			labelled++
+		}
+	}
+	if labelled == 0 {
+		return nil
+	}
+	return ts
 }

@@ -149,7 +149,7 @@ func WriteTable(w io.Writer, m *Metrics) error {
 			fmt.Fprintf(tw, "%s\t0\tn/a\tn/a\tn/a\tn/a\tn/a\t\n", name)
 			return
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t\n", name, d.N, ms(d.Mean), ms(d.P50), ms(d.P90), ms(d.P99), ms(d.Max))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", name, commas(int64(d.N)), ms(d.Mean), ms(d.P50), ms(d.P90), ms(d.P99), ms(d.Max))
 	}
 	row("TTFT", m.TTFT)
 	row("TPOT", m.TPOT)

@@ -37,6 +37,7 @@ type progress struct {
 	last       time.Time
 	lastTenth  int
 	drawn      bool // an in-place line is on screen
+	printed    bool // something was reported (a run past `after` reports its last line too)
 }
 
 // newProgress starts a reporter on e's stderr.
@@ -61,9 +62,10 @@ func (p *progress) update(what string, done, total int, label ...string) {
 		p.stage, p.stageStart, p.lastTenth = what, now, -1
 		p.last = time.Time{}
 	}
-	if now.Sub(p.start) < p.after && done < total {
+	if now.Sub(p.start) < p.after && !p.printed {
 		return
 	}
+	p.printed = true
 	el := now.Sub(p.start).Seconds()
 	eta := ""
 	if st := now.Sub(p.stageStart).Seconds(); done > 0 && done < total && st > 0 {
