@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/servesim/servesim/bench"
+	"github.com/servesim/servesim/matrix"
 	"github.com/servesim/servesim/sim"
 )
 
@@ -21,14 +22,24 @@ seed matrix is shown side by side with every prediction, with the error and a su
 matches and mean/median absolute percentage errors. Use --measured FILE to compare with your own
 run (the benchmark's published text page, servesim CSV, or JSON), or --measured none to skip it.
 
-CSV columns: phase,context,context_tokens,concurrency,status,total_tok_s,per_request_tok_s,
-ttft_ms,tbt_ms,avg_active,completed,output_tokens,measured_s (predicted values).`,
+--format csv columns: phase,context,context_tokens,concurrency,status,total_tok_s,
+per_request_tok_s,ttft_ms,tbt_ms,avg_active,completed,output_tokens,measured_s (predicted values;
+the file reads back with --measured), then param_source (calibrated, transferred or prior).
+With --compare: phase,context,context_tokens,concurrency,pred_status,meas_status, then for total,
+per_request, ttft and tbt the pred_*, meas_* and err_*_pct columns (signed error in percent), then
+param_source; one row per cell of either matrix, measured and error fields blank where there is no
+measurement.
+
+--format json has one schema with or without measurements: {"parameters": {"source", "from"},
+"predicted": matrix, "measured": matrix or null, "summary": the errors or null, "only_predicted":
+[...], "only_measured": [...]}; --measured reads such a file as its predicted matrix.`,
 		Setup: func(fs *pflag.FlagSet, e *env) func([]string) error {
 			var sf scenarioFlags
 			sf.register(fs)
 			var format formatFlag[matrixResult]
 			format.register(fs, matrixFormats())
 			measured := fs.String("measured", "", "measured matrix `file` to compare with (default: the embedded seed for the seed scenario; 'none' to skip)")
+			compare := fs.Bool("compare", false, "with --format csv: add the measured values and the errors (blank without measurements)")
 			var out outFlag
 			out.register(fs, "the matrix")
 			return func(args []string) error {
@@ -40,6 +51,9 @@ ttft_ms,tbt_ms,avg_active,completed,output_tokens,measured_s (predicted values).
 				}
 				if err := out.check(); err != nil {
 					return err
+				}
+				if *compare && format.value != "csv" {
+					return usagef("--compare: only with --format csv (the other formats compare whenever there are measurements)")
 				}
 				r, err := sf.load(e.stderr)
 				if err != nil {
@@ -65,7 +79,8 @@ ttft_ms,tbt_ms,avg_active,completed,output_tokens,measured_s (predicted values).
 				fmt.Fprintf(e.info(), "servesim: simulated %d cells, %d engine steps, %.0f s of server time in %.2f s\n",
 					len(res.Matrix.Prefill)+len(res.Matrix.Decode), res.Steps, res.SimEnd.Seconds(), time.Since(start).Seconds())
 				var buf bytes.Buffer
-				if err := format.write(&buf, matrixResult{res.Matrix, meas}); err != nil {
+				if err := format.write(&buf, matrixResult{pred: res.Matrix, meas: meas, compare: *compare,
+					params: matrix.Parameters{Source: string(r.Source), From: r.ParamsFrom}}); err != nil {
 					return err
 				}
 				return out.write(e.stdout, &buf)

@@ -68,16 +68,25 @@ func (f *formatFlag[T]) write(w io.Writer, v T) error {
 	return f.check()
 }
 
-// matrixResult is a simulated matrix and the measurements to compare it with (nil: none).
-type matrixResult struct{ pred, meas *matrix.Matrix }
+// matrixResult is a simulated matrix, the measurements to compare it with (nil: none), where its
+// parameters come from, and whether the CSV carries the comparison (--compare).
+type matrixResult struct {
+	pred, meas *matrix.Matrix
+	params     matrix.Parameters
+	compare    bool
+}
 
 func matrixFormats() []format[matrixResult] {
 	return []format[matrixResult]{
 		{"table", func(w io.Writer, m matrixResult) error { return matrix.Render(w, m.pred, m.meas, "table") }},
 		{"markdown", func(w io.Writer, m matrixResult) error { return matrix.Render(w, m.pred, m.meas, "markdown") }},
-		// The predicted matrix alone, in the documented columns.
-		{"csv", func(w io.Writer, m matrixResult) error { return matrix.WriteCSV(w, m.pred) }},
-		{"json", func(w io.Writer, m matrixResult) error { return matrix.Render(w, m.pred, m.meas, "json") }},
+		// The predicted matrix in the documented columns, or with --compare the measured and
+		// error columns too; the parameter source last.
+		{"csv", func(w io.Writer, m matrixResult) error {
+			return matrix.WriteResultCSV(w, m.pred, m.meas, m.params, m.compare)
+		}},
+		// One schema with or without measurements.
+		{"json", func(w io.Writer, m matrixResult) error { return matrix.WriteResultJSON(w, m.pred, m.meas, m.params) }},
 	}
 }
 
