@@ -27,8 +27,12 @@ worker goroutines; each one is single-threaded and seeded, so a fit is reproduci
 
 --train FILTER selects training cells (the rest are test cells), e.g.
   --train 'concurrency<=8'      --train 'context<=64K'      --train 'phase=decode,concurrency<16'
---cv runs the standard splits: concurrency (train C <= 8, test C >= 16), context (train <= 64K,
-test >= 128K) and 5-fold by cell.
+--cv runs the standard splits: concurrency and context, each training on the lower half of the
+measured matrix's decode levels and testing on the upper half (on the seed: train C <= 8, test
+C >= 16; train <= 64K, test >= 128K; a 1K-8K matrix trains on <= 2K), and 5-fold by cell; a split
+the matrix cannot make is skipped with a warning.
+The summary shows the training cells' errors under the physical priors beside the fit's, and
+warns when a metric ends worse than under the priors.
 
 --exclude FILTER leaves measured outliers out of training and judging (reported apart); the seed
 scenario excludes its 16K prefill row, a first-use outlier ([fit] exclude in 'servesim config').
@@ -166,12 +170,13 @@ The summary shows each file's metrics measured, with the starting and the fitted
 				fmt.Fprintf(e.info(), "servesim fit: done in %.1f s\n", res.Elapsed.Seconds())
 				rep := res.Report
 				if *cv {
-					splits, err := calibration.CrossValidate(prob, set)
+					splits, warnings, err := calibration.CrossValidate(prob, set)
 					pr.finish()
 					if err != nil {
 						return err
 					}
 					rep.CV = splits
+					rep.Warnings = append(rep.Warnings, warnings...)
 				}
 				var buf bytes.Buffer
 				calibration.WriteSummary(&buf, &rep)
