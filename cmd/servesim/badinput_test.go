@@ -162,6 +162,12 @@ func TestBadInputs(t *testing.T) {
 		{[]string{"report", "--workload", "chat", "--rate", "inf"}, 2, "--rate +Inf: want a positive number of requests per second"},
 		{[]string{"report", "--plan", notDir}, 1, "--plan: " + notDir + ": not a servesim plan"},
 		{[]string{"report", "--plan", filepath.Join(dir, "absent-plan.json")}, 1, "--plan: "},
+		{[]string{"matrix", "--compare"}, 2, "--compare: only with --format csv"},
+		{[]string{"matrix", "--compare", "--format", "json"}, 2, "--compare: only with --format csv"},
+		{[]string{"workload"}, 2, "give --example, or one workload file or preset"},
+		{[]string{"workload", "--example", "chat"}, 2, `--example takes no argument (got "chat")`},
+		{[]string{"workload", "nosuchpreset"}, 2, "nosuchpreset"},
+		{[]string{"workload", filepath.Join(dir, "absent.toml")}, 1, "absent.toml"},
 		{[]string{"capacity", "--config", wrapTP}, 1, "engine.tensor_parallel_size = 4611686018427387905: must be at most 4096"},
 	}
 	for _, c := range cases {

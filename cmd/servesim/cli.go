@@ -60,6 +60,7 @@ func commands() []*command {
 		reportCmd(),
 		simulateCmd(),
 		versionCmd(),
+		workloadCmd(),
 	}
 }
 

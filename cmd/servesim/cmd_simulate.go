@@ -137,8 +137,9 @@ was saved with --save-detailed, else from --vllm-bench, else the means) and show
 measurement: throughputs, TTFT, TPOT, ITL and E2EL mean, median and percentiles, with errors.
 Notes on stderr say what was assumed. --format csv and json then write the comparison.
 
-The workload file format is documented in 'go doc github.com/servesim/servesim/workload'. Results are deterministic:
-the same scenario, workload and seed give the same bytes.
+The workload file format: 'servesim workload --example' prints an annotated file with every key
+(it runs as it is; 'go doc github.com/servesim/servesim/workload' has the same and the metrics).
+Results are deterministic: the same scenario, workload and seed give the same bytes.
 
 Example:
   servesim simulate --workload chat --slo-ttft-ms 2000 --slo-tpot-ms 40
