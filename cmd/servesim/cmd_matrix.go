@@ -68,7 +68,7 @@ measurement.
 					return err
 				}
 				srv.StepByStep = sf.stepByStep
-				fmt.Fprintf(e.stderr, "servesim: %s; parameters: %s (%s)\n", r.Scenario.Name, r.ParamsFrom, r.Source)
+				fmt.Fprintf(e.info(), "servesim: %s; parameters: %s (%s)\n", r.Scenario.Name, r.ParamsFrom, r.Source)
 				start := time.Now()
 				prog, finish := progressPrinter(e)
 				res, err := bench.RunMatrix(srv, &r.Scenario.Protocol, bench.Options{Seed: r.Scenario.Seed, Progress: prog})

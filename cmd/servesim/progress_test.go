@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -83,5 +84,13 @@ func TestQuietCommand(t *testing.T) {
 	}
 	if out1.String() != out2.String() {
 		t.Errorf("--quiet changed the results")
+	}
+	// Every command that reports on stderr is silent with --quiet (matrix printed its scenario
+	// and parameter line; the parameter source is in its CSV and JSON).
+	for _, args := range [][]string{{"matrix", "--format", "csv"}, {"capacity"}, {"explain", "--context", "8K", "--concurrency", "2"}, {"report", "--out", filepath.Join(t.TempDir(), "r.html")}} {
+		var out, errb bytes.Buffer
+		if code := run(append(args, "--quiet"), &out, &errb); code != 0 || errb.Len() != 0 {
+			t.Errorf("%v --quiet: exit %d, stderr %q", args, code, errb.String())
+		}
 	}
 }
