@@ -97,10 +97,12 @@ func (p *Problem) trains(c *matrix.Cell) bool { return p.Train.Match(c) && !p.ex
 // (bf16, fp8, fp4; dequant_eff for weight-only formats) and its small-M curve, decode and
 // prefill attention, the indexer for sparse MLA and the linear-attention scan for hybrid models,
 // and with TP > 1 the all-reduce vLLM uses (its custom kernel or NCCL: latency and bandwidth).
-// The kernels' fixed time and the elementwise bandwidth stay at their generation's priors (a
-// matrix cannot tell them from the step overhead and act_passes). Engine level: the step
-// overhead and the API server's costs; the CPU's only without async scheduling (else hidden).
-// Model level: act_passes; the routing concentration of the measurement's prompts for MoE
+// The kernels' fixed time stays at its generation's prior (a matrix cannot tell it from the step
+// overhead, paid once per step as well), and so does act_passes, the model's elementwise work
+// beyond what its architecture counts (one GPU's measurements cannot tell it from
+// elementwise_eff, which is fitted). Engine
+// level: the step overhead and the API server's costs; the CPU's only without async scheduling
+// (else hidden). Model level: the routing concentration of the measurement's prompts for MoE
 // models (routing_alpha_same_prompt for the llm-inference-bench matrix, whose cells send one
 // prompt; routing_alpha for workloads with different prompts); acceptance with speculative
 // decoding. Memory terms only when a measured kv_cache_size_tokens pins them (non_torch_gib).
@@ -159,7 +161,7 @@ func defaultFree(d *deploy.Deployment, kvTokens int, samePrompt bool) []param.ID
 	if kvTokens > 0 {
 		free = append(free, param.NonTorchGiB)
 	}
-	free = append(free, param.ActPasses)
+	free = append(free, param.ElementwiseEff)
 	if d.Model.IsMoE() {
 		if samePrompt {
 			free = append(free, param.RoutingAlphaSame)
@@ -417,7 +419,7 @@ func Fit(p *Problem, s *Settings) (*Result, error) {
 	rep.NParameters = len(free)
 	rep.Parameters = map[string]ParamEstimate{}
 	for i, d := range param.Defs() {
-		pe := ParamEstimate{Value: res.Params[i], Unit: d.Unit, Lo: d.Lo, Hi: d.Hi, StdErr: -1, Prior: d.Prior, Meaning: d.Meaning}
+		pe := ParamEstimate{Value: res.Params[i], Unit: d.Unit, Lo: d.Lo, Hi: d.Hi, StdErr: -1, Prior: prior[i], Meaning: d.Meaning}
 		for j, id := range free {
 			if id == d.ID {
 				pe.Fitted = true

@@ -354,7 +354,7 @@ func FitTargets(p *TargetProblem, s *Settings) (*TargetResult, error) {
 	rep.NParameters = len(free)
 	rep.Parameters = map[string]ParamEstimate{}
 	for i, d := range param.Defs() {
-		pe := ParamEstimate{Value: res.Params[i], Unit: d.Unit, Lo: d.Lo, Hi: d.Hi, StdErr: -1, Prior: d.Prior, Meaning: d.Meaning}
+		pe := ParamEstimate{Value: res.Params[i], Unit: d.Unit, Lo: d.Lo, Hi: d.Hi, StdErr: -1, Prior: prior[i], Meaning: d.Meaning}
 		for j, id := range free {
 			if id == d.ID {
 				pe.Fitted = true

@@ -46,14 +46,23 @@ func (k *Kernels) GEMMRate(dt arch.DType) float64 {
 	return r
 }
 
-// SmallM is the fraction of the large-M efficiency a GEMM with m rows reaches: m / (m +
-// gemm_half_m), a saturating curve fitted to small-M GEMM profiles (Vidur).
-func (k *Kernels) SmallM(m float64) float64 { return m / (m + k.p[param.GEMMHalfM]) }
+// SmallM is the fraction of the large-M efficiency a GEMM with m rows and weights of
+// bytesPerParam bytes reaches: m / (m + h), a saturating curve fitted to small-M fp16 GEMM
+// profiles (Vidur), with h = gemm_half_m for 16-bit weights and gemm_half_m x bytesPerParam / 2
+// for narrower ones. The curve carries the GEMM's transition from the memory roof to the compute
+// roof; a format with fewer bytes per weight reaches its memory roof at proportionally fewer
+// rows, so its curve is scaled with its arithmetic intensity (an assumption: the profiles are
+// fp16 only).
+func (k *Kernels) SmallM(m, bytesPerParam float64) float64 {
+	h := k.p[param.GEMMHalfM] * math.Min(bytesPerParam, 2) / 2
+	return m / (m + h)
+}
 
-// roof is the roofline time of a GEMM reading bytes of weights and doing 2 m params FLOPs at
-// rate x SmallM(m) (Williams, Waterman and Patterson, "Roofline", CACM 2009): the two sides.
+// roof is the roofline time of a GEMM reading bytes of weights (params of them) and doing 2 m
+// params FLOPs at rate x SmallM (Williams, Waterman and Patterson, "Roofline", CACM 2009): the
+// two sides.
 func (k *Kernels) roof(bytes, params, rate, m float64) (bytesSeconds, flopsSeconds float64) {
-	return bytes / k.bw, 2 * m * params / (rate * k.SmallM(m))
+	return bytes / k.bw, 2 * m * params / (rate * k.SmallM(m, bytes/params))
 }
 
 // KernelFixedSeconds is the fixed time of one GEMM or attention kernel (kernel_fixed_us).

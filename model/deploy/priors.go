@@ -30,11 +30,11 @@ func (d *Deployment) CustomAllReduce() (bool, string) {
 
 // Priors returns the deployment's parameter priors and where each comes from: the generic prior
 // of package param, replaced for GPU-level parameters by the GPU generation's (its collectives
-// over the fabric the TP group uses; model/hardware GenerationPriors), and for act_passes, the
-// elementwise traffic the architecture does not count, by 0 (ArchElementwisePasses counts the
-// rest). Engine-level priors are vLLM's generic ones for every version (a calibration of the
-// same engine version replaces them). Workload-level parameters take their generic prior (one
-// prompt per request: same_prompt 0); a benchmark that sends one prompt sets it.
+// over the fabric the TP group uses; model/hardware GenerationPriors). Engine-level priors are
+// the generic ones for every vLLM version (a calibration of the same version replaces them);
+// model-level ones too (act_passes 0: arch.Arch.ElementwisePasses counts the elementwise work the
+// architecture describes). Workload-level parameters take their generic prior (a prompt per
+// request: same_prompt 0); a benchmark that sends one prompt sets it (bench.WithSamePrompt).
 func (d *Deployment) Priors() (param.Values, param.Provenance) {
 	p := param.Priors()
 	var prov param.Provenance
@@ -52,12 +52,15 @@ func (d *Deployment) Priors() (param.Values, param.Provenance) {
 	}
 	for _, x := range ps {
 		p[x.ID] = x.Value
-		prov[x.ID] = param.Origin{Kind: param.OriginPrior, Detail: fmt.Sprintf("%s prior [%g, %g]: %s", g.Generation.Label(), x.Lo, x.Hi, x.Source),
+		prov[x.ID] = param.Origin{Kind: param.OriginPrior, Detail: fmt.Sprintf("%s prior [%.3g, %.3g]: %s", g.Generation.Label(), x.Lo, x.Hi, x.Source),
 			Lo: x.Lo, Hi: x.Hi}
 	}
 	for _, def := range param.Defs() {
-		if def.Level == param.LevelEngine {
+		switch def.Level {
+		case param.LevelEngine:
 			prov[def.ID].Detail = "generic vLLM prior (any version)"
+		case param.LevelWorkload:
+			prov[def.ID] = param.Origin{Kind: param.OriginWorkload, Detail: "set by what runs: 0 for workloads of different prompts, 1 for the llm-inference-bench matrix and bench cells (one prompt per cell)"}
 		}
 	}
 	return p, prov

@@ -145,7 +145,7 @@ func generations() []genDef {
 			kernel: cat(ampereGEMM, shared(0.55, 0.35, 0.75, srcFA2)),
 			link:   cat(ampereNCCL, customLink), pcie: cat(amperePCIe, customPCIe)},
 		{gen: GenAda, label: "Ada (L4, L40S)",
-			kernel: cat(widen(ampereGEMM[:1], 1, srcGDDR), widen(ampereGEMM[1:2], 2, srcNoProfileAmpere),
+			kernel: cat([]Prior{{param.MemBWEff, 0.8, 0.65, 0.92, srcGDDR}}, widen(ampereGEMM[1:2], 2, srcNoProfileAmpere),
 				[]Prior{{param.GEMMEffFP8, 0.6, 0.3, 0.85, srcNoProfileAmpere + "; fp8 tensor cores at twice the bf16 rate"}},
 				widen(ampereGEMM[3:], 2, srcNoProfileAmpere), shared(0.5, 0.3, 0.75, srcFA2)),
 			link: cat(widen(amperePCIe, 1.5, srcNoProfileAmpere), customPCIe), pcie: cat(widen(amperePCIe, 1.5, srcNoProfileAmpere), customPCIe)},
