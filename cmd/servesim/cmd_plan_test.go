@@ -150,7 +150,7 @@ func TestHardwareAndModel(t *testing.T) {
 		}
 	}
 	code, out, _ = runCLI("hardware", "show", "h100")
-	if code != 0 || !strings.Contains(out, "H100-SXM") || !strings.Contains(out, "not supported") {
+	if code != 0 || !strings.Contains(out, "H100-SXM") || !strings.Contains(out, "weight-only formats    nvfp4, mxfp4") {
 		t.Errorf("hardware show h100: exit %d\n%s", code, out)
 	}
 	// An override file changes a price and adds a GPU; --format toml round-trips.
