@@ -85,6 +85,17 @@ func (f *ParamsFile) Values() param.Values {
 	return p
 }
 
+// Over returns base with the file's values in place of the parameters it sets.
+func (f *ParamsFile) Over(base param.Values) param.Values {
+	fv := f.Values()
+	for _, d := range param.Defs() {
+		if f.Sets(d.ID) {
+			base[d.ID] = fv[d.ID]
+		}
+	}
+	return base
+}
+
 // Sets reports whether the file sets parameter id.
 func (f *ParamsFile) Sets(id param.ID) bool {
 	_, ok := f.Params[id.Def().Name]

@@ -269,13 +269,13 @@ func (pol *ParamsPolicy) Describe() string {
 	var ref string
 	switch {
 	case pol.file != nil:
-		ref = "file " + pol.fileName + fmt.Sprintf(" %v", pol.file.Values())
+		ref = "file " + pol.fileName + fmt.Sprintf(" %v", pol.file.Params)
 	case pol.uncalibrated:
 		ref = "priors"
 	default:
 		ref = "built-in calibrations"
 		for _, f := range pol.builtins {
-			ref += fmt.Sprintf("; %+v %v", f.Calibration, f.Values())
+			ref += fmt.Sprintf("; %+v %v", f.Calibration, f.Params)
 		}
 	}
 	if len(pol.overrides) > 0 {
