@@ -17,8 +17,9 @@ import (
 //	enable_chunked_prefill   off, except max_model_len > 32K on a GPU without sliding window,
 //	                         speculative decoding, LoRA or prompt adapters, where
 //	                         create_engine_config turns it on "to avoid OOM errors in the
-//	                         initial memory profiling phase". Taken for the API server only: the
-//	                         usage context of that rule (LLM class too?) is not verified.
+//	                         initial memory profiling phase". In 0.6.x create_engine_config took
+//	                         no usage context, so the rule is taken for the API server and the
+//	                         LLM class alike (remembered, not verified against the tag).
 //	enable_prefix_caching    off (EngineArgs.enable_prefix_caching = False)
 //	max_num_seqs             256 (EngineArgs.max_num_seqs)
 //	max_num_batched_tokens   without chunked prefill max(max_model_len, 2048) (prefill-first
@@ -75,13 +76,14 @@ func IsV0(v string) bool {
 // v0ChunkedPrefill is V0's default for enable_chunked_prefill.
 func v0ChunkedPrefill(maxModelLen int, llm bool) (bool, string) {
 	const longCtx = 32 * 1024
-	switch {
-	case llm:
-		return false, "off in V0 (the > 32K long-context rule is taken for the API server only, not verified for the LLM class)"
-	case maxModelLen > longCtx:
-		return true, fmt.Sprintf("on in V0 because max_model_len %d > 32K (long-context rule of create_engine_config)", maxModelLen)
+	who := "API server"
+	if llm {
+		who = "LLM class"
 	}
-	return false, fmt.Sprintf("off in V0 for max_model_len %d <= 32K", maxModelLen)
+	if maxModelLen > longCtx {
+		return true, fmt.Sprintf("on in V0 (%s) because max_model_len %d > 32K (long-context rule of create_engine_config, which has no usage context in 0.6.x)", who, maxModelLen)
+	}
+	return false, fmt.Sprintf("off in V0 (%s) for max_model_len %d <= 32K", who, maxModelLen)
 }
 
 // v0ForceMLA applies V0's override for MLA models: chunked prefill and prefix caching off.

@@ -33,8 +33,10 @@ func TestV0Defaults(t *testing.T) {
 	}{
 		// 0.6.3 API server, max_model_len 91680 > 32K: chunked prefill on with 512 tokens.
 		{"0.6.3 server long", EngineArgs{Version: "0.6.3.post2.dev308+gb489fc3c", MaxModelLen: Ptr(91680)}, denseModel(131072), h100, true, false, 512, 256, 256},
-		// The LLM class: off, whole prompts: max(max_model_len, 2048).
-		{"0.6.3 LLM class", EngineArgs{Version: "0.6.3", Usage: UsageLLMClass, MaxModelLen: Ptr(91680)}, denseModel(131072), h100, false, false, 91680, 256, 256},
+		// The LLM class alike (create_engine_config has no usage context in 0.6.x).
+		{"0.6.3 LLM class", EngineArgs{Version: "0.6.3", Usage: UsageLLMClass, MaxModelLen: Ptr(91680)}, denseModel(131072), h100, true, false, 512, 256, 256},
+		// Chunked prefill off by flag: whole prompts, max(max_model_len, 2048).
+		{"0.6.3 no chunking", EngineArgs{Version: "0.6.3", ChunkedPrefill: Ptr(false), MaxModelLen: Ptr(91680)}, denseModel(131072), h100, false, false, 91680, 256, 256},
 		// max_model_len 4096: off; 2048 is the floor of the budget.
 		{"0.7.3 short", EngineArgs{Version: "0.7.3", MaxModelLen: Ptr(1024)}, denseModel(4096), h100, false, false, 2048, 256, 256},
 		// 0.7.x long context: chunked prefill's 2048.
