@@ -159,11 +159,10 @@ func ReadCSV(r io.Reader, name string) ([]Row, error) {
 func csvError(name string, err error) error {
 	var pe *csv.ParseError
 	if errors.As(err, &pe) {
-		col := ""
 		if pe.Column > 0 {
-			col = fmt.Sprintf("character %d", pe.Column)
+			return &ParseError{File: name, Line: pe.Line, Err: fmt.Errorf("character %d: %w", pe.Column, pe.Err)}
 		}
-		return &ParseError{File: name, Line: pe.Line, Column: col, Err: pe.Err}
+		return &ParseError{File: name, Line: pe.Line, Err: pe.Err}
 	}
 	return fmt.Errorf("%s: %w", name, err)
 }

@@ -3,6 +3,7 @@ package validate
 import (
 	"fmt"
 	"math"
+	"sort"
 	"strings"
 
 	"github.com/servesim/servesim/describe"
@@ -69,6 +70,23 @@ type job struct {
 	label string
 }
 
+// cost estimates a job's simulation work: tokens to process, over the pipeline's engines.
+func (j job) cost() float64 {
+	c := j.cases[0]
+	r := c.Row
+	if r == nil {
+		return 0
+	}
+	n := float64(r.NumRequests)
+	if c.Stages != nil {
+		n = 0
+		for _, s := range c.Stages {
+			n += float64(s.Requests)
+		}
+	}
+	return n * (r.InputTokens + r.OutputTokens)
+}
+
 // Run simulates every expressed case, in parallel, and returns an outcome per case in the cases'
 // order. The outcomes do not depend on Workers: every simulation is single-threaded and seeded,
 // and writes only its own slots.
@@ -96,6 +114,9 @@ func Run(cases []*Case, o Options) []*Outcome {
 		}
 		jobs = append(jobs, job{cases: []*Case{c}, label: c.ID})
 	}
+	// Longest first, so that the last simulations to start are short ones (the makespan on a few
+	// workers); results go to their cases' slots, so the order changes nothing else.
+	sort.SliceStable(jobs, func(i, j int) bool { return jobs[i].cost() > jobs[j].cost() })
 	workpool.Run(len(jobs), o.Workers, func(i int) {
 		j := jobs[i]
 		runJob(j, o, func(c *Case) *Outcome { return out[index[c]] })
@@ -111,8 +132,12 @@ func runJob(j job, o Options, outcome func(*Case) *Outcome) {
 	c := j.cases[0]
 	srv, params, err := buildServer(c, o.Params)
 	if err != nil {
+		msg := err.Error()
+		if strings.Contains(msg, "nothing left for KV cache") || strings.Contains(msg, "less than one request") {
+			msg += " (the source ran this deployment: servesim's memory reserves are too large for it; the activation reserve is activation_buffers x max_num_batched_tokens x hidden x 2 bytes per GPU)"
+		}
 		for _, x := range j.cases {
-			x.refuse(ReasonBuild, "%v", err)
+			x.refuse(ReasonBuild, "%s", msg)
 		}
 		return
 	}
@@ -255,5 +280,5 @@ func MeasuredOverloaded(r *Row) (over bool, why string, ok bool) {
 		served := float64(r.NumCompleted) / r.Measured.DurationS
 		return served < servedFraction*r.RequestRate, fmt.Sprintf("served %.2f req/s of %g offered", served, r.RequestRate), true
 	}
-	return false, "", true
+	return false, "no OVER CAPACITY note, no failed request", true
 }
