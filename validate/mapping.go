@@ -253,7 +253,8 @@ func splitFlags(s string) []string {
 	return out
 }
 
-var remarkRE = regexp.MustCompile(`\s*\(.*\)\s*$`)
+// remarkRE matches a trailing parenthetical remark.
+func remarkRE() *regexp.Regexp { return regexp.MustCompile(`\s*\(.*\)\s*$`) }
 
 // engineFlags reads the recorded server flags and environment variables; the ones servesim does
 // not simulate are noted.
@@ -261,7 +262,7 @@ func (c *Case) engineFlags() {
 	a := &c.Args
 	for _, item := range splitFlags(c.Row.EngineFlags) {
 		remark := ""
-		if m := remarkRE.FindString(item); m != "" {
+		if m := remarkRE().FindString(item); m != "" {
 			remark = strings.TrimSpace(m)
 			item = strings.TrimSpace(strings.TrimSuffix(item, m))
 		}
@@ -330,13 +331,16 @@ func rowSeed(id string) uint64 {
 	return h.Sum64()
 }
 
-var (
-	systemRE   = regexp.MustCompile(`system (?:prompt )?(\d+)`)
-	groupsRE   = regexp.MustCompile(`groups per results/config\.yaml (\d+)x(\d+)`)
-	gspGroupRE = regexp.MustCompile(`(\d+) groups x (\d+) prompts`)
-	stageRE    = regexp.MustCompile(`stage (\d+) of (\d+) \(rate ([0-9.]+) req/s x ([0-9.]+) s`)
-	rawRE      = regexp.MustCompile(`raw (\S+)/results/stage_\d+`)
-)
+// Patterns of the corpus's notes.
+func systemRE() *regexp.Regexp { return regexp.MustCompile(`system (?:prompt )?(\d+)`) }
+func groupsRE() *regexp.Regexp {
+	return regexp.MustCompile(`groups per results/config\.yaml (\d+)x(\d+)`)
+}
+func gspGroupRE() *regexp.Regexp { return regexp.MustCompile(`(\d+) groups x (\d+) prompts`) }
+func stageRE() *regexp.Regexp {
+	return regexp.MustCompile(`stage (\d+) of (\d+) \(rate ([0-9.]+) req/s x ([0-9.]+) s`)
+}
+func rawRE() *regexp.Regexp { return regexp.MustCompile(`raw (\S+)/results/stage_\d+`) }
 
 // workload builds the row's workload.
 func (c *Case) workload() error {
@@ -350,14 +354,14 @@ func (c *Case) workload() error {
 	in, out := int(math.Round(r.InputTokens)), int(math.Round(r.OutputTokens))
 	prefix, groups := 0, 1
 	if r.LenDist == "shared-prefix" {
-		m := systemRE.FindStringSubmatch(r.Notes)
+		m := systemRE().FindStringSubmatch(r.Notes)
 		if m == nil {
 			return fmt.Errorf("len_dist shared-prefix: the notes do not give the system-prompt length")
 		}
 		prefix, _ = strconv.Atoi(m[1])
-		if g := groupsRE.FindStringSubmatch(r.Notes); g != nil {
+		if g := groupsRE().FindStringSubmatch(r.Notes); g != nil {
 			groups, _ = strconv.Atoi(g[1])
-		} else if g := gspGroupRE.FindStringSubmatch(r.Notes); g != nil {
+		} else if g := gspGroupRE().FindStringSubmatch(r.Notes); g != nil {
 			groups, _ = strconv.Atoi(g[1])
 		}
 		c.note("shared prefix: a %d-token system prompt in %d group(s) (from the notes; request i uses group i mod %d), the rest of the recorded mean input %d tokens unique", prefix, groups, groups, in)
@@ -402,7 +406,7 @@ func (c *Case) workload() error {
 // constantRate maps an inference-perf stage: evenly spaced arrivals at 1/rate for the stage.
 func (c *Case) constantRate(in, prefix, groups int) error {
 	r := c.Row
-	m := stageRE.FindStringSubmatch(r.Notes)
+	m := stageRE().FindStringSubmatch(r.Notes)
 	if m == nil {
 		return fmt.Errorf("constant-rate: the notes do not say the stage (\"stage N of M (rate R req/s x D s\")")
 	}
@@ -414,7 +418,7 @@ func (c *Case) constantRate(in, prefix, groups int) error {
 	c.Stage = idx
 	c.Stages = []Stage{{RatePerS: rate, Requests: r.NumRequests}}
 	c.Group = r.CaseID
-	if g := rawRE.FindStringSubmatch(r.Notes); g != nil {
+	if g := rawRE().FindStringSubmatch(r.Notes); g != nil {
 		c.Group = g[1]
 	}
 	out := r.OutputTokens
