@@ -119,12 +119,12 @@ func TestSeedProtocolStructure(t *testing.T) {
 			}
 		}
 		if c.Concurrency > 32 {
-			// Never more than max_num_seqs run. The seed shows 32.0; servesim starts these
-			// windows at the readiness timeout, while the engine is still admitting the last
-			// requests and recomputing their prompt tails, so its average is lower (30.0-31.1
-			// with the shipped calibration): a known discrepancy, see README.
-			if c.AvgActive > 32.0001 || c.AvgActive < 24 {
-				t.Errorf("%s x %d: average active %v, want in [24, 32] (max_num_seqs 32)", c.Context, c.Concurrency, c.AvgActive)
+			// The readiness condition cannot hold, so the window starts at the tool's timeout
+			// (60 s up to 32K), long after all 32 admissible requests run: every poll in the
+			// window sees max_num_seqs running, as the seed shows (32.0), and none of them has
+			// reached its 4,096th token by the window's end.
+			if c.AvgActive != 32 || c.Completed != 0 {
+				t.Errorf("%s x %d: average active %v, completed %d; want 32.0 (max_num_seqs) and 0", c.Context, c.Concurrency, c.AvgActive, c.Completed)
 			}
 		} else if c.AvgActive > float64(c.Concurrency)+1e-9 {
 			t.Errorf("%s x %d: average active %v above C", c.Context, c.Concurrency, c.AvgActive)

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/servesim/servesim/matrix"
-	"github.com/servesim/servesim/model/param"
 	"github.com/servesim/servesim/protocol"
 	"github.com/servesim/servesim/sim"
 	"github.com/servesim/servesim/vtime"
@@ -13,10 +12,11 @@ import (
 // CellTrace is what the simulation saw in one decode cell, beyond the matrix numbers.
 type CellTrace struct {
 	Key         matrix.Key
+	CellStart   vtime.Time // the cell's clock started (before its scout)
 	Start       vtime.Time // streams launched
 	WindowStart vtime.Time // vtime.Never: the gate gave up, no window
 	Ready       bool       // the readiness gate passed (false: timed out or gave up)
-	PeakRunning int
+	PeakRunning int        // most requests running at any poll of the cell
 	Requests    int
 	Preemptions int
 }
@@ -24,7 +24,7 @@ type CellTrace struct {
 // Result is a simulated matrix with its diagnostics.
 type Result struct {
 	Matrix *matrix.Matrix
-	Traces []CellTrace
+	Traces []CellTrace // decode cells that ran, in the order the tool ran them
 	Steps  int64
 	Events int64
 	SimEnd vtime.Time
@@ -33,31 +33,18 @@ type Result struct {
 // Options control one matrix run.
 type Options struct {
 	Seed uint64
-	// Progress, if set, is called after each cell with (cells done, cells total, label).
+	// Progress, if set, is called after each stage with (stages done, stages total, label).
 	Progress func(done, total int, label string)
 }
 
 // Plan lists the protocol's jobs for the server (its max_model_len and kv_cache_size_tokens), in
-// matrix order (protocol.Protocol.Plan). Each job is simulated independently from a fresh server,
-// so jobs can run in any order, or in parallel outside the core, and give the same cells. What a
-// real run carries from cell to cell is the prefix cache of the context's prompt, which the job's
-// own scout recreates; the benchmark's hidden warm-up uses a distinct prefix and so changes
-// nothing measured.
-func Plan(srv *sim.Server, proto *protocol.Protocol) ([]protocol.Job, error) {
-	return proto.Plan(srv.Deployment.Engine.MaxModelLen, srv.Layout.KVCacheSizeTokens)
+// matrix order, and the stages the tool runs them in (protocol.Protocol.Schedule).
+func Plan(srv *sim.Server, proto *protocol.Protocol) ([]protocol.Job, []protocol.Stage, error) {
+	return proto.Schedule(srv.Deployment.Engine.MaxModelLen, srv.Layout.KVCacheSizeTokens)
 }
 
-// JobResult is what one job produced.
-type JobResult struct {
-	Cell   matrix.Cell
-	Trace  *CellTrace // decode cells that ran
-	Steps  int64
-	Events int64
-	SimEnd vtime.Time
-}
-
-// JobSeed derives a job's random seed from the run's seed and the job, so results do not depend on
-// the order jobs run in.
+// JobSeed derives a job's random seed from the run's seed and the job: each stage reseeds the
+// engine's acceptance draws with it, so a cell's draws do not depend on the cells before it.
 func JobSeed(seed uint64, j *protocol.Job) uint64 {
 	x := seed*0x9e3779b97f4a7c15 + uint64(j.Tokens)*0xbf58476d1ce4e5b9 + uint64(j.Concurrency)*0x94d049bb133111eb
 	if j.Phase == matrix.Prefill {
@@ -67,99 +54,163 @@ func JobSeed(seed uint64, j *protocol.Job) uint64 {
 	return x
 }
 
-// RunJob simulates one job on a fresh engine. It is single-threaded and deterministic.
-func RunJob(srv *sim.Server, proto *protocol.Protocol, j protocol.Job, seed uint64) (JobResult, error) {
-	if j.Over {
-		c := matrix.NewCell(matrix.Decode, j.Label, j.Tokens, j.Concurrency)
-		c.Status = matrix.OverCapacity
-		return JobResult{Cell: c}, nil
-	}
-	eng := srv.NewEngine(JobSeed(seed, &j))
-	r := &runner{eng: eng, proto: proto, srv: srv}
-	var res JobResult
-	var err error
-	if j.Phase == matrix.Prefill {
-		res.Cell, err = r.scout(j.Label, j.Tokens, j.PromptID)
-	} else {
-		if _, err = r.scout(j.Label, j.Tokens, j.PromptID); err == nil {
-			res.Cell, res.Trace, err = r.decodeCell(j.Label, j.Tokens, j.Concurrency, j.PromptID)
-		}
-	}
-	res.Steps, res.Events, res.SimEnd = eng.Steps, eng.Events(), eng.Now()
-	return res, err
+// stageSeed is the seed of a warm-up stage.
+func stageSeed(seed uint64, st *protocol.Stage) uint64 {
+	x := seed*0x9e3779b97f4a7c15 ^ st.PromptID*0xbf58476d1ce4e5b9
+	x ^= x >> 29
+	return x
 }
 
-// Assemble builds the matrix from job results given in job order.
-func Assemble(srv *sim.Server, proto *protocol.Protocol, jobs []protocol.Job, results []JobResult) *Result {
+// RunMatrix runs the protocol as the tool does (protocol.Protocol.Schedule): the hidden warm-ups,
+// then every cell in the tool's order, all on one engine whose prefix cache is never reset, each
+// cell starting on a drained server and followed by the pause. It is single-threaded and
+// deterministic: the same server, protocol and seed give the same matrix.
+func RunMatrix(srv *sim.Server, proto *protocol.Protocol, opt Options) (*Result, error) {
+	jobs, stages, err := Plan(srv, proto)
+	if err != nil {
+		return nil, err
+	}
+	cells := make([]matrix.Cell, len(jobs))
+	for i, j := range jobs {
+		cells[i] = matrix.NewCell(j.Phase, j.Label, j.Tokens, j.Concurrency)
+		if j.Over {
+			cells[i].Status = matrix.OverCapacity
+		}
+	}
+	s := NewSession(srv.NewEngine(opt.Seed), srv, proto, opt.Seed)
+	res := &Result{}
+	for i := range stages {
+		st := &stages[i]
+		label := "warm-up"
+		switch st.Kind {
+		case protocol.StageWarmup, protocol.StageWarmupDecode:
+			if err := s.Warmup(st); err != nil {
+				return nil, err
+			}
+		case protocol.StagePrefill:
+			j := &jobs[st.Job]
+			label = j.Label
+			if cells[st.Job], err = s.Prefill(j); err != nil {
+				return nil, err
+			}
+		case protocol.StageCell:
+			j := &jobs[st.Job]
+			label = j.Label
+			run, err := s.Cell(j, CellOptions{})
+			if err != nil {
+				return nil, err
+			}
+			cells[st.Job] = run.Cell(j)
+			if st.Scout >= 0 {
+				p := &jobs[st.Scout]
+				cells[st.Scout] = protocol.PrefillCell(p.Label, p.Tokens, request(run.Scout))
+			}
+			res.Traces = append(res.Traces, run.Trace(j))
+		}
+		if opt.Progress != nil {
+			opt.Progress(i+1, len(stages), label)
+		}
+	}
+	e := s.Engine()
+	res.Steps, res.Events, res.SimEnd = e.Steps, e.Events(), e.Now()
+	res.Matrix = assemble(srv, proto, jobs, cells)
+	return res, nil
+}
+
+// assemble builds the matrix from the jobs' cells (matrix order).
+func assemble(srv *sim.Server, proto *protocol.Protocol, jobs []protocol.Job, cells []matrix.Cell) *matrix.Matrix {
 	d := srv.Deployment
 	m := &matrix.Matrix{Info: matrix.Info{
 		Model: d.Model.Name, GPU: d.Hardware.GPU.Name, GPUCount: d.Hardware.Count,
 		Engine: d.Engine.Name, EngineVersion: d.Engine.Version, Quantization: d.Engine.Quantization,
 		BenchTool: proto.Name, DurationS: proto.DurationS, MaxOutput: proto.MaxOutput, KVCacheSizeTokens: srv.Layout.KVCacheSizeTokens,
 	}}
-	res := &Result{Matrix: m}
 	for i, j := range jobs {
-		r := &results[i]
 		if j.Phase == matrix.Prefill {
-			m.Prefill = append(m.Prefill, r.Cell)
+			m.Prefill = append(m.Prefill, cells[i])
 		} else {
-			m.Decode = append(m.Decode, r.Cell)
+			m.Decode = append(m.Decode, cells[i])
 		}
-		if r.Trace != nil {
-			res.Traces = append(res.Traces, *r.Trace)
-		}
-		res.Steps += r.Steps
-		res.Events += r.Events
-		res.SimEnd += r.SimEnd
 	}
-	return res
+	return m
 }
 
-// RunMatrix runs every job of the protocol in order, on this goroutine.
-func RunMatrix(srv *sim.Server, proto *protocol.Protocol, opt Options) (*Result, error) {
-	jobs, err := Plan(srv, proto)
-	if err != nil {
-		return nil, err
-	}
-	results := make([]JobResult, len(jobs))
-	for i, j := range jobs {
-		if results[i], err = RunJob(srv, proto, j, opt.Seed); err != nil {
-			return nil, err
-		}
-		if opt.Progress != nil {
-			opt.Progress(i+1, len(jobs), j.Label)
-		}
-	}
-	return Assemble(srv, proto, jobs, results), nil
-}
-
-type runner struct {
+// Session runs the tool's stages one after another on one engine.
+type Session struct {
 	eng   *sim.Engine
-	proto *protocol.Protocol
 	srv   *sim.Server
+	proto *protocol.Protocol
+	seed  uint64
 }
+
+// NewSession runs stages of proto on e (an engine of srv); seed is the run's seed, from which
+// every stage reseeds the engine (JobSeed).
+func NewSession(e *sim.Engine, srv *sim.Server, proto *protocol.Protocol, seed uint64) *Session {
+	return &Session{eng: e, srv: srv, proto: proto, seed: seed}
+}
+
+// Engine is the session's engine.
+func (s *Session) Engine() *sim.Engine { return s.eng }
 
 // request is what the benchmark's client saw of an engine request.
 func request(rec *sim.Record) protocol.Request {
 	return protocol.Request{Send: rec.Send, FirstToken: rec.FirstToken, LastToken: rec.LastToken, Tokens: rec.Tokens}
 }
 
-// scout sends one cold request with max_tokens = 1 on an idle server: the prefill row.
-func (r *runner) scout(label string, tokens int, pid uint64) (matrix.Cell, error) {
-	e := r.eng
-	rec := e.Submit(sim.RequestSpec{PromptTokens: tokens, MaxTokens: 1, PromptID: pid})
-	if err := e.RunUntilIdle(); err != nil {
-		return matrix.Cell{}, fmt.Errorf("prefill %s: %w", label, err)
-	}
-	return protocol.PrefillCell(label, tokens, request(rec)), nil
+// one sends one request on the drained server and runs until it is done and the server is
+// drained again.
+func (s *Session) one(spec sim.RequestSpec) (*sim.Record, error) {
+	rec := s.eng.Submit(spec)
+	return rec, s.eng.RunUntilIdle()
 }
 
-// CellOptions adapt RunDecodeCell to a caller that keeps its own per-request statistics.
+// Warmup runs a warm-up stage; its results are discarded.
+func (s *Session) Warmup(st *protocol.Stage) error {
+	e := s.eng
+	e.Reseed(stageSeed(s.seed, st))
+	spec := sim.RequestSpec{PromptTokens: st.PromptTokens, MaxTokens: st.MaxTokens, PromptID: st.PromptID}
+	if st.Kind == protocol.StageWarmup {
+		_, err := s.one(spec)
+		return wrap(err, "warm-up (%d-token prompt)", st.PromptTokens)
+	}
+	// The decode warm-up: the prompt is prefilled first, then one stream decodes for a while.
+	scout := spec
+	scout.MaxTokens = protocol.PrefillOnlyOutput
+	if _, err := s.one(scout); err != nil {
+		return wrap(err, "decode warm-up prefill (%d tokens)", st.PromptTokens)
+	}
+	rec := e.Submit(spec)
+	if err := e.RunUntil(e.Now().Add(vtime.FromSeconds(s.proto.WarmupDecodeS))); err != nil {
+		return wrap(err, "decode warm-up (%d tokens)", st.PromptTokens)
+	}
+	e.Cancel(rec)
+	return wrap(e.RunUntilIdle(), "decode warm-up (%d tokens)", st.PromptTokens)
+}
+
+func wrap(err error, format string, a ...any) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf(format+": %w", append(a, err)...)
+}
+
+// Prefill measures a prefill row with a scout alone: one request with a one-token output.
+func (s *Session) Prefill(j *protocol.Job) (matrix.Cell, error) {
+	s.eng.Reseed(JobSeed(s.seed, j))
+	rec, err := s.one(sim.RequestSpec{PromptTokens: j.Tokens, MaxTokens: protocol.PrefillOnlyOutput, PromptID: j.PromptID})
+	if err != nil {
+		return matrix.Cell{}, fmt.Errorf("prefill %s: %w", j.Label, err)
+	}
+	return protocol.PrefillCell(j.Label, j.Tokens, request(rec)), nil
+}
+
+// CellOptions adapt a decode cell to a caller that keeps its own per-request statistics.
 type CellOptions struct {
-	// ReadyLimit bounds the wait for a readiness gate that cannot time out (C <= max_num_seqs)
-	// but never passes; 0 means protocol.ReadyWaitLimit.
+	// ReadyLimit, when positive, bounds the simulated wait for readiness: a gate with no verdict
+	// that long after the cell's start gives up, and the cell fails. The tool has no such limit
+	// (its timeout ends every wait); a planner uses it to abandon thrashing configurations early.
 	ReadyLimit vtime.Duration
-	// OnSubmit is called for every stream request sent.
+	// OnSubmit is called for every stream request sent (not the scout).
 	OnSubmit func(rec *sim.Record)
 	// OnTokens is called for every delivery to a stream request.
 	OnTokens func(rec *sim.Record, n int, done bool, now vtime.Time)
@@ -167,27 +218,66 @@ type CellOptions struct {
 	OnCancel func(rec *sim.Record)
 }
 
-// CellRun is the raw outcome of one decode cell: what the benchmark observed, and every stream
-// request.
+// CellRun is the raw outcome of one decode cell: what the benchmark observed, its scout, and
+// every stream request.
 type CellRun struct {
 	protocol.Observation
+	Scout *sim.Record
+	// WaitPolls are the polls of the readiness wait; the last one ended it (Gate).
+	WaitPolls []protocol.Poll
 	Records   []*sim.Record // every stream request, in submission order
 	Cancelled int           // requests still live at the window's end
+	Peak      int           // most requests running at any poll (readiness wait and window)
 }
 
-// RunDecodeCell runs one llm-inference-bench decode cell on e, whose prefix cache the caller has
-// prepared (the scout): C closed-loop streams with the identical prompt, the readiness gate
-// (protocol.Gate: polled every PollS, timed out by ready_timeout_s when C > max_num_seqs, given
-// up past the wait limit), the fixed window, then cancellation of every stream and a drain. It is
-// the one implementation of the protocol's decode cell on the engine; bench and workload both use
-// it.
-func RunDecodeCell(e *sim.Engine, srv *sim.Server, p *protocol.Protocol, tokens, c int, pid uint64, o CellOptions) (*CellRun, error) {
-	run := &CellRun{Observation: protocol.Observation{Concurrency: c, Window: protocol.NoWindow()}}
-	spec := sim.RequestSpec{PromptTokens: tokens, MaxTokens: p.MaxOutput, PromptID: pid}
+// Cell is the cell's numbers by the tool's rules (protocol.DecodeCell).
+func (r *CellRun) Cell(j *protocol.Job) matrix.Cell {
+	reqs := make([]protocol.Request, len(r.Records))
+	for i, rec := range r.Records {
+		reqs[i] = request(rec)
+	}
+	return protocol.DecodeCell(j.Label, j.Tokens, &r.Observation, reqs)
+}
+
+// Trace is the cell's diagnostics.
+func (r *CellRun) Trace(j *protocol.Job) CellTrace {
+	tr := CellTrace{Key: j.Key(), CellStart: r.CellStart, Start: r.Streams, WindowStart: r.Window.Start,
+		Ready: r.Gate == protocol.GateReady, PeakRunning: r.Peak, Requests: len(r.Records)}
+	if r.Gate != protocol.GateGaveUp {
+		for _, rec := range r.Records {
+			tr.Preemptions += rec.Preemptions
+		}
+	}
+	return tr
+}
+
+// Cell runs one decode cell of job j on the drained server as llm_decode_bench.py's run_one_cell
+// does: the cell's clock starts; the scout (the cell's prompt, max_tokens 1) runs alone; then C
+// closed-loop streams of the identical prompt start; the server is polled every PollS until the
+// readiness condition holds (protocol.Gate) or the readiness timeout for the context passes; the
+// window runs DurationS from that poll, polled likewise; then every stream is cancelled, the
+// server drained, and PauseS of idle time pass before the next stage. It is the one
+// implementation of the tool's decode cell on the engine; RunMatrix and workload both use it.
+func (s *Session) Cell(j *protocol.Job, o CellOptions) (*CellRun, error) {
+	e, p, c := s.eng, s.proto, j.Concurrency
+	e.Reseed(JobSeed(s.seed, j))
+	run := &CellRun{Observation: protocol.Observation{Concurrency: c, Window: protocol.NoWindow(), LastToken: -1}}
+	fail := func(err error) (*CellRun, error) { return nil, fmt.Errorf("decode %s x %d: %w", j.Label, c, err) }
+	run.CellStart = e.Now()
+	spec := sim.RequestSpec{PromptTokens: j.Tokens, MaxTokens: p.MaxOutput, PromptID: j.PromptID}
+	scout := spec
+	scout.MaxTokens = protocol.PrefillOnlyOutput
+	rec, err := s.one(scout)
+	if err != nil {
+		return fail(err)
+	}
+	run.Scout = rec
+
 	streams := make([]*sim.Record, c)
+	gotToken := make([]bool, c) // the stream has received a token (any of its requests)
 	active := true
-	submit := func(s sim.RequestSpec) *sim.Record {
-		rec := e.Submit(s)
+	submit := func(sp sim.RequestSpec) *sim.Record {
+		rec := e.Submit(sp)
 		run.Records = append(run.Records, rec)
 		if o.OnSubmit != nil {
 			o.OnSubmit(rec)
@@ -198,10 +288,12 @@ func RunDecodeCell(e *sim.Engine, srv *sim.Server, p *protocol.Protocol, tokens,
 		now := e.Now()
 		if run.Window.Contains(now) {
 			run.WindowTokens += n
-			if done {
-				run.Completed++
-			}
+			run.LastToken = now
 		}
+		if done {
+			run.Completed++
+		}
+		gotToken[rec.Spec.Tag] = true
 		if o.OnTokens != nil {
 			o.OnTokens(rec, n, done, now)
 		}
@@ -211,20 +303,21 @@ func RunDecodeCell(e *sim.Engine, srv *sim.Server, p *protocol.Protocol, tokens,
 	}
 	defer func() { e.Hooks.OnTokens = nil }()
 
-	run.Start = e.Now()
+	run.Streams = e.Now()
 	for i := range streams {
-		s := spec
-		s.Tag = i
-		streams[i] = submit(s)
+		sp := spec
+		sp.Tag = i
+		streams[i] = submit(sp)
 	}
 	sched := e.Scheduler()
-	poll := func() protocol.Poll {
-		s := protocol.Poll{Running: sched.NumRunning(), Waiting: sched.NumWaiting()}
-		for _, st := range streams {
-			if st.FirstToken >= 0 {
+	poll := func(at vtime.Time) protocol.Poll {
+		s := protocol.Poll{At: at, Running: sched.NumRunning(), Waiting: sched.NumWaiting(), Generated: e.Generated}
+		for _, ok := range gotToken {
+			if ok {
 				s.Streaming++
 			}
 		}
+		run.Peak = max(run.Peak, s.Running)
 		return s
 	}
 	stop := func() error {
@@ -238,49 +331,39 @@ func RunDecodeCell(e *sim.Engine, srv *sim.Server, p *protocol.Protocol, tokens,
 			}
 			e.Cancel(st)
 		}
-		return e.RunUntilIdle()
+		if err := e.RunUntilIdle(); err != nil {
+			return err
+		}
+		return e.RunUntil(e.Now().Add(vtime.FromSeconds(p.PauseS)))
 	}
-	gate := p.NewGate(run.Start, c, srv.Deployment.Engine.MaxNumSeqs,
-		vtime.FromSeconds(srv.Params[param.ReadyTimeoutS]), o.ReadyLimit)
+	gate := p.NewGate(run.CellStart, run.Streams, c, j.Tokens, o.ReadyLimit)
 	for run.Gate == protocol.GateWaiting {
 		t := gate.Next()
 		if err := e.RunUntil(t); err != nil {
-			return nil, err
+			return fail(err)
 		}
-		s := poll()
-		run.Peak = max(run.Peak, s.Running)
-		run.Gate = gate.Observe(t, s)
+		pl := poll(t)
+		run.WaitPolls = append(run.WaitPolls, pl)
+		run.Gate = gate.Observe(pl)
 	}
 	if run.Gate == protocol.GateGaveUp {
-		return run, stop()
+		if err := stop(); err != nil {
+			return fail(err)
+		}
+		return run, nil
 	}
 	run.Window = p.Window(e.Now())
-	runStart := e.RunningIntegral()
-	for t := run.Window.Start; t < run.Window.End; {
-		t = p.NextPoll(t, run.Window.End)
+	for _, t := range p.WindowPolls(run.Window) {
 		if err := e.RunUntil(t); err != nil {
-			return nil, err
+			return fail(err)
 		}
-		run.Peak = max(run.Peak, sched.NumRunning())
+		run.Polls = append(run.Polls, poll(t))
 	}
-	run.RunningSeconds = e.RunningIntegral() - runStart
-	return run, stop()
-}
-
-// decodeCell runs one decode cell and reduces it to the benchmark's numbers (protocol.DecodeCell).
-func (r *runner) decodeCell(label string, tokens, c int, pid uint64) (matrix.Cell, *CellTrace, error) {
-	run, err := RunDecodeCell(r.eng, r.srv, r.proto, tokens, c, pid, CellOptions{})
-	if err != nil {
-		return matrix.NewCell(matrix.Decode, label, tokens, c), nil, fmt.Errorf("decode %s x %d: %w", label, c, err)
+	if err := e.RunUntil(run.Window.End); err != nil {
+		return fail(err)
 	}
-	reqs := make([]protocol.Request, len(run.Records))
-	tr := &CellTrace{Key: matrix.Key{Phase: matrix.Decode, Context: label, Concurrency: c}, Start: run.Start,
-		WindowStart: run.Window.Start, Ready: run.Gate == protocol.GateReady, PeakRunning: run.Peak, Requests: len(run.Records)}
-	for i, rec := range run.Records {
-		reqs[i] = request(rec)
-		if run.Gate != protocol.GateGaveUp {
-			tr.Preemptions += rec.Preemptions
-		}
+	if err := stop(); err != nil {
+		return fail(err)
 	}
-	return protocol.DecodeCell(label, tokens, &run.Observation, reqs), tr, nil
+	return run, nil
 }

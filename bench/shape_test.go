@@ -79,8 +79,12 @@ func TestPriorShapes(t *testing.T) {
 	queued := func(m *matrix.Matrix) float64 {
 		return 1 - cell(t, m, matrix.Decode, "8K", 64).TotalTokS/cell(t, m, matrix.Decode, "8K", 32).TotalTokS
 	}
-	if got := ratio(m, queued); got < 0.03 || got > 0.15 {
-		t.Errorf("total tok/s at 8K: C=64 is %.1f%% below C=32, want 3-15%% (measured %.1f%%)", 100*got, 100*queued(meas))
+	// The queued cells measure the same 32 running requests as C = 32, later in their outputs (the
+	// window starts at the tool's 60 s timeout). With the priors acceptance does not change along
+	// an output (accept_late_ratio 1), so only the longer KV separates them: within 3 %. The seed's
+	// 8.8 % is the fitted late acceptance (README, Known discrepancies).
+	if got := ratio(m, queued); got < -0.03 || got > 0.03 {
+		t.Errorf("total tok/s at 8K: C=64 is %.1f%% below C=32 with priors, want within 3%% (the seed: %.1f%%, fitted)", 100*got, 100*queued(meas))
 	}
 }
 

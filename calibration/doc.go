@@ -57,9 +57,10 @@
 //
 // # Determinism
 //
-// The simulations a fit asks for are independent jobs (bench.RunJob, seeded by the problem's seed
-// and the job), run by Settings.Workers goroutines and placed by index, so the parameters do not
-// depend on the number of workers (TestFitIndependentOfWorkers). Only Progress and
+// The simulations a fit asks for are whole matrices, one per parameter set (bench.RunMatrix: the
+// tool's schedule on one engine, every stage reseeded from the problem's seed and the job), run by
+// Settings.Workers goroutines and placed by index, so the parameters do not depend on the number
+// of workers (TestFitIndependentOfWorkers). Only Progress and
 // Result.Elapsed read the wall clock, for people. On one machine a fit is reproducible bit for
 // bit; across CPUs the floats may differ in the last bits, which is why the shipped calibration's
 // test compares in units of the fit's standard errors (TestShippedCalibrationReproduces).

@@ -3,7 +3,6 @@ package calibration
 import (
 	"fmt"
 	"math"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -12,7 +11,6 @@ import (
 	"github.com/servesim/servesim/internal/workpool"
 	"github.com/servesim/servesim/matrix"
 	"github.com/servesim/servesim/model/param"
-	"github.com/servesim/servesim/protocol"
 	"github.com/servesim/servesim/sim"
 )
 
@@ -64,7 +62,7 @@ func newEvaluator(p *Problem, w Weights, workers int) *evaluator {
 	for _, c := range p.Measured.Cells() {
 		c := c
 		e.measured[c.Key()] = &c
-		if p.Train.Match(&c) {
+		if p.trains(&c) {
 			e.train = append(e.train, c.Key())
 		}
 	}
@@ -79,75 +77,44 @@ func (e *evaluator) nResiduals() int {
 	return n
 }
 
-// outcome is one parameter set's simulated training cells.
+// outcome is one parameter set's simulated matrix.
 type outcome struct {
 	server *sim.Server
 	err    error
-	jobs   []protocol.Job
+	matrix *matrix.Matrix
 	cells  map[matrix.Key]matrix.Cell
 }
 
-type task struct {
-	set int
-	job protocol.Job
-}
-
-// simulate runs the jobs named by keys (nil: every job) for each parameter set, on the workers.
-func (e *evaluator) simulate(sets []param.Values, keys map[matrix.Key]bool) []outcome {
+// simulate runs the whole protocol for each parameter set, one set per worker goroutine. The tool
+// runs every cell on one server in its own order, so a cell's conditions (its prompt cached or
+// not, when its clock started) depend on the cells before it: every cell is simulated, also
+// when only some of them train the fit.
+func (e *evaluator) simulate(sets []param.Values) []outcome {
 	outs := make([]outcome, len(sets))
-	var tasks []task
-	for i := range sets {
-		srv, err := sim.NewServer(e.prob.Deployment, sets[i])
-		outs[i] = outcome{server: srv, err: err, cells: map[matrix.Key]matrix.Cell{}}
-		if err != nil {
-			continue
-		}
-		jobs, err := bench.Plan(srv, e.prob.Protocol)
-		if err != nil {
-			outs[i].err = err
-			continue
-		}
-		outs[i].jobs = jobs
-		for _, j := range jobs {
-			k := matrix.Key{Phase: j.Phase, Context: j.Label, Concurrency: j.Concurrency}
-			if j.Phase == matrix.Prefill {
-				k.Concurrency = 1
-			}
-			if keys == nil || keys[k] {
-				tasks = append(tasks, task{set: i, job: j})
-			}
-		}
-	}
-	// Longest jobs first (low concurrency, long windows of short steps) for a balanced finish.
-	sort.SliceStable(tasks, func(a, b int) bool { return cost(&tasks[a].job) > cost(&tasks[b].job) })
-	results := make([]bench.JobResult, len(tasks))
-	errs := make([]error, len(tasks))
-	workpool.Run(len(tasks), e.workers, func(i int) {
-		t := &tasks[i]
-		results[i], errs[i] = bench.RunJob(outs[t.set].server, e.prob.Protocol, t.job, e.prob.Seed)
-	}, nil)
-	for i, t := range tasks {
-		o := &outs[t.set]
-		if errs[i] != nil && o.err == nil {
-			o.err = errs[i]
-		}
-		o.cells[results[i].Cell.Key()] = results[i].Cell
-	}
+	workpool.Run(len(sets), e.workers, func(i int) { outs[i] = e.run(sets[i]) }, nil)
 	e.mu.Lock()
 	e.evals += len(sets)
 	e.mu.Unlock()
 	return outs
 }
 
-// cost is a rough relative run time of a job, for ordering.
-func cost(j *protocol.Job) float64 {
-	if j.Over {
-		return 0
+// run simulates the matrix for one parameter set.
+func (e *evaluator) run(p param.Values) outcome {
+	srv, err := sim.NewServer(e.prob.Deployment, p)
+	o := outcome{server: srv, err: err, cells: map[matrix.Key]matrix.Cell{}}
+	if err != nil {
+		return o
 	}
-	if j.Phase == matrix.Prefill {
-		return float64(j.Tokens) / 8192
+	res, err := bench.RunMatrix(srv, e.prob.Protocol, bench.Options{Seed: e.prob.Seed})
+	if err != nil {
+		o.err = err
+		return o
 	}
-	return 2000/float64(min(j.Concurrency, 32)) + float64(j.Tokens)/8192
+	o.matrix = res.Matrix
+	for _, c := range res.Matrix.Cells() {
+		o.cells[c.Key()] = c
+	}
+	return o
 }
 
 // robust maps a residual r to r' with r'^2 = 2 s^2 (sqrt(1 + (r/s)^2) - 1) and the sign of r.
@@ -207,15 +174,6 @@ func (e *evaluator) residuals(o *outcome) []float64 {
 		r[len(r)-1] = 5 * logErr(float64(o.server.Layout.KVCacheSizeTokens), float64(e.prob.KVTokens))
 	}
 	return r
-}
-
-// trainKeys is the set of training keys.
-func (e *evaluator) trainKeys() map[matrix.Key]bool {
-	m := make(map[matrix.Key]bool, len(e.train))
-	for _, k := range e.train {
-		m[k] = true
-	}
-	return m
 }
 
 func sumSq(r []float64) float64 {

@@ -25,6 +25,23 @@ type cond struct {
 	str   string
 }
 
+// ParseExclude parses a list of exclusion filters (Problem.Exclude): each entry is a filter
+// expression; "none" entries are skipped.
+func ParseExclude(exprs []string) ([]Filter, error) {
+	var out []Filter
+	for _, x := range exprs {
+		if strings.TrimSpace(x) == "none" {
+			continue
+		}
+		f, err := ParseFilter(x)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
 // ParseFilter parses a filter expression, naming the bad condition and what was expected.
 func ParseFilter(s string) (Filter, error) {
 	f := Filter{src: strings.TrimSpace(s)}

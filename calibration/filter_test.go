@@ -65,3 +65,31 @@ func FuzzParseFilter(f *testing.F) {
 		}
 	})
 }
+
+// TestExclude: the seed scenario's exclusion takes out the 16K prefill row and nothing else, and
+// excluded cells neither train nor count as test cells.
+func TestExclude(t *testing.T) {
+	ex, err := ParseExclude([]string{"phase=prefill,context=16K", "none"})
+	if err != nil || len(ex) != 1 {
+		t.Fatalf("ParseExclude: %v, %d filters; want 1", err, len(ex))
+	}
+	if _, err := ParseExclude([]string{"phase=x"}); err == nil {
+		t.Error("ParseExclude(phase=x): nil error")
+	}
+	train, _ := ParseFilter("concurrency<=8")
+	p := &Problem{Train: train, Exclude: ex}
+	pre16 := matrix.NewCell(matrix.Prefill, "16K", 16384, 1)
+	pre32 := matrix.NewCell(matrix.Prefill, "32K", 32768, 1)
+	d16 := matrix.NewCell(matrix.Decode, "16K", 16384, 1)
+	for _, c := range []struct {
+		cell             matrix.Cell
+		excluded, trains bool
+	}{{pre16, true, false}, {pre32, false, true}, {d16, false, true}} {
+		if got := p.excluded(&c.cell); got != c.excluded {
+			t.Errorf("%v excluded = %v, want %v", c.cell.Key(), got, c.excluded)
+		}
+		if got := p.trains(&c.cell); got != c.trains {
+			t.Errorf("%v trains = %v, want %v", c.cell.Key(), got, c.trains)
+		}
+	}
+}

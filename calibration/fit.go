@@ -10,7 +10,6 @@ import (
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/optimize"
 
-	"github.com/servesim/servesim/bench"
 	"github.com/servesim/servesim/matrix"
 	"github.com/servesim/servesim/model/arch"
 	"github.com/servesim/servesim/model/deploy"
@@ -30,6 +29,10 @@ type Problem struct {
 	Free []param.ID
 	// Train selects the training cells; the empty filter trains on every cell.
 	Train Filter
+	// Exclude lists measured cells the fit neither trains on nor judges: measurement outliers
+	// such as a first-use warm-up no model of the steady engine should chase. A cell matching
+	// any of the filters is excluded; Report.Excluded gives the errors on them.
+	Exclude []Filter
 	// KVTokens, when positive, is a measured kv_cache_size_tokens: the memory terms are fitted to
 	// reproduce it.
 	KVTokens int
@@ -75,12 +78,26 @@ type Result struct {
 	Elapsed    time.Duration
 }
 
+// excluded reports whether the cell matches one of the exclusion filters.
+func (p *Problem) excluded(c *matrix.Cell) bool {
+	for i := range p.Exclude {
+		if p.Exclude[i].Match(c) {
+			return true
+		}
+	}
+	return false
+}
+
+// trains reports whether the cell is a training cell: selected by Train and not excluded.
+func (p *Problem) trains(c *matrix.Cell) bool { return p.Train.Match(c) && !p.excluded(c) }
+
 // DefaultFree chooses the parameters a fit moves for a deployment and a training set: the
 // step-time efficiencies and overheads that the measurements can see. Memory terms are fitted
-// only when a measured kv_cache_size_tokens pins them (one term: non_torch_gib); acceptance only
-// with speculative decoding; all-reduce only with TP > 1; the readiness timeout only when the
-// training cells include C > max_num_seqs; the linear-attention scan only for hybrid models. CPU
-// scheduling time is hidden by async scheduling and left at its prior.
+// only when a measured kv_cache_size_tokens pins them (one term: non_torch_gib); the routing
+// concentration only for MoE models; acceptance (its level within the band of accept_tau, its
+// shape, and its change along an output) only with speculative decoding; all-reduce only with TP
+// > 1; the linear-attention scan only for hybrid models. CPU scheduling time is hidden by async
+// scheduling and left at its prior.
 func DefaultFree(p *Problem) []param.ID {
 	d := p.Deployment
 	free := []param.ID{param.MemBWEff, param.GEMMEff, param.GEMMHalfM, param.AttnEff, param.ActPasses, param.StepOverheadUS, param.FrontendUSPerTok, param.FrontendMSPerReq}
@@ -96,17 +113,11 @@ func DefaultFree(p *Problem) []param.ID {
 	if d.Engine.TensorParallel > 1 {
 		free = append(free, param.ARLatencyMult, param.ARBWEff)
 	}
+	if d.Model.IsMoE() {
+		free = append(free, param.RoutingAlpha)
+	}
 	if d.Engine.Speculative.Enabled() {
-		free = append(free, param.AcceptP1, param.AcceptDecay)
-	}
-	queued := false
-	for _, c := range p.Measured.Decode {
-		if c.Concurrency > d.Engine.MaxNumSeqs && c.Status.Ran() && p.Train.Match(&c) {
-			queued = true
-		}
-	}
-	if queued {
-		free = append(free, param.ReadyTimeoutS)
+		free = append(free, param.AcceptTau, param.AcceptDecay, param.AcceptLateRatio, param.AcceptSwitchTokens)
 	}
 	if !d.Engine.AsyncScheduling {
 		free = append(free, param.CPUStepUS, param.CPUPerReqUS)
@@ -117,11 +128,15 @@ func DefaultFree(p *Problem) []param.ID {
 	return free
 }
 
+// ScanPoints is the grid a scanned parameter (param.Def.Scan) is chosen on: evenly spaced in the
+// fit's coordinates (t in (0, 1) of the log or linear range), ScanPoints of them.
+const ScanPoints = 48
+
 // DefaultStarts is the number of seeded starting points of a fit by default.
 const DefaultStarts = 4
 
 // MaxFree is the largest number of fitted parameters allowed.
-const MaxFree = 16
+const MaxFree = 24
 
 // ErrNoTrainingCells is returned when the filter leaves nothing to fit.
 var ErrNoTrainingCells = errors.New("the training filter selects no measured cells")
@@ -161,7 +176,6 @@ func Fit(p *Problem, s *Settings) (*Result, error) {
 	if len(ev.train) == 0 {
 		return nil, ErrNoTrainingCells
 	}
-	keys := ev.trainKeys()
 	vc := &vector{base: p.Base, free: free}
 	uPrior := vc.toU(param.Priors())
 	best := math.Inf(1)
@@ -178,7 +192,7 @@ func Fit(p *Problem, s *Settings) (*Result, error) {
 		for i, u := range us {
 			sets[i] = vc.params(u)
 		}
-		outs := ev.simulate(sets, keys)
+		outs := ev.simulate(sets)
 		rs := make([][]float64, len(us))
 		for i := range outs {
 			rs[i] = ev.residuals(&outs[i])
@@ -192,6 +206,57 @@ func Fit(p *Problem, s *Settings) (*Result, error) {
 	}
 	rng := rand.New(rand.NewPCG(st.Seed, 0x666974))
 	u0 := vc.toU(p.Base)
+	// Scanned parameters (param.Def.Scan) set an integer, so the loss is piecewise constant in
+	// them and finite differences cannot see across a step: they are chosen on a grid, and the
+	// gradient methods move the others.
+	var scanIdx, stepIdx []int
+	for j, id := range free {
+		if id.Def().Scan {
+			scanIdx = append(scanIdx, j)
+		} else {
+			stepIdx = append(stepIdx, j)
+		}
+	}
+	if len(stepIdx) == 0 {
+		return nil, fmt.Errorf("every free parameter is scanned (%v): at least one must be continuous", free)
+	}
+	// sub keeps the stepped coordinates of a full vector; full puts them back into a copy of at.
+	sub := func(u []float64) []float64 {
+		out := make([]float64, len(stepIdx))
+		for i, j := range stepIdx {
+			out[i] = u[j]
+		}
+		return out
+	}
+	full := func(v, at []float64) []float64 {
+		out := append([]float64(nil), at...)
+		for i, j := range stepIdx {
+			out[j] = v[i]
+		}
+		return out
+	}
+	scan := func(u []float64, stage string) ([]float64, float64) {
+		u = append([]float64(nil), u...)
+		loss := math.NaN()
+		for _, j := range scanIdx {
+			cand := make([][]float64, ScanPoints)
+			for i := range cand {
+				t := (float64(i) + 0.5) / ScanPoints
+				cand[i] = append([]float64(nil), u...)
+				cand[i][j] = math.Log(t / (1 - t))
+			}
+			rs := resid(cand)
+			best := 0
+			for i := range rs {
+				if sumSq(rs[i]) < sumSq(rs[best]) {
+					best = i
+				}
+			}
+			u, loss = cand[best], sumSq(rs[best])
+			progress(stage, loss)
+		}
+		return u, loss
+	}
 	// Every start gets a few iterations; the best one then runs to convergence.
 	type run struct {
 		u    []float64
@@ -200,17 +265,31 @@ func Fit(p *Problem, s *Settings) (*Result, error) {
 		why  string
 	}
 	optimise := func(u []float64, iters int, stage string) (run, error) {
-		var r run
+		r := run{u: u}
 		var err error
+		residSub := func(vs [][]float64) [][]float64 {
+			us := make([][]float64, len(vs))
+			for i, v := range vs {
+				us[i] = full(v, u)
+			}
+			return resid(us)
+		}
+		var v []float64
 		switch st.Method {
 		case "lm":
-			r.u, r.loss, r.conv, r.why = levenbergMarquardt(u, resid, st.Step, iters, func(l float64) { progress(stage, l) })
+			v, r.loss, r.conv, r.why = levenbergMarquardt(sub(u), residSub, st.Step, iters, func(l float64) { progress(stage, l) })
 		case "bfgs", "nelder-mead":
-			r.u, r.loss, r.conv, r.why, err = gonumMinimize(st.Method, u, resid, st.Step, iters, func(l float64) { progress(stage, l) })
+			v, r.loss, r.conv, r.why, err = gonumMinimize(st.Method, sub(u), residSub, st.Step, iters, func(l float64) { progress(stage, l) })
 		default:
 			err = fmt.Errorf("method %q: want lm, bfgs or nelder-mead", st.Method)
 		}
+		if err == nil {
+			r.u = full(v, u)
+		}
 		return r, err
+	}
+	if len(scanIdx) > 0 {
+		u0, _ = scan(u0, "scan")
 	}
 	maxIter := iterOr(st.MaxIter, 12)
 	if st.Method == "nelder-mead" {
@@ -225,7 +304,7 @@ func Fit(p *Problem, s *Settings) (*Result, error) {
 	for k := 0; k < st.Starts; k++ {
 		u := append([]float64(nil), u0...)
 		if k > 0 {
-			for i := range u {
+			for _, i := range stepIdx {
 				u[i] += rng.NormFloat64() * 0.8
 			}
 		}
@@ -246,18 +325,47 @@ func Fit(p *Problem, s *Settings) (*Result, error) {
 			bestRun = r
 		}
 	}
+	// The scanned parameters again, at the optimum of the others; if that helps, the others once
+	// more.
+	if len(scanIdx) > 0 {
+		if u, loss := scan(bestRun.u, "rescan"); loss < bestRun.loss {
+			bestRun = run{u: u, loss: loss}
+			r, err := optimise(u, scout, "refine after rescan")
+			if err != nil {
+				return nil, err
+			}
+			if r.loss <= bestRun.loss {
+				bestRun = r
+			}
+		}
+	}
 	bestU, bestLoss, converged, status := bestRun.u, bestRun.loss, bestRun.conv, bestRun.why
 	res := &Result{Params: vc.params(bestU), Free: free}
-	// Uncertainty from the Jacobian at the optimum (delta method through the transform).
-	J, r0 := jacobian(bestU, resid, st.Step)
+	// Uncertainty from the Jacobian at the optimum (delta method through the transform), over the
+	// stepped parameters; a scanned one has no standard error.
+	residSub := func(vs [][]float64) [][]float64 {
+		us := make([][]float64, len(vs))
+		for i, v := range vs {
+			us[i] = full(v, bestU)
+		}
+		return resid(us)
+	}
+	J, r0 := jacobian(sub(bestU), residSub, st.Step)
 	progress("uncertainty", sumSq(r0))
-	stderr := paramStdErr(J, r0, len(free))
+	subErr := paramStdErr(J, r0, len(stepIdx))
+	stderr := make([]float64, len(free))
+	for j := range stderr {
+		stderr[j] = math.NaN()
+	}
+	for i, j := range stepIdx {
+		stderr[j] = subErr[i]
+	}
 	// Every cell at the optimum, for train and test errors.
-	outs := ev.simulate([]param.Values{res.Params}, nil)
+	outs := ev.simulate([]param.Values{res.Params})
 	if outs[0].err != nil {
 		return nil, fmt.Errorf("fitted parameters do not give a runnable server: %w", outs[0].err)
 	}
-	res.Predicted = assemble(outs[0], p.Protocol)
+	res.Predicted = outs[0].matrix
 	res.Comparison = matrix.Compare(res.Predicted, p.Measured)
 	rep := &res.Report
 	rep.NParameters = len(free)
@@ -271,17 +379,30 @@ func Fit(p *Problem, s *Settings) (*Result, error) {
 				if !math.IsNaN(se) && !math.IsInf(se, 0) {
 					pe.StdErr = se
 				}
-				span := d.Hi - d.Lo
-				pe.AtBound = res.Params[i] <= d.Lo+0.01*span || res.Params[i] >= d.Hi-0.01*span
+				// Within 1 % of the range from a bound, in the coordinates the fit moves the
+				// parameter in (log for scale parameters).
+				g := func(v float64) float64 { return v }
+				if d.Log {
+					g = math.Log
+				}
+				lo, hi, v := g(d.Lo), g(d.Hi), g(res.Params[i])
+				pe.AtBound = v <= lo+0.01*(hi-lo) || v >= hi-0.01*(hi-lo)
 			}
 		}
 		rep.Parameters[d.Name] = pe
 	}
-	rep.Train = CellErrors(res.Predicted, p.Measured, p.Train.Match)
+	rep.Train = CellErrors(res.Predicted, p.Measured, p.trains)
 	rep.TrainFilter = p.Train.String()
 	if !p.Train.Empty() {
-		t := CellErrors(res.Predicted, p.Measured, func(c *matrix.Cell) bool { return !p.Train.Match(c) })
+		t := CellErrors(res.Predicted, p.Measured, func(c *matrix.Cell) bool { return !p.Train.Match(c) && !p.excluded(c) })
 		rep.Test = &t
+	}
+	if len(p.Exclude) > 0 {
+		x := CellErrors(res.Predicted, p.Measured, p.excluded)
+		rep.Excluded = &x
+		for i := range p.Exclude {
+			rep.ExcludeFilters = append(rep.ExcludeFilters, p.Exclude[i].String())
+		}
 	}
 	rep.Worst = worstCells(res.Comparison, 8)
 	rep.Loss = bestLoss
@@ -300,15 +421,6 @@ func iterOr(v, def int) int {
 		return v
 	}
 	return def
-}
-
-func assemble(o outcome, proto *protocol.Protocol) *matrix.Matrix {
-	results := make([]bench.JobResult, len(o.jobs))
-	for i, j := range o.jobs {
-		k := matrix.Key{Phase: j.Phase, Context: j.Label, Concurrency: j.Concurrency}
-		results[i] = bench.JobResult{Cell: o.cells[k]}
-	}
-	return bench.Assemble(o.server, proto, o.jobs, results).Matrix
 }
 
 // jacobian returns J (residuals x free) by forward differences, and the residuals at u. All

@@ -65,7 +65,7 @@ func TestFitRecoversKnownParameters(t *testing.T) {
 	prob, _ := smallProblem(t)
 	truth := param.Priors()
 	truth[param.MemBWEff] = 0.68
-	truth[param.AcceptP1] = 0.86
+	truth[param.AcceptTau] = 2.65
 	srv, err := sim.NewServer(prob.Deployment, truth)
 	if err != nil {
 		t.Fatal(err)
@@ -75,7 +75,7 @@ func TestFitRecoversKnownParameters(t *testing.T) {
 		t.Fatal(err)
 	}
 	prob.Measured = res.Matrix
-	prob.Free = []param.ID{param.MemBWEff, param.AcceptP1}
+	prob.Free = []param.ID{param.MemBWEff, param.AcceptTau}
 	// Maximum likelihood (no pull toward the priors), so the truth is the optimum.
 	w := DefaultWeights()
 	w.Prior = 0
@@ -84,7 +84,7 @@ func TestFitRecoversKnownParameters(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Same simulator and seed: the optimum is the truth up to the acceptance draws' response to
-	// the parameters; 2 % is far tighter than the 18 % and 15 % the priors start from.
+	// the parameters; 2 % is far tighter than the 15 % and 8 % the priors start from.
 	for _, id := range prob.Free {
 		got, want := fit.Params[id], truth[id]
 		if math.Abs(got-want) > 0.02*want {
@@ -147,6 +147,12 @@ func TestFitErrors(t *testing.T) {
 //     So this check catches many edits too small for the parameter check, but not all.
 //   - Parameters the fit does not move equal to the priors (1e-9 relative: they are copied, not
 //     computed).
+//   - A scanned parameter (state_page_scale: it sets the hybrid block size, and the fit picks it
+//     on a grid) has no standard error: it must match to 1e-3 of its range, which a grid point
+//     does exactly unless two grid points tie.
+//
+// The figures below were measured on the previous calibration (16 free parameters, loss 1.18);
+// the present one has 18 (one scanned) and loss 0.605, and the same checks apply.
 //
 // Hand edits this catches: any fitted value moved by SE/4 or more (mem_bw_eff by 0.0046,
 // accept_p1 by 0.0043, gemm_half_m by 5.9 rows), most moves of 0.1 SE through the loss, and any
@@ -154,14 +160,15 @@ func TestFitErrors(t *testing.T) {
 // Checked by editing the embedded file: accept_p1 0.815343 -> 0.82 (+0.27 SE) fails both checks,
 // act_passes 23.7305 -> 24.0 (+0.06 SE) fails the loss check (+0.37 s^2).
 //
-// Speed: one full fit is about 400 simulations of the 73-cell matrix (40-60 s on 2 cores).
+// Speed: one full fit is about 550 simulations of the matrix (the tool's whole schedule on one
+// engine, about 0.2 s each), 70-100 s on 2 cores.
 // Fewer starts would not test the same thing: the CLI's starts 2-4 do not beat the first here,
 // but a single 12-iteration start from the priors ends at the other optimum above, because
 // scouting three iterations and refining is a different path. So the test runs the CLI's
 // settings, and skips under -short and -race.
 func TestShippedCalibrationReproduces(t *testing.T) {
 	if raceEnabled || testing.Short() {
-		t.Skip("full seed refit (about 40 s on 2 cores) skipped under -race and -short")
+		t.Skip("full seed refit (about 70 s on 2 cores) skipped under -race and -short")
 	}
 	var shipped *scenario.ParamsFile
 	for _, f := range scenario.BuiltinCalibrations() {
@@ -182,6 +189,9 @@ func TestShippedCalibrationReproduces(t *testing.T) {
 		t.Fatal(err)
 	}
 	prob := &Problem{Deployment: r.Deployment, Protocol: &s.Protocol, Measured: meas, Base: r.Params, Seed: s.Seed}
+	if prob.Exclude, err = ParseExclude(s.Fit.Exclude); err != nil { // the scenario's [fit] exclude, as the CLI
+		t.Fatal(err)
+	}
 	w := DefaultWeights()
 	res, err := Fit(prob, &Settings{Method: "lm", Seed: 1, Weights: &w}) // the CLI defaults (4 starts)
 	if err != nil {
@@ -213,25 +223,30 @@ func TestShippedCalibrationReproduces(t *testing.T) {
 		t.Errorf("%s: refit %.6g, shipped %.6g, SE %.3g: %s: regenerate data/calibrated_seed.toml with `servesim fit --uncalibrated --out scenario/data/calibrated_seed.toml`",
 			c.name, res.Params[i], want[i], res.Report.Parameters[c.name].StdErr, c.msg)
 	}
-	// The in-sample acceptance figures of the shipped calibration.
+	// The in-sample acceptance figures of the shipped calibration (README, Known discrepancies):
+	// decode total, per-request and time between tokens within 4 %, decode TTFT median within 15 %,
+	// the eight prefill rows trained on (the 16K row is excluded by the scenario) within 4 %.
 	e := res.Report.Train
 	if e.StatusMatched != 64 || e.StatusCells != 64 {
 		t.Errorf("statuses %d/%d, want 64/64", e.StatusMatched, e.StatusCells)
 	}
-	if e.DecodeTotalMAPE > 5 || e.DecodePerRequestMAPE > 6 || e.TBTMAPE > 6 || e.TTFTMdAPE > 20 {
+	if e.DecodeTotalMAPE > 4 || e.DecodePerRequestMAPE > 4 || e.TBTMAPE > 4 || e.TTFTMdAPE > 15 || e.PrefillMAPE > 4 {
 		t.Errorf("in-sample errors above the targets: %+v", e)
+	}
+	if x := res.Report.Excluded; x == nil || x.Cells != 1 {
+		t.Errorf("excluded cells %+v, want the 16K prefill row", x)
 	}
 }
 
 func ExampleFit() {
 	prob, srv := smallProblem(nil)
-	// Measurements made at a known acceptance rate; the fit starts from the prior (0.75).
+	// Measurements made at a known mean acceptance length; the fit starts from the prior (2.45).
 	truth := param.Priors()
-	truth[param.AcceptP1] = 0.85
+	truth[param.AcceptTau] = 2.6
 	srv, _ = sim.NewServer(prob.Deployment, truth)
 	res, _ := bench.RunMatrix(srv, prob.Protocol, bench.Options{Seed: prob.Seed})
 	prob.Measured = res.Matrix
-	prob.Free = []param.ID{param.AcceptP1}
+	prob.Free = []param.ID{param.AcceptTau}
 	w := DefaultWeights()
 	w.Prior = 0 // maximum likelihood: no pull toward the prior
 	fit, err := Fit(prob, &Settings{Starts: 1, Seed: 1, Weights: &w})
@@ -239,8 +254,8 @@ func ExampleFit() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Printf("accept_p1 = %.2f; statuses %d/%d\n", fit.Params[param.AcceptP1], fit.Report.Train.StatusMatched, fit.Report.Train.StatusCells)
-	// Output: accept_p1 = 0.85; statuses 4/4
+	fmt.Printf("accept_tau = %.2f; statuses %d/%d\n", fit.Params[param.AcceptTau], fit.Report.Train.StatusMatched, fit.Report.Train.StatusCells)
+	// Output: accept_tau = 2.60; statuses 4/4
 }
 
 // TestFitIndependentOfWorkers: the same problem and seed give identical parameters whether the
@@ -252,7 +267,7 @@ func TestFitIndependentOfWorkers(t *testing.T) {
 		t.Fatal(err)
 	}
 	prob.Measured = res.Matrix
-	prob.Free = []param.ID{param.MemBWEff, param.AcceptP1, param.FrontendMSPerReq}
+	prob.Free = []param.ID{param.MemBWEff, param.AcceptTau, param.FrontendMSPerReq}
 	var got []param.Values
 	for _, w := range []int{1, 3} {
 		fit, err := Fit(prob, &Settings{Starts: 2, MaxIter: 3, Seed: 9, Workers: w})

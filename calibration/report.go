@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // ParamEstimate is one fitted parameter with its uncertainty.
@@ -61,14 +62,18 @@ type Report struct {
 	Train       Errors                   `json:"train"`
 	Test        *Errors                  `json:"test,omitempty"`
 	TrainFilter string                   `json:"train_filter,omitempty"`
-	CV          []Split                  `json:"cv,omitempty"`
-	Worst       []CellError              `json:"worst_cells,omitempty"`
-	Loss        float64                  `json:"loss"`
-	Evaluations int                      `json:"evaluations"`
-	Starts      int                      `json:"starts"`
-	Seed        uint64                   `json:"seed"`
-	Converged   bool                     `json:"converged"`
-	Status      string                   `json:"status"`
+	// Excluded are the errors on the cells the fit neither trained on nor judged
+	// (Problem.Exclude), ExcludeFilters the filters that chose them.
+	Excluded       *Errors     `json:"excluded,omitempty"`
+	ExcludeFilters []string    `json:"exclude_filters,omitempty"`
+	CV             []Split     `json:"cv,omitempty"`
+	Worst          []CellError `json:"worst_cells,omitempty"`
+	Loss           float64     `json:"loss"`
+	Evaluations    int         `json:"evaluations"`
+	Starts         int         `json:"starts"`
+	Seed           uint64      `json:"seed"`
+	Converged      bool        `json:"converged"`
+	Status         string      `json:"status"`
 	// KVTokens is the measured kv_cache_size_tokens that pinned the memory terms (0 = none).
 	KVTokens int `json:"kv_tokens,omitempty"`
 }
@@ -87,5 +92,9 @@ func (r *Report) WriteJSON(w io.Writer) error {
 // Note is a one-line account of the fit, for the parameter file it produces: the measured
 // matrix it was fitted to (as the caller names it), the training cells and the loss.
 func (r *Report) Note(measured string) string {
-	return fmt.Sprintf("servesim fit on %s: %d cells, train %q, loss %.4f", measured, r.Train.Cells, r.TrainFilter, r.Loss)
+	x := ""
+	if len(r.ExcludeFilters) > 0 {
+		x = fmt.Sprintf(", excluded %q", strings.Join(r.ExcludeFilters, "; "))
+	}
+	return fmt.Sprintf("servesim fit on %s: %d cells, train %q%s, loss %.4f", measured, r.Train.Cells, r.TrainFilter, x, r.Loss)
 }

@@ -15,7 +15,7 @@ func objectiveAt(prob *Problem, w Weights, free []param.ID, p param.Values) (los
 	ev := newEvaluator(prob, w, 0)
 	vc := &vector{base: prob.Base, free: free}
 	uPrior := vc.toU(param.Priors())
-	outs := ev.simulate([]param.Values{p}, ev.trainKeys())
+	outs := ev.simulate([]param.Values{p})
 	r := ev.residuals(&outs[0])
 	for j, u := range vc.toU(p) {
 		r = append(r, w.Prior*(u-uPrior[j]))

@@ -52,6 +52,9 @@ func WriteSummary(w io.Writer, r *Report) error {
 	if r.Test != nil {
 		row("test (the rest)", r.Test)
 	}
+	if r.Excluded != nil {
+		row("excluded ("+strings.Join(r.ExcludeFilters, "; ")+")", r.Excluded)
+	}
 	for _, s := range r.CV {
 		row("cv "+s.Name+" train", &s.Train)
 		row("cv "+s.Name+" test", &s.Test)

@@ -44,11 +44,12 @@
 // A request frees its blocks in reverse order (vllm/v1/core/single_type_kv_cache_manager.py), so
 // the tail of a hash chain is evicted before its head and a later request can still hit the
 // chain's beginning. Touching a cached free block takes it off the queue. A request keeps the
-// blocks it computed even when the same content is cached elsewhere (vLLM does not deduplicate
-// either), but Pool caches one block per content: SetHash leaves a second block with a cached
-// content unhashed. vLLM's BlockHashToBlockMap (block_pool.py) keeps every such block, so there
-// the content survives the eviction of the first one; testdata/hybrid_prefix.txt marks where the
-// two differ.
+// blocks it computed even when the same content is cached elsewhere, and, as vLLM's
+// BlockHashToBlockMap (block_pool.py) does, every such block stays cached: one is the entry Lookup
+// returns, the others are copies, and the most recently hashed copy takes over when the entry is
+// evicted, so the content survives as long as any block holds it. A request that resumes from a
+// recurrent-state checkpoint makes it the most recently used (vLLM references the block while it
+// copies the state).
 //
 // # Prefix cache
 //

@@ -61,8 +61,10 @@ type Table struct {
 	// hashed[g] counts blocks (attention) or boundaries (state) already entered in the cache.
 	hashed []int
 	chains []chain
-	// hit blocks found by FindHit, per group, to be touched on Admit.
+	// hit blocks found by FindHit, per group, to be touched on Admit; hitState the recurrent-state
+	// checkpoints the hit resumes from, to be marked recently used on Admit.
 	hitBlocks [][]BlockID
+	hitState  []BlockID
 	hitTokens int
 	// The last FindHit's inputs: reused while the pool's cached set is unchanged.
 	hitGen    uint64
@@ -207,6 +209,7 @@ func (m *Manager) FindHit(t *Table, c *Content, tokens int) int {
 	for g := range t.hitBlocks {
 		t.hitBlocks[g] = t.hitBlocks[g][:0]
 	}
+	t.hitState = t.hitState[:0]
 	t.hitTokens = 0
 	if !m.Caching || tokens <= 1 {
 		return 0
@@ -221,6 +224,9 @@ func (m *Manager) FindHit(t *Table, c *Content, tokens int) int {
 	for g := range m.L.Groups {
 		gr := &m.L.Groups[g]
 		if gr.Kind == arch.SpecState {
+			if b, ok := m.Pool.Lookup(m.blockHash(t, c, g, hit/gr.BlockTokens-1)); ok {
+				t.hitState = append(t.hitState, b)
+			}
 			continue
 		}
 		n := hit / gr.BlockTokens
@@ -298,6 +304,14 @@ func (m *Manager) Admit(t *Table) {
 		t.hashed[g] = t.base[g] + len(t.hitBlocks[g])
 		t.hitBlocks[g] = t.hitBlocks[g][:0]
 	}
+	// The request resumes from the cached recurrent state at the hit (vLLM references that block
+	// and releases it once copied): it becomes the most recently used, as an attention block a
+	// request holds does when freed, and is not the next one evicted.
+	for _, b := range t.hitState {
+		m.Pool.Touch(b)
+		m.Pool.Free([]BlockID{b})
+	}
+	t.hitState = t.hitState[:0]
 	for g := range m.L.Groups {
 		if m.L.Groups[g].Kind == arch.SpecState {
 			t.hashed[g] = t.hitTokens / m.L.Groups[g].BlockTokens

@@ -23,12 +23,16 @@ type blockMeta struct {
 // queue ordered least-recently-used first, and a map from content hash to cached block.
 //
 // A free block may still hold cached content; it is evicted (its hash dropped) only when it is
-// handed out again. Touching a cached free block takes it off the free queue.
+// handed out again. Touching a cached free block takes it off the free queue. Several blocks may
+// hold the same content (requests that computed it each keep their own, as in vLLM's
+// BlockHashToBlockMap): one is the entry Lookup returns, the others wait in dups and take over
+// when it is evicted, so the content stays cached while any copy does.
 type Pool struct {
 	meta       []blockMeta
 	head, tail BlockID
 	numFree    int
 	cached     map[Hash]BlockID
+	dups       map[Hash][]BlockID
 	// gen changes whenever the set of cached hashes changes, so a prefix lookup can be reused.
 	gen uint64
 	// Stats.
@@ -37,7 +41,7 @@ type Pool struct {
 
 // NewPool returns a pool of n free, empty blocks.
 func NewPool(n int) *Pool {
-	p := &Pool{meta: make([]blockMeta, n), head: NoBlock, tail: NoBlock, cached: make(map[Hash]BlockID)}
+	p := &Pool{meta: make([]blockMeta, n), head: NoBlock, tail: NoBlock, cached: make(map[Hash]BlockID), dups: make(map[Hash][]BlockID)}
 	for i := 0; i < n; i++ {
 		p.pushTail(BlockID(i))
 	}
@@ -50,7 +54,7 @@ func (p *Pool) NumBlocks() int { return len(p.meta) }
 // NumFree is the number of blocks that can be handed out (free, cached or not).
 func (p *Pool) NumFree() int { return p.numFree }
 
-// NumCached is the number of blocks holding hashed content.
+// NumCached is the number of distinct contents cached.
 func (p *Pool) NumCached() int { return len(p.cached) }
 
 // Usage is the fraction of blocks referenced by requests.
@@ -103,15 +107,36 @@ func (p *Pool) popFree() BlockID {
 	return b
 }
 
+// evict drops block b's content. When b was the entry of its content and another block holds the
+// same content, the most recently hashed copy becomes the entry.
 func (p *Pool) evict(b BlockID) {
 	m := &p.meta[b]
-	if m.hash != 0 {
-		if p.cached[m.hash] == b {
-			delete(p.cached, m.hash)
-			p.gen++
+	if m.hash == 0 {
+		return
+	}
+	h := m.hash
+	m.hash = 0
+	p.Evictions++
+	d := p.dups[h]
+	if p.cached[h] != b {
+		for i, x := range d {
+			if x == b {
+				d = append(d[:i], d[i+1:]...)
+				break
+			}
 		}
-		m.hash = 0
-		p.Evictions++
+	} else if len(d) > 0 {
+		p.cached[h] = d[len(d)-1]
+		d = d[:len(d)-1]
+		p.gen++ // Lookup now returns another block
+	} else {
+		delete(p.cached, h)
+		p.gen++
+	}
+	if len(d) == 0 {
+		delete(p.dups, h)
+	} else {
+		p.dups[h] = d
 	}
 }
 
@@ -148,17 +173,19 @@ func (p *Pool) Touch(b BlockID) {
 // IsFree reports whether block b is on the free queue (counted by NumFree).
 func (p *Pool) IsFree(b BlockID) bool { return p.meta[b].inFree }
 
-// SetHash records that block b now holds content h, making it findable by Lookup. A block already
-// cached under h elsewhere keeps the entry (vLLM does not deduplicate).
+// SetHash records that block b now holds content h, making it findable by Lookup. When another
+// block already holds h it keeps the entry, and b becomes a copy that takes over if that block is
+// evicted first (vLLM does not deduplicate either).
 func (p *Pool) SetHash(b BlockID, h Hash) {
 	m := &p.meta[b]
 	if m.hash != 0 || h == 0 {
 		return
 	}
+	m.hash = h
 	if _, dup := p.cached[h]; dup {
+		p.dups[h] = append(p.dups[h], b)
 		return
 	}
-	m.hash = h
 	p.cached[h] = b
 	p.gen++
 }
@@ -181,13 +208,18 @@ func (p *Pool) Free(blocks []BlockID) {
 
 // CacheDetached stores content h in a block that no request holds: the least recently used free
 // block is overwritten and rejoins the queue as most recently used. This is how a recurrent-state
-// checkpoint at a block boundary stays in the prefix cache after the request moves on. It does
-// nothing when h is already cached or no block is free.
+// checkpoint at a block boundary stays in the prefix cache after the request moves on. When h is
+// already cached in a free block, that block becomes the most recently used instead (the content
+// was just computed again: vLLM would cache the new copy); nothing happens when no block is free.
 func (p *Pool) CacheDetached(h Hash) {
 	if h == 0 || p.head == NoBlock {
 		return
 	}
-	if _, ok := p.cached[h]; ok {
+	if b, ok := p.cached[h]; ok {
+		if p.meta[b].inFree {
+			p.unlink(b)
+			p.pushTail(b)
+		}
 		return
 	}
 	b := p.popFree()
@@ -218,6 +250,16 @@ func (p *Pool) CheckInvariants() {
 	for h, b := range p.cached {
 		if p.meta[b].hash != h {
 			panic(fmt.Sprintf("kvcache: cached map says block %d holds %x, block says %x", b, h, p.meta[b].hash))
+		}
+	}
+	for h, d := range p.dups {
+		if _, ok := p.cached[h]; !ok || len(d) == 0 {
+			panic(fmt.Sprintf("kvcache: copies of %x without an entry", h))
+		}
+		for _, b := range d {
+			if p.meta[b].hash != h || p.cached[h] == b {
+				panic(fmt.Sprintf("kvcache: copy block %d of %x holds %x", b, h, p.meta[b].hash))
+			}
 		}
 	}
 }

@@ -8,30 +8,42 @@ import (
 )
 
 // naivePool is the reference model of Pool: a slice for the LRU free queue, maps for references
-// and cached content. It is slow and obviously right.
+// and cached content, and for each content the other blocks holding it in the order they were
+// hashed. It is slow and obviously right.
 type naivePool struct {
 	n      int
 	free   []BlockID // LRU order: front is evicted first
 	ref    map[BlockID]int
 	hashOf map[BlockID]Hash
 	cached map[Hash]BlockID
+	copies map[Hash][]BlockID
 }
 
 func newNaive(n int) *naivePool {
-	p := &naivePool{n: n, ref: map[BlockID]int{}, hashOf: map[BlockID]Hash{}, cached: map[Hash]BlockID{}}
+	p := &naivePool{n: n, ref: map[BlockID]int{}, hashOf: map[BlockID]Hash{}, cached: map[Hash]BlockID{}, copies: map[Hash][]BlockID{}}
 	for i := 0; i < n; i++ {
 		p.free = append(p.free, BlockID(i))
 	}
 	return p
 }
 
+// evict drops b's content; the most recently hashed copy of it, if any, becomes the entry.
 func (p *naivePool) evict(b BlockID) {
-	if h, ok := p.hashOf[b]; ok {
-		if p.cached[h] == b {
-			delete(p.cached, h)
-		}
-		delete(p.hashOf, b)
+	h, ok := p.hashOf[b]
+	if !ok {
+		return
 	}
+	delete(p.hashOf, b)
+	c := p.copies[h]
+	switch {
+	case p.cached[h] != b:
+		c = slices.DeleteFunc(c, func(x BlockID) bool { return x == b })
+	case len(c) > 0:
+		p.cached[h], c = c[len(c)-1], c[:len(c)-1]
+	default:
+		delete(p.cached, h)
+	}
+	p.copies[h] = c
 }
 
 func (p *naivePool) allocate(n int) ([]BlockID, bool) {
@@ -69,10 +81,11 @@ func (p *naivePool) setHash(b BlockID, h Hash) {
 	if _, has := p.hashOf[b]; has || h == 0 {
 		return
 	}
+	p.hashOf[b] = h
 	if _, dup := p.cached[h]; dup {
+		p.copies[h] = append(p.copies[h], b)
 		return
 	}
-	p.hashOf[b] = h
 	p.cached[h] = b
 }
 
@@ -80,7 +93,10 @@ func (p *naivePool) cacheDetached(h Hash) {
 	if h == 0 || len(p.free) == 0 {
 		return
 	}
-	if _, ok := p.cached[h]; ok {
+	if b, ok := p.cached[h]; ok {
+		if i := slices.Index(p.free, b); i >= 0 {
+			p.free = append(slices.Delete(p.free, i, i+1), b)
+		}
 		return
 	}
 	b := p.free[0]

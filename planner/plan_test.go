@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/servesim/servesim/bench"
-	"github.com/servesim/servesim/matrix"
 	"github.com/servesim/servesim/model/hardware"
 	"github.com/servesim/servesim/scenario"
 	"github.com/servesim/servesim/workload"
@@ -55,7 +54,7 @@ func question(t testing.TB, r *scenario.Resolved, ctx string, users int, window 
 }
 
 // TestSeedConfigMatchesMatrix: the seed's own configuration is a row of the sweep, marked
-// current, and its prediction is the matrix's 128K x 16 cell.
+// current, and its prediction is the 128K x 16 cell of the tool's run of that one cell.
 func TestSeedConfigMatchesMatrix(t *testing.T) {
 	r := seedResolved(t)
 	sp := Space{Counts: []int{4}, TP: []int{4}, EP: []bool{true}, MaxNumSeqs: []int{32}, MaxNumBatchedTokens: []int{8192},
@@ -76,24 +75,18 @@ func TestSeedConfigMatchesMatrix(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The tool's run of that one cell (warm-ups, then the cell), as a bench workload runs it.
 	proto := r.Scenario.Protocol
-	jobs, _ := bench.Plan(srv, &proto)
-	for _, j := range jobs {
-		if j.Phase != matrix.Decode || j.Label != "128K" || j.Concurrency != 16 {
-			continue
-		}
-		res, err := bench.RunJob(srv, &proto, j, r.Scenario.Seed)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c := res.Cell
-		if row.Perf.OutputTokS != c.TotalTokS || row.Perf.TTFTp50 != c.TTFTms || row.Perf.TPOTp50 != c.TBTms || row.KVTokens != srv.Layout.KVCacheSizeTokens {
-			t.Errorf("plan: %.6g tok/s, TTFT %.6g ms, TBT %.6g ms, KV %d; matrix: %.6g, %.6g, %.6g, %d",
-				row.Perf.OutputTokS, row.Perf.TTFTp50, row.Perf.TPOTp50, row.KVTokens, c.TotalTokS, c.TTFTms, c.TBTms, srv.Layout.KVCacheSizeTokens)
-		}
-		return
+	proto.Contexts, proto.PrefillOnly, proto.Concurrency = []string{"128K"}, nil, []int{16}
+	res, err := bench.RunMatrix(srv, &proto, bench.Options{Seed: r.Scenario.Seed})
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatal("no 128K x 16 job in the seed protocol")
+	c := res.Matrix.Decode[0]
+	if row.Perf.OutputTokS != c.TotalTokS || row.Perf.TTFTp50 != c.TTFTms || row.Perf.TPOTp50 != c.TBTms || row.KVTokens != srv.Layout.KVCacheSizeTokens {
+		t.Errorf("plan: %.6g tok/s, TTFT %.6g ms, TBT %.6g ms, KV %d; matrix: %.6g, %.6g, %.6g, %d",
+			row.Perf.OutputTokS, row.Perf.TTFTp50, row.Perf.TPOTp50, row.KVTokens, c.TotalTokS, c.TTFTms, c.TBTms, srv.Layout.KVCacheSizeTokens)
+	}
 }
 
 func smallSweep(t testing.TB) *Question {

@@ -6,12 +6,14 @@
 // calibration plan with them. A rule changes here and nowhere else.
 //
 // Reading order: protocol.go (Protocol, Seed, Validate), fit.go (context fitting), plan.go (the
-// cells and their order), ready.go (readiness condition, timeout, wait limit, Gate), window.go
-// (the window and the polls), stats.go (statuses and per-cell statistics).
+// cells, their matrix order and the order the tool runs them in), ready.go (readiness condition,
+// timeout, Gate), window.go (the window and its polls), stats.go (statuses and per-cell
+// statistics).
 //
 // Main types: Protocol (the benchmark's settings, the [protocol] table of a scenario), Job (one
-// planned cell), Gate (the readiness wait of one decode cell), Window, Observation (what a run of
-// a decode cell saw) and Request (what the client saw of one streamed request).
+// planned cell), Stage (one step of the tool's run), Gate (the readiness wait of one decode cell),
+// Window, Poll (one sample of the server's metrics), Observation (what a run of a decode cell saw)
+// and Request (what the client saw of one streamed request).
 //
 // # Determinism
 //
@@ -34,43 +36,51 @@
 // 1,048,576 - 4,096 - 64 = 1,044,416 tokens, labelled "1019K"; the prefill-only "1024K" row asks
 // for one output token and is 1,048,511 tokens.
 //
-// Cells (Plan). One prefill row per decode context, measured by a scout request (the cell's exact
-// prompt, max_tokens 1, streaming, on an idle server: a cold prefill that also fills the prefix
-// cache), plus the prefill-only rows; prefill tok/s = prompt tokens / TTFT. Then, per context and
-// concurrency C, a decode cell: C streams with the identical prompt, max_tokens = max_output, each
-// restarted as soon as it finishes (a closed loop). Each context has its own prompt (PromptID).
-// The matrix lists prefill rows, then decode cells context by context. The tool itself runs the
-// C = 1 column first, then the first context's row, then the other rows; servesim simulates
-// every cell from a fresh server, so the order does not change a number.
+// Cells (Plan, Schedule). One prefill row per decode context plus the prefill-only rows; prefill
+// tok/s = prompt tokens / TTFT of one scout request (the cell's exact prompt, max_tokens 1,
+// streaming, on an idle server). Per context and concurrency C, a decode cell: C streams with the
+// identical prompt, max_tokens = max_output, each restarted as soon as it finishes (a closed
+// loop). Each context has its own prompt (PromptID). The matrix lists prefill rows, then decode
+// cells context by context. The tool runs everything on one server whose prefix cache is never
+// reset, in this order (Schedule): hidden warm-ups (a 64-token "count to 20" request, an 8K
+// prefill), the prefill-only rows, a hidden C = 1 decode of WarmupDecodeS at the largest context
+// that fits (its prompt prefilled first), each warm-up with its own prompt; then the first
+// concurrency column (C = 1 at every context), whose scouts are each context's first use of its
+// prompt, cold, and give the prefill rows; then the first context's row; then the other rows.
+// Every cell starts on a drained server (0 running, 0 waiting) and its scout runs again, usually
+// on a cached prompt; after the window the streams are cancelled, the server drained, and PauseS
+// (2 s) pass. Over-capacity cells are not run.
 //
 // Over capacity (OverCapacity). A decode cell is not run when C x (context + max_output) >
 // kv_cache_size_tokens as the server reports it, with C the requested concurrency. The seed bounds
 // it: 16K x 128 ran (128 x 20,480 = 2,621,440 tokens), 1019K x 4 did not (4 x 1,048,512 =
 // 4,194,048).
 //
-// Readiness (Ready, ReadyTimeout, Gate). The tool polls the server's /metrics
-// (vllm:num_requests_running, vllm:num_requests_waiting) every poll_s. The window starts when, on
-// consecutive polls for stable_s, nothing is waiting, at least C requests run and every one of the
-// C streams has received a token. servesim's timeout: when C > max_num_seqs the condition can
-// never hold and the window starts after ready_timeout_s (a fitted parameter of package model);
-// otherwise the gate waits until it passes, and gives up after ReadyWaitLimit (the cell is an
-// Error). The tool's own timeout depends on the context only (60 s up to 32K, 120 s at 64K, 180 s
-// from 128K) and applies to every C.
+// Readiness (Ready, ReadyTimeout, Gate). The cell's clock starts before its scout. The tool polls
+// /metrics about once a second (PollS) from the streams' launch. The window starts at the first
+// poll at least MinReadyS (2 s) after the cell's start on which the condition has held on
+// consecutive polls for StableS (3 s): nothing waiting, tokens flowing (the generation counter
+// grew since the previous poll), every one of the C streams has a token, and at least C running.
+// Otherwise it starts at the first poll at or after the readiness timeout, which depends on the
+// context only: 60 s below 64K, 120 s below 128K, 180 s from 128K (ready_timeout_s replaces it for
+// every context). With C > max_num_seqs the condition can never hold, so those cells always start
+// their window at the timeout: for 8K x 64 about 60 s into the cell, when the 32 running requests
+// are about 2.3k tokens into their outputs. Nothing is reset at the timeout.
 //
-// Window (Window). duration_s (30 s) from the moment the readiness wait ends; every stream is then
-// cancelled.
+// Window (Window, WindowPolls). DurationS (30 s) from the poll that ended the wait, polled every
+// PollS; then every stream is cancelled.
 //
-// Statistics (DecodeCell). Over every stream request of the cell, restarts included: TTFT =
-// median of first token - send; time between tokens = median over requests of (last token -
-// first token) / (tokens - 1), streams cut at the window's end counting up to their last token;
-// per-request tok/s = 1000 / that median. Over the window: total tok/s = completion tokens
-// received inside it / its length; completed = requests finished inside it; average active = the
-// time integral of running requests / its length. The tool divides the window's tokens by the time
-// from the window's start to the last token in it, averages the num_requests_running polls taken
-// inside the window, and counts completions over the whole cell.
+// Statistics (DecodeCell). Over every stream request of the whole cell that received a token
+// (restarts included): TTFT = median from the send (the POST, so time queued in the engine
+// counts); time between tokens = median over requests of (last token - first token) / (tokens -
+// 1) over each request's whole observed life, streams cut at the window's end counting up to their
+// last token; per-request tok/s = 1000 / that median. Over the window: total tok/s = completion
+// tokens received in it / the time from its start to the last token received in it (also the
+// "measured for" time); average active = the mean of its num_requests_running polls, rounded to
+// 0.1. Completed requests count the whole cell.
 //
-// Statuses (DecodeStatus). Valid: all C ran at once. Requests queued: the cell ran, but no poll
-// saw C requests running (capped by max_num_seqs). The tool also reports Requests queued when
-// its readiness wait timed out, the average of running requests was below 0.95 C, or a poll saw
-// requests waiting.
+// Statuses (DecodeStatus). Requests queued: the readiness wait timed out, or no poll in the window
+// saw C running, or a poll in the window saw a request waiting, or the window's average of running
+// requests is below 0.95 C (from C = 2: the seed's 1019K x 1 shows 0.9 and Valid). Otherwise
+// Valid.
 package protocol

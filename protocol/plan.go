@@ -147,3 +147,136 @@ func (p *Protocol) CheckMeasured(m *matrix.Matrix, maxModelLen int) error {
 	}
 	return nil
 }
+
+// StageKind is what one stage of the tool's run does.
+type StageKind int
+
+const (
+	// StageWarmup is a hidden warm-up request (one prompt, MaxTokens output); its result is
+	// discarded.
+	StageWarmup StageKind = iota
+	// StageWarmupDecode is the hidden C = 1 decode warm-up: its prompt is prefilled first (one
+	// request with a one-token output), then one stream decodes for WarmupDecodeS and is
+	// cancelled. Its result is discarded.
+	StageWarmupDecode
+	// StagePrefill is a prefill row measured by a scout alone: a prefill-only row, or a context
+	// whose first-column decode cell is over capacity.
+	StagePrefill
+	// StageCell is a decode cell: the clock starts, the scout, then Concurrency streams.
+	StageCell
+)
+
+func (k StageKind) String() string {
+	switch k {
+	case StageWarmup:
+		return "warm-up"
+	case StageWarmupDecode:
+		return "warm-up decode"
+	case StagePrefill:
+		return "prefill"
+	case StageCell:
+		return "cell"
+	}
+	return "unknown"
+}
+
+// Stage is one step of the tool's run, in the order it runs them. Every stage starts on a
+// drained server, and the server is drained again after it; a decode cell is followed by PauseS
+// of idle time.
+type Stage struct {
+	Kind StageKind
+	// Job is the index in the plan's jobs of the decode cell or prefill row the stage measures;
+	// -1 for a warm-up.
+	Job int
+	// Scout is the index of the prefill row a decode cell's scout measures (the first cell of its
+	// context); -1 when its scout is not reported (the prompt is usually cached by then).
+	Scout int
+	// PromptTokens, MaxTokens and PromptID are the warm-ups' request (the other stages take them
+	// from their job).
+	PromptTokens, MaxTokens int
+	PromptID                uint64
+}
+
+// Warm-up requests before the matrix (llm_decode_bench.py run_benchmark), each with its own
+// prompt: a short "count to 20" request and an 8K prefill.
+const (
+	WarmupCountPromptTokens = 32
+	WarmupCountOutput       = 64
+	WarmupPrefillTokens     = 8192
+)
+
+// WarmupPromptID is the prompt of the i-th warm-up: distinct from every context's prompt.
+func WarmupPromptID(i int) uint64 { return 0x2000 + uint64(i) }
+
+// Schedule lists the protocol's jobs (Plan, matrix order) and the stages the tool runs them in on
+// one server whose prefix cache is never reset:
+//
+//  1. the hidden warm-ups, when Warmup is set: a 32-token prompt with a 64-token output ("count
+//     to 20"), then an 8K prefill;
+//  2. the prefill-only rows, each one scout;
+//  3. the hidden C = 1 decode warm-up at the largest decode context whose C = 1 cell is not over
+//     capacity (when Warmup is set), with its own prompt;
+//  4. the first concurrency column, context by context: each cell's scout is the context's first
+//     use of its prompt, a cold prefill, and gives the context's prefill row;
+//  5. the first context's other cells, in concurrency order; then every other context's row.
+//
+// Over-capacity cells are not run. A context whose first-column cell is over capacity still gets
+// its prefill row, from a scout alone where that cell would have run.
+func (p *Protocol) Schedule(maxModelLen, kvCacheSizeTokens int) ([]Job, []Stage, error) {
+	jobs, err := p.Plan(maxModelLen, kvCacheSizeTokens)
+	if err != nil {
+		return nil, nil, err
+	}
+	dec, pre := p.rows(maxModelLen)
+	nc := len(p.Concurrency)
+	cell := func(row, ci int) int { return len(dec) + len(pre) + row*nc + ci }
+	var st []Stage
+	warm := 0
+	addWarm := func(kind StageKind, prompt, out int) {
+		st = append(st, Stage{Kind: kind, Job: -1, Scout: -1, PromptTokens: prompt, MaxTokens: out, PromptID: WarmupPromptID(warm)})
+		warm++
+	}
+	if p.Warmup {
+		if p.Room(maxModelLen, WarmupCountOutput) >= WarmupCountPromptTokens {
+			addWarm(StageWarmup, WarmupCountPromptTokens, WarmupCountOutput)
+		}
+		if t, ok := p.Fit(WarmupPrefillTokens, maxModelLen, PrefillOnlyOutput); ok {
+			addWarm(StageWarmup, t, PrefillOnlyOutput)
+		}
+	}
+	for i := range pre {
+		st = append(st, Stage{Kind: StagePrefill, Job: len(dec) + i, Scout: -1})
+	}
+	if p.Warmup {
+		largest := -1
+		for i := range dec {
+			if !p.OverCapacity(1, dec[i].tokens, kvCacheSizeTokens) && (largest < 0 || dec[i].tokens > dec[largest].tokens) {
+				largest = i
+			}
+		}
+		if largest >= 0 {
+			addWarm(StageWarmupDecode, dec[largest].tokens, p.MaxOutput)
+		}
+	}
+	if nc == 0 {
+		for r := range dec {
+			st = append(st, Stage{Kind: StagePrefill, Job: r, Scout: -1})
+		}
+		return jobs, st, nil
+	}
+	for r := range dec {
+		if j := cell(r, 0); jobs[j].Over {
+			st = append(st, Stage{Kind: StagePrefill, Job: r, Scout: -1})
+		} else {
+			st = append(st, Stage{Kind: StageCell, Job: j, Scout: r})
+		}
+	}
+	for r := range dec {
+		for ci := 1; ci < nc; ci++ {
+			if j := cell(r, ci); !jobs[j].Over {
+				st = append(st, Stage{Kind: StageCell, Job: j, Scout: -1})
+			}
+		}
+	}
+	return jobs, st, nil
+}

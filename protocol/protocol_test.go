@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -31,6 +32,11 @@ func TestValidate(t *testing.T) {
 		{func(p *Protocol) { p.MaxOutput = -1 }, "protocol.max_output = -1"},
 		{func(p *Protocol) { p.PollS = 0 }, "protocol.poll_s = 0"},
 		{func(p *Protocol) { p.StableS = -1 }, "protocol.stable_s = -1"},
+		{func(p *Protocol) { p.StableS = math.NaN() }, "protocol.stable_s = NaN"},
+		{func(p *Protocol) { p.MinReadyS = -1 }, "protocol.min_ready_s = -1"},
+		{func(p *Protocol) { p.ReadyTimeoutS = -1 }, "protocol.ready_timeout_s = -1"},
+		{func(p *Protocol) { p.PauseS = 4000 }, "protocol.pause_s = 4000"},
+		{func(p *Protocol) { p.WarmupDecodeS = -1 }, "protocol.warmup_decode_s = -1"},
 		{func(p *Protocol) { p.MarginTokens = -1 }, "protocol.margin_tokens = -1"},
 		{func(p *Protocol) { p.TrimSlack = 1.5 }, "protocol.trim_slack = 1.5"},
 	} {
@@ -213,6 +219,75 @@ func TestPlanSeed(t *testing.T) {
 	}
 }
 
+// TestScheduleSeed checks the tool's order on the seed: the hidden warm-ups, the prefill-only row,
+// the decode warm-up at 1019K, the C = 1 column (whose scouts give the prefill rows), then the 8K
+// row, then the other rows, over-capacity cells left out.
+func TestScheduleSeed(t *testing.T) {
+	p := Seed()
+	const kv = 3_000_000
+	jobs, st, err := p.Schedule(seedMML, kv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range st {
+		switch s.Kind {
+		case StageWarmup, StageWarmupDecode:
+			got = append(got, fmt.Sprintf("%s %d/%d", s.Kind, s.PromptTokens, s.MaxTokens))
+		case StagePrefill:
+			got = append(got, "prefill "+jobs[s.Job].Label)
+		case StageCell:
+			j := jobs[s.Job]
+			x := fmt.Sprintf("%s x %d", j.Label, j.Concurrency)
+			if s.Scout >= 0 {
+				x += " (prefill " + jobs[s.Scout].Label + ")"
+			}
+			got = append(got, x)
+		}
+	}
+	want := []string{
+		"warm-up 32/64", "warm-up 8192/1", "prefill 1024K", "warm-up decode 1044416/4096",
+		"8K x 1 (prefill 8K)", "16K x 1 (prefill 16K)", "32K x 1 (prefill 32K)", "64K x 1 (prefill 64K)",
+		"128K x 1 (prefill 128K)", "256K x 1 (prefill 256K)", "512K x 1 (prefill 512K)", "1019K x 1 (prefill 1019K)",
+		"8K x 2", "8K x 4", "8K x 8", "8K x 16", "8K x 32", "8K x 64", "8K x 128",
+		"16K x 2", "16K x 4", "16K x 8", "16K x 16", "16K x 32", "16K x 64", "16K x 128",
+		"32K x 2", "32K x 4", "32K x 8", "32K x 16", "32K x 32", "32K x 64",
+		"64K x 2", "64K x 4", "64K x 8", "64K x 16", "64K x 32",
+		"128K x 2", "128K x 4", "128K x 8", "128K x 16",
+		"256K x 2", "256K x 4", "256K x 8",
+		"512K x 2", "512K x 4",
+		"1019K x 2",
+	}
+	if strings.Join(got, "; ") != strings.Join(want, "; ") {
+		t.Errorf("schedule:\n got %s\nwant %s", strings.Join(got, "; "), strings.Join(want, "; "))
+	}
+	seen := map[uint64]bool{}
+	for _, s := range st {
+		if s.Kind == StageWarmup || s.Kind == StageWarmupDecode {
+			if seen[s.PromptID] || s.PromptID < WarmupPromptID(0) {
+				t.Errorf("warm-up prompt %#x is not distinct", s.PromptID)
+			}
+			seen[s.PromptID] = true
+		}
+	}
+	// Without warm-ups; a first column over capacity still measures its prefill row.
+	p.Warmup = false
+	p.Contexts, p.PrefillOnly, p.Concurrency = []string{"8K", "1024K"}, nil, []int{4, 1}
+	jobs, st, err = p.Schedule(seedMML, kv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = got[:0]
+	for _, s := range st {
+		j := jobs[s.Job]
+		got = append(got, fmt.Sprintf("%s %s x %d scout %d", s.Kind, j.Label, j.Concurrency, s.Scout))
+	}
+	want = []string{"cell 8K x 4 scout 0", "prefill 1019K x 1 scout -1", "cell 8K x 1 scout -1", "cell 1019K x 1 scout -1"}
+	if strings.Join(got, "; ") != strings.Join(want, "; ") {
+		t.Errorf("schedule without warm-ups:\n got %s\nwant %s", strings.Join(got, "; "), strings.Join(want, "; "))
+	}
+}
+
 func TestPlanErrors(t *testing.T) {
 	p := Seed()
 	p.Contexts = append(p.Contexts, "2048K")
@@ -254,79 +329,114 @@ func TestCheckMeasured(t *testing.T) {
 
 func TestReady(t *testing.T) {
 	for _, c := range []struct {
-		s    Poll
-		c    int
-		want bool
+		s       Poll
+		flowing bool
+		c       int
+		want    bool
 	}{
-		{Poll{Running: 4, Waiting: 0, Streaming: 4}, 4, true},
-		{Poll{Running: 5, Waiting: 0, Streaming: 4}, 4, true}, // a finished request's successor still counted as running
-		{Poll{Running: 4, Waiting: 1, Streaming: 4}, 4, false},
-		{Poll{Running: 3, Waiting: 0, Streaming: 4}, 4, false},
-		{Poll{Running: 4, Waiting: 0, Streaming: 3}, 4, false},
-		{Poll{Running: 32, Waiting: 32, Streaming: 32}, 64, false},
+		{Poll{Running: 4, Waiting: 0, Streaming: 4}, true, 4, true},
+		{Poll{Running: 5, Waiting: 0, Streaming: 4}, true, 4, true}, // a finished request's successor still counted as running
+		{Poll{Running: 4, Waiting: 0, Streaming: 4}, false, 4, false},
+		{Poll{Running: 4, Waiting: 1, Streaming: 4}, true, 4, false},
+		{Poll{Running: 3, Waiting: 0, Streaming: 4}, true, 4, false},
+		{Poll{Running: 4, Waiting: 0, Streaming: 3}, true, 4, false},
+		{Poll{Running: 32, Waiting: 32, Streaming: 32}, true, 64, false},
 	} {
-		if got := Ready(c.s, c.c); got != c.want {
-			t.Errorf("Ready(%+v, %d) = %v, want %v", c.s, c.c, got, c.want)
+		if got := Ready(c.s, c.flowing, c.c); got != c.want {
+			t.Errorf("Ready(%+v, flowing %v, %d) = %v, want %v", c.s, c.flowing, c.c, got, c.want)
 		}
-	}
-	if _, ok := ReadyTimeout(32, 32, vtime.Second); ok {
-		t.Error("ReadyTimeout(32, max_num_seqs 32): a timeout, want none (the gate can pass)")
-	}
-	if d, ok := ReadyTimeout(64, 32, 3*vtime.Second); !ok || d != 3*vtime.Second {
-		t.Errorf("ReadyTimeout(64, max_num_seqs 32, 3 s) = %v %v, want 3 s", d, ok)
 	}
 }
 
-// gateStep is one poll: the time the gate asks for, what it sees, and its verdict.
+// TestReadyTimeout: the tool's timeout depends on the context only (60 s up to 32K, 120 s at
+// 64K, 180 s from 128K, the seed's 1019K included); ready_timeout_s replaces it.
+func TestReadyTimeout(t *testing.T) {
+	p := Seed()
+	for _, c := range []struct {
+		tokens int
+		want   float64
+	}{{8192, 60}, {32768, 60}, {65535, 60}, {65536, 120}, {131071, 120}, {131072, 180}, {1044416, 180}} {
+		if got := p.ReadyTimeout(c.tokens).Seconds(); got != c.want {
+			t.Errorf("ReadyTimeout(%d) = %v s, want %v s", c.tokens, got, c.want)
+		}
+	}
+	p.ReadyTimeoutS = 2.5
+	if got := p.ReadyTimeout(1044416).Seconds(); got != 2.5 {
+		t.Errorf("ReadyTimeout with ready_timeout_s 2.5 = %v s, want 2.5 s", got)
+	}
+}
+
+// gateStep is one poll: what the gate sees (ready: the other conditions hold; gen: the
+// generation counter) and its verdict. Polls come every second from the streams' launch.
 type gateStep struct {
-	at    vtime.Time
 	ready bool
+	gen   int64
 	want  GateState
 }
 
-func runGate(t *testing.T, name string, g *Gate, c int, steps []gateStep) {
+func runGate(t *testing.T, name string, g *Gate, streams vtime.Time, c int, steps []gateStep) {
 	t.Helper()
 	for i, s := range steps {
-		if got := g.Next(); got != s.at {
-			t.Fatalf("%s: poll %d at %v, want %v", name, i, got, s.at)
+		at := streams + vtime.Time(i+1)*vtime.Time(vtime.Second)
+		if got := g.Next(); got != at {
+			t.Fatalf("%s: poll %d at %v, want %v", name, i, got, at)
 		}
-		p := Poll{Running: c - 1, Streaming: c}
+		p := Poll{At: at, Running: c - 1, Streaming: c, Generated: s.gen}
 		if s.ready {
 			p.Running = c
 		}
-		if got := g.Observe(s.at, p); got != s.want {
-			t.Fatalf("%s: poll %d at %v: %v, want %v", name, i, s.at, got, s.want)
+		if got := g.Observe(p); got != s.want {
+			t.Fatalf("%s: poll %d at %v: %v, want %v", name, i, at, got, s.want)
 		}
 	}
 }
 
 func TestGate(t *testing.T) {
-	p := Seed() // polls every 0.5 s, stable for 1 s
-	const mns = 32
-	timeout := 2900 * vtime.Millisecond
-	runGate(t, "stable for 1 s", p.NewGate(0, 4, mns, timeout, 0), 4, []gateStep{
-		{ms(500), false, GateWaiting}, {ms(1000), true, GateWaiting}, {ms(1500), true, GateWaiting}, {ms(2000), true, GateReady},
+	p := Seed() // polls every 1 s, stable for 3 s, at least 2 s after the cell's start
+	const ctx = 8192
+	w, r := GateWaiting, GateReady
+	// Ready on every poll from the first: the first poll has no previous counter (tokens not
+	// known to flow), so the condition holds from the second poll, and 3 s later the window starts.
+	runGate(t, "stable for 3 s", p.NewGate(0, ms(500), 4, ctx, 0), ms(500), 4, []gateStep{
+		{true, 10, w}, {true, 20, w}, {true, 30, w}, {true, 40, w}, {true, 50, r},
 	})
-	runGate(t, "a lapse restarts the stable time", p.NewGate(0, 4, mns, timeout, 0), 4, []gateStep{
-		{ms(500), true, GateWaiting}, {ms(1000), false, GateWaiting}, {ms(1500), true, GateWaiting}, {ms(2000), true, GateWaiting}, {ms(2500), true, GateReady},
+	runGate(t, "a lapse restarts the stable time", p.NewGate(0, 0, 4, ctx, 0), 0, 4, []gateStep{
+		{true, 10, w}, {true, 20, w}, {false, 30, w}, {true, 40, w}, {true, 50, w}, {true, 60, w}, {true, 70, r},
 	})
-	runGate(t, "C > max_num_seqs: the window starts at the timeout", p.NewGate(0, 64, mns, timeout, 0), 64, []gateStep{
-		{ms(500), false, GateWaiting}, {ms(1000), false, GateWaiting}, {ms(1500), false, GateWaiting}, {ms(2000), false, GateWaiting},
-		{ms(2500), false, GateWaiting}, {ms(2900), false, GateTimeout},
+	runGate(t, "tokens must flow", p.NewGate(0, 0, 4, ctx, 0), 0, 4, []gateStep{
+		{true, 10, w}, {true, 20, w}, {true, 30, w}, {true, 30, w}, {true, 40, w}, {true, 50, w}, {true, 60, w}, {true, 70, r},
 	})
-	start := vtime.Time(10 * vtime.Second)
-	runGate(t, "no timeout: given up past the limit", p.NewGate(start, 4, mns, timeout, 2*vtime.Second), 4, []gateStep{
-		{start + ms(500), false, GateWaiting}, {start + ms(1000), false, GateWaiting}, {start + ms(1500), false, GateWaiting},
-		{start + ms(2000), false, GateWaiting}, {start + ms(2500), false, GateGaveUp},
-	})
+	// The cell's clock starts before the scout: with a long scout the 2 s minimum has passed.
 	noStable := p
 	noStable.StableS = 0
-	runGate(t, "passing on the timeout's poll is ready", noStable.NewGate(0, 64, mns, 500*vtime.Millisecond, 0), 64, []gateStep{
-		{ms(500), true, GateReady},
+	runGate(t, "stable 0: the second poll", noStable.NewGate(0, ms(5000), 4, ctx, 0), ms(5000), 4, []gateStep{
+		{true, 10, w}, {true, 20, r},
 	})
-	if got, want := p.NewGate(0, 4, mns, timeout, 0).Limit(), 1800*vtime.Second; got != want {
-		t.Errorf("default wait limit %v, want ReadyWaitLimit, %v", got, want)
+	// ... and with a short one the window cannot start before 2 s after the cell's start.
+	noStable.MinReadyS = 4
+	runGate(t, "at least min_ready_s after the cell's start", noStable.NewGate(0, ms(100), 4, ctx, 0), ms(100), 4, []gateStep{
+		{true, 10, w}, {true, 20, w}, {true, 30, w}, {true, 40, r},
+	})
+	// C > max_num_seqs never passes: the window starts at the first poll 60 s (8K) after the
+	// cell's start, the scout's time included.
+	timeout := make([]gateStep, 60)
+	for i := range timeout {
+		timeout[i] = gateStep{false, int64(10 * i), w}
 	}
+	timeout[59].want = GateTimeout
+	runGate(t, "timeout at 60 s from the cell's start", p.NewGate(0, ms(300), 64, ctx, 0), ms(300), 64, timeout)
+	g := p.NewGate(0, ms(300), 64, 131072, 0)
+	if g.Timeout() != 180*vtime.Second {
+		t.Errorf("128K gate timeout %v, want 180 s", g.Timeout())
+	}
+	runGate(t, "a simulation limit gives up first", p.NewGate(0, 0, 64, 131072, 3*vtime.Second), 0, 64, []gateStep{
+		{false, 10, w}, {false, 20, w}, {false, 30, GateGaveUp},
+	})
+	short := p
+	short.ReadyTimeoutS, short.StableS = 2, 0
+	runGate(t, "passing on the timeout's poll is ready", short.NewGate(0, 0, 4, ctx, 0), 0, 4, []gateStep{
+		{true, 10, w}, {true, 20, GateReady},
+	})
 }
 
 func TestWindow(t *testing.T) {
@@ -346,11 +456,9 @@ func TestWindow(t *testing.T) {
 	if NoWindow().Contains(0) || NoWindow().Contains(vtime.Never-1) {
 		t.Error("NoWindow contains a time")
 	}
-	if got := p.NextPoll(ms(1000), ms(1200)); got != ms(1200) {
-		t.Errorf("NextPoll(1 s, end 1.2 s) = %v, want the end", got)
-	}
-	if got := p.NextPoll(ms(1000), ms(5000)); got != ms(1500) {
-		t.Errorf("NextPoll(1 s, end 5 s) = %v, want 1.5 s", got)
+	polls := p.WindowPolls(w)
+	if len(polls) != 30 || polls[0] != ms(3500) || polls[29] != ms(32500) {
+		t.Errorf("WindowPolls: %d polls from %v to %v, want 30 from 3.5 s to 32.5 s", len(polls), polls[0], polls[len(polls)-1])
 	}
 }
 
@@ -390,9 +498,19 @@ func TestPrefillCell(t *testing.T) {
 	}
 }
 
+// windowPolls are n polls a second apart from start+1 s, with the running counts given (the rest
+// repeat the last).
+func windowPolls(start vtime.Time, n int, running ...int) []Poll {
+	out := make([]Poll, n)
+	for i := range out {
+		out[i] = Poll{At: start + vtime.Time(i+1)*vtime.Time(vtime.Second), Running: running[min(i, len(running)-1)]}
+	}
+	return out
+}
+
 func TestDecodeCell(t *testing.T) {
 	// Two streams; the first finished once and was restarted, the restart has one token, and
-	// a fourth request (a later restart) has none. Window [10 s, 12 s).
+	// a fourth request (a later restart) has none. Window [10 s, 12 s), last token at 11.6 s.
 	reqs := []Request{
 		{Send: 0, FirstToken: ms(100), LastToken: ms(1100), Tokens: 11},        // TTFT 100, TBT 100
 		{Send: 0, FirstToken: ms(300), LastToken: ms(4300), Tokens: 21},        // TTFT 300, TBT 200
@@ -400,7 +518,7 @@ func TestDecodeCell(t *testing.T) {
 		{Send: ms(1200), FirstToken: -1, LastToken: -1},                        // nothing
 	}
 	o := Observation{Concurrency: 2, Gate: GateReady, Window: Window{Start: ms(10000), End: ms(12000)},
-		WindowTokens: 300, Completed: 1, Peak: 2, RunningSeconds: 3.5}
+		Polls: windowPolls(ms(10000), 2, 2, 1), WindowTokens: 320, LastToken: ms(11600), Completed: 1}
 	c := DecodeCell("8K", 8192, &o, reqs)
 	// The inputs are whole milliseconds, exact in float seconds up to rounding of 1e-16 relative.
 	near := func(got, want float64) bool { return math.Abs(got-want) <= 1e-9*math.Abs(want) }
@@ -411,38 +529,86 @@ func TestDecodeCell(t *testing.T) {
 		{"TTFT ms (median of 100, 300, 200)", c.TTFTms, 200},
 		{"time between tokens ms (median of 100, 200)", c.TBTms, 150},
 		{"per-request tok/s (1000 / 150)", c.PerRequestTokS, 1000.0 / 150},
-		{"total tok/s (300 tokens / 2 s)", c.TotalTokS, 150},
-		{"average active (3.5 / 2 s)", c.AvgActive, 1.75},
-		{"measured s", c.MeasuredS, 2},
+		{"total tok/s (320 tokens / 1.6 s to the last token)", c.TotalTokS, 200},
+		{"measured s (to the last token)", c.MeasuredS, 1.6},
+		{"average active (polls 2, 1: 1.5)", c.AvgActive, 1.5},
 	} {
 		if !near(x.got, x.want) {
 			t.Errorf("%s = %v, want %v", x.name, x.got, x.want)
 		}
 	}
-	if c.Status != matrix.Valid || c.Completed != 1 || c.OutputTokens != 300 || c.Context != "8K" || c.ContextTokens != 8192 || c.Concurrency != 2 {
-		t.Errorf("cell %+v: want Valid 8K x 2, 1 completed, 300 output tokens", c)
+	if c.Status != matrix.RequestsQueued || c.Completed != 1 || c.OutputTokens != 320 || c.Context != "8K" || c.ContextTokens != 8192 || c.Concurrency != 2 {
+		t.Errorf("cell %+v: want Requests queued (average 1.5 of 2) 8K x 2, 1 completed, 320 output tokens", c)
 	}
-	o.Peak = 1
-	if c := DecodeCell("8K", 8192, &o, reqs); c.Status != matrix.RequestsQueued {
-		t.Errorf("peak 1 of 2: %s, want Requests queued", c.Status)
+	o.Polls = windowPolls(ms(10000), 2, 2)
+	if c := DecodeCell("8K", 8192, &o, reqs); c.Status != matrix.Valid || c.AvgActive != 2 {
+		t.Errorf("2 running on every poll: %s, average %v; want Valid, 2", c.Status, c.AvgActive)
 	}
 	o.Gate = GateGaveUp
 	if c := DecodeCell("8K", 8192, &o, reqs); c.Status != matrix.Error || !math.IsNaN(c.TotalTokS) || c.Completed != -1 {
 		t.Errorf("gave up: %+v, want Error with no numbers", c)
 	}
-	o.Gate, o.Peak = GateReady, 2
-	if c := DecodeCell("8K", 8192, &o, nil); !math.IsNaN(c.TTFTms) || !math.IsNaN(c.TBTms) || c.TotalTokS != 150 {
+	o.Gate = GateReady
+	if c := DecodeCell("8K", 8192, &o, nil); !math.IsNaN(c.TTFTms) || !math.IsNaN(c.TBTms) || c.TotalTokS != 200 {
 		t.Errorf("no requests: TTFT %v, TBT %v, total %v; want absent latencies and the window's throughput", c.TTFTms, c.TBTms, c.TotalTokS)
+	}
+	o.WindowTokens, o.LastToken = 0, -1
+	if c := DecodeCell("8K", 8192, &o, reqs); c.TotalTokS != 0 || c.MeasuredS != 0 {
+		t.Errorf("no token in the window: total %v over %v s, want 0 over 0", c.TotalTokS, c.MeasuredS)
+	}
+}
+
+func TestAvgActive(t *testing.T) {
+	for _, c := range []struct {
+		running []int
+		want    float64
+	}{
+		{[]int{32}, 32},
+		{[]int{1, 1, 1, 0}, 0.8},          // 0.75 rounds up
+		{[]int{2, 2, 2, 2, 2, 2, 1}, 1.9}, // 1.857
+		{[]int{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0}, 0.9},
+	} {
+		polls := make([]Poll, len(c.running))
+		for i, r := range c.running {
+			polls[i].Running = r
+		}
+		if got := AvgActive(polls); got != c.want {
+			t.Errorf("AvgActive(%v) = %v, want %v", c.running, got, c.want)
+		}
+	}
+	if got := AvgActive(nil); !math.IsNaN(got) {
+		t.Errorf("AvgActive(nil) = %v, want NaN", got)
 	}
 }
 
 func TestDecodeStatus(t *testing.T) {
+	const n = 30
+	steady := func(r int) []Poll { return windowPolls(0, n, r) }
+	withWaiting := steady(4)
+	withWaiting[17].Waiting = 1
 	for _, c := range []struct {
-		peak, c int
-		want    matrix.Status
-	}{{1, 1, matrix.Valid}, {32, 32, matrix.Valid}, {32, 64, matrix.RequestsQueued}, {33, 32, matrix.Valid}} {
-		if got := DecodeStatus(c.peak, c.c); got != c.want {
-			t.Errorf("DecodeStatus(peak %d, C %d) = %s, want %s", c.peak, c.c, got, c.want)
+		name  string
+		c     int
+		gate  GateState
+		polls []Poll
+		want  matrix.Status
+	}{
+		{"all running", 32, GateReady, steady(32), matrix.Valid},
+		{"more running than streams (a successor counted)", 32, GateReady, steady(33), matrix.Valid},
+		{"timed out", 4, GateTimeout, steady(4), matrix.RequestsQueued},
+		{"capped by max_num_seqs", 64, GateTimeout, steady(32), matrix.RequestsQueued},
+		{"never C running", 4, GateReady, steady(3), matrix.RequestsQueued},
+		{"a poll saw waiting", 4, GateReady, withWaiting, matrix.RequestsQueued},
+		{"average 3.8 of 4 (>= 0.95 C)", 4, GateReady, windowPolls(0, n, 4, 4, 4, 4, 4, 4, 3, 3, 3, 3, 3, 3, 4), matrix.Valid},
+		{"average below 0.95 C", 4, GateReady, windowPolls(0, n, 4, 3, 3, 3, 3, 3, 3, 3, 4), matrix.RequestsQueued},
+		// The seed's 1019K x 1: 3 of 30 polls between a request and its successor, average 0.9,
+		// Valid: the average test applies from C = 2.
+		{"C = 1 average 0.9", 1, GateReady, append(steady(1)[:27], Poll{}, Poll{}, Poll{}), matrix.Valid},
+		{"no polls", 1, GateReady, nil, matrix.RequestsQueued},
+	} {
+		o := Observation{Concurrency: c.c, Gate: c.gate, Polls: c.polls}
+		if got := DecodeStatus(&o); got != c.want {
+			t.Errorf("%s: %s, want %s", c.name, got, c.want)
 		}
 	}
 }

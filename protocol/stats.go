@@ -20,13 +20,51 @@ func (p *Protocol) MaxConcurrencyFor(contextTokens, kvCacheSizeTokens int) int {
 	return kvCacheSizeTokens / (contextTokens + p.MaxOutput)
 }
 
-// DecodeStatus is the status of a decode cell that ran: Requests queued when fewer than its c
-// streams ever ran at once (peak), else Valid.
-func DecodeStatus(peak, c int) matrix.Status {
-	if peak < c {
+// QueuedAvgFraction: a cell whose average of running requests in the window is below this
+// fraction of C is Requests queued (from C = 2, see DecodeStatus).
+const QueuedAvgFraction = 0.95
+
+// DecodeStatus is the status of a decode cell that ran, by the tool's rule: Requests queued when
+// the readiness wait timed out, when no poll in the window saw C requests running, when a poll in
+// the window saw a request waiting, or when the average of running requests in the window is
+// below 0.95 C; else Valid.
+//
+// The running, waiting and average tests read the window's polls: over the whole cell, the ramp's
+// waiting requests would mark every C = 32 cell of the seed Requests queued, and it shows them
+// Valid. The average test applies from C = 2: the seed shows 1019K x 1 Valid with an average of
+// 0.9 (the restarted request spends about 2.5 s in the API server's tokeniser, where it is neither
+// running nor waiting), which the test as worded would call queued.
+func DecodeStatus(o *Observation) matrix.Status {
+	c := o.Concurrency
+	if o.Gate == GateTimeout {
+		return matrix.RequestsQueued
+	}
+	peak, waiting, sum := 0, false, 0
+	for _, s := range o.Polls {
+		peak = max(peak, s.Running)
+		waiting = waiting || s.Waiting > 0
+		sum += s.Running
+	}
+	if len(o.Polls) == 0 || peak < c || waiting {
+		return matrix.RequestsQueued
+	}
+	if c >= 2 && float64(sum)/float64(len(o.Polls)) < QueuedAvgFraction*float64(c) {
 		return matrix.RequestsQueued
 	}
 	return matrix.Valid
+}
+
+// AvgActive is the tool's average of active requests: the mean of the window's
+// num_requests_running polls, rounded to 0.1 (NaN without polls).
+func AvgActive(polls []Poll) float64 {
+	if len(polls) == 0 {
+		return math.NaN()
+	}
+	sum := 0
+	for _, s := range polls {
+		sum += s.Running
+	}
+	return math.Round(10*float64(sum)/float64(len(polls))) / 10
 }
 
 // Request is what the client saw of one streamed request.
@@ -88,24 +126,26 @@ func PrefillCell(label string, tokens int, scout Request) matrix.Cell {
 // Observation is what one decode cell's run saw, beyond its requests: the input of DecodeCell.
 type Observation struct {
 	Concurrency int        // streams requested
-	Start       vtime.Time // the streams were launched
+	CellStart   vtime.Time // the cell's clock started (before its scout)
+	Streams     vtime.Time // the streams were launched (after the scout)
 	Gate        GateState  // how the readiness wait ended
 	Window      Window
-	// WindowTokens and Completed count the tokens received and the requests finished inside the
-	// window.
+	// Polls are the polls taken inside the window (WindowPolls).
+	Polls []Poll
+	// WindowTokens counts the completion tokens received inside the window; LastToken is when
+	// the last of them arrived (-1: none).
 	WindowTokens int
-	Completed    int
-	// Peak is the most requests running at once at any poll.
-	Peak int
-	// RunningSeconds is the integral of num_requests_running over the window.
-	RunningSeconds float64
+	LastToken    vtime.Time
+	// Completed counts the stream requests that finished during the whole cell.
+	Completed int
 }
 
-// DecodeCell reduces a decode cell to the benchmark's numbers. Over every stream request of the
-// cell (reqs, restarts included): TTFT is the median, time between tokens the median of the
-// per-request values and per-request tok/s 1000 / that median. Over the window: total tok/s =
-// window tokens / window length, average active = RunningSeconds / window length, completed =
-// requests finished inside it. A cell whose gate gave up is an Error.
+// DecodeCell reduces a decode cell to the tool's numbers. Over every stream request of the cell
+// that received a token (reqs, restarts included): TTFT is the median from the send, time between
+// tokens the median of the per-request values over each request's whole observed life, and
+// per-request tok/s 1000 / that median. Over the window: total tok/s = the window's tokens / the
+// time from its start to the last token received in it (also the measured time), average active =
+// AvgActive of its polls. Completed counts the whole cell. A cell whose gate gave up is an Error.
 func DecodeCell(label string, tokens int, o *Observation, reqs []Request) matrix.Cell {
 	cell := matrix.NewCell(matrix.Decode, label, tokens, o.Concurrency)
 	if o.Gate == GateGaveUp {
@@ -121,13 +161,18 @@ func DecodeCell(label string, tokens int, o *Observation, reqs []Request) matrix
 			tbts = append(tbts, ms)
 		}
 	}
-	dur := o.Window.Seconds()
-	cell.Status = DecodeStatus(o.Peak, o.Concurrency)
-	cell.TotalTokS = float64(o.WindowTokens) / dur
+	cell.Status = DecodeStatus(o)
 	cell.OutputTokens = o.WindowTokens
 	cell.Completed = o.Completed
-	cell.MeasuredS = dur
-	cell.AvgActive = o.RunningSeconds / dur
+	cell.AvgActive = AvgActive(o.Polls)
+	if o.WindowTokens > 0 && o.LastToken > o.Window.Start {
+		span := o.LastToken.Sub(o.Window.Start).Seconds()
+		cell.TotalTokS = float64(o.WindowTokens) / span
+		cell.MeasuredS = span
+	} else {
+		cell.TotalTokS = 0
+		cell.MeasuredS = 0
+	}
 	if len(ttfts) > 0 {
 		cell.TTFTms = Median(ttfts)
 	}

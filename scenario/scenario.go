@@ -60,6 +60,14 @@ type ModelSpec struct {
 	Drafter  string `toml:"drafter,omitempty"`
 }
 
+// FitSpec is what a fit of the scenario's measured matrix should know about it.
+type FitSpec struct {
+	// Exclude lists cell filters (servesim fit --train syntax, e.g. "phase=prefill,context=16K")
+	// of measured cells the fit neither trains on nor judges: measurement outliers, each with its
+	// reason in a comment. servesim fit --exclude replaces the list.
+	Exclude []string `toml:"exclude,omitempty"`
+}
+
 // Scenario is everything a run needs. Defaults, then TOML, then flags, then Validate. The engine
 // holds the flags as given: an absent one takes vLLM's default for the version, GPU and model when
 // the scenario is resolved (deploy.Resolve), never another scenario's value.
@@ -73,6 +81,8 @@ type Scenario struct {
 	Params   map[string]float64 `toml:"params,omitempty"`
 	// ParamsFile is a calibrated parameter file to start from (before Params overrides).
 	ParamsFile string `toml:"params_file,omitempty"`
+	// Fit holds the calibration settings that belong to the scenario's measurement.
+	Fit FitSpec `toml:"fit,omitempty"`
 
 	// dir is the directory relative paths resolve against.
 	dir string
@@ -328,9 +338,9 @@ func (s *Scenario) encode(w *bytes.Buffer, head []byte, p param.Values, source s
 	if err := enc.Encode(c); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\n# Step-time and memory parameters (%s). Each: value # unit [lo, hi] meaning.\n[params]\n", source)
+	fmt.Fprintf(w, "\n# Step-time and memory parameters (%s). Each: value # unit [lo, hi] level: meaning.\n[params]\n", source)
 	for i, d := range param.Defs() {
-		fmt.Fprintf(w, "%s = %s # %s [%g, %g] %s\n", d.Name, fmtFloat(p[i]), d.Unit, d.Lo, d.Hi, d.Meaning)
+		fmt.Fprintf(w, "%s = %s # %s [%g, %g] %s: %s\n", d.Name, fmtFloat(p[i]), d.Unit, d.Lo, d.Hi, d.Level, d.Meaning)
 	}
 	return nil
 }

@@ -43,6 +43,9 @@
 // is the same as accepting position by position until the first rejection. With a constant
 // conditional acceptance p the expected tokens per step are (1 - p^(k+1)) / (1 - p) (Leviathan,
 // Kalman and Matias, "Fast Inference from Transformers via Speculative Decoding", ICML 2023).
+// Acceptance may change along an output: a request that has already generated
+// Config.AcceptSwitch tokens draws against Config.LateAcceptCDF instead (the answer after a
+// reasoning model's reasoning part drafts differently).
 //
 // # Determinism
 //

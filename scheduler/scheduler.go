@@ -21,6 +21,11 @@ type Config struct {
 	AlignBlock int
 	// AcceptCDF[i] = P(accepted >= i+1), decreasing; len == SpecTokens.
 	AcceptCDF []float64
+	// LateAcceptCDF, when set, replaces AcceptCDF for a request that has already generated at
+	// least AcceptSwitch output tokens (acceptance that changes along an output, between a
+	// reasoning part and its answer); len == SpecTokens.
+	LateAcceptCDF []float64
+	AcceptSwitch  int
 }
 
 // Entry is one request's share of a step.
@@ -72,6 +77,9 @@ type Scheduler struct {
 func New(cfg Config, kv *kvcache.Manager, rng *rand.Rand) *Scheduler {
 	if len(cfg.AcceptCDF) != cfg.SpecTokens {
 		panic(fmt.Sprintf("scheduler: %d acceptance rates for %d speculative tokens", len(cfg.AcceptCDF), cfg.SpecTokens))
+	}
+	if cfg.LateAcceptCDF != nil && len(cfg.LateAcceptCDF) != cfg.SpecTokens {
+		panic(fmt.Sprintf("scheduler: %d late acceptance rates for %d speculative tokens", len(cfg.LateAcceptCDF), cfg.SpecTokens))
 	}
 	return &Scheduler{cfg: cfg, kv: kv, rng: rng}
 }
@@ -245,16 +253,20 @@ func (s *Scheduler) Schedule(b *Batch) {
 	}
 }
 
-// sampleAccepted draws how many of d drafts are accepted: one uniform draw against the
-// per-position rates P(accepted >= i), equivalent to accepting position by position until the
-// first rejection.
-func (s *Scheduler) sampleAccepted(d int) int {
+// sampleAccepted draws how many of d drafts are accepted for a request that has generated output
+// tokens so far: one uniform draw against the per-position rates P(accepted >= i), equivalent to
+// accepting position by position until the first rejection.
+func (s *Scheduler) sampleAccepted(d, output int) int {
 	if d == 0 {
 		return 0
 	}
 	u := s.rng.Float64()
 	a := 0
-	for a < d && u < s.cfg.AcceptCDF[a] {
+	rates := s.cfg.AcceptCDF
+	if s.cfg.LateAcceptCDF != nil && output >= s.cfg.AcceptSwitch {
+		rates = s.cfg.LateAcceptCDF
+	}
+	for a < d && u < rates[a] {
 		a++
 	}
 	return a
@@ -281,7 +293,7 @@ func (s *Scheduler) Update(b *Batch) []Output {
 			s.outs = append(s.outs, Output{Req: r})
 			continue
 		}
-		acc := s.sampleAccepted(e.Drafts)
+		acc := s.sampleAccepted(e.Drafts, r.Output)
 		r.Computed = r.NumTokens() + acc
 		emitted := min(acc+1, r.MaxTokens-r.Output)
 		r.Output += emitted

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/servesim/servesim/kvcache"
 	"github.com/servesim/servesim/model/cost"
@@ -55,6 +56,10 @@ func (s *Server) SchedulerConfig() scheduler.Config {
 		ChunkedPrefill:      e.ChunkedPrefill,
 		SpecTokens:          e.SpecTokens(),
 		AcceptCDF:           s.Params.AcceptanceCDF(e.SpecTokens()),
+	}
+	if s.Params[param.AcceptLateRatio] != 1 {
+		cfg.LateAcceptCDF = s.Params.LateAcceptanceCDF(e.SpecTokens())
+		cfg.AcceptSwitch = int(math.Round(s.Params[param.AcceptSwitchTokens]))
 	}
 	if s.Layout.Hybrid && e.PrefixCaching {
 		cfg.AlignBlock = s.Layout.BlockSize

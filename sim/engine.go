@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 
 	"github.com/servesim/servesim/kvcache"
 	"github.com/servesim/servesim/model/cost"
@@ -108,8 +109,13 @@ type Engine struct {
 	// frontendFree is when the API server finishes the prompts it has accepted.
 	frontendFree vtime.Time
 
+	// src is the acceptance draws' source (Reseed restarts it).
+	src *rand.PCG
+
 	// Statistics.
-	Steps        int64
+	Steps int64
+	// Generated counts every token delivered to a client (vLLM's generation-token counter).
+	Generated    int64
 	BusyTime     vtime.Duration
 	runIntegral  float64 // integral of num_requests_running over time, request-seconds
 	lastRunCount int
@@ -120,15 +126,20 @@ type Engine struct {
 // New builds an engine.
 func New(cfg Config) *Engine {
 	kv := kvcache.NewManager(cfg.Layout, cfg.EagleDrop)
-	rng := newRand(cfg.Seed)
+	src := newSource(cfg.Seed)
 	if cfg.MaxEvents == 0 {
 		cfg.MaxEvents = 50_000_000
 	}
 	if cfg.MaxSimTime == 0 {
 		cfg.MaxSimTime = vtime.Time(30 * 24 * 3600 * vtime.Second)
 	}
-	return &Engine{sched: scheduler.New(cfg.Scheduler, kv, rng), cost: cfg.Cost, byReq: map[*scheduler.Request]*Record{}, cfg: cfg}
+	return &Engine{sched: scheduler.New(cfg.Scheduler, kv, rand.New(src)), src: src, cost: cfg.Cost, byReq: map[*scheduler.Request]*Record{}, cfg: cfg}
 }
+
+// Reseed restarts the acceptance draws from seed, as if the engine had been built with it. A
+// benchmark that runs many cells on one engine reseeds at each cell, so a cell's draws do not
+// depend on how many steps the cells before it took.
+func (e *Engine) Reseed(seed uint64) { seedSource(e.src, seed) }
 
 // Now is the simulated time.
 func (e *Engine) Now() vtime.Time { return e.now }
@@ -255,6 +266,7 @@ func (e *Engine) handle(ev event) {
 			}
 			rec.LastToken = e.now
 			rec.Tokens += o.Tokens
+			e.Generated += int64(o.Tokens)
 			if e.KeepChunks {
 				rec.Chunks = append(rec.Chunks, Chunk{At: e.now, Tokens: o.Tokens})
 			}

@@ -49,7 +49,12 @@ func (q *eventQueue) Pop() any {
 }
 func (q eventQueue) peek() *event { return &q[0] }
 
-// newRand returns the engine's seeded source (PCG, math/rand/v2).
-func newRand(seed uint64) *rand.Rand {
-	return rand.New(rand.NewPCG(seed, 0x73657276657369))
+// newSource returns the engine's seeded source (PCG, math/rand/v2).
+func newSource(seed uint64) *rand.PCG {
+	return rand.NewPCG(seed, pcgStream)
 }
+
+// seedSource restarts src as newSource(seed) would start it.
+func seedSource(src *rand.PCG, seed uint64) { src.Seed(seed, pcgStream) }
+
+const pcgStream = 0x73657276657369

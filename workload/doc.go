@@ -19,9 +19,10 @@
 //	trace   replay of a CSV or JSONL trace: arrival time, input tokens, output tokens, and
 //	        optionally prefix_id + prefix_tokens for prompts that share a leading part. The
 //	        public Azure LLM inference, BurstGPT and Mooncake column names are understood.
-//	bench   one llm-inference-bench decode cell, exactly as bench.RunJob runs it (same engine
-//	        seed, scout, readiness gate and window, all rules from package protocol), with full
-//	        latency distributions.
+//	bench   one llm-inference-bench decode cell, run as the tool runs a matrix of that one
+//	        cell (bench.Session: hidden warm-ups, the cell's clock, its cold scout, readiness
+//	        gate and timeout, window; all rules from package protocol), with full latency
+//	        distributions.
 //	vllm-bench  vLLM's client, `vllm bench serve` (VLLMBench; package vllmbench reads the command
 //	        line and --save-result files): the random dataset's lengths exactly as vLLM bounds them
 //	        (I' = input_len - special tokens; input on [floor(I'(1-r)), ceil(I'(1+r))], output on

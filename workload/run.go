@@ -382,34 +382,26 @@ func BenchSeed(seed uint64, tokens, concurrency int) uint64 {
 	return bench.JobSeed(seed, &protocol.Job{Phase: matrix.Decode, Tokens: tokens, Concurrency: concurrency})
 }
 
-// runBench runs one llm-inference-bench decode cell exactly as bench.RunJob does (a fresh engine
-// seeded per cell, the cold scout prefill that fills the prefix cache, then bench.RunDecodeCell)
-// and keeps every stream request's latencies. Throughput counts the window; latencies count every
-// stream request.
+// runBench runs one llm-inference-bench decode cell as the tool runs a matrix of that one cell
+// (protocol.Protocol.Schedule on bench.Session): the hidden warm-ups, then the cell, whose scout
+// is the cold first use of its prompt. It keeps every stream request's latencies. Throughput
+// counts the window; latencies count every stream request.
 func runBench(srv *sim.Server, b BenchCell, seed uint64, every vtime.Duration) (*collector, error) {
 	p := b.Protocol()
 	tokens, err := p.FitContext(b.Context, srv.Deployment.Engine.MaxModelLen)
 	if err != nil {
 		return nil, fmt.Errorf("bench.context %s: %w", b.Context, err)
 	}
-	// The cell's prompt: the protocol's only context row.
-	pid := protocol.PromptID(0)
 	c := b.Concurrency
 	r := newRunner(srv, BenchSeed(seed, tokens, c), every)
-	e := r.eng
 	col := r.col
 	if p.OverCapacity(c, tokens, srv.Layout.KVCacheSizeTokens) {
 		col.status = string(matrix.OverCapacity)
 		return col, nil
 	}
-	e.Hooks.OnTokens = func(e *sim.Engine, rec *sim.Record, n int, fin bool) {
-		if fin {
-			r.live--
-		}
-	}
-	r.submit(sim.RequestSpec{PromptTokens: tokens, MaxTokens: 1, PromptID: pid}, false)
-	if err := e.RunUntilIdle(); err != nil {
-		return nil, fmt.Errorf("prefill %s: %w", b.Context, err)
+	jobs, stages, err := p.Schedule(srv.Deployment.Engine.MaxModelLen, srv.Layout.KVCacheSizeTokens)
+	if err != nil {
+		return nil, fmt.Errorf("bench: %w", err)
 	}
 	opt := bench.CellOptions{
 		OnSubmit: func(rec *sim.Record) {
@@ -425,18 +417,33 @@ func runBench(srv *sim.Server, b BenchCell, seed uint64, every vtime.Duration) (
 		},
 		OnCancel: func(*sim.Record) { r.live-- },
 	}
-	limit := protocol.ReadyWaitLimit
 	if b.ReadyLimitS > 0 {
-		limit = vtime.FromSeconds(b.ReadyLimitS)
+		opt.ReadyLimit = vtime.FromSeconds(b.ReadyLimitS)
 	}
-	opt.ReadyLimit = limit
-	run, err := bench.RunDecodeCell(e, srv, &p, tokens, c, pid, opt)
-	if err != nil {
-		return nil, fmt.Errorf("decode %s x %d: %w", b.Context, c, err)
+	s := bench.NewSession(r.eng, srv, &p, seed)
+	var run *bench.CellRun
+	var job *protocol.Job
+	for i := range stages {
+		st := &stages[i]
+		switch st.Kind {
+		case protocol.StageWarmup, protocol.StageWarmupDecode:
+			err = s.Warmup(st)
+		case protocol.StagePrefill:
+			_, err = s.Prefill(&jobs[st.Job])
+		case protocol.StageCell:
+			job = &jobs[st.Job]
+			run, err = s.Cell(job, opt)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if run == nil {
+		return nil, fmt.Errorf("bench: the schedule ran no decode cell for %s x %d", b.Context, c)
 	}
 	if run.Gate == protocol.GateGaveUp {
-		return nil, fmt.Errorf("decode %s x %d: at most %d of the %d streams ran at once in %g simulated seconds: the KV cache cannot hold them all (%d preemptions); the benchmark would wait forever",
-			b.Context, c, run.Peak, c, limit.Seconds(), e.Scheduler().Preemptions)
+		return nil, fmt.Errorf("decode %s x %d: at most %d of the %d streams ran at once in %g simulated seconds: the KV cache cannot hold them all (%d preemptions)",
+			b.Context, c, run.Peak, c, b.ReadyLimitS, r.eng.Scheduler().Preemptions)
 	}
 	for _, rec := range run.Records {
 		r.record(rec)
@@ -446,8 +453,10 @@ func runBench(srv *sim.Server, b BenchCell, seed uint64, every vtime.Duration) (
 	col.cancelled = run.Cancelled
 	col.submitted = len(run.Records)
 	col.outputTokens = int64(run.WindowTokens)
-	col.durationS = run.Window.Seconds()
-	col.status = string(protocol.DecodeStatus(run.Peak, c))
+	// The tool's throughput: the window's tokens over the time to the last of them.
+	cell := run.Cell(job)
+	col.durationS = cell.MeasuredS
+	col.status = string(cell.Status)
 	r.finishStats()
 	return col, nil
 }

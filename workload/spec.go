@@ -100,9 +100,11 @@ type Trace struct {
 	rows []TraceRow
 }
 
-// BenchCell is one llm-inference-bench decode cell. Absent fields take the seed protocol's values
-// (protocol.Seed): 30 s window, 4,096 output tokens, 0.5 s polls, 1 s stable, 64-token margin,
-// 10 % trim slack. The fields that may be zero are pointers, so that zero is not absent.
+// BenchCell is one llm-inference-bench decode cell, run as the tool runs a matrix of that one cell
+// (hidden warm-ups, then the cell with its cold scout). Absent fields take the seed protocol's
+// values (protocol.Seed): 30 s window, 4,096 output tokens, 1 s polls, 3 s stable, the tool's
+// readiness timeout by context, 64-token margin, 10 % trim slack. The fields that may be zero are
+// pointers, so that zero is not absent.
 type BenchCell struct {
 	// Context is the prompt length: tokens or KiB of tokens ("128K" = 131,072).
 	Context      string   `toml:"context" json:"context"`
@@ -113,9 +115,11 @@ type BenchCell struct {
 	StableS      *float64 `toml:"stable_s,omitempty" json:"stable_s,omitempty"`
 	MarginTokens *int     `toml:"margin_tokens,omitempty" json:"margin_tokens,omitempty"`
 	TrimSlack    *float64 `toml:"trim_slack,omitempty" json:"trim_slack,omitempty"`
-	// ReadyLimitS bounds the simulated wait for the readiness gate when the gate cannot time out
-	// (C <= max_num_seqs): past it the run fails ("streams never all run at once"). Default:
-	// protocol.ReadyWaitLimit, as bench waits. A planner sets less, to give up on thrashing
+	// ReadyTimeoutS replaces the tool's readiness timeout (0 or absent: its default by context).
+	ReadyTimeoutS float64 `toml:"ready_timeout_s,omitempty" json:"ready_timeout_s,omitempty"`
+	// ReadyLimitS bounds the simulated wait for the readiness gate, counted from the cell's
+	// start: past it without a verdict the run fails ("streams never all run at once"). Absent:
+	// no bound but the tool's readiness timeout. A planner sets less, to give up on thrashing
 	// configurations quickly.
 	ReadyLimitS float64 `toml:"ready_limit_s,omitempty" json:"ready_limit_s,omitempty"`
 }
@@ -366,7 +370,7 @@ func (s *Spec) Validate() error {
 			return fmt.Errorf("bench.concurrency = %d: must be in 1..%d", b.Concurrency, maxConcurrency)
 		}
 		if b.ReadyLimitS < 0 || math.IsNaN(b.ReadyLimitS) || b.ReadyLimitS > maxDurationS {
-			return fmt.Errorf("bench.ready_limit_s = %v: must be in (0, %d] (or absent: %g s)", b.ReadyLimitS, maxDurationS, protocol.ReadyWaitLimit.Seconds())
+			return fmt.Errorf("bench.ready_limit_s = %v: must be in (0, %d] (or absent: no limit but the readiness timeout)", b.ReadyLimitS, maxDurationS)
 		}
 		p := b.Protocol()
 		if err := p.Validate(); err != nil {
@@ -482,6 +486,9 @@ func (b BenchCell) Protocol() protocol.Protocol {
 	if b.TrimSlack != nil {
 		p.TrimSlack = *b.TrimSlack
 	}
+	if b.ReadyTimeoutS != 0 {
+		p.ReadyTimeoutS = b.ReadyTimeoutS
+	}
 	return p
 }
 
@@ -491,7 +498,7 @@ func (b BenchCell) Protocol() protocol.Protocol {
 func BenchFromProtocol(p *protocol.Protocol, context string, concurrency int) BenchCell {
 	stable, margin := p.StableS, p.MarginTokens
 	b := BenchCell{Context: context, Concurrency: concurrency, DurationS: p.DurationS, MaxOutput: p.MaxOutput,
-		PollS: p.PollS, StableS: &stable, MarginTokens: &margin}
+		PollS: p.PollS, StableS: &stable, MarginTokens: &margin, ReadyTimeoutS: p.ReadyTimeoutS}
 	if seed := protocol.Seed(); p.TrimSlack != seed.TrimSlack {
 		trim := p.TrimSlack
 		b.TrimSlack = &trim

@@ -15,11 +15,11 @@ func TestBenchCellProtocol(t *testing.T) {
 	zero := protocol.Seed()
 	zero.StableS, zero.MarginTokens, zero.TrimSlack = 0, 0, 0
 	other := protocol.Seed()
-	other.TrimSlack, other.MarginTokens = 0.25, 128
+	other.TrimSlack, other.MarginTokens, other.ReadyTimeoutS = 0.25, 128, 5
 	for _, p := range []protocol.Protocol{seed, zero, other} {
 		got := BenchFromProtocol(&p, "128K", 16).Protocol()
 		if got.StableS != p.StableS || got.MarginTokens != p.MarginTokens || got.TrimSlack != p.TrimSlack ||
-			got.DurationS != p.DurationS || got.MaxOutput != p.MaxOutput || got.PollS != p.PollS {
+			got.DurationS != p.DurationS || got.MaxOutput != p.MaxOutput || got.PollS != p.PollS || got.ReadyTimeoutS != p.ReadyTimeoutS {
 			t.Errorf("BenchFromProtocol(%+v).Protocol() = %+v: settings differ", p, got)
 		}
 		if len(got.Contexts) != 1 || got.Contexts[0] != "128K" || len(got.Concurrency) != 1 || got.Concurrency[0] != 16 || len(got.PrefillOnly) != 0 {
@@ -31,7 +31,7 @@ func TestBenchCellProtocol(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := `{"context":"128K","concurrency":16,"duration_s":30,"max_output":4096,"poll_s":0.5,"stable_s":1,"margin_tokens":64}`; string(b) != want {
+	if want := `{"context":"128K","concurrency":16,"duration_s":30,"max_output":4096,"poll_s":1,"stable_s":3,"margin_tokens":64}`; string(b) != want {
 		t.Errorf("JSON %s, want %s", b, want)
 	}
 	s, err := Parse([]byte("kind = \"bench\"\n[bench]\ncontext = \"1024K\"\nconcurrency = 1\nmargin_tokens = 0\ntrim_slack = 0\nstable_s = 0\n"), "w.toml")

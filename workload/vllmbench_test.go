@@ -205,10 +205,11 @@ func TestVLLMBenchReadyCheckAndOffline(t *testing.T) {
 	cold := base
 	cold.NoReadyCheck = true
 	// The ready check sends request 0's prompt first, so the measured request 0 finds it in the
-	// prefix cache (on the seed's hybrid layout, the blocks every group can serve: 5,184 of the
-	// 8,192 tokens): its TTFT is well under the cold prefill's.
+	// prefix cache (on the seed's hybrid layout the blocks every group can serve, less the EAGLE
+	// drop: with the shipped calibration's 2,272-token blocks 4,544 of the 8,191 tokens): its TTFT
+	// is well under the cold prefill's, about the recomputed 45 %.
 	warm, coldM := run(KindVLLMBench, base), run(KindVLLMBench, cold)
-	if !(warm.TTFT.Mean < coldM.TTFT.Mean/2) {
+	if !(warm.TTFT.Mean < 0.6*coldM.TTFT.Mean) {
 		t.Errorf("TTFT after the ready check %.1f ms, cold %.1f ms: want a prefix-cache hit", warm.TTFT.Mean, coldM.TTFT.Mean)
 	}
 	if warm.Requests != 1 || warm.Completed != 1 || warm.InputTokens != 8191 {

@@ -63,6 +63,8 @@ func TestBadInputs(t *testing.T) {
 		{[]string{"matrix", "--params", filepath.Join(dir, "nope.toml")}, 1, "--params: open"},
 		{[]string{"matrix", "--params", badParams}, 1, "params.mem_bw_eff = 1.5"},
 		{[]string{"matrix", "--params", badParams, "--uncalibrated"}, 2, "--params and --uncalibrated contradict"},
+		{[]string{"matrix", "--ready-timeout-s", "5000"}, 2, "--ready-timeout-s: protocol.ready_timeout_s = 5000: must be in [0, 3600]"},
+		{[]string{"fit", "--exclude", "phase=x"}, 2, "--exclude: filter"},
 		{[]string{"capacity", "--vllm-cmd", "vllm serve m --max-num-seqs abc"}, 1, `--max-num-seqs "abc": want a positive integer`},
 		{[]string{"capacity", "--gpu", "H100", "--vllm-cmd", "vllm serve glm-5.3-flash --tensor-parallel-size 3 --max-model-len 8192"}, 1, "tensor_parallel_size = 3 does not divide"},
 		{[]string{"capacity", "--vllm-cmd", "vllm serve glm-5.3-flash"}, 1, "hardware.gpu: not given: want a GPU name (--gpu NAME"},

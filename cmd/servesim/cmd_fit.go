@@ -31,6 +31,9 @@ worker goroutines; each one is single-threaded and seeded, so a fit is reproduci
 --cv runs the standard splits: concurrency (train C <= 8, test C >= 16), context (train <= 64K,
 test >= 128K) and 5-fold by cell.
 
+--exclude FILTER leaves measured outliers out of training and judging (reported apart); the seed
+scenario excludes its 16K prefill row, a first-use outlier ([fit] exclude in 'servesim config').
+
 The measured matrix comes from --measured (the benchmark's published text page, servesim CSV, or
 JSON); the embedded seed is the default for the seed scenario.
 
@@ -48,6 +51,7 @@ The summary shows each file's metrics measured, with the starting and the fitted
 			bf.register(fs, true)
 			kvTokens := fs.Int("kv-tokens", 0, "measured kv_cache_size_tokens `N` (vLLM's \"GPU KV cache size: N tokens\"); pins the memory terms")
 			train := fs.String("train", "", "training cells `filter`; the others are test cells (default: all)")
+			exclude := fs.StringArray("exclude", nil, "measured cells the fit neither trains on nor judges, a `filter` like --train's (repeatable; 'none' for no exclusion); default: the scenario's [fit] exclude")
 			cv := fs.Bool("cv", false, "also run the standard cross-validation splits")
 			paramsOut := fs.String("out", "", "write the fitted parameters to `file` (TOML, loadable with --params)")
 			reportOut := fs.String("report", "", "write the JSON report to `file`")
@@ -139,6 +143,13 @@ The summary shows each file's metrics measured, with the starting and the fitted
 				}
 				prob := &calibration.Problem{Deployment: r.Deployment, Protocol: &r.Scenario.Protocol, Measured: meas,
 					Base: r.Params, Train: flt, KVTokens: *kvTokens, Seed: r.Scenario.Seed, Free: freeIDs}
+				excl, src := r.Scenario.Fit.Exclude, "scenario [fit] exclude"
+				if fs.Changed("exclude") {
+					excl, src = *exclude, "--exclude"
+				}
+				if prob.Exclude, err = calibration.ParseExclude(excl); err != nil {
+					return usagef("%s: %v", src, err)
+				}
 				set = settings()
 				fmt.Fprintf(e.stderr, "servesim fit: %s; starting from %s\n", r.Scenario.Name, r.ParamsFrom)
 				res, err := calibration.Fit(prob, set)

@@ -26,6 +26,8 @@ type scenarioFlags struct {
 	gpus         int
 	modelConfig  string
 	vllmVersion  string
+	// readyTimeoutS >= 0 replaces the protocol's ready_timeout_s (0: the tool's default by context).
+	readyTimeoutS float64
 	// vllmWords, when set, is a launch command already split into words (import's positional
 	// arguments); it takes the place of --vllm-cmd.
 	vllmWords []string
@@ -45,6 +47,7 @@ func (f *scenarioFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.modelConfig, "model-config", "", "the model's Hugging Face config.json, or the `path` of the directory holding it (instead of the built-ins and the Hugging Face cache)")
 	fs.StringVar(&f.vllmVersion, "vllm-version", "", "the vLLM `version` whose defaults apply (default: the scenario's, else "+deploy.DefaultVersion+")")
 	fs.Int64Var(&f.seed, "seed", -1, "random seed for speculative acceptance (default: the scenario's)")
+	fs.Float64Var(&f.readyTimeoutS, "ready-timeout-s", -1, "the benchmark's readiness timeout in `seconds` for every context; 0: the tool's default by context (60 s below 64K, 120 s below 128K, 180 s from 128K) (default: the scenario's protocol.ready_timeout_s)")
 }
 
 // isSeed reports whether the run uses the embedded seed scenario unchanged.
@@ -108,6 +111,12 @@ func (f *scenarioFlags) scenario(stderr io.Writer) (*scenario.Scenario, error) {
 	}
 	if f.seed >= 0 {
 		s.Seed = uint64(f.seed)
+	}
+	if f.readyTimeoutS >= 0 {
+		s.Protocol.ReadyTimeoutS = f.readyTimeoutS
+		if err := s.Protocol.Validate(); err != nil {
+			return nil, usagef("--ready-timeout-s: %v", err)
+		}
 	}
 	return s, nil
 }

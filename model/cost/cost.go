@@ -29,7 +29,7 @@ type moeLayers struct {
 	paramsPerExpert float64
 	peakFLOPS       float64
 	zMax            float64 // expected max of `ranks` standard normals
-	logMissPerTok   float64 // log(1 - topK/E)
+	alpha           float64 // routing_alpha: gamma shape of the experts' popularity
 }
 
 // attnGroup is a set of identical layers' token mixers prepared for one deployment.
@@ -125,7 +125,7 @@ func New(d *deploy.Deployment, p param.Values) *Model {
 			m.perRank = float64(w.Experts)
 			m.shard = 1 / float64(c.tp)
 		}
-		m.logMissPerTok = math.Log1p(-m.topK / m.experts)
+		m.alpha = p[param.RoutingAlpha]
 		c.moe = append(c.moe, m)
 	}
 	if !d.Model.SharesTargetEmbeddings {
@@ -252,7 +252,12 @@ func (c *Model) gemmTime(x gemm, m float64, st *StepCost, into Term) {
 func (c *Model) moeTime(t float64, st *StepCost) {
 	for i := range c.moe {
 		m := &c.moe[i]
-		pTouch := -math.Expm1(t * m.logMissPerTok)
+		// Fraction of the experts a batch of t tokens touches. Each token picks topK of E experts;
+		// expert e is picked with probability q_e per token, q_e = topK/E x g_e with g_e gamma
+		// distributed (shape alpha, mean 1): E[1 - (1 - q_e)^t] ~ 1 - E[exp(-t q_e)] =
+		// 1 - (1 + t topK / (E alpha))^-alpha, the gamma's Laplace transform. alpha -> infinity is
+		// uniform routing with Poisson picks, 1 - exp(-t topK / E).
+		pTouch := -math.Expm1(-m.alpha * math.Log1p(t*m.topK/(m.experts*m.alpha)))
 		mean := m.perRank * pTouch
 		sd := math.Sqrt(m.perRank * pTouch * (1 - pTouch))
 		loaded := math.Min(m.perRank, mean+m.zMax*sd)

@@ -25,13 +25,17 @@
 //	GEMMs       per set of weights with m rows: max(bytes / (bandwidth x mem_bw_eff),
 //	            2 m params / (peak x gemm_eff x m / (m + gemm_half_m))) (roofline: Williams,
 //	            Waterman and Patterson, CACM 2009)
-//	MoE         t tokens, each to top_k of E experts: an expert is touched with probability
-//	            p = 1 - (1 - k/E)^t; the busiest of EP ranks holding R experts reads
+//	MoE         t tokens, each to top_k of E experts, with expert popularity gamma distributed
+//	            (shape routing_alpha, mean 1): an expert is touched with probability
+//	            p = 1 - (1 + t k / (E alpha))^-alpha (the gamma's Laplace transform; uniform
+//	            routing, 1 - exp(-t k / E), as alpha -> infinity); the busiest of EP ranks holding
+//	            R experts reads
 //	            min(R, R p + z_EP sqrt(R p (1 - p))) of them, z_EP the expected maximum of EP
 //	            standard normals (Harter, Biometrika 1961), at t k / (E p) rows each
 //	attention   per layer kind (package arch), for every request of the step
 //	all-reduce  2 per layer of rows x hidden bf16 values (Megatron-LM, Shoeybi et al. 2019), each
-//	            alpha + bytes x beta with a ring's alpha = 2 (n - 1) hop latencies x ar_latency_mult
+//	            alpha + bytes x beta with alpha = 2 (n - 1) hop latencies x ar_latency_mult (a ring's
+//	            latency for ar_latency_mult 1; vLLM's one-shot custom all-reduce about 0.25)
 //	            and beta = 2 (n - 1) / n / (link bandwidth x ar_bw_eff) (Patarasuk and Yuan, JPDC
 //	            2009); the lm_head's fp32 logits are all-gathered (half an all-reduce)
 //	elementwise act_passes x rows x hidden x 2 bytes per layer, memory-bound

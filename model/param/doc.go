@@ -7,9 +7,12 @@
 //
 // Main types:
 //
-//	ID       names one parameter (MemBWEff, GEMMEff, AcceptP1, ...); ID.Def returns its definition
-//	Def      name (the TOML key), unit, prior, bounds, meaning, term, and whether it is fitted in log space
-//	Values   one value per ID; Priors, Validate, Set/Map by name, AcceptanceCDF, MeanEmitted
+//	ID       names one parameter (MemBWEff, GEMMEff, AcceptTau, ...); ID.Def returns its definition
+//	Def      name (the TOML key), unit, prior, bounds, meaning, term, whether it is fitted in log
+//	         space, its level (gpu, engine or model: what a fit transfers with) and whether a fit
+//	         scans it on a grid (it sets an integer)
+//	Values   one value per ID; Priors, Validate, Set/Map by name, AcceptanceCDF,
+//	         LateAcceptanceCDF, MeanEmitted
 //
 // The definitions are immutable: the table is built afresh by every call (there is no
 // package-level variable), so Defs and ID.Def hand out copies.
@@ -20,7 +23,7 @@
 //
 // # Formulas
 //
-// Speculative acceptance: with k draft tokens, a conditional acceptance p_i = accept_p1 x
+// Speculative acceptance: with k draft tokens, a conditional acceptance p_i = p1 x
 // accept_decay^(i-1) at draft position i, the unconditional rate P(accepted >= i) = prod_{j<=i} p_j
 // (the per-position rates vLLM reports, vllm/v1/spec_decode/metrics.py), and the expected tokens a
 // request emits per step
@@ -28,5 +31,12 @@
 //	tau = 1 + sum_{i=1..k} P(accepted >= i)
 //
 // which for a constant p is (1 - p^(k+1)) / (1 - p) (Leviathan, Kalman and Matias, "Fast Inference
-// from Transformers via Speculative Decoding", ICML 2023, eq. 1).
+// from Transformers via Speculative Decoding", ICML 2023, eq. 1). The parameter is tau itself at
+// k = 7 (accept_tau, the "mean acceptance length" vLLM reports, grounded in public figures); p1 is
+// solved from it and the decay by bisection (FirstAcceptance). From output position
+// accept_switch_tokens on, the mean acceptance length is accept_late_ratio x accept_tau.
+//
+// Expert routing: routing_alpha is the shape of a gamma distribution of the experts' popularity;
+// a batch of T tokens with top-k of E experts touches E (1 - (1 + T k / (E alpha))^-alpha) experts
+// per layer in expectation (the gamma's Laplace transform), uniform routing as alpha -> infinity.
 package param
