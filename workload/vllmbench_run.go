@@ -92,7 +92,7 @@ func runVLLMBench(srv *sim.Server, s *Spec, o Options) (*Metrics, error) {
 			done += len(sub)
 			continue
 		}
-		c, err := runBenchClient(srv, sub, warm, ready, warmups, conc, seed, s.sampleInterval(), s.Kind == KindOffline, prog)
+		c, err := runBenchClient(srv, sub, warm, ready, warmups, conc, seed, s.sampleInterval(), &s.SLO, s.Kind == KindOffline, prog)
 		if err != nil {
 			return nil, err
 		}
@@ -113,15 +113,14 @@ func runVLLMBench(srv *sim.Server, s *Spec, o Options) (*Metrics, error) {
 // unlimited), FIFO, and is sent when it gets one, so its TTFT counts from then, as vLLM's does. A
 // request longer than max_model_len fails at once (the API server's 400) and frees its slot.
 // Offline runs use an engine without the API server's time.
-func runBenchClient(srv *sim.Server, reqs []benchReq, warm *benchReq, ready bool, warmups, conc int, seed uint64, every vtime.Duration, offline bool, progress func(int)) (*collector, error) {
+func runBenchClient(srv *sim.Server, reqs []benchReq, warm *benchReq, ready bool, warmups, conc int, seed uint64, every vtime.Duration, slo *SLO, offline bool, progress func(int)) (*collector, error) {
 	eng := srv.NewEngine(seed)
 	if offline {
 		eng = offlineEngine(srv, seed)
 	}
-	r := newRunnerOn(srv, eng, every)
+	r := newRunnerOn(srv, eng, every, slo)
 	e := r.eng
 	c := r.col
-	c.samples = make([]reqSample, 0, len(reqs))
 	mml := srv.Deployment.Engine.MaxModelLen
 	specOf := func(q *benchReq, tag int) sim.RequestSpec {
 		return sim.RequestSpec{PromptTokens: q.InputTokens, MaxTokens: q.OutputTokens, PromptID: q.PromptID,
@@ -185,7 +184,6 @@ func runBenchClient(srv *sim.Server, reqs []benchReq, warm *benchReq, ready bool
 	}
 	var last vtime.Time
 	e.Hooks.OnTokens = func(e *sim.Engine, rec *sim.Record, n int, fin bool) {
-		r.delivered(rec, e.Now())
 		if !fin {
 			return
 		}
