@@ -11,20 +11,22 @@ import (
 )
 
 // noFrontend is the step cost of an engine driven in-process by vLLM's LLM class (vllm bench
-// throughput): there is no API server, so a request reaches the scheduler when it is added.
-type noFrontend struct{ c *cost.Model }
+// throughput): there is no API server, so a request reaches the scheduler when it is added. The
+// cost model's other methods (the fast mode's span costs included) are its own.
+type noFrontend struct{ *cost.Model }
 
-func (n noFrontend) Step(s *cost.StepShape) cost.StepCost { return n.c.Step(s) }
-func (noFrontend) FrontendSeconds(int) float64            { return 0 }
+func (noFrontend) FrontendSeconds(int) float64 { return 0 }
 
-// offlineEngine is an engine of srv without the API server's per-request time.
+// offlineEngine is an engine of srv without the API server's per-request time; it runs in the
+// fast mode unless srv.StepByStep.
 func offlineEngine(srv *sim.Server, seed uint64) *sim.Engine {
 	return sim.New(sim.Config{
-		Scheduler: srv.SchedulerConfig(),
-		Layout:    srv.Layout,
-		EagleDrop: srv.Deployment.Engine.Speculative.EagleFamily(),
-		Cost:      noFrontend{srv.Cost},
-		Seed:      seed,
+		Scheduler:  srv.SchedulerConfig(),
+		Layout:     srv.Layout,
+		EagleDrop:  srv.Deployment.Engine.Speculative.EagleFamily(),
+		Cost:       noFrontend{srv.Cost},
+		Seed:       seed,
+		StepByStep: srv.StepByStep,
 	})
 }
 
