@@ -43,6 +43,9 @@ type Options struct {
 	Workers int
 	// Seed is the engines' seed (speculative acceptance; none in this corpus).
 	Seed uint64
+	// StepByStep runs the engines step by step (sim.Server.StepByStep: the reference the default
+	// event-driven mode agrees with).
+	StepByStep bool
 	// Progress, if set, is called after each simulation with the simulations done, the total and
 	// the label of the one just finished (from one goroutine at a time).
 	Progress func(done, total int, label string)
@@ -141,6 +144,7 @@ func runJob(j job, o Options, outcome func(*Case) *Outcome) {
 		}
 		return
 	}
+	srv.StepByStep = o.StepByStep
 	desc := describe.Deployment(srv.Deployment)
 	if c.Pipeline > 1 {
 		desc = fmt.Sprintf("%s; pipeline %d x TP %d (%d GPUs) as %d micro-batch engines", desc, c.Pipeline, srv.Deployment.Engine.TensorParallel, c.Pipeline*srv.Deployment.Engine.TensorParallel, c.Pipeline)

@@ -13,7 +13,6 @@ import (
 	"github.com/servesim/servesim/model/deploy"
 	"github.com/servesim/servesim/model/param"
 	"github.com/servesim/servesim/scenario"
-	"github.com/servesim/servesim/sim"
 	"github.com/servesim/servesim/validate"
 	"github.com/servesim/servesim/vllmbench"
 )
@@ -97,7 +96,10 @@ with --gpu alone the file's model_id is served with vLLM's defaults.`,
 					}
 				}
 				start := time.Now()
-				opt := validate.Options{Params: choose, Workers: *workers, Progress: validateProgress(e.stderr, start)}
+				opt := validate.Options{Params: choose, Workers: *workers, Progress: validateProgress(e.stderr, start), StepByStep: sf.stepByStep}
+				if sf.seed.set {
+					opt.Seed = sf.seed.v
+				}
 				cases := validate.Map(rows, nil)
 				fmt.Fprintf(e.stderr, "servesim validate: %d rows (%d to simulate) from %d corpus file(s), %d result file(s)\n",
 					len(rows), countExpressed(cases), len(args)-len(results), len(results))
@@ -175,11 +177,7 @@ func prepareResults(e *env, sf *scenarioFlags, bf *benchFlags, fs *pflag.FlagSet
 			}
 			f.vllmWords = []string{"vllm", "serve", res.ModelID}
 		}
-		r, err := f.load(e.stderr)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", p, err)
-		}
-		srv, err := sim.NewServer(r.Deployment, r.Params)
+		r, srv, err := f.loadServer(e.stderr)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", p, err)
 		}
