@@ -6,7 +6,8 @@
 // Reading order: package protocol first (the rules as pure functions: contexts, the cell plan and
 // the order the tool runs it in, readiness, window, statistics, statuses), then run.go (Plan,
 // RunMatrix, Session with Warmup, Prefill and Cell, CellRun), capacity.go (WriteCapacity),
-// explain.go (Explain, Explanation).
+// explain.go (Explain, ExplainCell, ExplainAt, ContextTokens,
+// Explanation).
 //
 // # The protocol (implemented in package protocol; summarised here)
 //
@@ -42,7 +43,10 @@
 // (running - 1) x (1 + k)), split into the cost terms. Per-request tok/s = tau / decode step time,
 // tau the expected tokens emitted per step (scheduler's acceptance). WriteCapacity prints the
 // per-GPU memory budget, the KV-cache layout and, per context, the largest concurrency the
-// Over-capacity rule admits.
+// Over-capacity rule admits. ExplainCell (the explain command) fits the context as the matrix does
+// (a row label such as "1019K" is that row's tokens, another context follows the protocol's fitting
+// rule) and applies the matrix's capacity rule: an Over capacity cell is marked so, and its steps
+// are those of the streams the KV cache holds (min(C, max_num_seqs, kv / (context + max output))).
 //
 // workload's "bench" kind runs one cell as the tool runs a matrix of that one cell, through
 // Session.Cell, the one implementation of it, and keeps the full latency distributions.

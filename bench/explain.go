@@ -4,9 +4,12 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 	"text/tabwriter"
 
+	"github.com/servesim/servesim/matrix"
 	"github.com/servesim/servesim/model/cost"
+	"github.com/servesim/servesim/protocol"
 	"github.com/servesim/servesim/sim"
 )
 
@@ -14,8 +17,19 @@ import (
 type Explanation struct {
 	Context     int // tokens of context per request
 	Concurrency int // requested streams
-	Running     int // streams the engine runs at once (min(C, max_num_seqs))
-	SpecTokens  int
+	// Running is the streams the engine runs at once: min(C, max_num_seqs) and, under a
+	// protocol (ExplainCell), at most MaxConcurrency.
+	Running    int
+	SpecTokens int
+	// Label is the context as the matrix labels it ("1019K"); set by ExplainCell.
+	Label string
+	// OverCapacity: the benchmark's rule C x (context + max output) > kv_cache_size_tokens
+	// refuses the cell (ExplainCell only). MaxConcurrency is the largest C the rule admits at
+	// this context, MaxOutput the protocol's max output and KVTokens kv_cache_size_tokens.
+	OverCapacity   bool
+	MaxConcurrency int
+	MaxOutput      int
+	KVTokens       int
 	// TokensPerStep is tau, the expected emitted tokens per decode step per request.
 	TokensPerStep float64
 	// Decode is the steady step: Running requests each verifying 1 + k tokens at Context.
@@ -32,9 +46,55 @@ type Explanation struct {
 	PrefillAloneTokS float64 // prefill tok/s of the same chunk on an idle server
 }
 
-// Explain computes the steady decode step and a representative prefill chunk for a cell.
+// ContextTokens is the prompt of a context as the matrix runs it under protocol p: a label of
+// one of p's rows ("1019K", the seed's trimmed 1024K) is that row's tokens; any other context is
+// fitted by the protocol's rule (Protocol.FitContext), so "1024K" is trimmed to the room and a
+// context that cannot fit is a *protocol.FitError.
+func ContextTokens(p *protocol.Protocol, context string, maxModelLen int) (int, error) {
+	if jobs, err := p.Plan(maxModelLen, 0); err == nil {
+		for _, j := range jobs {
+			if j.Phase == matrix.Decode && strings.EqualFold(j.Label, strings.TrimSpace(context)) {
+				return j.Tokens, nil
+			}
+		}
+	}
+	return p.FitContext(context, maxModelLen)
+}
+
+// ExplainCell explains the matrix cell context x concurrency of protocol p: the context fitted
+// as the matrix fits it (ContextTokens) and the matrix's capacity rule applied (ExplainAt).
+func ExplainCell(srv *sim.Server, p *protocol.Protocol, context string, concurrency int) (*Explanation, error) {
+	tokens, err := ContextTokens(p, context, srv.Deployment.Engine.MaxModelLen)
+	if err != nil {
+		return nil, err
+	}
+	return ExplainAt(srv, p, tokens, concurrency)
+}
+
+// ExplainAt is Explain under protocol p's capacity rule: a cell whose C x (context + max
+// output) exceeds kv_cache_size_tokens is marked OverCapacity (the benchmark does not run it),
+// and the steps are those of the streams the rule admits at once.
+func ExplainAt(srv *sim.Server, p *protocol.Protocol, contextTokens, concurrency int) (*Explanation, error) {
+	kv := srv.Layout.KVCacheSizeTokens
+	maxC := max(p.MaxConcurrencyFor(contextTokens, kv), 1)
+	x, err := explain(srv, contextTokens, concurrency, maxC)
+	if err != nil {
+		return nil, err
+	}
+	x.Label = matrix.Label(contextTokens)
+	x.OverCapacity = p.OverCapacity(concurrency, contextTokens, kv)
+	x.MaxConcurrency, x.MaxOutput, x.KVTokens = maxC, p.MaxOutput, kv
+	return x, nil
+}
+
+// Explain computes the steady decode step and a representative prefill chunk for a cell, with
+// min(C, max_num_seqs) streams at once and no benchmark capacity rule (ExplainAt applies one).
 // Its cells send one prompt to every stream (same_prompt 1).
 func Explain(srv *sim.Server, contextTokens, concurrency int) (*Explanation, error) {
+	return explain(srv, contextTokens, concurrency, concurrency)
+}
+
+func explain(srv *sim.Server, contextTokens, concurrency, capacity int) (*Explanation, error) {
 	srv, err := WithSamePrompt(srv, 1)
 	if err != nil {
 		return nil, err
@@ -47,7 +107,7 @@ func Explain(srv *sim.Server, contextTokens, concurrency int) (*Explanation, err
 		return nil, fmt.Errorf("concurrency %d: must be positive", concurrency)
 	}
 	k := d.Engine.SpecTokens()
-	x := &Explanation{Context: contextTokens, Concurrency: concurrency, Running: min(concurrency, d.Engine.MaxNumSeqs), SpecTokens: k}
+	x := &Explanation{Context: contextTokens, Concurrency: concurrency, Running: min(concurrency, d.Engine.MaxNumSeqs, capacity), SpecTokens: k}
 	x.TokensPerStep = srv.Params.MeanEmitted(k)
 	var s cost.StepShape
 	for i := 0; i < x.Running; i++ {
@@ -85,11 +145,20 @@ func Explain(srv *sim.Server, contextTokens, concurrency int) (*Explanation, err
 
 // Write prints the explanation as a table of terms.
 func (x *Explanation) Write(w io.Writer) error {
-	fmt.Fprintf(w, "Cell: context %d tokens, %d streams requested, %d run at once", x.Context, x.Concurrency, x.Running)
+	ctx := fmt.Sprintf("%d tokens", x.Context)
+	if x.Label != "" {
+		ctx = fmt.Sprintf("%s (%d tokens)", x.Label, x.Context)
+	}
+	fmt.Fprintf(w, "Cell: context %s, %d streams requested, %d run at once", ctx, x.Concurrency, x.Running)
 	if x.SpecTokens > 0 {
 		fmt.Fprintf(w, ", speculative k = %d (tau = %.2f emitted tokens per step)", x.SpecTokens, x.TokensPerStep)
 	}
 	fmt.Fprintln(w)
+	if x.OverCapacity {
+		fmt.Fprintf(w, "Over capacity: the benchmark does not run this cell: %d x (%d + %d output) tokens > kv_cache_size_tokens %d;\n",
+			x.Concurrency, x.Context, x.MaxOutput, x.KVTokens)
+		fmt.Fprintf(w, "  the KV cache holds %d such streams, and the steps below are for %d.\n", x.MaxConcurrency, x.Running)
+	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "term\tdecode step ms\tshare\tprefill step ms\tshare\t\n")

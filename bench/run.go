@@ -293,10 +293,6 @@ func (s *Session) Cell(j *protocol.Job, o CellOptions) (*CellRun, error) {
 	}
 	e.Hooks.OnTokens = func(e *sim.Engine, rec *sim.Record, n int, done bool) {
 		now := e.Now()
-		if run.Window.Contains(now) {
-			run.WindowTokens += n
-			run.LastToken = now
-		}
 		if done {
 			run.Completed++
 		}
@@ -360,11 +356,37 @@ func (s *Session) Cell(j *protocol.Job, o CellOptions) (*CellRun, error) {
 		return run, nil
 	}
 	run.Window = p.Window(e.Now())
+	// The window's tokens are those delivered after its start (the deliveries at the start were
+	// processed before it began) and before its end: the engine's counter just after the start
+	// and just before the end, and its last delivery then. (The engine delivers many tokens in one
+	// event when it advances requests without visiting them, so they are not counted one by one.)
+	startTokens, closed := e.Generated, false
+	closeWindow := func() error {
+		if err := e.RunUntil(run.Window.End - 1); err != nil {
+			return err
+		}
+		run.WindowTokens = int(e.Generated - startTokens)
+		if at := e.LastDelivery(); at > run.Window.Start {
+			run.LastToken = at
+		}
+		closed = true
+		return nil
+	}
 	for _, t := range p.WindowPolls(run.Window) {
+		if t >= run.Window.End && !closed {
+			if err := closeWindow(); err != nil {
+				return fail(err)
+			}
+		}
 		if err := e.RunUntil(t); err != nil {
 			return fail(err)
 		}
 		run.Polls = append(run.Polls, poll(t))
+	}
+	if !closed {
+		if err := closeWindow(); err != nil {
+			return fail(err)
+		}
 	}
 	if err := e.RunUntil(run.Window.End); err != nil {
 		return fail(err)

@@ -105,6 +105,7 @@ func (e *evaluator) run(p param.Values) outcome {
 	if err != nil {
 		return o
 	}
+	srv.StepByStep = e.prob.StepByStep
 	res, err := bench.RunMatrix(srv, e.prob.Protocol, bench.Options{Seed: e.prob.Seed})
 	if err != nil {
 		o.err = err
@@ -190,8 +191,11 @@ func (w Weights) String() string {
 		w.DecodeTotal, w.PerRequest, w.TBT, w.TTFT, w.Prefill, w.PrefillTTFT, w.Status, w.RobustScale, w.Prior)
 }
 
+// maxWeight bounds one objective weight: their weighted sum of squared errors stays finite.
+const maxWeight = 1e6
+
 // ParseWeights overrides defaults from "name=value,..." with names total, per_request, tbt, ttft,
-// prefill, prefill_ttft, status and robust.
+// prefill, prefill_ttft, status and robust; each value in 0..maxWeight.
 func ParseWeights(s string) (Weights, error) {
 	w := DefaultWeights()
 	if strings.TrimSpace(s) == "" {
@@ -206,8 +210,8 @@ func ParseWeights(s string) (Weights, error) {
 			return w, fmt.Errorf("weight %q: want name=value with name one of total, per_request, tbt, ttft, prefill, prefill_ttft, status, robust, prior", part)
 		}
 		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-		if err != nil || f < 0 || math.IsInf(f, 0) || math.IsNaN(f) {
-			return w, fmt.Errorf("weight %q: want a non-negative number", part)
+		if err != nil || !(f >= 0 && f <= maxWeight) {
+			return w, fmt.Errorf("weight %q: want a non-negative number up to %g", part, float64(maxWeight))
 		}
 		*dst = f
 	}

@@ -38,6 +38,8 @@ type Problem struct {
 	KVTokens int
 	// Seed for the simulations' acceptance draws.
 	Seed uint64
+	// StepByStep simulates step by step (sim.Server.StepByStep).
+	StepByStep bool
 }
 
 // Settings control the optimiser. The zero value means defaults.

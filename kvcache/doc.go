@@ -3,8 +3,9 @@
 // pool shared by every group, and the prefix cache with its hit rules over several groups.
 //
 // Reading order: layout.go (Layout, Group, Options, NewLayout, BlocksFor), pool.go (Pool, BlockID,
-// Hash: reference counts, the LRU free queue, the hash-to-block map), manager.go (Content, Table,
-// Manager: finding a hit, admission, growing, committing computed tokens, freeing).
+// Hash: reference counts, the LRU free queue, the hash index and its pending lists), hashtab.go
+// (the open-addressing index), manager.go (Content, Table, Manager: finding a hit, admission,
+// growing, committing computed tokens, freeing).
 //
 // # Layout
 //
@@ -44,12 +45,13 @@
 // A request frees its blocks in reverse order (vllm/v1/core/single_type_kv_cache_manager.py), so
 // the tail of a hash chain is evicted before its head and a later request can still hit the
 // chain's beginning. Touching a cached free block takes it off the queue. A request keeps the
-// blocks it computed even when the same content is cached elsewhere, and, as vLLM's
-// BlockHashToBlockMap (block_pool.py) does, every such block stays cached: one is the entry Lookup
-// returns, the others are copies, and the most recently hashed copy takes over when the entry is
-// evicted, so the content survives as long as any block holds it. A request that resumes from a
-// recurrent-state checkpoint makes it the most recently used (vLLM references the block while it
-// copies the state).
+// blocks it computed even when the same content is cached elsewhere (vLLM does not deduplicate),
+// and every such block stays findable under its hash, as in vLLM's BlockHashToBlockMap
+// (block_pool.py): a lookup returns the oldest (get_one_block returns the first in insertion
+// order), and evicting one leaves the content cached in the others (testdata/hybrid_prefix.txt,
+// commit id=6, shows a hit that depends on it). A request that resumes from a recurrent-state
+// checkpoint makes it the most recently used (vLLM references the block while it copies the
+// state), and so does computing a cached checkpoint again.
 //
 // # Prefix cache
 //
@@ -57,8 +59,19 @@
 // request's own generated tokens. Only full blocks are hashed, and each hash is chained to its
 // parent's (vllm/v1/core/kv_cache_utils.py, hash_block_tokens), so a block hits only when every
 // block before it has the same content. Hashes are salted with the group, as vLLM keys the pool
-// by block hash and group id. They are 64-bit splitmix hashes, not cryptographic: two different
-// contents collide with probability about n^2 / 2^65 over n cached blocks.
+// by block hash and group id. They are 64-bit hashes, one splitmix round per block over the
+// parent and the block's content id (offset by its position and size), not cryptographic: two
+// different contents collide with probability about n^2 / 2^65 over n cached blocks.
+//
+// The index is lazy. A block's content can only be hit by a request whose block carries the same
+// content id (its shared prefix, its prompt, or its own output), so Commit enters a block with
+// Pool.SetHashLazy under that id: it joins a per-id list, and enters the hash index only when a
+// request with that id looks up (FindHit flushes the prefix, prompt and own ids of the request
+// first). An evicted pending block just leaves its list. Sequence numbers keep blocks with the
+// same hash in the order vLLM would have entered them, so every lookup answers as with an eager
+// index; in a trace where no prompt is shared, no block ever enters it. With
+// Manager.DeferUnique (package sim's fast mode) a request's generated blocks are not even listed
+// until a preemption frees them (CommitAll): only that request could hit them.
 //
 // FindHit (vllm/v1/core/kv_cache_manager.py, get_computed_blocks, and the coordinator in
 // vllm/v1/core/kv_cache_coordinator.py) computes, in tokens:
@@ -79,7 +92,7 @@
 // # Determinism
 //
 // Everything here is single-threaded and deterministic: no clock, no goroutines, no random
-// source. The pool's map is only looked up, never iterated for a result, so the same operations
+// source. The pool's maps are only looked up, never iterated for a result, so the same operations
 // give the same blocks, hits and evictions. Broken invariants (double free, a free-queue cycle)
 // panic with the block id.
 package kvcache

@@ -33,19 +33,25 @@ func mix(a, b uint64) uint64 {
 	return x
 }
 
-// blockKey is the content key of tokens [i*bt, (i+1)*bt).
-func (c *Content) blockKey(i, bt int) uint64 {
+// blockID is the content id of the last tokens of [i*bt, (i+1)*bt): the shared prefix's, the
+// prompt's or the request's own. Two requests can share block i only if their blockIDs agree.
+func (c *Content) blockID(i, bt int) uint64 {
 	end := (i + 1) * bt
-	var id uint64
 	switch {
 	case end <= c.PrefixTokens:
-		id = c.PrefixID
+		return c.PrefixID
 	case end <= c.PromptTokens:
-		id = c.PromptID
-	default:
-		id = c.UniqueID
+		return c.PromptID
 	}
-	return mix(mix(id, uint64(i)), uint64(bt))
+	return c.UniqueID
+}
+
+// blockKey is the content key of tokens [i*bt, (i+1)*bt): the content id, made position- and
+// block-size-specific by an odd-multiplier offset. At a given position it is a bijection of the
+// id, so two blocks with the same parent chain get different chained hashes whenever their ids
+// differ; chainHash mixes it into the chain.
+func (c *Content) blockKey(i, bt int) uint64 {
+	return c.blockID(i, bt) ^ (uint64(i)*0x9e3779b97f4a7c15 + uint64(bt)*0xc2b2ae3d27d4eb4f)
 }
 
 type chain struct {
@@ -84,8 +90,15 @@ type Manager struct {
 	Pool      *Pool
 	EagleDrop bool // drop the last matched block (EAGLE-family speculative methods)
 	Caching   bool
-	salts     []uint64
-	scratch   []BlockID
+	// DeferUnique makes Commit skip the blocks that hold a request's generated tokens (their
+	// content is the request's own: no other request can hit them). CommitAll enters them, which
+	// the caller must do before freeing blocks a later admission of the same request may hit
+	// (a preemption); a request that finishes or is aborted never looks them up again, so
+	// skipping them changes no hit, admission or eviction (package sim's fast mode).
+	DeferUnique bool
+	salts       []uint64
+	scratch     []BlockID
+	spare       []*Table // released tables, reused by NewTable
 }
 
 // NewManager builds the pool for layout l.
@@ -100,12 +113,38 @@ func NewManager(l *Layout, eagleDrop bool) *Manager {
 
 // NewTable returns an empty table for a request.
 func (m *Manager) NewTable() *Table {
+	if k := len(m.spare); k > 0 {
+		t := m.spare[k-1]
+		m.spare = m.spare[:k-1]
+		return t
+	}
 	n := len(m.L.Groups)
 	return &Table{Blocks: make([][]BlockID, n), base: make([]int, n), hashed: make([]int, n), hitBlocks: make([][]BlockID, n)}
 }
 
+// Release frees t's blocks and keeps the table, emptied, for a later NewTable: a request that
+// has left the engine no longer needs it, and reusing its storage spares the allocations.
+func (m *Manager) Release(t *Table) {
+	m.Free(t)
+	for g := range t.hitBlocks {
+		t.hitBlocks[g] = t.hitBlocks[g][:0]
+	}
+	for k := range t.chains {
+		t.chains[k].hashes = t.chains[k].hashes[:0]
+	}
+	t.hitState = t.hitState[:0]
+	t.hitTokens, t.hitGen, t.hitFor = 0, 0, 0
+	m.spare = append(m.spare, t)
+}
+
 // chainHash returns the chained content hash of block i at block size bt.
 func (t *Table) chainHash(c *Content, bt, i int) uint64 {
+	return t.chainUpTo(c, bt, i+1)[i]
+}
+
+// chainUpTo returns the chained content hashes of blocks 0 .. n-1 at block size bt (and maybe
+// more), computing those not yet known.
+func (t *Table) chainUpTo(c *Content, bt, n int) []uint64 {
 	var ch *chain
 	for k := range t.chains {
 		if t.chains[k].bt == bt {
@@ -117,19 +156,20 @@ func (t *Table) chainHash(c *Content, bt, i int) uint64 {
 		t.chains = append(t.chains, chain{bt: bt})
 		ch = &t.chains[len(t.chains)-1]
 	}
-	for len(ch.hashes) <= i {
-		j := len(ch.hashes)
+	for j := len(ch.hashes); j < n; j++ {
 		var parent uint64 = 0xcafef00d
 		if j > 0 {
 			parent = ch.hashes[j-1]
 		}
 		ch.hashes = append(ch.hashes, mix(parent, c.blockKey(j, bt)))
 	}
-	return ch.hashes[i]
+	return ch.hashes
 }
 
+// blockHash is block i's chained hash salted with group g (vLLM keys its cache by hash and group).
+// The salt is xored in: within a group a bijection of the chain, across groups a random offset.
 func (m *Manager) blockHash(t *Table, c *Content, g, i int) Hash {
-	h := Hash(mix(m.salts[g], t.chainHash(c, m.L.Groups[g].BlockTokens, i)))
+	h := Hash(m.salts[g] ^ t.chainHash(c, m.L.Groups[g].BlockTokens, i))
 	if h == 0 {
 		h = 1
 	}
@@ -200,9 +240,15 @@ func (m *Manager) fixedPoint(t *Table, c *Content, limit int) int {
 // the minimum over groups, and loses its last block for EAGLE-family drafters. The blocks to reuse
 // are remembered in t for Admit.
 func (m *Manager) FindHit(t *Table, c *Content, tokens int) int {
+	if m.Caching && tokens > 1 {
+		// Blocks committed with any of this content's ids are the only ones it can hit.
+		m.Pool.Flush(c.PrefixID)
+		m.Pool.Flush(c.PromptID)
+		m.Pool.Flush(c.UniqueID)
+	}
 	if t.hitCached && t.hitGen == m.Pool.gen && t.hitFor == tokens {
-		// Same request, same length, no cached block added or evicted since: same answer. (A
-		// request blocked at the head of the queue asks every step.)
+		// Same request, same length, no block entered in or evicted from the index since: same
+		// answer. (A request blocked at the head of the queue asks every step.)
 		return t.hitTokens
 	}
 	t.hitCached, t.hitGen, t.hitFor = true, m.Pool.gen, tokens
@@ -366,7 +412,7 @@ func (m *Manager) commitWork(t *Table, c *Content) int {
 		bt := gr.BlockTokens
 		switch gr.Kind {
 		case arch.SpecFull, arch.SpecSliding:
-			if m.Caching {
+			if m.Caching && (!m.DeferUnique || (t.hashed[g]+1)*bt <= c.PromptTokens) {
 				next = min(next, (t.hashed[g]+1)*bt)
 			}
 			if gr.Kind == arch.SpecSliding {
@@ -395,10 +441,27 @@ func (m *Manager) Commit(t *Table, c *Content, computed int) {
 		switch gr.Kind {
 		case arch.SpecFull, arch.SpecSliding:
 			if m.Caching {
-				for full := computed / bt; t.hashed[g] < full; t.hashed[g]++ {
-					i := t.hashed[g] - t.base[g]
-					if i >= 0 && i < len(t.Blocks[g]) {
-						m.Pool.SetHash(t.Blocks[g][i], m.blockHash(t, c, g, t.hashed[g]))
+				full := computed / bt
+				if m.DeferUnique {
+					// The prompt's blocks, and in a sliding window those about to be released
+					// (a block on the free queue keeps its content for a later hit).
+					lim := c.PromptTokens / bt
+					if gr.Kind == arch.SpecSliding {
+						lim = max(lim, (computed-gr.Window)/bt)
+					}
+					full = min(full, lim)
+				}
+				if t.hashed[g] < full {
+					chain, salt, blocks := t.chainUpTo(c, bt, full), m.salts[g], t.Blocks[g]
+					for ; t.hashed[g] < full; t.hashed[g]++ {
+						j := t.hashed[g]
+						if i := j - t.base[g]; i >= 0 && i < len(blocks) {
+							h := Hash(salt ^ chain[j])
+							if h == 0 {
+								h = 1
+							}
+							m.Pool.SetHashLazy(blocks[i], h, c.blockID(j, bt))
+						}
 					}
 				}
 			}
@@ -416,11 +479,35 @@ func (m *Manager) Commit(t *Table, c *Content, computed int) {
 			}
 			upto := min(computed, c.PromptTokens) / bt
 			for ; t.hashed[g] < upto; t.hashed[g]++ {
-				m.Pool.CacheDetached(m.blockHash(t, c, g, t.hashed[g]))
+				// State checkpoints are only entered here, eagerly: their key (the content id in
+				// another namespace) never has pending blocks, so the check flushes nothing.
+				m.Pool.CacheDetached(m.blockHash(t, c, g, t.hashed[g]), mix(c.blockID(t.hashed[g], bt), 0x57a7e))
 			}
 		}
 	}
 }
+
+// CommitAll is Commit with every full block entered in the cache, the request's generated ones
+// included, whatever DeferUnique says.
+func (m *Manager) CommitAll(t *Table, c *Content, computed int) {
+	if !m.DeferUnique {
+		m.Commit(t, c, computed)
+		return
+	}
+	m.DeferUnique = false
+	t.nextCommit = 0
+	m.Commit(t, c, computed)
+	m.DeferUnique = true
+	t.nextCommit = m.commitWork(t, c)
+}
+
+// GrowLimit is the number of tokens t's blocks cover in every group: Grow has nothing to do up
+// to it. It is known after a Grow (0 before).
+func (t *Table) GrowLimit() int { return t.fits }
+
+// CommitLimit is the smallest computed-token count at which Commit has something to do for t.
+// It is known after a Commit (0 before).
+func (t *Table) CommitLimit() int { return t.nextCommit }
 
 // Free releases every block the request holds; cached content stays until evicted.
 func (m *Manager) Free(t *Table) {

@@ -4,6 +4,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/servesim/servesim/model/arch"
 )
 
 // TestManagerShortcutsChangeNothing drives two managers over the seed's hybrid layout (state,
@@ -65,5 +67,106 @@ func TestManagerShortcutsChangeNothing(t *testing.T) {
 			slow.Free(ts)
 		}
 		fast.Pool.CheckInvariants()
+	}
+}
+
+// TestDeferUniqueChangesNoHit drives an eager manager and one with DeferUnique over the same
+// random request lives on two layouts (the seed's hybrid one with a sliding window, and a plain
+// full-attention one with small blocks): prompts shared between requests, preemptions (CommitAll,
+// Free, and a later re-admission with prompt + output known), finishes and aborts (Free without
+// CommitAll). Hits, block tables and free counts must agree throughout: the deferred generated
+// blocks are the request's own, entered before any lookup that could find them.
+func TestDeferUniqueChangesNoHit(t *testing.T) {
+	hybrid, err := NewLayout(seedSpecs(), 2<<30, Options{SpecTokens: 7, MaxModelLen: 1 << 16, MaxNumBatchedTokens: 8192, PrefixCaching: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := NewLayout([]arch.KVSpec{{Name: "gqa", Kind: arch.SpecFull, Layers: 4, BytesPerToken: 1024, AlignTokens: 16}}, 8<<20,
+		Options{MaxModelLen: 1024, MaxNumBatchedTokens: 512, PrefixCaching: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range []*Layout{hybrid, plain} {
+		for _, eagle := range []bool{false, true} {
+			eager, lazy := NewManager(l, eagle), NewManager(l, eagle)
+			lazy.DeferUnique = true
+			type live struct {
+				c        Content
+				te, tl   *Table
+				computed int
+			}
+			var held, preempted []*live
+			rng := rand.New(rand.NewPCG(11, uint64(l.BlockSize)))
+			for life := 0; life < 300; life++ {
+				var x *live
+				if len(preempted) > 0 && rng.IntN(2) == 0 {
+					x = preempted[0]
+					preempted = preempted[1:]
+				} else {
+					prompt := 1 + rng.IntN(5*l.BlockSize)
+					x = &live{c: Content{PromptID: uint64(1 + rng.IntN(4)), PromptTokens: prompt, UniqueID: uint64(1000 + life)},
+						te: eager.NewTable(), tl: lazy.NewTable(), computed: prompt}
+				}
+				known := x.computed
+				he, hl := eager.FindHit(x.te, &x.c, known), lazy.FindHit(x.tl, &x.c, known)
+				if he != hl {
+					t.Fatalf("block %d eagle %v life %d: hits %d (eager) and %d (deferred)", l.BlockSize, eagle, life, he, hl)
+				}
+				ae, al := eager.CanAdmit(x.te, known+8), lazy.CanAdmit(x.tl, known+8)
+				if ae != al {
+					t.Fatalf("life %d: CanAdmit %v and %v", life, ae, al)
+				}
+				if !ae {
+					// Make room: finish the oldest held request.
+					if len(held) > 0 {
+						eager.Free(held[0].te)
+						lazy.Free(held[0].tl)
+						held = held[1:]
+					}
+					continue
+				}
+				eager.Admit(x.te)
+				lazy.Admit(x.tl)
+				computed := he
+				end := known + rng.IntN(3*l.BlockSize)
+				for computed < end {
+					n := min(end-computed, 1+rng.IntN(l.BlockSize))
+					ge, gl := eager.Grow(x.te, computed+n+7), lazy.Grow(x.tl, computed+n+7)
+					if ge != gl {
+						t.Fatalf("life %d: Grow %v and %v", life, ge, gl)
+					}
+					if !ge {
+						break
+					}
+					computed += n
+					eager.Commit(x.te, &x.c, computed)
+					lazy.Commit(x.tl, &x.c, computed)
+					if eager.Pool.NumFree() != lazy.Pool.NumFree() {
+						t.Fatalf("life %d: free %d and %d", life, eager.Pool.NumFree(), lazy.Pool.NumFree())
+					}
+					for g := range l.Groups {
+						if len(x.te.Blocks[g]) != len(x.tl.Blocks[g]) || x.te.base[g] != x.tl.base[g] {
+							t.Fatalf("life %d: group %d holds %d blocks from %d and %d from %d", life, g,
+								len(x.te.Blocks[g]), x.te.base[g], len(x.tl.Blocks[g]), x.tl.base[g])
+						}
+					}
+				}
+				x.computed = computed
+				switch rng.IntN(3) {
+				case 0: // preempted: everything computed becomes findable, then freed
+					lazy.CommitAll(x.tl, &x.c, computed)
+					eager.Free(x.te)
+					lazy.Free(x.tl)
+					preempted = append(preempted, x)
+				case 1: // finished or aborted
+					eager.Free(x.te)
+					lazy.Free(x.tl)
+				default:
+					held = append(held, x)
+				}
+				eager.Pool.CheckInvariants()
+				lazy.Pool.CheckInvariants()
+			}
+		}
 	}
 }

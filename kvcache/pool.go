@@ -15,61 +15,103 @@ type Hash uint64
 type blockMeta struct {
 	ref        int32
 	prev, next BlockID // free-queue links (valid while ref == 0)
-	hash       Hash
-	inFree     bool
+	// dupPrev, dupNext link the blocks cached under the same hash, oldest first (valid while
+	// hash != 0 and not pending); while pending, they link the blocks of its pending list.
+	dupPrev, dupNext BlockID
+	list             int32 // the pending list it is on (valid while pending)
+	hash             Hash
+	seq              uint64 // when the content was entered (SetHash order)
+	inFree           bool
+	pending          bool // content entered with SetHashLazy and not yet in the index
+}
+
+// pendList is the blocks of one content key entered with SetHashLazy and not yet flushed, linked
+// through their dupPrev and dupNext, oldest first.
+type pendList struct {
+	key        uint64
+	head, tail BlockID
 }
 
 // Pool is vLLM's BlockPool: a fixed number of equal blocks shared by every KV-cache group, a free
-// queue ordered least-recently-used first, and a map from content hash to cached block.
+// queue ordered least-recently-used first, and a map from content hash to the blocks cached with
+// that content (vLLM's BlockHashToBlockMap: every block stays findable, not only the first).
 //
 // A free block may still hold cached content; it is evicted (its hash dropped) only when it is
-// handed out again. Touching a cached free block takes it off the free queue. Several blocks may
-// hold the same content (requests that computed it each keep their own, as in vLLM's
-// BlockHashToBlockMap): one is the entry Lookup returns, the others wait in dups and take over
-// when it is evicted, so the content stays cached while any copy does.
+// handed out again. Touching a cached free block takes it off the free queue.
+//
+// The blocks never handed out are the head of the free queue, in id order, as vLLM's queue starts
+// (0, 1, ..., n-1). They are kept as a range, not linked, and get their metadata when first
+// handed out, so a new pool costs nothing per block: a run that uses a few blocks of a large
+// cache does not pay for the rest.
 type Pool struct {
-	meta       []blockMeta
-	head, tail BlockID
-	numFree    int
-	cached     map[Hash]BlockID
-	dups       map[Hash][]BlockID
-	// gen changes whenever the set of cached hashes changes, so a prefix lookup can be reused.
+	// meta holds the metadata of blocks 0 .. used-1, those handed out at least once, in chunks
+	// of metaChunk blocks made as they are needed: a pool whose run uses a few blocks of a large
+	// cache neither clears nor copies metadata for the rest.
+	meta       []*[metaChunk]blockMeta
+	used       int
+	numBlocks  int
+	head, tail BlockID // the linked part of the free queue, after the fresh blocks
+	numFree    int     // fresh blocks plus the linked queue
+	// cached maps a hash to the oldest block holding it; the others follow through dupNext.
+	cached    hashTable
+	numHashed int
+	seq       uint64
+	// lists indexes, by content key, the lists of blocks entered with SetHashLazy that no lookup
+	// has needed yet (pendList in slots of pend, free slots in pendFree). A pending block is
+	// unlinked when evicted, and an empty list dropped, so they hold at most one entry per block.
+	lists    map[uint64]int32
+	pend     []pendList
+	pendFree []int32
+	lastKey  uint64 // the key of the last SetHashLazy and its list: consecutive calls share it
+	lastList int32
+	// gen changes whenever the index changes (a block enters or leaves it), so a prefix lookup
+	// can be reused: after flushing its keys, a request's lookups see only the index.
 	gen uint64
 	// Stats.
 	Evictions int64
 }
 
+// metaChunk is the number of blocks whose metadata is made at once (a power of two; a chunk is a
+// small allocation, under 32 KiB).
+const metaChunk = 1 << 9
+
+// m returns block b's metadata.
+func (p *Pool) m(b BlockID) *blockMeta { return &p.meta[b/metaChunk][b&(metaChunk-1)] }
+
 // NewPool returns a pool of n free, empty blocks.
 func NewPool(n int) *Pool {
-	p := &Pool{meta: make([]blockMeta, n), head: NoBlock, tail: NoBlock, cached: make(map[Hash]BlockID), dups: make(map[Hash][]BlockID)}
-	for i := 0; i < n; i++ {
-		p.pushTail(BlockID(i))
-	}
-	return p
+	return &Pool{numBlocks: n, head: NoBlock, tail: NoBlock, numFree: n, lastList: -1}
 }
 
 // NumBlocks is the pool size.
-func (p *Pool) NumBlocks() int { return len(p.meta) }
+func (p *Pool) NumBlocks() int { return p.numBlocks }
 
 // NumFree is the number of blocks that can be handed out (free, cached or not).
 func (p *Pool) NumFree() int { return p.numFree }
 
-// NumCached is the number of distinct contents cached.
-func (p *Pool) NumCached() int { return len(p.cached) }
+// NumCached is the number of distinct contents cached (several blocks may hold the same). It
+// enters the pending blocks in the index to count them (tests and diagnostics).
+func (p *Pool) NumCached() int {
+	p.flushAll()
+	return p.cached.n
+}
+
+// NumHashed is the number of blocks holding cached content, copies included.
+func (p *Pool) NumHashed() int { return p.numHashed }
 
 // Usage is the fraction of blocks referenced by requests.
 func (p *Pool) Usage() float64 {
-	if len(p.meta) == 0 {
+	if p.numBlocks == 0 {
 		return 0
 	}
-	return 1 - float64(p.numFree)/float64(len(p.meta))
+	return 1 - float64(p.numFree)/float64(p.numBlocks)
 }
 
 func (p *Pool) pushTail(b BlockID) {
-	m := &p.meta[b]
+	m := p.m(b)
 	m.prev, m.next, m.inFree = p.tail, NoBlock, true
 	if p.tail != NoBlock {
-		p.meta[p.tail].next = b
+		p.m(p.tail).next = b
 	} else {
 		p.head = b
 	}
@@ -78,17 +120,17 @@ func (p *Pool) pushTail(b BlockID) {
 }
 
 func (p *Pool) unlink(b BlockID) {
-	m := &p.meta[b]
+	m := p.m(b)
 	if !m.inFree {
 		panic(fmt.Sprintf("kvcache: unlink of block %d that is not free", b))
 	}
 	if m.prev != NoBlock {
-		p.meta[m.prev].next = m.next
+		p.m(m.prev).next = m.next
 	} else {
 		p.head = m.next
 	}
 	if m.next != NoBlock {
-		p.meta[m.next].prev = m.prev
+		p.m(m.next).prev = m.prev
 	} else {
 		p.tail = m.prev
 	}
@@ -98,6 +140,17 @@ func (p *Pool) unlink(b BlockID) {
 
 // popFree takes the least recently used free block and evicts its cached content.
 func (p *Pool) popFree() BlockID {
+	if p.used < p.numBlocks {
+		// A block never handed out: the head of the queue, with nothing cached.
+		b := BlockID(p.used)
+		if p.used&(metaChunk-1) == 0 {
+			p.meta = append(p.meta, new([metaChunk]blockMeta))
+		}
+		p.used++
+		*p.m(b) = blockMeta{prev: NoBlock, next: NoBlock}
+		p.numFree--
+		return b
+	}
 	b := p.head
 	if b == NoBlock {
 		panic("kvcache: popFree on an empty free queue")
@@ -107,37 +160,168 @@ func (p *Pool) popFree() BlockID {
 	return b
 }
 
-// evict drops block b's content. When b was the entry of its content and another block holds the
-// same content, the most recently hashed copy becomes the entry.
+// evict drops block b's content; other blocks with the same content keep it cached.
 func (p *Pool) evict(b BlockID) {
-	m := &p.meta[b]
+	m := p.m(b)
 	if m.hash == 0 {
 		return
 	}
-	h := m.hash
-	m.hash = 0
+	if m.pending {
+		p.unpend(b)
+		m.hash = 0
+		p.numHashed--
+	} else {
+		p.unhash(b)
+	}
 	p.Evictions++
-	d := p.dups[h]
-	if p.cached[h] != b {
-		for i, x := range d {
-			if x == b {
-				d = append(d[:i], d[i+1:]...)
-				break
-			}
-		}
-	} else if len(d) > 0 {
-		p.cached[h] = d[len(d)-1]
-		d = d[:len(d)-1]
-		p.gen++ // Lookup now returns another block
-	} else {
-		delete(p.cached, h)
-		p.gen++
+}
+
+// hash enters block b under content h, among the blocks already cached with h in the order their
+// contents were entered (vLLM's BlockHashToBlockMap.insert appends; a pending block enters the
+// index later than younger ones may have, so its place is found by its sequence number).
+func (p *Pool) hash(b BlockID, h Hash) {
+	p.seq++
+	p.m(b).seq = p.seq
+	p.index(b, h)
+	p.numHashed++
+	p.gen++
+}
+
+// index links block b, whose seq is set, into h's list.
+func (p *Pool) index(b BlockID, h Hash) {
+	m := p.m(b)
+	m.hash, m.pending, m.dupPrev, m.dupNext = h, false, NoBlock, NoBlock
+	first, dup := p.cached.insert(h, b)
+	if !dup {
+		return
 	}
-	if len(d) == 0 {
-		delete(p.dups, h)
-	} else {
-		p.dups[h] = d
+	if p.m(first).seq > m.seq {
+		m.dupNext = first
+		p.m(first).dupPrev = b
+		p.cached.set(h, b)
+		return
 	}
+	prev := first
+	for next := p.m(prev).dupNext; next != NoBlock && p.m(next).seq < m.seq; next = p.m(next).dupNext {
+		prev = next
+	}
+	m.dupPrev, m.dupNext = prev, p.m(prev).dupNext
+	if m.dupNext != NoBlock {
+		p.m(m.dupNext).dupPrev = b
+	}
+	p.m(prev).dupNext = b
+}
+
+// SetHashLazy is SetHash for content that only requests with the content key key can look up
+// (package kvcache keys a block by the content id its tokens come from: a shared prefix, a
+// prompt, a request's own output). The block joins the index when Flush(key) is called, which a
+// caller must do before looking up any hash of that key; until then it costs no index update,
+// and nothing if it is evicted first. Lookups after Flush see exactly what SetHash would have
+// given them, in the same order.
+func (p *Pool) SetHashLazy(b BlockID, h Hash, key uint64) {
+	m := p.m(b)
+	if m.hash != 0 || h == 0 {
+		return
+	}
+	p.seq++
+	m.hash, m.seq, m.pending = h, p.seq, true
+	if p.lastList < 0 || p.lastKey != key {
+		p.lastKey, p.lastList = key, p.listFor(key)
+	}
+	l := &p.pend[p.lastList]
+	m.list, m.dupPrev, m.dupNext = p.lastList, l.tail, NoBlock
+	if l.tail != NoBlock {
+		p.m(l.tail).dupNext = b
+	} else {
+		l.head = b
+	}
+	l.tail = b
+	p.numHashed++
+}
+
+// listFor returns the pending list of key, made empty if it has none.
+func (p *Pool) listFor(key uint64) int32 {
+	if i, ok := p.lists[key]; ok {
+		return i
+	}
+	if p.lists == nil {
+		p.lists = make(map[uint64]int32)
+	}
+	var i int32
+	if k := len(p.pendFree); k > 0 {
+		i = p.pendFree[k-1]
+		p.pendFree = p.pendFree[:k-1]
+	} else {
+		i = int32(len(p.pend))
+		p.pend = append(p.pend, pendList{})
+	}
+	p.pend[i] = pendList{key: key, head: NoBlock, tail: NoBlock}
+	p.lists[key] = i
+	return i
+}
+
+// dropList forgets the pending list i (empty or flushed).
+func (p *Pool) dropList(i int32) {
+	delete(p.lists, p.pend[i].key)
+	p.pendFree = append(p.pendFree, i)
+	if p.lastList == i {
+		p.lastList = -1
+	}
+}
+
+// unpend takes pending block b off its list.
+func (p *Pool) unpend(b BlockID) {
+	m := p.m(b)
+	l := &p.pend[m.list]
+	if m.dupPrev != NoBlock {
+		p.m(m.dupPrev).dupNext = m.dupNext
+	} else {
+		l.head = m.dupNext
+	}
+	if m.dupNext != NoBlock {
+		p.m(m.dupNext).dupPrev = m.dupPrev
+	} else {
+		l.tail = m.dupPrev
+	}
+	m.pending, m.dupPrev, m.dupNext = false, NoBlock, NoBlock
+	if l.head == NoBlock {
+		p.dropList(m.list)
+	}
+}
+
+// Flush enters the pending blocks of content key into the index.
+func (p *Pool) Flush(key uint64) {
+	i, ok := p.lists[key]
+	if !ok {
+		return
+	}
+	for b := p.pend[i].head; b != NoBlock; {
+		next := p.m(b).dupNext
+		p.index(b, p.m(b).hash)
+		b = next
+	}
+	p.dropList(i)
+	p.gen++
+}
+
+// unhash drops block b's content; the other blocks with the same content stay cached (vLLM's
+// BlockHashToBlockMap.pop with the block's id).
+func (p *Pool) unhash(b BlockID) {
+	m := p.m(b)
+	switch {
+	case m.dupPrev != NoBlock:
+		p.m(m.dupPrev).dupNext = m.dupNext
+	case m.dupNext != NoBlock:
+		p.cached.set(m.hash, m.dupNext)
+	default:
+		p.cached.del(m.hash)
+	}
+	if m.dupNext != NoBlock {
+		p.m(m.dupNext).dupPrev = m.dupPrev
+	}
+	m.hash, m.dupPrev, m.dupNext = 0, NoBlock, NoBlock
+	p.numHashed--
+	p.gen++
 }
 
 // Allocate appends n fresh blocks to dst. It returns false (and allocates nothing) when fewer than n
@@ -148,22 +332,22 @@ func (p *Pool) Allocate(dst []BlockID, n int) ([]BlockID, bool) {
 	}
 	for i := 0; i < n; i++ {
 		b := p.popFree()
-		p.meta[b].ref = 1
+		p.m(b).ref = 1
 		dst = append(dst, b)
 	}
 	return dst, true
 }
 
-// Lookup returns the cached block with hash h.
+// Lookup returns a cached block with hash h: the oldest of them (vLLM's
+// BlockHashToBlockMap.get_one_block returns the first in insertion order).
 func (p *Pool) Lookup(h Hash) (BlockID, bool) {
-	b, ok := p.cached[h]
-	return b, ok
+	return p.cached.get(h)
 }
 
 // Touch takes a reference on a cached block found by Lookup, taking it off the free queue if no
 // request held it.
 func (p *Pool) Touch(b BlockID) {
-	m := &p.meta[b]
+	m := p.m(b)
 	if m.ref == 0 {
 		p.unlink(b)
 	}
@@ -171,23 +355,17 @@ func (p *Pool) Touch(b BlockID) {
 }
 
 // IsFree reports whether block b is on the free queue (counted by NumFree).
-func (p *Pool) IsFree(b BlockID) bool { return p.meta[b].inFree }
+func (p *Pool) IsFree(b BlockID) bool { return p.m(b).inFree }
 
-// SetHash records that block b now holds content h, making it findable by Lookup. When another
-// block already holds h it keeps the entry, and b becomes a copy that takes over if that block is
-// evicted first (vLLM does not deduplicate either).
+// SetHash records that block b now holds content h, making it findable by Lookup. When other
+// blocks already hold h, b joins them: vLLM does not deduplicate, and keeps every block in its
+// BlockHashToBlockMap (vllm/v1/core/block_pool.py, cache_full_blocks), so evicting one leaves the
+// content findable in the others.
 func (p *Pool) SetHash(b BlockID, h Hash) {
-	m := &p.meta[b]
-	if m.hash != 0 || h == 0 {
+	if p.m(b).hash != 0 || h == 0 {
 		return
 	}
-	m.hash = h
-	if _, dup := p.cached[h]; dup {
-		p.dups[h] = append(p.dups[h], b)
-		return
-	}
-	p.cached[h] = b
-	p.gen++
+	p.hash(b, h)
 }
 
 // Free drops one reference on each block. Blocks whose count reaches zero join the free queue in
@@ -195,7 +373,7 @@ func (p *Pool) SetHash(b BlockID, h Hash) {
 func (p *Pool) Free(blocks []BlockID) {
 	for i := len(blocks) - 1; i >= 0; i-- {
 		b := blocks[i]
-		m := &p.meta[b]
+		m := p.m(b)
 		if m.ref <= 0 {
 			panic(fmt.Sprintf("kvcache: double free of block %d", b))
 		}
@@ -211,55 +389,116 @@ func (p *Pool) Free(blocks []BlockID) {
 // checkpoint at a block boundary stays in the prefix cache after the request moves on. When h is
 // already cached in a free block, that block becomes the most recently used instead (the content
 // was just computed again: vLLM would cache the new copy); nothing happens when no block is free.
-func (p *Pool) CacheDetached(h Hash) {
-	if h == 0 || p.head == NoBlock {
+// key is h's content key (SetHashLazy).
+func (p *Pool) CacheDetached(h Hash, key uint64) {
+	if h == 0 || p.numFree == 0 {
 		return
 	}
-	if b, ok := p.cached[h]; ok {
-		if p.meta[b].inFree {
+	p.Flush(key)
+	if b, ok := p.cached.get(h); ok {
+		if p.m(b).inFree {
 			p.unlink(b)
 			p.pushTail(b)
 		}
 		return
 	}
 	b := p.popFree()
-	p.meta[b].hash = h
-	p.cached[h] = b
-	p.gen++
+	p.hash(b, h)
 	p.pushTail(b)
 }
 
+// flushAll enters every pending block into the index (tests only).
+func (p *Pool) flushAll() {
+	keys := make([]uint64, 0, len(p.lists))
+	for k := range p.lists {
+		keys = append(keys, k)
+	}
+	for _, k := range keys {
+		p.Flush(k)
+	}
+}
+
+// freeQueue lists the free queue, least recently used first (tests only).
+func (p *Pool) freeQueue() []BlockID {
+	var q []BlockID
+	for b := p.used; b < p.numBlocks; b++ {
+		q = append(q, BlockID(b))
+	}
+	for b := p.head; b != NoBlock; b = p.m(b).next {
+		q = append(q, b)
+	}
+	return q
+}
+
 // Ref returns the reference count of block b (for tests and invariant checks).
-func (p *Pool) Ref(b BlockID) int { return int(p.meta[b].ref) }
+func (p *Pool) Ref(b BlockID) int {
+	if int(b) >= p.used {
+		return 0 // never handed out
+	}
+	return int(p.m(b).ref)
+}
 
 // CheckInvariants verifies the free queue and counts; it panics on a broken invariant.
 func (p *Pool) CheckInvariants() {
-	n := 0
-	for b := p.head; b != NoBlock; b = p.meta[b].next {
-		if p.meta[b].ref != 0 || !p.meta[b].inFree {
-			panic(fmt.Sprintf("kvcache: block %d in free queue with ref %d", b, p.meta[b].ref))
+	n := p.numBlocks - p.used // fresh blocks
+	for b := p.head; b != NoBlock; b = p.m(b).next {
+		if p.m(b).ref != 0 || !p.m(b).inFree {
+			panic(fmt.Sprintf("kvcache: block %d in free queue with ref %d", b, p.m(b).ref))
 		}
 		n++
-		if n > len(p.meta) {
+		if n > p.numBlocks {
 			panic("kvcache: free queue has a cycle")
 		}
 	}
 	if n != p.numFree {
 		panic(fmt.Sprintf("kvcache: free queue length %d != numFree %d", n, p.numFree))
 	}
-	for h, b := range p.cached {
-		if p.meta[b].hash != h {
-			panic(fmt.Sprintf("kvcache: cached map says block %d holds %x, block says %x", b, h, p.meta[b].hash))
+	hashed, entries, pending := 0, 0, 0
+	for b := BlockID(0); int(b) < p.used; b++ {
+		if p.m(b).pending {
+			pending++
 		}
 	}
-	for h, d := range p.dups {
-		if _, ok := p.cached[h]; !ok || len(d) == 0 {
-			panic(fmt.Sprintf("kvcache: copies of %x without an entry", h))
+	for key, i := range p.lists {
+		l := &p.pend[i]
+		if l.key != key || l.head == NoBlock {
+			panic(fmt.Sprintf("kvcache: pending list %d of key %x is empty or under key %x", i, key, l.key))
 		}
-		for _, b := range d {
-			if p.meta[b].hash != h || p.cached[h] == b {
-				panic(fmt.Sprintf("kvcache: copy block %d of %x holds %x", b, h, p.meta[b].hash))
+		for x, prev := l.head, NoBlock; x != NoBlock; prev, x = x, p.m(x).dupNext {
+			if m := p.m(x); !m.pending || m.list != i || m.dupPrev != prev || (m.dupNext == NoBlock && l.tail != x) {
+				panic(fmt.Sprintf("kvcache: pending list of key %x broken at block %d", key, x))
+			}
+			hashed++
+			if hashed > p.used {
+				panic("kvcache: pending list has a cycle")
 			}
 		}
+	}
+	if hashed != pending {
+		panic(fmt.Sprintf("kvcache: %d blocks pending, %d in pending lists", pending, hashed))
+	}
+	p.cached.each(func(h Hash, b BlockID) {
+		entries++
+		if p.m(b).dupPrev != NoBlock {
+			panic(fmt.Sprintf("kvcache: block %d is first for hash %x but has a predecessor", b, h))
+		}
+		for x, prev := b, NoBlock; x != NoBlock; prev, x = x, p.m(x).dupNext {
+			if p.m(x).hash != h || p.m(x).dupPrev != prev || p.m(x).pending {
+				panic(fmt.Sprintf("kvcache: cached map says block %d holds %x, block says %x", x, h, p.m(x).hash))
+			}
+			if prev != NoBlock && p.m(prev).seq >= p.m(x).seq {
+				panic(fmt.Sprintf("kvcache: blocks %d and %d with hash %x out of order", prev, x, h))
+			}
+			hashed++
+			if hashed > p.used {
+				panic("kvcache: duplicate list has a cycle")
+			}
+		}
+	})
+	if entries != p.cached.n {
+		panic(fmt.Sprintf("kvcache: hash table counts %d entries, holds %d", p.cached.n, entries))
+	}
+	if hashed != p.numHashed {
+		panic(fmt.Sprintf("kvcache: %d blocks in the hash lists, %d counted", hashed, p.numHashed))
 	}
 }

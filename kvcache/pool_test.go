@@ -8,42 +8,42 @@ import (
 )
 
 // naivePool is the reference model of Pool: a slice for the LRU free queue, maps for references
-// and cached content, and for each content the other blocks holding it in the order they were
-// hashed. It is slow and obviously right.
+// and cached content. It is slow and obviously right. Like vLLM's BlockHashToBlockMap
+// (vllm/v1/core/block_pool.py), it keeps every block cached under a hash, in insertion order, and
+// a lookup returns the first (get_one_block).
 type naivePool struct {
 	n      int
 	free   []BlockID // LRU order: front is evicted first
 	ref    map[BlockID]int
 	hashOf map[BlockID]Hash
-	cached map[Hash]BlockID
-	copies map[Hash][]BlockID
+	cached map[Hash][]BlockID
 }
 
 func newNaive(n int) *naivePool {
-	p := &naivePool{n: n, ref: map[BlockID]int{}, hashOf: map[BlockID]Hash{}, cached: map[Hash]BlockID{}, copies: map[Hash][]BlockID{}}
+	p := &naivePool{n: n, ref: map[BlockID]int{}, hashOf: map[BlockID]Hash{}, cached: map[Hash][]BlockID{}}
 	for i := 0; i < n; i++ {
 		p.free = append(p.free, BlockID(i))
 	}
 	return p
 }
 
-// evict drops b's content; the most recently hashed copy of it, if any, becomes the entry.
 func (p *naivePool) evict(b BlockID) {
-	h, ok := p.hashOf[b]
-	if !ok {
-		return
+	if h, ok := p.hashOf[b]; ok {
+		bs := slices.DeleteFunc(p.cached[h], func(x BlockID) bool { return x == b })
+		if len(bs) == 0 {
+			delete(p.cached, h)
+		} else {
+			p.cached[h] = bs
+		}
+		delete(p.hashOf, b)
 	}
-	delete(p.hashOf, b)
-	c := p.copies[h]
-	switch {
-	case p.cached[h] != b:
-		c = slices.DeleteFunc(c, func(x BlockID) bool { return x == b })
-	case len(c) > 0:
-		p.cached[h], c = c[len(c)-1], c[:len(c)-1]
-	default:
-		delete(p.cached, h)
+}
+
+func (p *naivePool) lookup(h Hash) (BlockID, bool) {
+	if bs := p.cached[h]; len(bs) > 0 {
+		return bs[0], true
 	}
-	p.copies[h] = c
+	return 0, false
 }
 
 func (p *naivePool) allocate(n int) ([]BlockID, bool) {
@@ -82,18 +82,15 @@ func (p *naivePool) setHash(b BlockID, h Hash) {
 		return
 	}
 	p.hashOf[b] = h
-	if _, dup := p.cached[h]; dup {
-		p.copies[h] = append(p.copies[h], b)
-		return
-	}
-	p.cached[h] = b
+	p.cached[h] = append(p.cached[h], b)
 }
 
 func (p *naivePool) cacheDetached(h Hash) {
 	if h == 0 || len(p.free) == 0 {
 		return
 	}
-	if b, ok := p.cached[h]; ok {
+	if b, ok := p.lookup(h); ok {
+		// Computed again: the cached free copy becomes the most recently used.
 		if i := slices.Index(p.free, b); i >= 0 {
 			p.free = append(slices.Delete(p.free, i, i+1), b)
 		}
@@ -103,13 +100,15 @@ func (p *naivePool) cacheDetached(h Hash) {
 	p.free = p.free[1:]
 	p.evict(b)
 	p.hashOf[b] = h
-	p.cached[h] = b
+	p.cached[h] = append(p.cached[h], b)
 	p.free = append(p.free, b)
 }
 
 // TestPoolMatchesNaiveModel drives Pool and the naive model with the same random operations and
 // checks they agree on every observable: which blocks are handed out, free counts, cache lookups,
-// reference counts. rapid prints the failing seed and a shrunk operation sequence.
+// reference counts. Content is entered with SetHash or SetHashLazy (keyed by h mod 3, flushed
+// before a lookup of h), which the naive model treats alike. rapid prints the failing seed and a
+// shrunk operation sequence.
 func TestPoolMatchesNaiveModel(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		n := rapid.IntRange(1, 24).Draw(t, "blocks")
@@ -148,10 +147,21 @@ func TestPoolMatchesNaiveModel(t *testing.T) {
 				p.SetHash(held[i][j], h)
 				ref.setHash(held[i][j], h)
 			},
+			"hashLazy": func(t *rapid.T) {
+				if len(held) == 0 {
+					t.Skip("nothing held")
+				}
+				i := rapid.IntRange(0, len(held)-1).Draw(t, "i")
+				j := rapid.IntRange(0, len(held[i])-1).Draw(t, "j")
+				h := hashes.Draw(t, "h")
+				p.SetHashLazy(held[i][j], h, uint64(h%3))
+				ref.setHash(held[i][j], h)
+			},
 			"hitAndTouch": func(t *rapid.T) {
 				h := hashes.Draw(t, "h")
+				p.Flush(uint64(h % 3)) // the lazy entries a lookup of h may need
 				b, ok := p.Lookup(h)
-				wb, wok := ref.cached[h]
+				wb, wok := ref.lookup(h)
 				if ok != wok || (ok && b != wb) {
 					t.Fatalf("Lookup(%d) = %d %v, want %d %v", h, b, ok, wb, wok)
 				}
@@ -163,7 +173,7 @@ func TestPoolMatchesNaiveModel(t *testing.T) {
 			},
 			"detached": func(t *rapid.T) {
 				h := hashes.Draw(t, "h")
-				p.CacheDetached(h)
+				p.CacheDetached(h, uint64(h%3))
 				ref.cacheDetached(h)
 			},
 			"": func(t *rapid.T) {
@@ -171,8 +181,8 @@ func TestPoolMatchesNaiveModel(t *testing.T) {
 				if p.NumFree() != len(ref.free) {
 					t.Fatalf("NumFree = %d, want %d", p.NumFree(), len(ref.free))
 				}
-				if p.NumCached() != len(ref.cached) {
-					t.Fatalf("NumCached = %d, want %d", p.NumCached(), len(ref.cached))
+				if p.NumHashed() != len(ref.hashOf) {
+					t.Fatalf("NumHashed = %d, want %d", p.NumHashed(), len(ref.hashOf))
 				}
 				for b := 0; b < n; b++ {
 					if p.Ref(BlockID(b)) != ref.ref[BlockID(b)] {
@@ -221,6 +231,30 @@ func TestPoolFreeOrderEvictsTailFirst(t *testing.T) {
 	}
 }
 
+// TestPoolKeepsDuplicateContent is the case vLLM's BlockHashToBlockMap handles and a pool with one
+// block per hash does not: two blocks computed with the same content, the first evicted, the
+// content still found in the second.
+func TestPoolKeepsDuplicateContent(t *testing.T) {
+	p := NewPool(3)
+	a, _ := p.Allocate(nil, 1)
+	b, _ := p.Allocate(nil, 1)
+	p.SetHash(a[0], 7)
+	p.SetHash(b[0], 7)
+	if got, ok := p.Lookup(7); !ok || got != a[0] {
+		t.Fatalf("Lookup(7) = %d %v, want the first block %d", got, ok, a[0])
+	}
+	p.Free(a)
+	p.Allocate(nil, 2) // the never-used block 2, then a[0], whose content is evicted
+	got, ok := p.Lookup(7)
+	if !ok || got != b[0] {
+		t.Fatalf("after evicting block %d: Lookup(7) = %d %v, want %d (vLLM finds the second block)", a[0], got, ok, b[0])
+	}
+	if p.NumCached() != 1 || p.NumHashed() != 1 {
+		t.Fatalf("NumCached = %d, NumHashed = %d, want 1 and 1", p.NumCached(), p.NumHashed())
+	}
+	p.CheckInvariants()
+}
+
 func BenchmarkPoolAllocateFree(b *testing.B) {
 	p := NewPool(8192)
 	buf := make([]BlockID, 0, 64)
@@ -232,4 +266,33 @@ func BenchmarkPoolAllocateFree(b *testing.B) {
 		}
 		p.Free(buf)
 	}
+}
+
+// TestPoolLargeLazyMetadata allocates a pool over several metadata chunks: blocks come out in id
+// order from the never-used range, every one once, then from the free queue in LRU order.
+func TestPoolLargeLazyMetadata(t *testing.T) {
+	const n = 3*metaChunk + 5
+	p := NewPool(n)
+	a, _ := p.Allocate(nil, metaChunk+1)
+	b, _ := p.Allocate(nil, n-len(a))
+	for i, x := range append(append([]BlockID(nil), a...), b...) {
+		if x != BlockID(i) {
+			t.Fatalf("block %d handed out as %d", i, x)
+		}
+	}
+	if _, ok := p.Allocate(nil, 1); ok || p.NumFree() != 0 {
+		t.Fatalf("allocated past %d blocks (free %d)", n, p.NumFree())
+	}
+	p.SetHash(b[len(b)-1], 99)
+	p.Free(b)
+	p.Free(a)
+	p.CheckInvariants()
+	c, _ := p.Allocate(nil, 1) // b's tail block, freed first
+	if c[0] != b[len(b)-1] {
+		t.Fatalf("first reallocated block %d, want %d", c[0], b[len(b)-1])
+	}
+	if _, ok := p.Lookup(99); ok {
+		t.Fatal("evicted content still cached")
+	}
+	p.CheckInvariants()
 }

@@ -111,14 +111,15 @@ func (h *kvHarness) lbl(hs Hash) string {
 
 // diff prints the cache entries added and removed since the last call.
 func (h *kvHarness) diff(out *strings.Builder) {
+	h.m.Pool.flushAll() // what the cache holds, pending entries included
 	var added, gone []string
-	for hs := range h.m.Pool.cached {
+	h.m.Pool.cached.each(func(hs Hash, _ BlockID) {
 		if !h.cached[hs] {
 			added = append(added, h.lbl(hs))
 		}
-	}
+	})
 	for hs := range h.cached {
-		if _, ok := h.m.Pool.cached[hs]; !ok {
+		if _, ok := h.m.Pool.Lookup(hs); !ok {
 			gone = append(gone, h.lbl(hs))
 		}
 	}
@@ -131,9 +132,7 @@ func (h *kvHarness) diff(out *strings.Builder) {
 		fmt.Fprintf(out, "evicted: %s\n", strings.Join(gone, " "))
 	}
 	h.cached = map[Hash]bool{}
-	for hs := range h.m.Pool.cached {
-		h.cached[hs] = true
-	}
+	h.m.Pool.cached.each(func(hs Hash, _ BlockID) { h.cached[hs] = true })
 }
 
 // sortLabels orders labels by request, group, then block or token count, numerically.
@@ -228,6 +227,9 @@ func (h *kvHarness) run(t *testing.T, cmd string) string {
 		r := h.req(t, a)
 		tokens := kvInt(t, a, "tokens", r.c.PromptTokens)
 		if tokens > 1 && h.m.Caching {
+			h.m.Pool.Flush(r.c.PrefixID)
+			h.m.Pool.Flush(r.c.PromptID)
+			h.m.Pool.Flush(r.c.UniqueID)
 			var per []string
 			for g := range h.m.L.Groups {
 				per = append(per, fmt.Sprintf("g%d %d", g, h.m.groupHit(r.t, &r.c, g, tokens-1)))
@@ -242,7 +244,7 @@ func (h *kvHarness) run(t *testing.T, cmd string) string {
 			}
 			var names []string
 			for _, b := range bs {
-				names = append(names, fmt.Sprintf("%d=%s", b, h.lbl(h.m.Pool.meta[b].hash)))
+				names = append(names, fmt.Sprintf("%d=%s", b, h.lbl(h.m.Pool.m(b).hash)))
 			}
 			fmt.Fprintf(&out, "; g%d reuses %s", g, strings.Join(names, " "))
 		}
@@ -283,8 +285,9 @@ func (h *kvHarness) run(t *testing.T, cmd string) string {
 	case "pool":
 		p := h.m.Pool
 		var q []string
-		for b := p.head; b != NoBlock; b = p.meta[b].next {
-			if hs := p.meta[b].hash; hs != 0 {
+		for _, b := range p.freeQueue() {
+			if int(b) < p.used && p.m(b).hash != 0 {
+				hs := p.m(b).hash
 				q = append(q, fmt.Sprintf("%d=%s", b, h.lbl(hs)))
 			} else {
 				q = append(q, strconv.Itoa(int(b)))

@@ -8,6 +8,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/servesim/servesim/internal/fsutil"
 )
 
 // CSVHeader returns the CSV columns in order: phase, context, context_tokens, concurrency,
@@ -77,7 +79,7 @@ func floatText(v float64, decimals int) string {
 // page's "1,335.7"); context_tokens may be blank (then the label times 1,024) and so may a
 // prefill row's concurrency (then 1). Errors read "name:line:column: found: want".
 func ParseCSV(r io.Reader, name string) (*Matrix, error) {
-	cr := csv.NewReader(skipBOM(r))
+	cr := csv.NewReader(skipBOM(fsutil.LineLimitReader(r, name, fsutil.MaxLineBytes)))
 	cr.FieldsPerRecord = -1
 	header, err := cr.Read()
 	if err != nil {
@@ -106,6 +108,10 @@ func skipBOM(r io.Reader) io.Reader {
 }
 
 func csvReadError(name string, err error, want string) error {
+	var tl *fsutil.TooLargeError
+	if errors.As(err, &tl) && tl.Line > 0 {
+		return &ParseError{Name: name, Line: tl.Line, Found: "a line longer than " + fsutil.Size(tl.Limit), Want: "lines of at most that length"}
+	}
 	var pe *csv.ParseError
 	if errors.As(err, &pe) {
 		return &ParseError{Name: name, Line: pe.Line, Want: "well-formed CSV", Err: pe.Err}

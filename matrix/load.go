@@ -3,7 +3,8 @@ package matrix
 import (
 	"bytes"
 	"fmt"
-	"os"
+
+	"github.com/servesim/servesim/internal/fsutil"
 )
 
 // Format names a matrix file format.
@@ -31,7 +32,7 @@ func Sniff(data []byte) Format {
 
 // Load reads a matrix file in any of the formats, chosen by Sniff.
 func Load(path string) (*Matrix, error) {
-	data, err := os.ReadFile(path)
+	data, err := fsutil.ReadFile(path, fsutil.MaxMatrixBytes)
 	if err != nil {
 		return nil, fmt.Errorf("load matrix: %w", err)
 	}

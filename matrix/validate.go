@@ -2,6 +2,7 @@ package matrix
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -19,7 +20,7 @@ func matchKey(c *Cell) Key {
 
 // Validate checks the matrix's invariants: each cell sits in the slice of its phase and has a
 // clean context label (non-empty, trimmed, printable UTF-8), positive context tokens and
-// concurrency, a known status and counts >= -1, and no two cells share a key (prefill rows: no
+// concurrency, a known status, counts >= -1, measurements absent (NaN) or finite and >= 0, and no two cells share a key (prefill rows: no
 // two share a context).
 func (m *Matrix) Validate() error {
 	seen := map[Key]bool{}
@@ -37,6 +38,9 @@ func (m *Matrix) Validate() error {
 	return nil
 }
 
+// maxMeasurement bounds a measured value (tok/s, ms, s, requests): far above any real one.
+const maxMeasurement = 1e15
+
 func validCell(c *Cell, phase Phase, seen map[Key]bool) error {
 	switch {
 	case c.Phase != phase:
@@ -51,6 +55,15 @@ func validCell(c *Cell, phase Phase, seen map[Key]bool) error {
 		return fmt.Errorf("status %q: want Valid, Requests queued, Over capacity or Error", c.Status)
 	case c.Completed < -1 || c.OutputTokens < -1:
 		return fmt.Errorf("counts %d, %d: want >= 0 or -1 (absent)", c.Completed, c.OutputTokens)
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"total_tok_s", c.TotalTokS}, {"per_request_tok_s", c.PerRequestTokS}, {"ttft_ms", c.TTFTms},
+		{"tbt_ms", c.TBTms}, {"avg_active", c.AvgActive}, {"measured_s", c.MeasuredS}} {
+		if !math.IsNaN(f.v) && !(f.v >= 0 && f.v <= maxMeasurement) {
+			return fmt.Errorf("%s = %v: want a finite number >= 0 (or absent)", f.name, f.v)
+		}
 	}
 	k := matchKey(c)
 	if seen[k] {

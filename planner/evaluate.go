@@ -72,12 +72,14 @@ func (q *Question) server(l *layout, cfg Config) (srv *sim.Server, mml int, note
 			cfg2.MaxModelLen = need
 			if d2, err2 := q.deployment(l, &cfg2); err2 == nil {
 				if srv2, err2 := sim.NewServer(d2, p); err2 == nil {
+					srv2.StepByStep = q.StepByStep
 					return srv2, need, fmt.Sprintf("max_model_len lowered to %d: one %d-token request does not fit the KV cache", need, cfg.MaxModelLen), src, from, nil
 				}
 			}
 		}
 		return nil, 0, "", src, from, err
 	}
+	srv.StepByStep = q.StepByStep
 	return srv, cfg.MaxModelLen, "", src, from, nil
 }
 
@@ -179,7 +181,9 @@ func distAt(d workload.Dist, q float64) float64 {
 func headroomMin(p *Perf) float64 {
 	h := math.Inf(1)
 	for _, c := range p.Checks {
-		h = math.Min(h, c.Headroom)
+		if !c.Undefined {
+			h = math.Min(h, c.Headroom)
+		}
 	}
 	if math.IsInf(h, 1) {
 		return 0

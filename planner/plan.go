@@ -52,6 +52,11 @@ type Result struct {
 	Launch *Launch `json:"launch,omitempty"`
 }
 
+// MaxShards is the most slices a sweep can be cut into (plan --shard i/n and merge refuse a
+// larger n): far more than machines anyone runs a sweep on, small enough that merge can list
+// the shards it is missing.
+const MaxShards = 1 << 16
+
 // Shard is a slice of the sweep: rows with index mod Count == Index.
 type Shard struct {
 	Index int `json:"index"`
@@ -246,8 +251,8 @@ func Run(q *Question, o Options) (*Plan, error) {
 	if o.Shard.Count == 0 {
 		o.Shard.Count = 1
 	}
-	if o.Shard.Count < 1 || o.Shard.Index < 0 || o.Shard.Index >= o.Shard.Count {
-		return nil, fmt.Errorf("shard %d/%d: want 0 <= i < n", o.Shard.Index, o.Shard.Count)
+	if err := o.Shard.validate(); err != nil {
+		return nil, err
 	}
 	if q.Workload.Kind == workload.KindTrace {
 		if err := q.Workload.LoadTrace(); err != nil {
@@ -548,7 +553,46 @@ func (p *Plan) WriteJSON(w io.Writer) error {
 	return err
 }
 
-// ReadJSON reads a plan written by WriteJSON.
+// validate checks 0 <= Index < Count <= MaxShards.
+func (s Shard) validate() error {
+	if s.Count < 1 || s.Count > MaxShards || s.Index < 0 || s.Index >= s.Count {
+		return fmt.Errorf("shard %d/%d: want i/n with 0 <= i < n <= %d", s.Index, s.Count, MaxShards)
+	}
+	return nil
+}
+
+// checkRows checks what ReadJSON must not trust: the shard header (0 <= index < count <=
+// MaxShards), the row count, and each row's index (in 0..rows-1, in this shard's slice, once).
+func (p *Plan) checkRows(name string) error {
+	if p.Shard != nil {
+		if err := p.Shard.validate(); err != nil {
+			return fmt.Errorf("%s: field \"shard\": %v", name, err)
+		}
+	}
+	if p.Rows < 0 || p.Rows < len(p.Results) {
+		return fmt.Errorf("%s: field \"rows\" = %d: want the sweep's row count, at least the %d results the file holds", name, p.Rows, len(p.Results))
+	}
+	seen := make(map[int]bool, len(p.Results))
+	for k := range p.Results {
+		i := p.Results[k].Index
+		switch {
+		case i < 0 || i >= p.Rows:
+			return fmt.Errorf("%s: results[%d]: field \"index\" = %d: want 0 <= index < rows (%d)", name, k, i, p.Rows)
+		case p.Shard != nil && i%p.Shard.Count != p.Shard.Index:
+			return fmt.Errorf("%s: results[%d]: field \"index\" = %d is not in shard %d/%d (index mod %d = %d)", name, k, i, p.Shard.Index, p.Shard.Count, p.Shard.Count, p.Shard.Index)
+		case seen[i]:
+			return fmt.Errorf("%s: results[%d]: field \"index\" = %d: row given twice", name, k, i)
+		}
+		seen[i] = true
+		if s := p.Results[k].SameAs; s != nil && (*s < 0 || *s >= p.Rows) {
+			return fmt.Errorf("%s: results[%d]: field \"same_as\" = %d: want 0 <= same_as < rows (%d)", name, k, *s, p.Rows)
+		}
+	}
+	return nil
+}
+
+// ReadJSON reads a plan written by WriteJSON. It checks the shard header and the row indices
+// (errors name the file and the field), so Merge can trust them.
 func ReadJSON(r io.Reader, name string) (*Plan, error) {
 	dec := json.NewDecoder(r)
 	dec.DisallowUnknownFields()
@@ -561,6 +605,9 @@ func ReadJSON(r io.Reader, name string) (*Plan, error) {
 	}
 	if p.Question.Workload != nil {
 		p.Question.Workload.HasSeed = true // the seed was resolved when the plan was made
+	}
+	if err := p.checkRows(name); err != nil {
+		return nil, err
 	}
 	byIndex := map[int]*Result{}
 	for i := range p.Results {
@@ -586,6 +633,14 @@ func Merge(plans []*Plan, names []string, partial bool) (*Plan, error) {
 	if len(plans) == 0 {
 		return nil, fmt.Errorf("no plan to merge")
 	}
+	if len(names) != len(plans) {
+		return nil, fmt.Errorf("planner: %d plans but %d names", len(plans), len(names))
+	}
+	for i, p := range plans {
+		if err := p.checkRows(names[i]); err != nil {
+			return nil, err
+		}
+	}
 	first := plans[0]
 	count := 1
 	if first.Shard != nil {
@@ -603,6 +658,8 @@ func Merge(plans []*Plan, names []string, partial bool) (*Plan, error) {
 			return nil, fmt.Errorf("%s: fingerprint %s differs from %s's %s: the shards answer different questions (model, workload, GPUs, sweep, seed or parameters)", names[i], p.Fingerprint, names[0], first.Fingerprint)
 		case n != count:
 			return nil, fmt.Errorf("%s: shard of %d, but %s is a shard of %d", names[i], n, names[0], count)
+		case p.Rows != first.Rows:
+			return nil, fmt.Errorf("%s: field \"rows\" = %d, but %s has %d: the shards are of different sweeps", names[i], p.Rows, names[0], first.Rows)
 		case have[idx] != "":
 			return nil, fmt.Errorf("%s: shard %d/%d given twice (also %s)", names[i], idx, n, have[idx])
 		}

@@ -44,6 +44,8 @@ type Question struct {
 	Space Space
 	// Seed drives the workload's draws and the engine's acceptance draws, for every candidate.
 	Seed uint64
+	// StepByStep simulates every candidate step by step (sim.Server.StepByStep).
+	StepByStep bool
 	// Params chooses each candidate's parameters and says where they come from; ParamsRef
 	// describes the choice for the report and the fingerprint. Nil: the physical priors.
 	Params    ParamsChooser

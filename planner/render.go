@@ -391,6 +391,9 @@ func checkLabel(name string) string {
 func headroomOf(p *Perf, name string) string {
 	for _, c := range p.Checks {
 		if c.Name == name {
+			if c.Undefined {
+				return "n/a"
+			}
 			return pct(c.Headroom)
 		}
 	}
@@ -400,6 +403,9 @@ func headroomOf(p *Perf, name string) string {
 func headroomValue(p *Perf, name string) string {
 	for _, c := range p.Checks {
 		if c.Name == name {
+			if c.Undefined {
+				return ""
+			}
 			return strconv.FormatFloat(c.Headroom, 'f', 4, 64)
 		}
 	}

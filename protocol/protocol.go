@@ -83,7 +83,7 @@ func (p *Protocol) Validate() error {
 		}
 	}
 	switch {
-	case p.DurationS <= 0 || p.DurationS > 3600:
+	case !(p.DurationS > 0 && p.DurationS <= 3600): // also NaN
 		return fmt.Errorf("protocol.duration_s = %v: must be in (0, 3600]", p.DurationS)
 	case p.MaxOutput <= 0:
 		return fmt.Errorf("protocol.max_output = %d: must be a positive integer", p.MaxOutput)
@@ -103,7 +103,7 @@ func (p *Protocol) Validate() error {
 		return fmt.Errorf("protocol.warmup_decode_s = %v: must be in [0, 3600]", p.WarmupDecodeS)
 	case p.MarginTokens < 0:
 		return fmt.Errorf("protocol.margin_tokens = %d: must be >= 0", p.MarginTokens)
-	case p.TrimSlack < 0 || p.TrimSlack > 1:
+	case !(p.TrimSlack >= 0 && p.TrimSlack <= 1):
 		return fmt.Errorf("protocol.trim_slack = %v: must be in [0, 1]", p.TrimSlack)
 	}
 	return nil

@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"sort"
 	"strconv"
 
 	"github.com/servesim/servesim/calibration"
+	"github.com/servesim/servesim/internal/fsutil"
 	"github.com/servesim/servesim/model/param"
 )
 
@@ -36,7 +36,7 @@ func ReadFit(r io.Reader, name string) (*calibration.Report, error) {
 
 // LoadFit reads a fit report file.
 func LoadFit(path string) (*calibration.Report, error) {
-	data, err := os.ReadFile(path)
+	data, err := fsutil.ReadFile(path, fsutil.MaxConfigBytes)
 	if err != nil {
 		return nil, fmt.Errorf("fit report: %w", err)
 	}

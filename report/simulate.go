@@ -59,7 +59,7 @@ func Simulate(r *scenario.Resolved, srv *sim.Server, meas *matrix.Matrix, measNa
 		tokens, err := contextTokens(r, in.Predicted, c.Context)
 		if err == nil {
 			var x *bench.Explanation
-			if x, err = bench.Explain(srv, tokens, c.Concurrency); err == nil {
+			if x, err = bench.ExplainAt(srv, &r.Scenario.Protocol, tokens, c.Concurrency); err == nil {
 				in.Explain = append(in.Explain, x)
 				continue
 			}

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/servesim/servesim/internal/fsutil"
 	"github.com/servesim/servesim/model/arch"
 	"github.com/servesim/servesim/model/hf"
 )
@@ -119,7 +120,7 @@ func cachedSnapshot(repoDir, revision string) (string, error) {
 	if rev == "" {
 		rev = "main"
 	}
-	if b, err := os.ReadFile(filepath.Join(repoDir, "refs", rev)); err == nil {
+	if b, err := fsutil.ReadFile(filepath.Join(repoDir, "refs", rev), 4<<10); err == nil {
 		commit := strings.TrimSpace(string(b))
 		p := filepath.Join(snaps, commit)
 		if _, err := os.Stat(filepath.Join(p, "config.json")); err != nil {
@@ -190,7 +191,7 @@ func loadArchFile(path, name string) (*arch.Arch, error) {
 		}
 	}
 	if strings.HasSuffix(path, ".toml") {
-		data, err := os.ReadFile(path)
+		data, err := fsutil.ReadFile(path, fsutil.MaxConfigBytes)
 		if err != nil {
 			return nil, err
 		}

@@ -3,9 +3,9 @@ package scenario
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"strings"
 
+	"github.com/servesim/servesim/internal/fsutil"
 	"github.com/servesim/servesim/internal/tomlx"
 	"github.com/servesim/servesim/model/deploy"
 	"github.com/servesim/servesim/model/hardware"
@@ -71,7 +71,7 @@ func ParseParamsFile(data []byte, name string) (*ParamsFile, error) {
 
 // LoadParamsFile reads a params file from disk.
 func LoadParamsFile(path string) (*ParamsFile, error) {
-	data, err := os.ReadFile(path)
+	data, err := fsutil.ReadFile(path, fsutil.MaxConfigBytes)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/servesim/servesim/internal/fsutil"
 	"github.com/servesim/servesim/internal/tomlx"
 
 	"github.com/servesim/servesim/matrix"
@@ -132,7 +133,7 @@ func Parse(data []byte, name string) (*Scenario, error) {
 
 // Load reads a scenario file.
 func Load(path string) (*Scenario, error) {
-	data, err := os.ReadFile(path)
+	data, err := fsutil.ReadFile(path, fsutil.MaxConfigBytes)
 	if err != nil {
 		return nil, err
 	}

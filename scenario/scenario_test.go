@@ -184,6 +184,9 @@ func FuzzParseScenario(f *testing.F) {
 	f.Add([]byte("[engine]\nmax_num_seqs = 4\n[protocol]\nconcurrency = [1, 2]\n"))
 	f.Add([]byte("[params]\nmem_bw_eff = 0.7\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) > 8<<10 { // keeps executions cheap and minimisation quick
+			return
+		}
 		s, err := Parse(data, "fuzz.toml")
 		if err != nil {
 			return

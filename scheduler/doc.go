@@ -4,7 +4,8 @@
 // update_from_output) over the KV-cache manager of package kvcache.
 //
 // Reading order: request.go (Request, RequestID, State, FinishReason), scheduler.go (Config,
-// Scheduler: Add, Abort, Schedule, Update; Batch, Entry, Output). The transcripts in testdata/
+// Scheduler: Add, Abort, Schedule, Update; Batch, Entry, Output), lazy.go (lazy mode:
+// ScheduleLazy, UpdateLazy), deque.go (the waiting queue). The transcripts in testdata/
 // (admission, preemption, prefix, spec) show each rule step by step; run them with
 // `go test ./scheduler -run Transcripts` and refresh them with -update.
 //
@@ -46,6 +47,30 @@
 // Acceptance may change along an output: a request that has already generated
 // Config.AcceptSwitch tokens draws against Config.LateAcceptCDF instead (the answer after a
 // reasoning model's reasoning part drafts differently).
+//
+// # Lazy mode
+//
+// EnableLazy (package sim's fast mode) replaces Schedule and Update by ScheduleLazy and
+// UpdateLazy, which give the same steps visiting only the requests that have something to do.
+// Without speculative decoding a decoding request is lazy between touches: its Computed and
+// Output are those of the tick it was last visited, plus one per step since (Current gives them
+// now). Its touch steps are where Grow or Commit has work (kvcache.Table.GrowLimit,
+// CommitLimit), where it finishes, and where its cost segment ends; a touch for growing only is
+// served in place (the request grows its blocks, preempting the newest requests while the pool is
+// short, and keeps its implicit token), any other makes it explicit for the step. Touch steps are
+// in a heap keyed by (step, admission order), the explicit requests in running order, and the
+// lazy decoders between two visited requests take one token of the budget each: the step's
+// entries, admissions and preemptions are Schedule's. The lazy decoders' per-request seconds (for
+// package cost's StepSum) are kept summed as k0 + k1 x tick, each request's from an affine fit of
+// its decode-entry seconds in the start (fit: checked at three interior points within 1e-6,
+// halved until it holds). A step with nothing but lazy decoders reports how many steps after it
+// are the same step again (LazyBatch.Span), and UpdateLazy applies that many at once.
+//
+// With speculative decoding no request is lazy: acceptance is drawn for every decoder in every
+// step from the one source, in batch order, as Update does, so both modes draw the same numbers.
+// The KV-cache manager defers hashing generated blocks (kvcache.Manager.DeferUnique); a preempted
+// request's are entered before its blocks are freed (CommitAll), since its re-admission may hit
+// them.
 //
 // # Determinism
 //

@@ -65,9 +65,14 @@ type Request struct {
 	// prefix-cache hit). A request that completes its prefills has PrefilledTokens == OwedPrefill.
 	OwedPrefill int
 
+	// Owner is the caller's handle for the request (sim keeps its Record here), so outputs lead
+	// back to it without a map lookup.
+	Owner any
+
 	table *kvcache.Table
 	// order is the admission sequence number (running order).
 	order int64
+	lz    *lazyState // lazy mode, while running (lazy.go)
 }
 
 // PromptTokens is the prompt length.

@@ -48,6 +48,14 @@ type Batch struct {
 	Entries   []Entry
 	Preempted []*Request
 	NumTokens int
+	Lazy      LazyBatch // lazy mode only (lazy.go)
+}
+
+func (b *Batch) reset() {
+	b.Entries = b.Entries[:0]
+	b.Preempted = b.Preempted[:0]
+	b.NumTokens = 0
+	b.Lazy = LazyBatch{}
 }
 
 // Output is what a step produced for one request.
@@ -65,12 +73,31 @@ type Scheduler struct {
 	kv      *kvcache.Manager
 	rng     *rand.Rand
 	running []*Request
-	waiting []*Request // FCFS; preempted requests go to the front
+	waiting deque // FCFS; preempted requests go to the front
 	seq     int64
 	outs    []Output
 	// Stats.
 	Preemptions int64
 	Steps       int64
+
+	// Lazy mode (lazy.go).
+	lazyOn   bool
+	runOrder []int64 // the running requests' admission orders (lazy mode), for binary search
+	coster   SeqCoster
+	tick     int64      // steps applied
+	active   []*Request // running requests that are not lazy, in running order
+	touch    touchQueue // lazy requests by the step at which they are due
+	nLazy    int
+	// The lazy decoders' seconds in the step scheduled at tick T add up to k0 + k1 T.
+	k0, k1 cost.SeqSeconds
+	churn  int
+	lzFree []*lazyState // lazy states of requests that left, for reuse
+	// growScratch holds the lazy decoders due only for growing, in a ScheduleLazy pass.
+	growScratch []*Request
+	dueScratch  []*Request
+	// OnMaterialise, if set, is called when a lazy request becomes explicit, with the steps it
+	// advanced (one token each) since it became lazy.
+	OnMaterialise func(r *Request, steps int)
 }
 
 // New returns a scheduler over a KV-cache manager, drawing acceptance from rng.
@@ -91,10 +118,10 @@ func (s *Scheduler) KV() *kvcache.Manager { return s.kv }
 func (s *Scheduler) NumRunning() int { return len(s.running) }
 
 // NumWaiting is vLLM's num_requests_waiting.
-func (s *Scheduler) NumWaiting() int { return len(s.waiting) }
+func (s *Scheduler) NumWaiting() int { return s.waiting.len() }
 
 // HasWork reports whether a step would schedule anything.
-func (s *Scheduler) HasWork() bool { return len(s.running) > 0 || len(s.waiting) > 0 }
+func (s *Scheduler) HasWork() bool { return len(s.running) > 0 || s.waiting.len() > 0 }
 
 // Running returns the running requests in admission order (read-only).
 func (s *Scheduler) Running() []*Request { return s.running }
@@ -105,8 +132,8 @@ func (s *Scheduler) Add(r *Request) {
 		panic(fmt.Sprintf("scheduler: %v has max_tokens %d", r, r.MaxTokens))
 	}
 	r.State = Waiting
-	r.table = s.kv.NewTable()
-	s.waiting = append(s.waiting, r)
+	r.table = nil // made at its first admission attempt: a long queue holds no tables
+	s.waiting.pushBack(r)
 }
 
 // Abort removes a request wherever it is and frees its blocks. Aborting a finished request is a
@@ -116,11 +143,19 @@ func (s *Scheduler) Abort(r *Request) {
 	case Finished:
 		return
 	case Waiting:
-		s.waiting = remove(s.waiting, r)
+		s.waiting.remove(r)
 	case Running:
-		s.running = remove(s.running, r)
+		if r.lz != nil && r.lz.lazy {
+			s.unlazy(r)
+		}
+		if s.lazyOn {
+			s.removeRunning(r)
+			s.removeActive(r)
+		} else {
+			s.running = remove(s.running, r)
+		}
 	}
-	s.kv.Free(r.table)
+	s.release(r)
 	r.State = Finished
 	r.Reason = FinishedCancelled
 }
@@ -136,20 +171,40 @@ func remove(list []*Request, r *Request) []*Request {
 	panic(fmt.Sprintf("scheduler: %v not in its queue", r))
 }
 
+// release returns a request's blocks and its table when it leaves the engine.
+func (s *Scheduler) release(r *Request) {
+	if r.table != nil {
+		s.kv.Release(r.table)
+		r.table = nil
+	}
+	s.putLZ(r)
+}
+
 // preemptLast frees the newest running request and puts it at the front of the waiting queue.
 func (s *Scheduler) preemptLast(b *Batch) *Request {
 	r := s.running[len(s.running)-1]
 	s.running[len(s.running)-1] = nil
 	s.running = s.running[:len(s.running)-1]
+	if s.lazyOn {
+		s.runOrder = s.runOrder[:len(s.running)]
+	}
+	if s.lazyOn {
+		if r.lz != nil && r.lz.lazy {
+			s.unlazy(r)
+		}
+		s.putLZ(r)
+		s.removeActive(r)
+		// Its generated blocks were not entered in the cache (DeferUnique): its re-admission
+		// may hit them.
+		s.kv.CommitAll(r.table, &r.Content, r.Computed)
+	}
 	s.kv.Free(r.table)
 	r.State = Waiting
 	r.Computed = 0
 	r.Drafts = 0
 	r.Preemptions++
 	s.Preemptions++
-	s.waiting = append(s.waiting, nil)
-	copy(s.waiting[1:], s.waiting)
-	s.waiting[0] = r
+	s.waiting.pushFront(r)
 	b.Preempted = append(b.Preempted, r)
 	return r
 }
@@ -169,49 +224,63 @@ func (s *Scheduler) chunk(start, need, budget int) int {
 
 // Schedule builds the next step into b (reusing its storage).
 func (s *Scheduler) Schedule(b *Batch) {
-	b.Entries = b.Entries[:0]
-	b.Preempted = b.Preempted[:0]
-	b.NumTokens = 0
+	b.reset()
 	budget := s.cfg.MaxNumBatchedTokens
-	k := s.cfg.SpecTokens
 
 	// RUNNING first, in admission order.
 	for i := 0; i < len(s.running) && budget > 0; i++ {
-		r := s.running[i]
-		known := r.NumTokens() - r.Computed
-		need := known + r.Drafts
-		n := s.chunk(r.Computed, need, budget)
-		if n <= 0 {
-			continue
-		}
-		emits := n >= known
-		look := 0
-		if emits {
-			look = k
-		}
-		scheduled := true
-		for !s.kv.Grow(r.table, r.Computed+n+look) {
-			victim := s.preemptLast(b)
-			if victim == r {
-				scheduled = false
-				break
-			}
-		}
-		if !scheduled {
+		n, ok := s.scheduleRunning(s.running[i], budget, b)
+		if !ok {
 			break
 		}
-		drafts := 0
-		if emits {
-			drafts = n - known
-		}
-		b.Entries = append(b.Entries, Entry{Req: r, Start: r.Computed, Tokens: n, Emits: emits, Drafts: drafts, Decode: known == 1 && r.Output > 0})
-		b.NumTokens += n
 		budget -= n
 	}
+	s.admit(budget, b)
+	if len(b.Entries) > 0 {
+		s.Steps++
+	}
+}
 
-	// WAITING, first come first served. Nothing is admitted in a step that preempted.
-	for len(s.waiting) > 0 && budget > 0 && len(s.running) < s.cfg.MaxNumSeqs && len(b.Preempted) == 0 {
-		r := s.waiting[0]
+// scheduleRunning gives running request r its share of a step with budget tokens left: what is
+// left of its prompt, or 1 + k tokens to verify, capped by the budget and max_model_len, with
+// blocks grown for them, preempting the newest running requests while the pool is short. It
+// returns the tokens scheduled, and false when r had to preempt itself (the pass stops).
+func (s *Scheduler) scheduleRunning(r *Request, budget int, b *Batch) (int, bool) {
+	k := s.cfg.SpecTokens
+	known := r.NumTokens() - r.Computed
+	need := known + r.Drafts
+	n := s.chunk(r.Computed, need, budget)
+	if n <= 0 {
+		return 0, true
+	}
+	emits := n >= known
+	look := 0
+	if emits {
+		look = k
+	}
+	for !s.kv.Grow(r.table, r.Computed+n+look) {
+		if victim := s.preemptLast(b); victim == r {
+			return 0, false
+		}
+	}
+	drafts := 0
+	if emits {
+		drafts = n - known
+	}
+	b.Entries = append(b.Entries, Entry{Req: r, Start: r.Computed, Tokens: n, Emits: emits, Drafts: drafts, Decode: known == 1 && r.Output > 0})
+	b.NumTokens += n
+	return n, true
+}
+
+// admit takes WAITING requests, first come first served, into a step with budget tokens left.
+// Nothing is admitted in a step that preempted.
+func (s *Scheduler) admit(budget int, b *Batch) {
+	k := s.cfg.SpecTokens
+	for s.waiting.len() > 0 && budget > 0 && len(s.running) < s.cfg.MaxNumSeqs && len(b.Preempted) == 0 {
+		r := s.waiting.front()
+		if r.table == nil {
+			r.table = s.kv.NewTable()
+		}
 		total := r.NumTokens()
 		hit := s.kv.FindHit(r.table, &r.Content, total)
 		need := total - hit
@@ -234,8 +303,7 @@ func (s *Scheduler) Schedule(b *Batch) {
 		if !s.kv.Grow(r.table, hit+n+look) {
 			panic(fmt.Sprintf("scheduler: %v passed the admission check but could not grow to %d tokens", r, hit+n+look))
 		}
-		s.waiting[0] = nil
-		s.waiting = s.waiting[1:]
+		s.waiting.popFront()
 		r.State = Running
 		r.Computed = hit
 		r.CachedTokens = hit
@@ -244,12 +312,13 @@ func (s *Scheduler) Schedule(b *Batch) {
 		s.seq++
 		r.order = s.seq
 		s.running = append(s.running, r)
+		if s.lazyOn {
+			s.runOrder = append(s.runOrder, r.order)
+			s.active = append(s.active, r)
+		}
 		b.Entries = append(b.Entries, Entry{Req: r, Start: hit, Tokens: n, Emits: emits, Admitted: true})
 		b.NumTokens += n
 		budget -= n
-	}
-	if len(b.Entries) > 0 {
-		s.Steps++
 	}
 }
 
@@ -278,43 +347,10 @@ func (s *Scheduler) Update(b *Batch) []Output {
 	s.outs = s.outs[:0]
 	finished := false
 	for i := range b.Entries {
-		e := &b.Entries[i]
-		r := e.Req
-		if r.State != Running || r.Computed != e.Start {
-			continue // aborted, or preempted later in the same schedule pass
+		if o, ok := s.apply(&b.Entries[i]); ok {
+			s.outs = append(s.outs, o)
+			finished = finished || o.Finished
 		}
-		prefill := min(e.Tokens-e.Drafts, r.NumTokens()-r.Computed)
-		if !e.Decode {
-			r.PrefilledTokens += prefill
-		}
-		if !e.Emits {
-			r.Computed += e.Tokens
-			s.kv.Commit(r.table, &r.Content, r.Computed)
-			s.outs = append(s.outs, Output{Req: r})
-			continue
-		}
-		acc := s.sampleAccepted(e.Drafts, r.Output)
-		r.Computed = r.NumTokens() + acc
-		emitted := min(acc+1, r.MaxTokens-r.Output)
-		r.Output += emitted
-		s.kv.Commit(r.table, &r.Content, r.Computed)
-		o := Output{Req: r, Tokens: emitted, Accepted: acc}
-		switch {
-		case r.Output >= r.MaxTokens:
-			r.Reason = FinishedLength
-		case r.NumTokens() >= s.cfg.MaxModelLen:
-			r.Reason = FinishedModelLen
-		default:
-			r.Drafts = s.cfg.SpecTokens
-		}
-		if r.Reason != NotFinished {
-			o.Finished = true
-			r.State = Finished
-			r.Drafts = 0
-			s.kv.Free(r.table)
-			finished = true
-		}
-		s.outs = append(s.outs, o)
 	}
 	if finished {
 		j := 0
@@ -328,6 +364,47 @@ func (s *Scheduler) Update(b *Batch) []Output {
 		s.running = s.running[:j]
 	}
 	return s.outs
+}
+
+// apply applies one entry of a finished step: prompt tokens computed, or tokens sampled (accepted
+// drafts plus one), the request finished at max_tokens or max_model_len. It returns false for
+// the entry of a request aborted while the step ran. A finished request has left the running
+// queue's accounting (its blocks are freed) but is still in s.running.
+func (s *Scheduler) apply(e *Entry) (Output, bool) {
+	r := e.Req
+	if r.State != Running || r.Computed != e.Start {
+		return Output{}, false // aborted, or preempted later in the same schedule pass
+	}
+	prefill := min(e.Tokens-e.Drafts, r.NumTokens()-r.Computed)
+	if !e.Decode {
+		r.PrefilledTokens += prefill
+	}
+	if !e.Emits {
+		r.Computed += e.Tokens
+		s.kv.Commit(r.table, &r.Content, r.Computed)
+		return Output{Req: r}, true
+	}
+	acc := s.sampleAccepted(e.Drafts, r.Output)
+	r.Computed = r.NumTokens() + acc
+	emitted := min(acc+1, r.MaxTokens-r.Output)
+	r.Output += emitted
+	s.kv.Commit(r.table, &r.Content, r.Computed)
+	o := Output{Req: r, Tokens: emitted, Accepted: acc}
+	switch {
+	case r.Output >= r.MaxTokens:
+		r.Reason = FinishedLength
+	case r.NumTokens() >= s.cfg.MaxModelLen:
+		r.Reason = FinishedModelLen
+	default:
+		r.Drafts = s.cfg.SpecTokens
+	}
+	if r.Reason != NotFinished {
+		o.Finished = true
+		r.State = Finished
+		r.Drafts = 0
+		s.release(r)
+	}
+	return o, true
 }
 
 // Shape describes the batch for the cost model.

@@ -106,7 +106,7 @@ func (h *harness) run(t *testing.T, cmd string) string {
 			Content: kvcache.Content{PromptID: uint64(atoi(t, a, "pid", 1000+id)), PromptTokens: atoi(t, a, "prompt", 1), UniqueID: uint64(id)}}
 		h.reqs[id] = r
 		h.s.Add(r)
-		fmt.Fprintf(&out, "waiting: %s\n", ids(h.s.waiting))
+		fmt.Fprintf(&out, "waiting: %s\n", ids(h.s.waiting.slice()))
 	case "abort":
 		h.s.Abort(h.reqs[atoi(t, a, "id", 0)])
 		h.state(&out)
@@ -152,7 +152,7 @@ func (h *harness) run(t *testing.T, cmd string) string {
 }
 
 func (h *harness) state(out *strings.Builder) {
-	fmt.Fprintf(out, "running %s waiting %s free %d/%d cached %d\n", ids(h.s.running), ids(h.s.waiting), h.kv.Pool.NumFree(), h.kv.Pool.NumBlocks(), h.kv.Pool.NumCached())
+	fmt.Fprintf(out, "running %s waiting %s free %d/%d cached %d\n", ids(h.s.running), ids(h.s.waiting.slice()), h.kv.Pool.NumFree(), h.kv.Pool.NumBlocks(), h.kv.Pool.NumCached())
 	h.kv.Pool.CheckInvariants()
 }
 

@@ -18,6 +18,9 @@ type Server struct {
 	Memory     deploy.MemoryBudget
 	Layout     *kvcache.Layout
 	Cost       *cost.Model
+	// StepByStep makes NewEngine's engines run step by step (Config.StepByStep), the reference
+	// the fast mode is tested against.
+	StepByStep bool
 }
 
 // NewServer sizes the KV cache and builds the cost model. It fails, with the numbers, when the
@@ -70,10 +73,11 @@ func (s *Server) SchedulerConfig() scheduler.Config {
 // NewEngine starts a fresh engine (empty cache) on this server.
 func (s *Server) NewEngine(seed uint64) *Engine {
 	return New(Config{
-		Scheduler: s.SchedulerConfig(),
-		Layout:    s.Layout,
-		EagleDrop: s.Deployment.Engine.Speculative.EagleFamily(),
-		Cost:      s.Cost,
-		Seed:      seed,
+		Scheduler:  s.SchedulerConfig(),
+		Layout:     s.Layout,
+		EagleDrop:  s.Deployment.Engine.Speculative.EagleFamily(),
+		Cost:       s.Cost,
+		Seed:       seed,
+		StepByStep: s.StepByStep,
 	})
 }

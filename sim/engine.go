@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"container/heap"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -16,6 +15,17 @@ import (
 type StepCoster interface {
 	Step(s *cost.StepShape) cost.StepCost
 	FrontendSeconds(promptTokens int) float64
+}
+
+// SpanCoster is what the fast mode needs from the cost model besides a StepCoster: a request's
+// own terms, and a step priced from its totals and the sum of those terms (package cost, span.go).
+// *cost.Model implements it; an engine whose cost model does not runs step by step.
+type SpanCoster interface {
+	StepCoster
+	Seq(w cost.SeqWork) cost.SeqSeconds
+	StepTotals(n *cost.StepCounts) cost.StepCost
+	StepFinish(totals cost.StepCost, per cost.SeqSeconds) cost.StepCost
+	Wall(gpuSeconds, cpuSeconds float64) float64
 }
 
 // RequestSpec is what a client sends.
@@ -68,7 +78,13 @@ func (r *Record) Live() bool { return r.End < 0 }
 // time now; it may submit or cancel requests and set timers.
 type Hooks struct {
 	// OnTokens is called when a request receives n tokens (done is true on its last delivery).
+	// In the fast mode (see doc.go) it is called for a request's first delivery, its last, and
+	// the deliveries of steps in which the request is visited; the deliveries in between are
+	// reported in bulk, through OnGap and Engine.Generated.
 	OnTokens func(e *Engine, r *Record, n int, done bool)
+	// OnGap, if set, is called for inter-token gaps: n deliveries, each gap after the previous
+	// delivery to the same request (vLLM's inter-token latency), in both modes.
+	OnGap func(gap vtime.Duration, n int)
 }
 
 // Config sets up an engine.
@@ -82,6 +98,10 @@ type Config struct {
 	// Limits guard against runaway runs.
 	MaxEvents  int64
 	MaxSimTime vtime.Time
+	// StepByStep forces the reference mode: every step built, priced and applied request by
+	// request (scheduler.Schedule, StepCoster.Step, scheduler.Update). Otherwise, when Cost is a
+	// SpanCoster, the engine runs in the fast mode (see doc.go), which agrees with it.
+	StepByStep bool
 }
 
 // ErrLimit is returned when a run exceeds its event or simulated-time guard.
@@ -91,21 +111,33 @@ var ErrLimit = errors.New("simulation limit reached")
 // event queue with a total order (time, class, sequence), the scheduler and the cost model. It has
 // no goroutines and no wall clock.
 type Engine struct {
-	now        vtime.Time
-	q          eventQueue
-	seq        uint64
-	sched      *scheduler.Scheduler
-	cost       StepCoster
-	busy       bool
-	batch      scheduler.Batch
-	shape      cost.StepShape
-	nextID     scheduler.RequestID
-	byReq      map[*scheduler.Request]*Record
-	Hooks      Hooks
-	cfg        Config
-	events     int64
-	err        error
+	now    vtime.Time
+	q      eventQueue
+	seq    uint64
+	sched  *scheduler.Scheduler
+	cost   StepCoster
+	busy   bool
+	batch  scheduler.Batch
+	shape  cost.StepShape
+	nextID scheduler.RequestID
+	Hooks  Hooks
+	cfg    Config
+	events int64
+	err    error
+	// KeepChunks records every delivery in Record.Chunks (step-by-step mode only: the fast mode
+	// keeps no per-token record).
 	KeepChunks bool
+	// Fast mode.
+	fast    bool
+	fc      SpanCoster
+	spanDur []vtime.Duration // the durations of the steps the running batch stands for
+	barrier vtime.Time       // the running Run call's time limit: no span ends after it
+	lastEnd vtime.Time       // when the last step ended
+	// lastDelivery is when tokens were last delivered (-1 before any).
+	lastDelivery vtime.Time
+	// The last step's totals and their priced part (steady decoding repeats them).
+	totalsOf cost.StepCounts
+	totals   cost.StepCost
 	// frontendFree is when the API server finishes the prompts it has accepted.
 	frontendFree vtime.Time
 
@@ -133,7 +165,40 @@ func New(cfg Config) *Engine {
 	if cfg.MaxSimTime == 0 {
 		cfg.MaxSimTime = vtime.Time(30 * 24 * 3600 * vtime.Second)
 	}
-	return &Engine{sched: scheduler.New(cfg.Scheduler, kv, rand.New(src)), src: src, cost: cfg.Cost, byReq: map[*scheduler.Request]*Record{}, cfg: cfg}
+	e := &Engine{sched: scheduler.New(cfg.Scheduler, kv, rand.New(src)), src: src, cost: cfg.Cost, cfg: cfg, barrier: vtime.Never, lastDelivery: -1}
+	if fc, ok := cfg.Cost.(SpanCoster); ok && !cfg.StepByStep {
+		e.fast, e.fc = true, fc
+		e.sched.EnableLazy(fc)
+		e.sched.OnMaterialise = e.materialised
+	}
+	return e
+}
+
+// Fast reports whether the engine runs in the fast mode (see doc.go); false: step by step.
+func (e *Engine) Fast() bool { return e.fast }
+
+// LastDelivery is when tokens were last delivered to a client (-1 before any).
+func (e *Engine) LastDelivery() vtime.Time { return e.lastDelivery }
+
+// materialised brings the record of a request the fast mode has advanced without visiting it up
+// to date: it received one token at the end of each of the steps applied since.
+func (e *Engine) materialised(req *scheduler.Request, steps int) {
+	if rec, _ := req.Owner.(*Record); rec != nil {
+		rec.Tokens = req.Output
+		rec.LastToken = e.lastEnd
+	}
+}
+
+// Sync brings r's token count and last-token time up to date (in the fast mode they may lag while
+// the request decodes without events; hooks always see them current).
+func (e *Engine) Sync(r *Record) {
+	if r.req == nil || !e.fast {
+		return
+	}
+	if _, out := e.sched.Current(r.req); out != r.Tokens {
+		r.Tokens = out
+		r.LastToken = e.lastEnd
+	}
 }
 
 // Reseed restarts the acceptance draws from seed, as if the engine had been built with it. A
@@ -173,7 +238,8 @@ func (e *Engine) Cancel(r *Record) {
 	r.End = e.now
 	if r.req != nil {
 		e.sched.Abort(r.req)
-		delete(e.byReq, r.req)
+		r.req.Owner = nil
+		r.req = nil
 	}
 	e.maybeStep()
 }
@@ -189,7 +255,7 @@ func (e *Engine) At(t vtime.Time, fn func(*Engine)) {
 func (e *Engine) push(ev event) {
 	e.seq++
 	ev.seq = e.seq
-	heap.Push(&e.q, ev)
+	e.q.push(ev)
 }
 
 // noteRunning accumulates the num_requests_running integral up to now.
@@ -209,6 +275,10 @@ func (e *Engine) maybeStep() {
 	if e.busy || !e.sched.HasWork() {
 		return
 	}
+	if e.fast {
+		e.maybeSpan()
+		return
+	}
 	e.sched.Schedule(&e.batch)
 	e.noteRunning()
 	if len(e.batch.Entries) == 0 {
@@ -218,13 +288,7 @@ func (e *Engine) maybeStep() {
 		}
 		return
 	}
-	for i := range e.batch.Entries {
-		if en := &e.batch.Entries[i]; en.Admitted && en.Req.Admitted == 1 {
-			if rec := e.byReq[en.Req]; rec != nil {
-				rec.Admitted = e.now
-			}
-		}
-	}
+	e.noteAdmitted()
 	e.batch.Shape(&e.shape)
 	c := e.cost.Step(&e.shape)
 	e.LastStep = c
@@ -238,6 +302,79 @@ func (e *Engine) maybeStep() {
 	e.push(event{at: e.now.Add(d), class: classStep})
 }
 
+// noteAdmitted stamps the first admission of the requests the batch admitted.
+func (e *Engine) noteAdmitted() {
+	for i := range e.batch.Entries {
+		if en := &e.batch.Entries[i]; en.Admitted && en.Req.Admitted == 1 {
+			if rec, _ := en.Req.Owner.(*Record); rec != nil {
+				rec.Admitted = e.now
+			}
+		}
+	}
+}
+
+// maxSpan bounds the steps one event may stand for, so a span's durations stay a small slice.
+const maxSpan = 1 << 16
+
+// maybeSpan is maybeStep in the fast mode: the scheduler visits only the requests with something
+// to do (scheduler.ScheduleLazy), the step is priced from its totals and the sum of its requests'
+// own terms, and when nothing but lazy decoders runs, one event stands for the steps until the
+// next thing happens: the next lazy decoder due, the next queued event, or the end of the Run call.
+// Each of those steps is priced as it would be alone (its decoders' terms are affine in the step
+// index), so the span's steps and their end times are those of as many single steps.
+func (e *Engine) maybeSpan() {
+	b := &e.batch
+	e.sched.ScheduleLazy(b)
+	e.noteRunning()
+	if len(b.Entries) == 0 && b.Lazy.Implicit == 0 {
+		if e.sched.NumRunning() == 0 && e.sched.NumWaiting() > 0 {
+			e.fail(fmt.Errorf("at %v: request at the head of the queue does not fit in the KV cache even with the engine idle", e.now))
+		}
+		return
+	}
+	e.noteAdmitted()
+	n := cost.StepCounts{Seqs: len(b.Entries) + b.Lazy.Implicit, Tokens: b.NumTokens,
+		DecodeSeqs: b.Lazy.Implicit, DecodeTokens: b.Lazy.Implicit, EmitSeqs: b.Lazy.Implicit}
+	for i := range b.Entries {
+		en := &b.Entries[i]
+		if en.Decode {
+			n.DecodeSeqs++
+			n.DecodeTokens += en.Tokens
+		}
+		if en.Emits {
+			n.EmitSeqs++
+		}
+	}
+	if n != e.totalsOf || e.Steps == 0 {
+		e.totalsOf, e.totals = n, e.fc.StepTotals(&n)
+	}
+	c := e.fc.StepFinish(e.totals, b.Lazy.Sum)
+	e.LastStep = c
+	d := max(vtime.FromSeconds(c.TotalSeconds), 1)
+	e.spanDur = append(e.spanDur[:0], d)
+	end := e.now.Add(d)
+	if b.Lazy.Span > 1 {
+		limit := min(e.barrier, e.cfg.MaxSimTime)
+		if e.q.Len() > 0 {
+			limit = min(limit, e.q.peekAt())
+		}
+		slope := b.Lazy.Slope.Total()
+		for j := int64(1); j < min(b.Lazy.Span, maxSpan); j++ {
+			dj := max(vtime.FromSeconds(e.fc.Wall(c.GPUSeconds+float64(j)*slope, c.CPUSeconds)), 1)
+			if end.Add(dj) > limit {
+				break
+			}
+			end = end.Add(dj)
+			e.spanDur = append(e.spanDur, dj)
+		}
+	}
+	b.Lazy.Steps = len(e.spanDur)
+	e.busy = true
+	e.Steps += int64(len(e.spanDur))
+	e.BusyTime += end.Sub(e.now)
+	e.push(event{at: end, class: classStep})
+}
+
 func (e *Engine) fail(err error) {
 	if e.err == nil {
 		e.err = err
@@ -248,9 +385,24 @@ func (e *Engine) handle(ev event) {
 	switch ev.class {
 	case classStep:
 		e.busy = false
-		outs := e.sched.Update(&e.batch)
+		e.lastEnd = e.now
+		var outs []scheduler.Output
+		if e.fast {
+			outs = e.sched.UpdateLazy(&e.batch)
+			if n := e.batch.Lazy.Delivered; n > 0 {
+				e.Generated += int64(n) * int64(len(e.spanDur))
+				e.lastDelivery = e.now
+				if e.Hooks.OnGap != nil {
+					for _, d := range e.spanDur {
+						e.Hooks.OnGap(d, n)
+					}
+				}
+			}
+		} else {
+			outs = e.sched.Update(&e.batch)
+		}
 		for _, o := range outs {
-			rec := e.byReq[o.Req]
+			rec, _ := o.Req.Owner.(*Record)
 			if rec == nil {
 				continue
 			}
@@ -263,17 +415,21 @@ func (e *Engine) handle(ev event) {
 			}
 			if rec.FirstToken < 0 {
 				rec.FirstToken = e.now
+			} else if e.Hooks.OnGap != nil {
+				e.Hooks.OnGap(e.now.Sub(rec.LastToken), 1)
 			}
 			rec.LastToken = e.now
 			rec.Tokens += o.Tokens
 			e.Generated += int64(o.Tokens)
+			e.lastDelivery = e.now
 			if e.KeepChunks {
 				rec.Chunks = append(rec.Chunks, Chunk{At: e.now, Tokens: o.Tokens})
 			}
 			if o.Finished {
 				rec.Finished = true
 				rec.End = e.now
-				delete(e.byReq, o.Req)
+				o.Req.Owner = nil
+				rec.req = nil
 			}
 			if e.Hooks.OnTokens != nil {
 				e.Hooks.OnTokens(e, rec, o.Tokens, o.Finished)
@@ -290,7 +446,7 @@ func (e *Engine) handle(ev event) {
 		req.Content = kvcache.Content{PrefixID: rec.Spec.PrefixID, PrefixTokens: rec.Spec.PrefixTokens,
 			PromptID: rec.Spec.PromptID, PromptTokens: rec.Spec.PromptTokens, UniqueID: uint64(rec.ID)<<20 ^ 0x9e3779b97f4a7c15}
 		rec.req = req
-		e.byReq[req] = rec
+		req.Owner = rec
 		e.sched.Add(req)
 	case classTimer:
 		ev.fn(e)
@@ -300,7 +456,8 @@ func (e *Engine) handle(ev event) {
 // RunUntil processes every event up to and including time t, then sets the clock to t. It
 // returns an error when a guard trips.
 func (e *Engine) RunUntil(t vtime.Time) error {
-	for e.err == nil && e.q.Len() > 0 && e.q.peek().at <= t {
+	e.barrier = t
+	for e.err == nil && e.q.Len() > 0 && e.q.peekAt() <= t {
 		e.step()
 	}
 	if e.err == nil && t > e.now && t != vtime.Never {
@@ -311,8 +468,12 @@ func (e *Engine) RunUntil(t vtime.Time) error {
 
 // RunWhile processes events while cond() holds, and at most until time limit; it returns when
 // cond is false, the queue is empty, or the limit is reached.
+//
+// In the fast mode an event may stand for several steps (see doc.go), so cond is evaluated
+// between events, not between those steps.
 func (e *Engine) RunWhile(cond func() bool, limit vtime.Time) error {
-	for e.err == nil && cond() && e.q.Len() > 0 && e.q.peek().at <= limit {
+	e.barrier = limit
+	for e.err == nil && cond() && e.q.Len() > 0 && e.q.peekAt() <= limit {
 		e.step()
 	}
 	return e.err
@@ -324,7 +485,7 @@ func (e *Engine) RunUntilIdle() error {
 }
 
 func (e *Engine) step() {
-	ev := heap.Pop(&e.q).(event)
+	ev := e.q.pop()
 	if ev.at < e.now {
 		panic(fmt.Sprintf("sim: event at %v processed at %v: time went backwards", ev.at, e.now))
 	}

@@ -26,9 +26,13 @@ func Format(model string, a deploy.EngineArgs) string {
 		w = append(w, "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1")
 	}
 	w = append(w, "vllm", "serve")
-	if isControlOperator(model) || redirectRE().MatchString(model) || model == "--" {
+	switch {
+	case strings.HasPrefix(model, "-"):
+		// A model that looks like a flag ("--", "-x") reads back only as --model=NAME.
+		w = append(w, "--model="+quote(model))
+	case isControlOperator(model) || redirectRE().MatchString(model):
 		w = append(w, "--model", quote(model))
-	} else {
+	default:
 		w = append(w, quote(model))
 	}
 	num := func(flag string, p *int) {

@@ -5,6 +5,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/servesim/servesim/model/deploy"
 )
@@ -43,6 +44,13 @@ type Result struct {
 // flag; flags Parse does not know are listed in Result.Unknown, and if such a flag is followed by a
 // word that is not a flag, that word is taken as its value.
 func Parse(args []string) (*Result, error) {
+	for i, a := range args {
+		// Names and values are text: a stray byte would be written back as U+FFFD (in
+		// --speculative-config's JSON) and name another model than the one given.
+		if !utf8.ValidString(a) {
+			return nil, fmt.Errorf("argument %d %q: not valid UTF-8", i+1, a)
+		}
+	}
 	p := &parser{args: args, res: &Result{Env: map[string]string{}}, table: flagTable()}
 	if err := p.prefix(); err != nil {
 		return nil, err

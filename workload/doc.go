@@ -3,8 +3,10 @@
 //
 // Reading order: spec.go (Spec and its TOML form, Validate), gen.go (the request generators),
 // trace.go (CSV and JSONL trace parsers), presets.go (built-in workloads), run.go (Run: driving a
-// sim.Engine), metrics.go (Metrics and how they are summarised), render.go (table, CSV, JSON);
-// vllmbench.go, vllmbench_run.go and sharegpt.go for vLLM's own benchmark client.
+// sim.Engine), metrics.go (Metrics and how they are summarised), quantile.go (bounded latency
+// distributions), overload.go (an open loop whose arrivals outran the server: status "overloaded"
+// and the limit that binds), render.go (table, CSV, JSON); vllmbench.go, vllmbench_run.go and
+// sharegpt.go for vLLM's own benchmark client.
 //
 // # Kinds
 //
@@ -99,8 +101,13 @@
 // TTFT = first token - send; TPOT = (last token - first token) / (tokens - 1) (the benchmark's
 // "time between tokens"); E2E = last token - send; queue = first admission - arrival at the
 // engine (vLLM's queue time). ITL is every gap between streamed deliveries; with speculative
-// decoding a delivery carries several tokens. Quantiles interpolate linearly between order
-// statistics; ITL quantiles come from a log-linear histogram (buckets at most 0.8 % wide). KV
+// decoding a delivery carries several tokens (the engine reports gaps through Hooks.OnGap, in
+// bulk for the requests it advances without visiting). Quantiles interpolate linearly between
+// order statistics, exactly up to 131,072 values per metric; past that, TTFT, TPOT, E2E and queue
+// time come from a log-linear histogram with 1,024 sub-buckets per power of two, whose quantiles
+// are within 0.049 % of the exact ones (Dist.RelErr says so; N, mean and max stay exact), so a run
+// keeps no per-request or per-token array. ITL quantiles come from a log-linear histogram
+// (buckets at most 0.8 % wide). KV
 // usage is the fraction of blocks referenced by requests, sampled on a fixed simulated-time grid.
 // Goodput counts requests meeting every SLO limit individually; the SLO verdict compares the
 // quantile of each metric with its limit (per-user tok/s: 1000 / TPOT at the quantile).

@@ -61,7 +61,11 @@ func (s *Spec) Requests(seed uint64) ([]Request, error) {
 		}
 		out := make([]Request, len(rows))
 		for i, r := range rows {
-			out[i] = Request{At: vtime.Time(math.Round(float64(r.ArrivalNS) / speed)), InputTokens: r.InputTokens, OutputTokens: r.OutputTokens,
+			at := math.Round(float64(r.ArrivalNS) / speed)
+			if at > maxArrivalNS {
+				return nil, fmt.Errorf("trace.speedup = %v: the arrival at %.0f s becomes %.3g s, past the %.0f s a replay can span", speed, float64(r.ArrivalNS)/1e9, at/1e9, maxArrivalNS/1e9)
+			}
+			out[i] = Request{At: vtime.Time(at), InputTokens: r.InputTokens, OutputTokens: r.OutputTokens,
 				PromptID: promptIDBase | uint64(i+1), PrefixID: r.PrefixID, PrefixTokens: r.PrefixTokens}
 		}
 		return out, nil

@@ -3,21 +3,23 @@ package workload
 import (
 	"math"
 	"math/bits"
-	"sort"
 
 	"github.com/servesim/servesim/vtime"
 )
 
 // Dist summarises a latency over requests (milliseconds). Quantiles interpolate linearly between
 // order statistics (numpy's default), so P50 of an even count is the mean of the middle two, as
-// the benchmark's median is.
+// the benchmark's median is. Up to 131,072 values they are exact; past that they come from a
+// log-linear histogram and RelErr bounds their relative error (0.049 %); N, Mean and Max stay
+// exact.
 type Dist struct {
-	N    int     `json:"n"`
-	Mean float64 `json:"mean"`
-	P50  float64 `json:"p50"`
-	P90  float64 `json:"p90"`
-	P99  float64 `json:"p99"`
-	Max  float64 `json:"max"`
+	N      int     `json:"n"`
+	Mean   float64 `json:"mean"`
+	P50    float64 `json:"p50"`
+	P90    float64 `json:"p90"`
+	P99    float64 `json:"p99"`
+	Max    float64 `json:"max"`
+	RelErr float64 `json:"rel_err,omitempty"`
 }
 
 // KVSample is one sample of the engine's state.
@@ -48,6 +50,10 @@ type Check struct {
 	// (value - limit) / limit for per-user tok/s. Negative: the objective is missed.
 	Headroom float64 `json:"headroom"`
 	Met      bool    `json:"met"`
+	// Undefined: no request defines the metric (TPOT and per-user tok/s need an output of more
+	// than one token, as in vLLM's benchmark); the objective is shown as n/a and counts as met,
+	// as goodput counts every such request as meeting it.
+	Undefined bool `json:"undefined,omitempty"`
 }
 
 // Goodput is the rate of requests that meet every objective individually.
@@ -98,6 +104,9 @@ type Metrics struct {
 	KV      KVSeries `json:"kv_cache"`
 	SLO     *SLO     `json:"slo,omitempty"`
 	Goodput *Goodput `json:"goodput,omitempty"`
+	// Overload is set when an open-loop or trace run's arrivals outran the server (Status is
+	// then StatusOverloaded); it names the limit that binds.
+	Overload *Overload `json:"overload,omitempty"`
 
 	Steps    int64   `json:"engine_steps"`
 	SimTimeS float64 `json:"sim_time_s"`
@@ -109,24 +118,30 @@ type reqSample struct {
 	output                 int
 }
 
-// collector accumulates one replica's raw observations.
+// collector accumulates one replica's raw observations. Per-request latencies go into bounded
+// distributions as they come; whether a request meets the objectives is decided then too.
 type collector struct {
-	samples           []reqSample
-	itl               hist
-	inputTokens       int64 // completed requests
-	outputTokens      int64 // completed requests (bench: window tokens)
-	submitted         int
-	completed         int
-	rejected          int
-	cancelled         int
-	preemptions       int
-	preempted         int
-	durationS         float64
-	kv                kvSampler
-	steps             int64
-	simEnd            vtime.Time
-	status            string
-	windowInputTokens int64
+	ttft, tpot, e2e, queue sampleSet
+	requests               int // recorded requests
+	slo                    *SLO
+	good                   int   // recorded requests meeting every objective
+	goodOut, allOut        int64 // their output tokens, and every recorded request's
+	itl                    hist
+	inputTokens            int64 // completed requests
+	outputTokens           int64 // completed requests (bench: window tokens)
+	submitted              int
+	completed              int
+	rejected               int
+	cancelled              int
+	preemptions            int
+	preempted              int
+	durationS              float64
+	kv                     kvSampler
+	steps                  int64
+	simEnd                 vtime.Time
+	status                 string
+	windowInputTokens      int64
+	watch                  *overloadWatch // open loop: the queue over the arrivals (overload.go)
 }
 
 // part is a replica's collector and how many replicas behaved identically.
@@ -138,7 +153,9 @@ type part struct {
 // summarise turns replica collectors into Metrics.
 func summarise(s *Spec, seed uint64, parts []part, replicas int) *Metrics {
 	m := &Metrics{Workload: s.Name, Kind: s.Kind, Seed: seed, Replicas: replicas, Status: "ok"}
-	var samples []reqSample
+	var ttftS, tpotS, e2eS, queueS sampleSet
+	var requests, good int
+	var goodOut, allOut int64
 	var itl hist
 	var kvMean, kvW float64
 	var series *kvSampler
@@ -156,9 +173,14 @@ func summarise(s *Spec, seed uint64, parts []part, replicas int) *Metrics {
 		m.DurationS = math.Max(m.DurationS, c.durationS)
 		m.Steps += int64(k) * c.steps
 		m.SimTimeS = math.Max(m.SimTimeS, c.simEnd.Seconds())
-		for i := 0; i < k; i++ {
-			samples = append(samples, c.samples...)
-		}
+		ttftS.merge(&c.ttft, k)
+		tpotS.merge(&c.tpot, k)
+		e2eS.merge(&c.e2e, k)
+		queueS.merge(&c.queue, k)
+		requests += k * c.requests
+		good += k * c.good
+		goodOut += int64(k) * c.goodOut
+		allOut += int64(k) * c.allOut
 		itl.addHist(&c.itl, uint64(k))
 		if c.kv.n > 0 {
 			kvMean += float64(k) * c.kv.sum / float64(c.kv.n)
@@ -175,6 +197,12 @@ func summarise(s *Spec, seed uint64, parts []part, replicas int) *Metrics {
 	if kvW > 0 {
 		m.KV.Mean = kvMean / kvW
 	}
+	for _, p := range parts {
+		if o := p.c.watch.overload(p.c.completed, p.c.durationS, p.c.preemptions); o != nil && m.Overload == nil {
+			m.Overload = o
+			m.Status = StatusOverloaded
+		}
+	}
 	if series != nil {
 		m.KV.IntervalS = series.interval.Seconds()
 		m.KV.Samples = mergeSeries(parts)
@@ -184,21 +212,8 @@ func summarise(s *Spec, seed uint64, parts []part, replicas int) *Metrics {
 		m.TotalTokS = float64(m.InputTokens+m.OutputTokens) / m.DurationS
 		m.RequestsPerS = float64(m.Completed) / m.DurationS
 	}
-	col := func(f func(*reqSample) float64) []float64 {
-		v := make([]float64, 0, len(samples))
-		for i := range samples {
-			if x := f(&samples[i]); !math.IsNaN(x) {
-				v = append(v, x)
-			}
-		}
-		sort.Float64s(v)
-		return v
-	}
-	ttft := col(func(r *reqSample) float64 { return r.ttft })
-	tpot := col(func(r *reqSample) float64 { return r.tpot })
-	e2e := col(func(r *reqSample) float64 { return r.e2e })
-	queue := col(func(r *reqSample) float64 { return r.queue })
-	m.TTFT, m.TPOT, m.E2E, m.Queue = dist(ttft), dist(tpot), dist(e2e), dist(queue)
+	ttft, tpot, e2e, queue := ttftS.summary(), tpotS.summary(), e2eS.summary(), queueS.summary()
+	m.TTFT, m.TPOT, m.E2E, m.Queue = ttft.dist(), tpot.dist(), e2e.dist(), queue.dist()
 	m.ITL = itl.dist()
 	if m.TPOT.N > 0 && m.TPOT.P50 > 0 {
 		m.UserTokS = 1000 / m.TPOT.P50
@@ -208,18 +223,24 @@ func summarise(s *Spec, seed uint64, parts []part, replicas int) *Metrics {
 		m.SLO = &slo
 		q := slo.Q()
 		g := &Goodput{Met: true}
-		add := func(name string, sorted []float64, limit float64, rate bool) {
+		add := func(name string, d *summary, limit float64, rate bool) {
 			if limit <= 0 {
 				return
 			}
 			c := Check{Name: name, Quantile: q, Limit: limit}
-			if len(sorted) == 0 {
+			if d.n() == 0 && (name == "tpot_ms" || name == "user_tok_s") && requests > 0 {
+				// Every request had a one-token output: TPOT is not defined, not missed.
+				c.Undefined, c.Met = true, true
+				g.Checks = append(g.Checks, c)
+				return
+			}
+			if d.n() == 0 {
 				c.Value = math.Inf(1)
 				if rate {
 					c.Value = 0
 				}
 			} else {
-				c.Value = quantile(sorted, q)
+				c.Value = d.quantile(q)
 			}
 			if rate {
 				if c.Value > 0 && !math.IsInf(c.Value, 0) {
@@ -245,17 +266,9 @@ func summarise(s *Spec, seed uint64, parts []part, replicas int) *Metrics {
 		// Goodput scales the measured rates by the share of requests (and of their output
 		// tokens) that meet every limit; for closed, open and trace runs this is exactly the
 		// good requests and their tokens per second of the measured span.
-		var goodOut, allOut int64
-		for i := range samples {
-			r := &samples[i]
-			allOut += int64(r.output)
-			if meets(r, &slo) {
-				g.Requests++
-				goodOut += int64(r.output)
-			}
-		}
-		if len(samples) > 0 {
-			g.Fraction = float64(g.Requests) / float64(len(samples))
+		g.Requests = good
+		if requests > 0 {
+			g.Fraction = float64(g.Requests) / float64(requests)
 			g.RequestsPerS = m.RequestsPerS * g.Fraction
 		}
 		if allOut > 0 {
@@ -328,7 +341,7 @@ func quantile(sorted []float64, q float64) float64 {
 type hist struct {
 	counts []uint64
 	n      uint64
-	sum    float64 // ns
+	sum    int64 // ns, exact: the mean does not depend on the order of the adds
 	max    int64
 }
 
@@ -353,7 +366,13 @@ func histLow(i int) (lo, width float64) {
 	return float64(uint64(m) << uint(e)), float64(uint64(1) << uint(e))
 }
 
-func (h *hist) add(v int64) {
+func (h *hist) add(v int64) { h.addN(v, 1) }
+
+// addN adds n observations of v.
+func (h *hist) addN(v int64, n uint64) {
+	if n == 0 {
+		return
+	}
 	if v < 0 {
 		v = 0
 	}
@@ -361,9 +380,9 @@ func (h *hist) add(v int64) {
 	if i >= len(h.counts) {
 		h.counts = append(h.counts, make([]uint64, i+1-len(h.counts))...)
 	}
-	h.counts[i]++
-	h.n++
-	h.sum += float64(v)
+	h.counts[i] += n
+	h.n += n
+	h.sum += v * int64(n)
 	h.max = max(h.max, v)
 }
 
@@ -375,7 +394,7 @@ func (h *hist) addHist(o *hist, k uint64) {
 		h.counts[i] += c * k
 	}
 	h.n += o.n * k
-	h.sum += o.sum * float64(k)
+	h.sum += o.sum * int64(k)
 	h.max = max(h.max, o.max)
 }
 
@@ -402,7 +421,7 @@ func (h *hist) dist() Dist {
 	if h.n == 0 {
 		return d
 	}
-	d.Mean = h.sum / float64(h.n) / 1e6
+	d.Mean = float64(h.sum) / float64(h.n) / 1e6
 	d.P50 = h.quantileNS(0.5) / 1e6
 	d.P90 = h.quantileNS(0.9) / 1e6
 	d.P99 = h.quantileNS(0.99) / 1e6

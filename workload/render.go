@@ -64,7 +64,11 @@ func CSVRow(m *Metrics) []string {
 	row = append(row, d(m.ITL)...)
 	row = append(row, d(m.E2E)...)
 	row = append(row, d(m.Queue)...)
-	row = append(row, f3(m.UserTokS), strconv.Itoa(m.Preemptions), strconv.Itoa(m.PreemptedRequests),
+	userTokS := f3(m.UserTokS)
+	if m.TPOT.N == 0 {
+		userTokS = "" // undefined, as the TPOT columns
+	}
+	row = append(row, userTokS, strconv.Itoa(m.Preemptions), strconv.Itoa(m.PreemptedRequests),
 		fnum(round(m.KV.Mean, 6)), fnum(round(m.KV.Peak, 6)))
 	if g := m.Goodput; g != nil {
 		row = append(row, fnum(round(g.RequestsPerS, 6)), fnum(round(g.Fraction, 6)), strconv.FormatBool(g.Met))
@@ -121,6 +125,9 @@ func WriteTable(w io.Writer, m *Metrics) error {
 		p(", %d cut at the window's end", m.Cancelled)
 	}
 	p("%s%s\n", rep, status)
+	if o := m.Overload; o != nil {
+		p("Overloaded   %s\n", o.Message)
+	}
 	if m.Status == "Over capacity" {
 		p("The benchmark does not run this cell: concurrency x (context + max output) exceeds the KV cache.\n")
 		return nil
@@ -130,12 +137,16 @@ func WriteTable(w io.Writer, m *Metrics) error {
 		span = "window"
 	}
 	p("Throughput   output %s tok/s, total %s tok/s, %.3g req/s (%s %.1f s)\n", fmtRate(m.OutputTokS), fmtRate(m.TotalTokS), m.RequestsPerS, span, m.DurationS)
-	p("Per user     %.1f tok/s (1000 / median TPOT)\n", m.UserTokS)
+	if m.TPOT.N == 0 {
+		p("Per user     n/a (TPOT needs requests with more than one output token)\n")
+	} else {
+		p("Per user     %.1f tok/s (1000 / median TPOT)\n", m.UserTokS)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "latency ms\tn\tmean\tp50\tp90\tp99\tmax\t")
 	row := func(name string, d Dist) {
 		if d.N == 0 {
-			fmt.Fprintf(tw, "%s\t0\t\t\t\t\t\t\n", name)
+			fmt.Fprintf(tw, "%s\t0\tn/a\tn/a\tn/a\tn/a\tn/a\t\n", name)
 			return
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t\n", name, d.N, ms(d.Mean), ms(d.P50), ms(d.P90), ms(d.P99), ms(d.Max))
@@ -146,6 +157,12 @@ func WriteTable(w io.Writer, m *Metrics) error {
 	row("E2E", m.E2E)
 	row("queue", m.Queue)
 	tw.Flush()
+	for _, d := range []Dist{m.TTFT, m.TPOT, m.E2E, m.Queue} {
+		if d.RelErr > 0 {
+			p("             quantiles past %s requests from a histogram, within %.2g %% (ITL: within 0.4 %%)\n", commas(int64(exactLimit)), 100*d.RelErr)
+			break
+		}
+	}
 	p("Preemptions  %d (%d requests)\n", m.Preemptions, m.PreemptedRequests)
 	p("KV cache     mean %.1f%%, peak %.1f%% of blocks in use (sampled every %g s)\n", 100*m.KV.Mean, 100*m.KV.Peak, m.KV.IntervalS)
 	if len(m.KV.Samples) > 1 {
@@ -167,6 +184,10 @@ func WriteTable(w io.Writer, m *Metrics) error {
 			name := strings.ToUpper(strings.TrimSuffix(c.Name, "_ms"))
 			if c.Name == "user_tok_s" {
 				unit, cmp, name = " tok/s", ">=", "per-user"
+			}
+			if c.Undefined {
+				p("  %s n/a (no request has more than one output token)", name)
+				continue
 			}
 			p("  %s %.4g%s %s %.4g %s (headroom %+.0f%%)", name, c.Value, unit, cmp, c.Limit, mark, 100*c.Headroom)
 		}

@@ -66,7 +66,7 @@ func Run(srv *sim.Server, s *Spec, o Options) (*Metrics, error) {
 			}
 			b := s.Bench
 			b.Concurrency = g.v
-			c, err := runBench(srv, b, seed, s.sampleInterval())
+			c, err := runBench(srv, b, seed, s.sampleInterval(), &s.SLO)
 			if err != nil {
 				return nil, err
 			}
@@ -100,7 +100,7 @@ func Run(srv *sim.Server, s *Spec, o Options) (*Metrics, error) {
 				base := done
 				prog = func(n int) { o.Progress(base+n, total) }
 			}
-			c, err := runList(srv, subs[i], concs[i], seed, s.sampleInterval(), prog)
+			c, err := runList(srv, subs[i], concs[i], seed, s.sampleInterval(), &s.SLO, prog)
 			if err != nil {
 				return nil, err
 			}
@@ -189,47 +189,43 @@ func listKey(reqs []Request, conc int) uint64 {
 	return h.Sum64()
 }
 
-// reqMeta is per-request state the engine's Record does not keep.
-type reqMeta struct {
-	last     vtime.Time // last delivery, -1 before
-	measured bool       // counts in the metrics (not a warm-up or scout request)
-}
-
-func metaAt(m *[]reqMeta, id int) *reqMeta {
-	for id >= len(*m) {
-		*m = append(*m, reqMeta{last: -1})
-	}
-	return &(*m)[id]
-}
-
 // runner drives one engine.
 type runner struct {
-	srv     *sim.Server
-	eng     *sim.Engine
-	meta    []reqMeta
-	col     *collector
-	live    int
-	armed   bool
-	every   vtime.Duration
-	sampleF func(*sim.Engine)
+	srv *sim.Server
+	eng *sim.Engine
+	col *collector
+	// measuring turns on with the first measured request: the inter-token gaps before it are the
+	// warm-ups' (which end before measured requests start).
+	measuring bool
+	live      int
+	armed     bool
+	every     vtime.Duration
+	sampleF   func(*sim.Engine)
 }
 
 // newRunner starts a fresh engine on the server.
-func newRunner(srv *sim.Server, seed uint64, every vtime.Duration) *runner {
-	return newRunnerOn(srv, srv.NewEngine(seed), every)
+func newRunner(srv *sim.Server, seed uint64, every vtime.Duration, slo *SLO) *runner {
+	return newRunnerOn(srv, srv.NewEngine(seed), every, slo)
 }
 
-// newRunnerOn drives a fresh engine built by the caller.
-func newRunnerOn(srv *sim.Server, eng *sim.Engine, every vtime.Duration) *runner {
-	r := &runner{srv: srv, eng: eng, col: &collector{}, every: every}
+// newRunnerOn drives a fresh engine built by the caller. Once measuring, every inter-token gap
+// the engine reports goes to the ITL histogram.
+func newRunnerOn(srv *sim.Server, eng *sim.Engine, every vtime.Duration, slo *SLO) *runner {
+	r := &runner{srv: srv, eng: eng, col: &collector{slo: slo}, every: every}
 	r.col.kv.interval = every
 	r.sampleF = r.sample
+	r.eng.Hooks.OnGap = func(gap vtime.Duration, n int) {
+		if r.measuring {
+			r.col.itl.addN(int64(gap), uint64(n))
+		}
+	}
 	return r
 }
 
+// submit sends a request; measured says it counts in the metrics (not a warm-up's).
 func (r *runner) submit(spec sim.RequestSpec, measured bool) *sim.Record {
 	rec := r.eng.Submit(spec)
-	metaAt(&r.meta, int(rec.ID)).measured = measured
+	r.measuring = r.measuring || measured
 	r.live++
 	r.arm()
 	return rec
@@ -259,18 +255,12 @@ func (r *runner) sample(e *sim.Engine) {
 	r.armed = false
 	s := e.Scheduler()
 	r.col.kv.add(e.Now(), s.KV().Pool.Usage(), s.NumRunning(), s.NumWaiting())
+	if w := r.col.watch; w != nil {
+		w.observe(e.Now(), r.live-s.NumRunning(), s.NumRunning(), s.KV().Pool.Usage())
+	}
 	if s.HasWork() || r.live > 0 {
 		r.arm()
 	}
-}
-
-// delivered notes a streamed delivery for the inter-token gaps.
-func (r *runner) delivered(rec *sim.Record, now vtime.Time) {
-	m := metaAt(&r.meta, int(rec.ID))
-	if m.measured && m.last >= 0 {
-		r.col.itl.add(int64(now.Sub(m.last)))
-	}
-	m.last = now
 }
 
 // record adds a request's latencies.
@@ -290,7 +280,16 @@ func (r *runner) record(rec *sim.Record) {
 	if rec.Admitted >= 0 && rec.Arrive >= 0 {
 		s.queue = rec.Admitted.Sub(rec.Arrive).Seconds() * 1e3
 	}
-	c.samples = append(c.samples, s)
+	c.ttft.add(s.ttft)
+	c.tpot.add(s.tpot)
+	c.e2e.add(s.e2e)
+	c.queue.add(s.queue)
+	c.requests++
+	c.allOut += int64(s.output)
+	if c.slo != nil && c.slo.Any() && meets(&s, c.slo) {
+		c.good++
+		c.goodOut += int64(s.output)
+	}
 	c.preemptions += rec.Preemptions
 	if rec.Preemptions > 0 {
 		c.preempted++
@@ -304,13 +303,14 @@ func (r *runner) finishStats() {
 
 // runList simulates a closed loop (conc > 0: conc clients, each sending the next request when its
 // previous one completes) or open-loop arrivals (conc == 0: each request at its At time).
-func runList(srv *sim.Server, reqs []Request, conc int, seed uint64, every vtime.Duration, progress func(int)) (*collector, error) {
-	r := newRunner(srv, seed, every)
+func runList(srv *sim.Server, reqs []Request, conc int, seed uint64, every vtime.Duration, slo *SLO, progress func(int)) (*collector, error) {
+	r := newRunner(srv, seed, every, slo)
 	e := r.eng
 	c := r.col
-	c.samples = make([]reqSample, 0, len(reqs))
-	r.meta = make([]reqMeta, 0, len(reqs)+1)
 	mml := srv.Deployment.Engine.MaxModelLen
+	if conc == 0 {
+		c.watch = newOverloadWatch(reqs, mml, srv.Deployment.Engine.MaxNumSeqs)
+	}
 	next := 0
 	done := 0
 	step := max(len(reqs)/100, 1)
@@ -334,7 +334,6 @@ func runList(srv *sim.Server, reqs []Request, conc int, seed uint64, every vtime
 	}
 	var last vtime.Time
 	e.Hooks.OnTokens = func(e *sim.Engine, rec *sim.Record, n int, fin bool) {
-		r.delivered(rec, e.Now())
 		if !fin {
 			return
 		}
@@ -390,14 +389,14 @@ func BenchSeed(seed uint64, tokens, concurrency int) uint64 {
 // (protocol.Protocol.Schedule on bench.Session): the hidden warm-ups, then the cell, whose scout
 // is the cold first use of its prompt. It keeps every stream request's latencies. Throughput
 // counts the window; latencies count every stream request.
-func runBench(srv *sim.Server, b BenchCell, seed uint64, every vtime.Duration) (*collector, error) {
+func runBench(srv *sim.Server, b BenchCell, seed uint64, every vtime.Duration, slo *SLO) (*collector, error) {
 	p := b.Protocol()
 	tokens, err := p.FitContext(b.Context, srv.Deployment.Engine.MaxModelLen)
 	if err != nil {
 		return nil, fmt.Errorf("bench.context %s: %w", b.Context, err)
 	}
 	c := b.Concurrency
-	r := newRunner(srv, BenchSeed(seed, tokens, c), every)
+	r := newRunner(srv, BenchSeed(seed, tokens, c), every, slo)
 	col := r.col
 	if p.OverCapacity(c, tokens, srv.Layout.KVCacheSizeTokens) {
 		col.status = string(matrix.OverCapacity)
@@ -409,12 +408,11 @@ func runBench(srv *sim.Server, b BenchCell, seed uint64, every vtime.Duration) (
 	}
 	opt := bench.CellOptions{
 		OnSubmit: func(rec *sim.Record) {
-			metaAt(&r.meta, int(rec.ID)).measured = true
+			r.measuring = true
 			r.live++
 			r.arm()
 		},
 		OnTokens: func(rec *sim.Record, n int, done bool, now vtime.Time) {
-			r.delivered(rec, now)
 			if done {
 				r.live--
 			}

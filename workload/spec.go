@@ -3,10 +3,10 @@ package workload
 import (
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/servesim/servesim/internal/fsutil"
 	"github.com/servesim/servesim/internal/tomlx"
 	"github.com/servesim/servesim/matrix"
 	"github.com/servesim/servesim/protocol"
@@ -229,7 +229,7 @@ func Load(path string) (*Spec, error) {
 		}
 		return s, nil
 	}
-	data, err := os.ReadFile(path)
+	data, err := fsutil.ReadFile(path, fsutil.MaxConfigBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -258,7 +258,7 @@ func (s *Spec) LoadTrace() error {
 	if !filepath.IsAbs(p) && s.dir != "" {
 		p = filepath.Join(s.dir, p)
 	}
-	f, err := os.Open(p)
+	f, err := fsutil.Open(p, fsutil.MaxTraceBytes)
 	if err != nil {
 		return fmt.Errorf("trace.file: %w", err)
 	}
@@ -349,8 +349,9 @@ func (s *Spec) Validate() error {
 		if _, err := unitScale(t.TimeUnit); err != nil {
 			return fmt.Errorf("trace.time_unit: %w", err)
 		}
-		if t.Speedup < 0 || math.IsNaN(t.Speedup) || math.IsInf(t.Speedup, 0) {
-			return fmt.Errorf("trace.speedup = %v: must be positive (or absent: 1)", t.Speedup)
+		if t.Speedup != 0 && !(t.Speedup >= 1e-6 && t.Speedup <= 1e6) {
+			// Arrival times are divided by it: a tiny speedup would push them past int64 ns.
+			return fmt.Errorf("trace.speedup = %v: must be in [1e-06, 1e+06] (or absent: 1)", t.Speedup)
 		}
 		if t.MaxRequests < 0 {
 			return fmt.Errorf("trace.max_requests = %d: must be >= 0", t.MaxRequests)

@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/servesim/servesim/internal/fsutil"
 )
 
 // TraceRow is one request of a trace. Arrival times are relative to the earliest row (which is 0).
@@ -270,7 +272,7 @@ func ParseCSV(r io.Reader, file string, opt TraceOptions) ([]TraceRow, error) {
 	if bare == "" {
 		bare = "s"
 	}
-	cr := csv.NewReader(r)
+	cr := csv.NewReader(fsutil.LineLimitReader(r, file, fsutil.MaxLineBytes))
 	cr.Comment = '#'
 	cr.FieldsPerRecord = -1
 	cr.ReuseRecord = true
@@ -397,6 +399,10 @@ func describeCol(n string) string {
 }
 
 func csvErr(err error) error {
+	var tl *fsutil.TooLargeError
+	if errors.As(err, &tl) && tl.Line > 0 {
+		return fmt.Errorf("line %d: longer than %s: servesim reads lines of at most that length", tl.Line, fsutil.Size(tl.Limit))
+	}
 	var pe *csv.ParseError
 	if errors.As(err, &pe) {
 		return fmt.Errorf("line %d, column %d: %v", pe.Line, pe.Column, pe.Err)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -38,6 +39,31 @@ func TestBadInputs(t *testing.T) {
 	badTOML := writeFile(t, dir, "syntax.toml", "[engine\nmax_num_seqs = 4\n")
 	bigCtx := writeFile(t, dir, "bigctx.toml", glm("RTX-PRO-6000-Server", "max_model_len = 1048576\n")+"\n[protocol]\ncontexts = [\"8K\", \"2048K\"]\n")
 	noModel := writeFile(t, dir, "nomodel.toml", "[hardware]\ngpu = \"B200\"\n")
+	plan := func(name, shard string, idx ...int) string {
+		var rs []string
+		for _, i := range idx {
+			rs = append(rs, fmt.Sprintf(`{"index":%d,"status":"pruned","stage":"memory"}`, i))
+		}
+		return writeFile(t, dir, name, fmt.Sprintf(`{"servesim_plan":1,"fingerprint":"f","rows":4,"shard":%s,"results":[%s]}`, shard, strings.Join(rs, ",")))
+	}
+	shard1 := plan("shard1.json", `{"index":1,"count":2}`, 1, 3)
+	shard5of2 := plan("shard5of2.json", `{"index":5,"count":2}`)
+	shardOf0 := plan("shardof0.json", `{"index":0,"count":0}`)
+	shardOfNeg := plan("shardofneg.json", `{"index":0,"count":-1}`)
+	shardHuge := plan("shardhuge.json", `{"index":0,"count":1000000000000}`)
+	shardDup := plan("sharddup.json", `{"index":0,"count":2}`, 0, 0)
+	shardNegRow := plan("shardnegrow.json", `{"index":0,"count":2}`, 0, -1)
+	gpuEntry := "[[gpu]]\nname = \"RTX-PRO-6000-Server\"\nmemory_gib = 95.59\nbf16_tflops = 480\nfp8_tflops = 960\nfp4_tflops = 1920\nfp4_formats = [\"nvfp4\"]\nlink = \"pcie\"\nlink_gbps = 64\nlink_latency_us = 10\n"
+	nanGPU := writeFile(t, dir, "nangpu.toml", gpuEntry+"bandwidth_gbps = nan\n")
+	hugeGPU := writeFile(t, dir, "hugegpu.toml", strings.Replace(gpuEntry, "95.59", "1e300", 1)+"bandwidth_gbps = 1597\n")
+	negPrice := writeFile(t, dir, "negprice.toml", gpuEntry+"bandwidth_gbps = 1597\nprice_per_hour = -1\n")
+	nanScenario := writeFile(t, dir, "nanscenario.toml", strings.Replace(glm("RTX-PRO-6000-Server", "max_model_len = 1048576\n"), "[hardware]\n", "[hardware]\ngpu_file = \"nangpu.toml\"\n", 1))
+	nanPoll := writeFile(t, dir, "nanpoll.toml", glm("RTX-PRO-6000-Server", "max_model_len = 1048576\n")+"\n[protocol]\npoll_s = nan\n")
+	longLine := writeFile(t, dir, "longline.csv", "arrival_s,input_tokens,output_tokens\n0,100,10\n"+strings.Repeat("9", 2<<20)+",100,10\n")
+	negMeasured := writeFile(t, dir, "negmeasured.csv", "phase,context,context_tokens,concurrency,status,total_tok_s,per_request_tok_s,ttft_ms,tbt_ms,avg_active,completed,output_tokens,measured_s\nprefill,8K,8192,1,Valid,-12677.8,,646.2,,,1,,\n")
+	negSeedScenario := writeFile(t, dir, "negseed.toml", "seed = -1\n")
+	negSeedWorkload := writeFile(t, dir, "negseedwl.toml", "kind = \"closed\"\nseed = -1\n[lengths]\ninput_tokens = 100\noutput_tokens = 10\n[closed]\nrequests = 4\nconcurrency = 2\n")
+	wrapTP := writeFile(t, dir, "wraptp.toml", strings.Replace(glm("RTX-PRO-6000-Server", "max_model_len = 1048576\ndata_parallel_size = 4\n"), "tensor_parallel_size = 4", "tensor_parallel_size = 4611686018427387905", 1))
 	cases := []struct {
 		args []string
 		code int
@@ -59,11 +85,13 @@ func TestBadInputs(t *testing.T) {
 		{[]string{"matrix", "--config", bigCtx, "--measured", "none"}, 1, "protocol.contexts[1] = 2048K: 2097152 tokens do not fit max_model_len 1048576"},
 		{[]string{"explain", "--context", "8Q"}, 2, `--context: context "8Q"`},
 		{[]string{"explain", "--concurrency", "0"}, 2, "--concurrency 0: must be a positive integer"},
-		{[]string{"explain", "--context", "2M"}, 1, "must be in 1..1048575"},
+		{[]string{"explain", "--context", "2M"}, 1, "--context 2M: 2097152 tokens do not fit max_model_len 1048576 with 4096 output tokens"},
 		{[]string{"matrix", "--params", filepath.Join(dir, "nope.toml")}, 1, "--params: open"},
 		{[]string{"matrix", "--params", badParams}, 1, "params.mem_bw_eff = 1.5"},
 		{[]string{"matrix", "--params", badParams, "--uncalibrated"}, 2, "--params and --uncalibrated contradict"},
 		{[]string{"matrix", "--ready-timeout-s", "5000"}, 2, "--ready-timeout-s: protocol.ready_timeout_s = 5000: must be in [0, 3600]"},
+		{[]string{"matrix", "--ready-timeout-s", "-5"}, 2, `invalid argument "-5" for "--ready-timeout-s" flag: want seconds >= 0`},
+		{[]string{"matrix", "--ready-timeout-s", "nan"}, 2, `"--ready-timeout-s" flag: want seconds >= 0`},
 		{[]string{"fit", "--exclude", "phase=x"}, 2, "--exclude: filter"},
 		{[]string{"capacity", "--vllm-cmd", "vllm serve m --max-num-seqs abc"}, 1, `--max-num-seqs "abc": want a positive integer`},
 		{[]string{"capacity", "--gpu", "H100", "--vllm-cmd", "vllm serve glm-5.3-flash --tensor-parallel-size 3 --max-model-len 8192"}, 1, "tensor_parallel_size = 3 does not divide"},
@@ -77,6 +105,7 @@ func TestBadInputs(t *testing.T) {
 		{[]string{"capacity", "--vllm-cmd", "vllm serve m --speculative-config '{\"method\": dflash}'"}, 1, "--speculative-config"},
 		{[]string{"import", "vllm", "--", "vllm serve 'unterminated"}, 1, "unterminated single quote"},
 		{[]string{"import", "vllm"}, 2, "no vllm command given"},
+		{[]string{"capacity", "--gpu", "RTX-PRO-6000-Server", "--vllm-cmd", "vllm serve m --speculative-model \xf90"}, 1, "not valid UTF-8"},
 		{[]string{"matrix", "--measured", filepath.Join(dir, "absent.txt")}, 1, "--measured: "},
 		{[]string{"matrix", "--measured", garbage}, 1, "garbage.txt"},
 		{[]string{"matrix", "--measured", otherProto}, 1, "is not one the scenario's protocol runs"},
@@ -88,6 +117,35 @@ func TestBadInputs(t *testing.T) {
 		{[]string{"fit", "--weights", "ttft=-1"}, 2, "want a non-negative number"},
 		{[]string{"fit", "--method", "annealing"}, 2, `--method "annealing": want lm, bfgs or nelder-mead`},
 		{[]string{"fit", "--starts", "0"}, 2, "--starts 0: must be a positive integer"},
+		{[]string{"merge", shard5of2, shard1}, 1, `shard5of2.json: field "shard": shard 5/2: want i/n with 0 <= i < n <= 65536`},
+		{[]string{"merge", shardOf0, shard1}, 1, `shardof0.json: field "shard": shard 0/0`},
+		{[]string{"merge", shardOfNeg, shard1}, 1, `shardofneg.json: field "shard": shard 0/-1`},
+		{[]string{"merge", shardHuge, shard1}, 1, `shardhuge.json: field "shard": shard 0/1000000000000`},
+		{[]string{"merge", shardDup, shard1}, 1, `sharddup.json: results[1]: field "index" = 0: row given twice`},
+		{[]string{"merge", shardNegRow, shard1}, 1, `shardnegrow.json: results[1]: field "index" = -1: want 0 <= index < rows (4)`},
+		{[]string{"plan", "--context", "128K", "--users", "16", "--shard", "0/100000"}, 2, "want i/n with 0 <= i < n <= 65536"},
+		{[]string{"capacity", "--config", nanScenario}, 1, "nangpu.toml: gpu[0]: gpu \"RTX-PRO-6000-Server\": bandwidth_gbps = NaN: want a finite number in 10..100000 GB/s"},
+		{[]string{"plan", "--context", "128K", "--users", "16", "--catalog", nanGPU}, 1, "bandwidth_gbps = NaN"},
+		{[]string{"hardware", "list", "--gpus", hugeGPU}, 1, "memory_gib = 1e+300: want a finite number in 0.5..4096 GiB"},
+		{[]string{"hardware", "list", "--gpus", negPrice}, 1, "price_per_hour = -1: want a finite number in 0..10000 USD per GPU-hour"},
+		{[]string{"matrix", "--config", nanPoll}, 1, "nanpoll.toml:13: protocol.poll_s = NaN: must be positive"},
+		{[]string{"capacity", "--config", "/dev/zero"}, 1, "/dev/zero: larger than 16 MiB: servesim reads at most that much from such a file"},
+		{[]string{"matrix", "--measured", "/dev/zero"}, 1, "/dev/zero: larger than 64 MiB"},
+		{[]string{"hardware", "list", "--gpus", "/dev/zero"}, 1, "/dev/zero: larger than 16 MiB"},
+		{[]string{"simulate", "--workload", longLine}, 1, "longline.csv: line 3: longer than 1 MiB"},
+		{[]string{"matrix", "--measured", negMeasured}, 1, "negmeasured.csv: want a consistent matrix: prefill[0] (prefill 8K): total_tok_s = -12677.8: want a finite number >= 0"},
+		{[]string{"config", "--config", negSeedScenario}, 1, "negseed.toml:1: seed = -1: want a non-negative integer"},
+		{[]string{"simulate", "--workload", negSeedWorkload}, 1, "negseedwl.toml:2: seed = -1: want a non-negative integer"},
+		{[]string{"matrix", "--seed", "-5"}, 2, `invalid argument "-5" for "--seed" flag: want a non-negative integer`},
+		{[]string{"simulate", "--seed", "-1"}, 2, `"--seed" flag: want a non-negative integer`},
+		{[]string{"fit", "--workers", "-1"}, 2, "--workers -1: want a positive number of parallel simulations (or 0: all CPUs)"},
+		{[]string{"fit", "--max-iter", "-1"}, 2, "--max-iter -1: want a positive number of iterations per start (or 0: the method's)"},
+		{[]string{"plan", "--context", "128K", "--users", "16", "--max-gpus", "0"}, 2, "--max-gpus 0: want a number of GPUs in 1..4096"},
+		{[]string{"plan", "--context", "128K", "--users", "16", "--workers", "-1"}, 2, "--workers -1: want a positive number"},
+		{[]string{"plan", "--context", "128K", "--users", "16", "--top", "0"}, 2, "--top 0: want a positive number of layouts"},
+		{[]string{"plan", "--context", "128K", "--users", "16", "--explain-row", "-5"}, 2, "--explain-row -5: want a row index >= 0"},
+		{[]string{"merge", "--top", "-1", shard1}, 2, "--top -1: want a positive number of layouts"},
+		{[]string{"capacity", "--config", wrapTP}, 1, "engine.tensor_parallel_size = 4611686018427387905: must be at most 4096"},
 	}
 	for _, c := range cases {
 		var out, errb bytes.Buffer

@@ -49,6 +49,7 @@ func commands() []*command {
 		plotCmd(),
 		reportCmd(),
 		simulateCmd(),
+		validateCmd(),
 		versionCmd(),
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 
 	"github.com/spf13/pflag"
 
@@ -31,8 +32,7 @@ Example:
 				if len(args) > 0 {
 					return usagef("unexpected argument %q", args[0])
 				}
-				n, err := matrix.ParseContext(*ctx)
-				if err != nil {
+				if _, err := matrix.ParseContext(*ctx); err != nil {
 					return usagef("--context: %v", err)
 				}
 				if *conc <= 0 {
@@ -41,13 +41,15 @@ Example:
 				if err := out.check(); err != nil {
 					return err
 				}
-				_, srv, err := sf.loadServer(e.stderr)
+				r, srv, err := sf.loadServer(e.stderr)
 				if err != nil {
 					return err
 				}
-				x, err := bench.Explain(srv, n, *conc)
+				// The matrix's fitting and capacity rules: --context 1019K is the matrix's
+				// 1019K row, and an Over capacity cell says so.
+				x, err := bench.ExplainCell(srv, &r.Scenario.Protocol, *ctx, *conc)
 				if err != nil {
-					return err
+					return fmt.Errorf("--context %s: %w", *ctx, err)
 				}
 				var buf bytes.Buffer
 				if err := x.Write(&buf); err != nil {

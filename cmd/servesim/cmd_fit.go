@@ -57,8 +57,8 @@ The summary shows each file's metrics measured, with the starting and the fitted
 			reportOut := fs.String("report", "", "write the JSON report to `file`")
 			method := fs.String("method", "lm", "optimiser: lm (Levenberg-Marquardt), bfgs or nelder-mead (gonum/optimize)")
 			starts := fs.Int("starts", calibration.DefaultStarts, "seeded starting points")
-			maxIter := fs.Int("max-iter", 0, "iterations per start (default: the method's)")
-			workers := fs.Int("workers", 0, "parallel simulations (default: all CPUs)")
+			maxIter := fs.Int("max-iter", 0, "iterations per start (default 0: the method's)")
+			workers := fs.Int("workers", 0, "parallel simulations (default 0: all CPUs)")
 			fitSeed := fs.Uint64("fit-seed", 1, "seed for the random starting points")
 			weights := fs.String("weights", "", "objective `weights` as name=value,... (total, per_request, tbt, ttft, prefill, prefill_ttft, status, robust, prior); default "+calibration.DefaultWeights().String())
 			free := fs.String("free", "", "comma-separated parameter `names` to fit (default: chosen from the deployment)")
@@ -73,6 +73,12 @@ The summary shows each file's metrics measured, with the starting and the fitted
 				}
 				if *starts <= 0 {
 					return usagef("--starts %d: must be a positive integer", *starts)
+				}
+				if err := intRange("max-iter", *maxIter, 0, 1_000_000, "a positive number of iterations per start (or 0: the method's)"); err != nil {
+					return err
+				}
+				if err := intRange("workers", *workers, 0, 1<<16, "a positive number of parallel simulations (or 0: all CPUs)"); err != nil {
+					return err
 				}
 				wts, err := calibration.ParseWeights(*weights)
 				if err != nil {
@@ -142,7 +148,7 @@ The summary shows each file's metrics measured, with the starting and the fitted
 					return usagef("no measured matrix: pass --measured FILE")
 				}
 				prob := &calibration.Problem{Deployment: r.Deployment, Protocol: &r.Scenario.Protocol, Measured: meas,
-					Base: r.Params, Train: flt, KVTokens: *kvTokens, Seed: r.Scenario.Seed, Free: freeIDs}
+					Base: r.Params, Train: flt, KVTokens: *kvTokens, Seed: r.Scenario.Seed, Free: freeIDs, StepByStep: sf.stepByStep}
 				excl, src := r.Scenario.Fit.Exclude, "scenario [fit] exclude"
 				if fs.Changed("exclude") {
 					excl, src = *exclude, "--exclude"

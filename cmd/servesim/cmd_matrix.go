@@ -53,6 +53,7 @@ ttft_ms,tbt_ms,avg_active,completed,output_tokens,measured_s (predicted values).
 				if err != nil {
 					return err
 				}
+				srv.StepByStep = sf.stepByStep
 				fmt.Fprintf(e.stderr, "servesim: %s; parameters: %s (%s)\n", r.Scenario.Name, r.ParamsFrom, r.Source)
 				start := time.Now()
 				res, err := bench.RunMatrix(srv, &r.Scenario.Protocol, bench.Options{Seed: r.Scenario.Seed, Progress: progressPrinter(e, start)})

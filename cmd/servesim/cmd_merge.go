@@ -3,10 +3,10 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"os"
 
 	"github.com/spf13/pflag"
 
+	"github.com/servesim/servesim/internal/fsutil"
 	"github.com/servesim/servesim/planner"
 )
 
@@ -40,12 +40,15 @@ Example (GNU parallel on one machine, or any job array):
 				if err := format.check(); err != nil {
 					return err
 				}
+				if err := intRange("top", *top, 1, 1<<30, "a positive number of layouts"); err != nil {
+					return err
+				}
 				if err := out.check(); err != nil {
 					return err
 				}
 				var plans []*planner.Plan
 				for _, name := range args {
-					f, err := os.Open(name)
+					f, err := fsutil.Open(name, fsutil.MaxPlanBytes)
 					if err != nil {
 						return err
 					}

@@ -96,8 +96,8 @@ func parseShard(s string) (planner.Shard, error) {
 	a, b, ok := strings.Cut(s, "/")
 	i, err1 := strconv.Atoi(strings.TrimSpace(a))
 	n, err2 := strconv.Atoi(strings.TrimSpace(b))
-	if !ok || err1 != nil || err2 != nil || n < 1 || i < 0 || i >= n {
-		return planner.Shard{}, usagef("--shard %q: want i/n with 0 <= i < n, such as 0/8 (Kubernetes: $JOB_COMPLETION_INDEX/8)", s)
+	if !ok || err1 != nil || err2 != nil || n < 1 || n > planner.MaxShards || i < 0 || i >= n {
+		return planner.Shard{}, usagef("--shard %q: want i/n with 0 <= i < n <= %d, such as 0/8 (Kubernetes: $JOB_COMPLETION_INDEX/8)", s, planner.MaxShards)
 	}
 	return planner.Shard{Index: i, Count: n}, nil
 }
@@ -238,7 +238,7 @@ Example:
 			def := planner.DefaultSpace()
 			gpus := fs.String("gpus", "", "candidate GPUs, a comma-separated `list` of names (default: the whole catalog); a number N is the scenario's GPU count, as on the other commands")
 			catalog := fs.String("catalog", "", "GPU catalog `file` adding or overriding entries ([[gpu]] TOML)")
-			maxGPUs := fs.Int("max-gpus", def.MaxGPUs, "most GPUs in a configuration (`N`)")
+			maxGPUs := fs.Int("max-gpus", def.MaxGPUs, "most GPUs in a configuration (`N`, 1..4096)")
 			counts := fs.String("gpu-counts", "", "GPU counts to try, `list` (default: powers of two up to --max-gpus)")
 			tps := fs.String("tp", "", "tensor-parallel sizes, `list` (default: powers of two dividing the count)")
 			eps := fs.String("ep", "", "expert parallel: `on,off` (default: both for MoE models)")
@@ -250,7 +250,7 @@ Example:
 			weights := fs.String("weights", strings.Join(def.Weights, ","), "checkpoint variants, `list`: auto, native, fp8, bf16")
 			mml := fs.Int("max-model-len", 0, "max-model-len (`tokens`; default: the scenario's)")
 			shard := fs.String("shard", "", "run only slice `i/n` of the sweep (0 <= i < n)")
-			workers := fs.Int("workers", 0, "simulations at once (`N`; default: the number of CPUs)")
+			workers := fs.Int("workers", 0, "simulations at once (`N`; default 0: the number of CPUs)")
 			var format formatFlag[planResult]
 			format.register(fs, planFormats())
 			top := fs.Int("top", 25, "hardware layouts shown in the table (`N`)")
@@ -266,11 +266,28 @@ Example:
 				if err := format.check(); err != nil {
 					return err
 				}
+				for _, c := range []struct {
+					name      string
+					v, lo, hi int
+					want      string
+				}{
+					{"max-gpus", *maxGPUs, 1, 4096, "a number of GPUs in 1..4096"},
+					{"workers", *workers, 0, 1 << 16, "a positive number of simulations at once (or 0: the number of CPUs)"},
+					{"top", *top, 1, 1 << 30, "a positive number of layouts"},
+					{"max-model-len", *mml, 0, 1 << 30, "a positive number of tokens (or 0: the scenario's)"},
+				} {
+					if err := intRange(c.name, c.v, c.lo, c.hi, c.want); err != nil {
+						return err
+					}
+				}
 				// The question's workload.
 				if err := bf.check(fs); err != nil {
 					return err
 				}
 				var spec0 *workload.Spec
+				if fs.Changed("explain-row") && *explainRow < 0 {
+					return usagef("--explain-row %d: want a row index >= 0 (leave the flag out for no row)", *explainRow)
+				}
 				if fs.Changed("output-tokens") && *outTok < 1 {
 					return usagef("--output-tokens %d: must be a positive integer", *outTok)
 				}
@@ -424,6 +441,7 @@ Example:
 					}
 				}
 				q := planner.ScenarioQuestion(r, ms, spec0, cands, sp)
+				q.StepByStep = sf.stepByStep
 				if !ms.Scenario && sf.config == "" && sf.vllmCmd == "" {
 					// The embedded seed's engine version is the seed's, not the question's.
 					q.Engine.Version = sf.vllmVersion

@@ -69,6 +69,10 @@ Example:
 					size int
 				}
 				var files []written
+				// Every figure goes to a temporary name first and all are renamed at the end, so
+				// an interrupted or failed run leaves the directory's old figures, not a mix.
+				batch := outputs.NewBatch()
+				defer batch.Abort()
 				for _, f := range figs {
 					for _, fm := range formats {
 						data, err := f.Bytes(fm)
@@ -76,11 +80,14 @@ Example:
 							return fmt.Errorf("figure %s: %w", f.Name, err)
 						}
 						path := filepath.Join(*out, f.Name+"."+string(fm))
-						if err := outputs.WriteFile(path, data); err != nil {
+						if err := batch.Add(path, data); err != nil {
 							return err
 						}
 						files = append(files, written{path, len(data)})
 					}
+				}
+				if err := batch.Commit(); err != nil {
+					return err
 				}
 				width := 0
 				for _, w := range files {
@@ -150,6 +157,7 @@ func (f *figureFlags) simulate(e *env) (*report.Input, error) {
 	if err != nil {
 		return nil, err
 	}
+	srv.StepByStep = f.sf.stepByStep
 	fmt.Fprintf(e.stderr, "servesim: %s; parameters: %s (%s)\n", r.Scenario.Name, r.ParamsFrom, r.Source)
 	start := time.Now()
 	in, err := report.Simulate(r, srv, meas, measName, report.SimulateOptions{Explain: f.cells, NoExplain: f.explain == "none",

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -21,13 +23,15 @@ type scenarioFlags struct {
 	params       string
 	uncalibrated bool
 	vllmCmd      string
-	seed         int64
+	seed         seedFlag
 	gpu          string
 	gpus         int
 	modelConfig  string
 	vllmVersion  string
-	// readyTimeoutS >= 0 replaces the protocol's ready_timeout_s (0: the tool's default by context).
-	readyTimeoutS float64
+	// readyTimeoutS, when set, replaces the protocol's ready_timeout_s (0: the tool's default by
+	// context).
+	readyTimeoutS secondsFlag
+	stepByStep    bool
 	// vllmWords, when set, is a launch command already split into words (import's positional
 	// arguments); it takes the place of --vllm-cmd.
 	vllmWords []string
@@ -46,9 +50,60 @@ func (f *scenarioFlags) register(fs *pflag.FlagSet) {
 	}
 	fs.StringVar(&f.modelConfig, "model-config", "", "the model's Hugging Face config.json, or the `path` of the directory holding it (instead of the built-ins and the Hugging Face cache)")
 	fs.StringVar(&f.vllmVersion, "vllm-version", "", "the vLLM `version` whose defaults apply (default: the scenario's, else "+deploy.DefaultVersion+")")
-	fs.Int64Var(&f.seed, "seed", -1, "random seed for speculative acceptance (default: the scenario's)")
-	fs.Float64Var(&f.readyTimeoutS, "ready-timeout-s", -1, "the benchmark's readiness timeout in `seconds` for every context; 0: the tool's default by context (60 s below 64K, 120 s below 128K, 180 s from 128K) (default: the scenario's protocol.ready_timeout_s)")
+	fs.Var(&f.seed, "seed", "random `seed` for speculative acceptance, a non-negative integer (default: the scenario's)")
+	fs.Var(&f.readyTimeoutS, "ready-timeout-s", "the benchmark's readiness timeout in `seconds` for every context; 0: the tool's default by context (60 s below 64K, 120 s below 128K, 180 s from 128K) (default: the scenario's protocol.ready_timeout_s)")
+	fs.BoolVar(&f.stepByStep, "step-by-step", false, "simulate every engine step request by request (the reference the default event-driven mode agrees with)")
 }
+
+// seedFlag is --seed: unset (the scenario's seed) or a non-negative integer. A negative value is
+// refused rather than meaning "unset" (--seed -5 used to run with the scenario's seed quietly).
+type seedFlag struct {
+	v   uint64
+	set bool
+}
+
+func (s *seedFlag) String() string {
+	if !s.set {
+		return ""
+	}
+	return strconv.FormatUint(s.v, 10)
+}
+
+func (s *seedFlag) Set(v string) error {
+	n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+	if err != nil {
+		return fmt.Errorf("want a non-negative integer (leave --seed out for the scenario's seed)")
+	}
+	s.v, s.set = n, true
+	return nil
+}
+
+func (s *seedFlag) Type() string { return "uint" }
+
+// secondsFlag is a duration in seconds that may be left unset: a negative or non-finite value is
+// refused rather than meaning "unset" (--ready-timeout-s -5 used to mean the scenario's).
+type secondsFlag struct {
+	v   float64
+	set bool
+}
+
+func (s *secondsFlag) String() string {
+	if !s.set {
+		return ""
+	}
+	return strconv.FormatFloat(s.v, 'g', -1, 64)
+}
+
+func (s *secondsFlag) Set(v string) error {
+	x, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	if err != nil || !(x >= 0 && x <= 1e6) {
+		return fmt.Errorf("want seconds >= 0 (leave the flag out for the scenario's value)")
+	}
+	s.v, s.set = x, true
+	return nil
+}
+
+func (s *secondsFlag) Type() string { return "float" }
 
 // isSeed reports whether the run uses the embedded seed scenario unchanged.
 func (f *scenarioFlags) isSeed() bool {
@@ -109,11 +164,11 @@ func (f *scenarioFlags) scenario(stderr io.Writer) (*scenario.Scenario, error) {
 		}
 		s.Engine.Version = f.vllmVersion
 	}
-	if f.seed >= 0 {
-		s.Seed = uint64(f.seed)
+	if f.seed.set {
+		s.Seed = f.seed.v
 	}
-	if f.readyTimeoutS >= 0 {
-		s.Protocol.ReadyTimeoutS = f.readyTimeoutS
+	if f.readyTimeoutS.set {
+		s.Protocol.ReadyTimeoutS = f.readyTimeoutS.v
 		if err := s.Protocol.Validate(); err != nil {
 			return nil, usagef("--ready-timeout-s: %v", err)
 		}
@@ -148,6 +203,7 @@ func (f *scenarioFlags) loadServer(stderr io.Writer) (*scenario.Resolved, *sim.S
 	if err != nil {
 		return nil, nil, err
 	}
+	srv.StepByStep = f.stepByStep
 	return r, srv, nil
 }
 
@@ -199,4 +255,13 @@ func loadMeasured(path string, seedScenario bool, r *scenario.Resolved) (*matrix
 		name = ""
 	}
 	return m, name, nil
+}
+
+// intRange refuses --name v outside lo..hi (usage error naming the flag and what is wanted).
+// Flags whose help documents 0 as "the default" pass lo = 0; the others have no quiet "unset".
+func intRange(name string, v, lo, hi int, want string) error {
+	if v < lo || v > hi {
+		return usagef("--%s %d: want %s", name, v, want)
+	}
+	return nil
 }

@@ -14,7 +14,9 @@
 // (package scenario), or an empty one when --vllm-cmd or --model-config gives the model; --gpu,
 // --gpus, --vllm-cmd (the engine flags and the model; every flag it leaves out takes vLLM's default),
 // --model-config, --vllm-version, --params, --uncalibrated and --seed change the hardware, the
-// engine, the model, the parameters and the seed of any simulating command.
+// engine, the model, the parameters and the seed of any simulating command, and --step-by-step
+// makes it simulate every engine step request by request (package sim's reference mode; the
+// default event-driven mode agrees with it).
 //
 // Reading order: main.go (signals, then run), cli.go (command: a pflag FlagSet with
 // ContinueOnError, Short and Long help and an action; run, usage errors, help), common.go (the
@@ -27,8 +29,9 @@
 // Conventions: results go to stdout, progress and notes to stderr. Exit status 0 for success, 1
 // for a failed run, 2 for a usage error (a bad flag, a missing argument, an unknown --format). An
 // output file is written to a temporary name in the same directory and renamed
-// (internal/fsutil), so an interrupted run leaves no partial file; on SIGINT or SIGTERM the
-// command removes its unfinished files and exits 130. A panic inside a command is reported as an
+// (internal/fsutil), so an interrupted run leaves no partial file; plot's figures are one batch,
+// renamed together at the end, so an interrupted plot leaves the old figures, not a mix. On SIGINT
+// or SIGTERM the command removes its unfinished files and exits 130. A panic inside a command is reported as an
 // internal error with exit status 1.
 //
 // Determinism: the same command line, inputs and seed give byte-identical output. Fits, plans and

@@ -20,7 +20,7 @@ func main() {
 	go func() {
 		s := <-sig
 		outputs.RemovePending()
-		fmt.Fprintf(os.Stderr, "\nservesim: %v: stopped, no partial output written\n", s)
+		fmt.Fprintf(os.Stderr, "\nservesim: %v: stopped; output files are either complete or untouched (unfinished ones removed)\n", s)
 		os.Exit(130)
 	}()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))

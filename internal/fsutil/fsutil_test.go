@@ -1,6 +1,7 @@
 package fsutil
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -64,5 +65,67 @@ func TestRemovePending(t *testing.T) {
 	fs.RemovePending()
 	if _, err := os.Stat(f.Name()); !os.IsNotExist(err) {
 		t.Fatalf("pending temp file still exists: %v", err)
+	}
+}
+
+// TestBatchAllOrNothing: a batch changes nothing at its destinations until Commit; an interrupt
+// (RemovePending) before Commit leaves every old file and no temporary one; Commit puts every
+// new file in place.
+func TestBatchAllOrNothing(t *testing.T) {
+	dir := t.TempDir()
+	names := []string{"a.svg", "b.svg", "c.svg"}
+	for _, n := range names {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte("old"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var fs Files
+	contents := func() string {
+		var out []string
+		for _, n := range names {
+			b, _ := os.ReadFile(filepath.Join(dir, n))
+			out = append(out, string(b))
+		}
+		ents, _ := os.ReadDir(dir)
+		return fmt.Sprintf("%v %d entries", out, len(ents))
+	}
+	b := fs.NewBatch()
+	for _, n := range names[:2] {
+		if err := b.Add(filepath.Join(dir, n), []byte("new")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := contents(); got != "[old old old] 5 entries" {
+		t.Errorf("before commit: %s", got)
+	}
+	fs.RemovePending() // the interrupt
+	if got := contents(); got != "[old old old] 3 entries" {
+		t.Errorf("after an interrupt: %s, want the old files only", got)
+	}
+	if err := b.Commit(); err == nil || !strings.Contains(err.Error(), "interrupted") {
+		t.Errorf("commit after an interrupt: %v", err)
+	}
+	if got := contents(); got != "[old old old] 3 entries" {
+		t.Errorf("after a refused commit: %s", got)
+	}
+	b = fs.NewBatch()
+	for _, n := range names {
+		if err := b.Add(filepath.Join(dir, n), []byte("new")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if got := contents(); got != "[new new new] 3 entries" {
+		t.Errorf("after commit: %s", got)
+	}
+	b = fs.NewBatch()
+	if err := b.Add(filepath.Join(dir, "a.svg"), []byte("newer")); err != nil {
+		t.Fatal(err)
+	}
+	b.Abort()
+	if got := contents(); got != "[new new new] 3 entries" {
+		t.Errorf("after abort: %s", got)
 	}
 }

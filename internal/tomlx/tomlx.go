@@ -28,6 +28,9 @@ func Decode(data []byte, name string, v any, hint string) (toml.MetaData, error)
 		}
 		return md, errors.New(msg)
 	}
+	if err := checkUnsigned(data, name, v); err != nil {
+		return md, err
+	}
 	return md, nil
 }
 

@@ -176,21 +176,27 @@ func (e *EngineConfig) GPUs() int { return e.TensorParallel * e.DataParallel * e
 // Validate checks each field on its own; Deployment.Validate checks them against the model and
 // hardware. Errors name the field in its TOML spelling.
 func (e *EngineConfig) Validate() error {
-	pos := func(name string, v int) error {
+	// Upper bounds keep products of sizes inside int64 (TP x DP must not wrap around to the GPU
+	// count) and far above any real engine.
+	const maxParallel, maxTokens, maxSeqs = 4096, 1 << 30, 1 << 20
+	pos := func(name string, v, hi int) error {
 		if v <= 0 {
 			return fmt.Errorf("engine.%s = %d: must be a positive integer", name, v)
+		}
+		if v > hi {
+			return fmt.Errorf("engine.%s = %d: must be at most %d", name, v, hi)
 		}
 		return nil
 	}
 	for _, c := range []struct {
-		n string
-		v int
+		n     string
+		v, hi int
 	}{
-		{"tensor_parallel_size", e.TensorParallel}, {"data_parallel_size", e.DataParallel},
-		{"pipeline_parallel_size", e.PipelineParallel}, {"max_model_len", e.MaxModelLen},
-		{"max_num_batched_tokens", e.MaxNumBatchedTokens}, {"max_num_seqs", e.MaxNumSeqs},
+		{"tensor_parallel_size", e.TensorParallel, maxParallel}, {"data_parallel_size", e.DataParallel, maxParallel},
+		{"pipeline_parallel_size", e.PipelineParallel, maxParallel}, {"max_model_len", e.MaxModelLen, maxTokens},
+		{"max_num_batched_tokens", e.MaxNumBatchedTokens, maxTokens}, {"max_num_seqs", e.MaxNumSeqs, maxSeqs},
 	} {
-		if err := pos(c.n, c.v); err != nil {
+		if err := pos(c.n, c.v, c.hi); err != nil {
 			return err
 		}
 	}
@@ -200,11 +206,11 @@ func (e *EngineConfig) Validate() error {
 	if !validKVCacheDType(e.KVCacheDType) {
 		return fmt.Errorf("engine.kv_cache_dtype = %q: want auto, bf16, fp16, fp8, fp8_e4m3 or fp8_e5m2", e.KVCacheDType)
 	}
-	if e.BlockSize < 0 || (e.BlockSize > 0 && e.BlockSize%16 != 0) {
+	if e.BlockSize < 0 || e.BlockSize > maxTokens || (e.BlockSize > 0 && e.BlockSize%16 != 0) {
 		return fmt.Errorf("engine.block_size = %d: must be 0 (auto) or a positive multiple of 16", e.BlockSize)
 	}
-	if e.MaxCaptureSize < 0 {
-		return fmt.Errorf("engine.max_cudagraph_capture_size = %d: must be >= 0", e.MaxCaptureSize)
+	if e.MaxCaptureSize < 0 || e.MaxCaptureSize > maxTokens {
+		return fmt.Errorf("engine.max_cudagraph_capture_size = %d: must be in 0..%d", e.MaxCaptureSize, maxTokens)
 	}
 	if !e.ChunkedPrefill && e.MaxNumBatchedTokens < e.MaxModelLen {
 		return fmt.Errorf("engine.max_num_batched_tokens = %d is below max_model_len = %d with chunked prefill off: vLLM refuses this", e.MaxNumBatchedTokens, e.MaxModelLen)

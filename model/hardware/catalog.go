@@ -3,9 +3,9 @@ package hardware
 import (
 	"embed"
 	"fmt"
-	"os"
 	"strings"
 
+	"github.com/servesim/servesim/internal/fsutil"
 	"github.com/servesim/servesim/internal/tomlx"
 )
 
@@ -67,7 +67,7 @@ func LoadCatalog(file string) (*Catalog, error) {
 	if file == "" {
 		return c, nil
 	}
-	data, err := os.ReadFile(file)
+	data, err := fsutil.ReadFile(file, fsutil.MaxConfigBytes)
 	if err != nil {
 		return nil, err
 	}

@@ -154,21 +154,58 @@ func (g *GPU) WeightNote(d arch.DType) string {
 	return ""
 }
 
-// Validate checks that the facts needed by the cost model are present.
+// Physical ranges of the catalog's numbers: every number must be finite and within its range,
+// so a typo (or NaN, Inf, 1e300) is refused where it is read rather than reaching the engine.
+// The ranges are wide (today's GPUs sit well inside them) and exist to catch nonsense.
+const (
+	MinMemoryGiB, MaxMemoryGiB         = 0.5, 4096    // device memory, GiB (the engine tests use ~1 GiB toy GPUs)
+	MinBandwidthGBps, MaxBandwidthGBps = 10, 100_000  // device-memory bandwidth, GB/s
+	MinTFLOPS, MaxTFLOPS               = 0.1, 100_000 // any dense peak, TFLOPS (fp8, fp4 also 0: none)
+	MinLinkGBps, MaxLinkGBps           = 0.1, 10_000  // GPU-GPU link per direction, GB/s
+	MinLinkLatencyUS, MaxLinkLatencyUS = 0.01, 1000   // one link hop, microseconds
+	MaxPricePerHour                    = 10_000       // USD per GPU-hour (0: no price)
+)
+
+// checkRange refuses a NaN, an infinity or a value outside [lo, hi] (zeroOK: 0 is allowed too,
+// meaning "none"), naming the key, the value and the range with its unit.
+func (g *GPU) checkRange(key string, v, lo, hi float64, zeroOK bool, unit string) error {
+	if (v >= lo && v <= hi) || (zeroOK && v == 0) {
+		return nil
+	}
+	rng := fmt.Sprintf("in %v..%v %s", lo, hi, unit)
+	if zeroOK {
+		rng += ", or 0"
+	}
+	return fmt.Errorf("gpu %q: %s = %v: want a finite number %s", g.Name, key, v, rng)
+}
+
+// Validate checks that the facts needed by the cost model are present, finite and physical
+// (the ranges above).
 func (g *GPU) Validate() error {
-	switch {
-	case g.Name == "":
+	if g.Name == "" {
 		return fmt.Errorf("gpu: name is empty")
-	case g.MemoryGiB <= 0:
-		return fmt.Errorf("gpu %q: memory_gib = %v: must be positive", g.Name, g.MemoryGiB)
-	case g.BandwidthGBps <= 0:
-		return fmt.Errorf("gpu %q: bandwidth_gbps = %v: must be positive", g.Name, g.BandwidthGBps)
-	case g.BF16TFLOPS <= 0:
-		return fmt.Errorf("gpu %q: bf16_tflops = %v: must be positive", g.Name, g.BF16TFLOPS)
-	case g.LinkGBps <= 0:
-		return fmt.Errorf("gpu %q: link_gbps = %v: must be positive (PCIe counts)", g.Name, g.LinkGBps)
-	case g.LinkLatencyUS <= 0:
-		return fmt.Errorf("gpu %q: link_latency_us = %v: must be positive", g.Name, g.LinkLatencyUS)
+	}
+	checks := []struct {
+		key    string
+		v      float64
+		lo, hi float64
+		zeroOK bool
+		unit   string
+	}{
+		{"memory_gib", g.MemoryGiB, MinMemoryGiB, MaxMemoryGiB, false, "GiB"},
+		{"memory_gb", g.MemoryGB, 0, MaxMemoryGiB * 1.074, false, "GB (0: not given)"},
+		{"bandwidth_gbps", g.BandwidthGBps, MinBandwidthGBps, MaxBandwidthGBps, false, "GB/s"},
+		{"bf16_tflops", g.BF16TFLOPS, MinTFLOPS, MaxTFLOPS, false, "TFLOPS"},
+		{"fp8_tflops", g.FP8TFLOPS, MinTFLOPS, MaxTFLOPS, true, "TFLOPS (0: no fp8 tensor cores)"},
+		{"fp4_tflops", g.FP4TFLOPS, MinTFLOPS, MaxTFLOPS, true, "TFLOPS (0: no fp4 tensor cores)"},
+		{"link_gbps", g.LinkGBps, MinLinkGBps, MaxLinkGBps, false, "GB/s (PCIe counts)"},
+		{"link_latency_us", g.LinkLatencyUS, MinLinkLatencyUS, MaxLinkLatencyUS, false, "us"},
+		{"price_per_hour", g.PricePerHour, 0, MaxPricePerHour, false, "USD per GPU-hour"},
+	}
+	for _, c := range checks {
+		if err := g.checkRange(c.key, c.v, c.lo, c.hi, c.zeroOK, c.unit); err != nil {
+			return err
+		}
 	}
 	switch g.Link {
 	case LinkPCIe, LinkNVLink, LinkXGMI:

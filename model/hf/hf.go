@@ -6,11 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
+	"github.com/servesim/servesim/internal/fsutil"
 	"github.com/servesim/servesim/model/arch"
 )
 
@@ -167,12 +167,12 @@ func ParseWithQuant(configJSON, hfQuantConfigJSON []byte, name string) (*arch.Ar
 // Load reads the config.json at path, and the hf_quant_config.json beside it if there is one. The
 // model is named after the file's directory.
 func Load(path string) (*arch.Arch, error) {
-	cfg, err := os.ReadFile(path)
+	cfg, err := fsutil.ReadFile(path, fsutil.MaxConfigBytes)
 	if err != nil {
 		return nil, fmt.Errorf("hf: %w", err)
 	}
 	qpath := filepath.Join(filepath.Dir(path), "hf_quant_config.json")
-	q, err := os.ReadFile(qpath)
+	q, err := fsutil.ReadFile(qpath, fsutil.MaxConfigBytes)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("hf: %w", err)

@@ -7,22 +7,22 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/servesim/servesim/internal/fsutil"
 	"github.com/servesim/servesim/model/arch"
 )
 
 // LoadAs is Load with the model named name instead of after the file's directory (a Hugging
 // Face cache snapshot is named by a commit hash, not by the model).
 func LoadAs(path, name string) (*arch.Arch, error) {
-	cfg, err := os.ReadFile(path)
+	cfg, err := fsutil.ReadFile(path, fsutil.MaxConfigBytes)
 	if err != nil {
 		return nil, fmt.Errorf("hf: %w", err)
 	}
 	qpath := filepath.Join(filepath.Dir(path), "hf_quant_config.json")
-	q, err := os.ReadFile(qpath)
+	q, err := fsutil.ReadFile(qpath, fsutil.MaxConfigBytes)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("hf: %w", err)

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/spf13/pflag"
+
+	"github.com/servesim/servesim/planner"
+)
+
+// FuzzPlanListFlags: plan's list flags (--gpu-counts, --tp, --max-num-seqs,
+// --max-num-batched-tokens, --gpu-memory-utilization, --shard) and plot's --explain either parse
+// or give a usage error naming the flag; what parses has one value per non-empty item, a shard
+// within 0 <= i < n <= planner.MaxShards, explain cells with positive concurrency and a --seed
+// that is never negative.
+func FuzzPlanListFlags(f *testing.F) {
+	for _, s := range []string{"16,32,64", "4096,8K,16K", "0.9,0.92,0.95", "0/8", "7/8", "8K:1,128K:16", " 1 , ,2", "-1", "1e309", "NaN", "9223372036854775808", "0/0", "3/2", "1/65537"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if len(s) > 1<<12 {
+			return
+		}
+		items := len(splitList(s))
+		usage := func(name string, err error) {
+			if err != nil && !strings.Contains(err.Error(), "--"+name) {
+				t.Fatalf("--%s %q: error does not name the flag: %v", name, s, err)
+			}
+		}
+		if v, err := parseInts("tp", s); err == nil && len(v) != items {
+			t.Fatalf("parseInts(%q) = %v: %d values for %d items", s, v, len(v), items)
+		} else {
+			usage("tp", err)
+		}
+		if v, err := parseTokenList("max-num-batched-tokens", s); err == nil {
+			for _, n := range v {
+				if n < 0 {
+					t.Fatalf("parseTokenList(%q) = %v", s, v)
+				}
+			}
+		} else {
+			usage("max-num-batched-tokens", err)
+		}
+		if _, err := parseFloats("gpu-memory-utilization", s); err != nil {
+			usage("gpu-memory-utilization", err)
+		}
+		if sh, err := parseShard(s); err == nil {
+			if sh.Index < 0 || sh.Index >= sh.Count || sh.Count > planner.MaxShards {
+				t.Fatalf("parseShard(%q) = %+v", s, sh)
+			}
+		} else {
+			usage("shard", err)
+		}
+		ff := figureFlags{explain: s}
+		if err := ff.check(); err == nil {
+			for _, c := range ff.cells {
+				if c.Concurrency <= 0 || c.Context == "" {
+					t.Fatalf("--explain %q: cell %+v", s, c)
+				}
+			}
+		} else {
+			usage("explain", err)
+		}
+		var sd seedFlag
+		if err := sd.Set(s); err == nil {
+			if strings.HasPrefix(strings.TrimSpace(s), "-") || !sd.set {
+				t.Fatalf("--seed %q accepted as %s", s, sd.String())
+			}
+			var back seedFlag
+			if err := back.Set(sd.String()); err != nil || back != sd {
+				t.Fatalf("--seed %q: %s does not read back", s, sd.String())
+			}
+		}
+		// The flags through pflag, as the command line gives them.
+		fs := pflag.NewFlagSet("plan", pflag.ContinueOnError)
+		fs.SetOutput(&strings.Builder{})
+		fs.Var(&sd, "seed", "")
+		_ = fs.Parse([]string{"--seed", s})
+	})
+}

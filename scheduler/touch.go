@@ -1,0 +1,212 @@
+package scheduler
+
+import (
+	"math"
+	"math/bits"
+	"slices"
+)
+
+// touchQueue holds the lazy requests by touch step, and gives back those due at a step in
+// running order (touch step, then admission order). Most touches are a block of tokens ahead
+// (a decoder grows its blocks every block-size steps), so near ones sit in a timing wheel of
+// wheelSize slots, one per step, found through a bitmap; farther ones (a request's finish) wait in
+// a heap and move to the wheel as it turns. Pushing and removing are constant time; the requests
+// due at a step are sorted by admission order when they come out (a few per step).
+type touchQueue struct {
+	lz    []*lazyState // by id: slots and the heap name lazy states by id, not by pointer
+	base  int64        // the wheel covers steps base .. base+wheelSize-1
+	wheel [wheelSize][]int32
+	full  [wheelSize / 64]uint64 // bit s: wheel[s] is not empty
+	far   touchHeap
+	n     int
+}
+
+const wheelSize = 256 // a power of two, larger than usual block sizes
+
+func (q *touchQueue) len() int { return q.n }
+
+// push queues r at r.lz.touchAt (at the next step if that has passed).
+func (q *touchQueue) push(r *Request) {
+	lz := r.lz
+	at := max(lz.touchAt, q.base)
+	q.n++
+	if at >= q.base+wheelSize {
+		lz.wslot = -1
+		q.far.push(lz, at, r.order)
+		return
+	}
+	s := int32(at & (wheelSize - 1))
+	lz.wslot, lz.wpos = s, int32(len(q.wheel[s]))
+	q.wheel[s] = append(q.wheel[s], lz.id)
+	q.full[s/64] |= 1 << (s % 64)
+}
+
+// queued reports whether r is in the queue.
+func (q *touchQueue) queued(r *Request) bool { return r.lz.wslot >= 0 || r.lz.hidx >= 0 }
+
+// remove takes r out of the queue.
+func (q *touchQueue) remove(r *Request) {
+	lz := r.lz
+	switch {
+	case lz.wslot >= 0:
+		s := lz.wslot
+		w := q.wheel[s]
+		last := len(w) - 1
+		if int(lz.wpos) != last {
+			w[lz.wpos] = w[last]
+			q.lz[w[last]].wpos = lz.wpos
+		}
+		q.wheel[s] = w[:last]
+		if last == 0 {
+			q.full[s/64] &^= 1 << (s % 64)
+		}
+		lz.wslot = -1
+	case lz.hidx >= 0:
+		q.far.remove(lz.hidx)
+	default:
+		return
+	}
+	q.n--
+}
+
+// due appends to dst the requests due at or before step, in running order, and takes them out.
+// Steps before step that were skipped (a span) had none due.
+func (q *touchQueue) due(step int64, dst []*Request) []*Request {
+	for ; q.base <= step; q.base++ {
+		s := int32(q.base & (wheelSize - 1))
+		if w := q.wheel[s]; len(w) > 0 {
+			k := len(dst)
+			for _, id := range w {
+				lz := q.lz[id]
+				lz.wslot = -1
+				dst = append(dst, lz.req)
+			}
+			q.n -= len(w)
+			q.wheel[s] = w[:0]
+			q.full[s/64] &^= 1 << (s % 64)
+			slices.SortFunc(dst[k:], func(a, b *Request) int { return int(a.order - b.order) })
+		}
+		// The step leaving the wheel makes room for one more: bring in the far touches it
+		// covers now.
+		for q.far.len() > 0 && q.far.minAt() < q.base+1+wheelSize {
+			lz := q.far.popLZ()
+			at := max(lz.touchAt, q.base+1)
+			s := int32(at & (wheelSize - 1))
+			lz.wslot, lz.wpos = s, int32(len(q.wheel[s]))
+			q.wheel[s] = append(q.wheel[s], lz.id)
+			q.full[s/64] |= 1 << (s % 64)
+		}
+		if q.n == 0 {
+			q.base = step
+		}
+	}
+	return dst
+}
+
+// minAt is the earliest touch step queued (math.MaxInt64 if none).
+func (q *touchQueue) minAt() int64 {
+	at := int64(math.MaxInt64)
+	if q.far.len() > 0 {
+		at = q.far.minAt()
+	}
+	// The first non-empty wheel slot at or after base, in wheel order.
+	b := int(q.base & (wheelSize - 1))
+	for k := 0; k <= wheelSize/64; k++ {
+		word := (b/64 + k) % (wheelSize / 64)
+		bitsw := q.full[word]
+		if k == 0 {
+			bitsw &^= (1 << (b % 64)) - 1 // slots before base in the first word
+		} else if k == wheelSize/64 {
+			bitsw &= (1 << (b % 64)) - 1 // wrapped around: only those before base
+		}
+		if bitsw != 0 {
+			s := word*64 + bits.TrailingZeros64(bitsw)
+			off := int64((s - b + wheelSize) % wheelSize)
+			return min(at, q.base+off)
+		}
+	}
+	return at
+}
+
+// touchHeap holds the touches beyond the wheel, ordered by step. A slot holds its keys and the id
+// of a lazy state, not a pointer: sifting neither visits the requests nor pays the garbage
+// collector's write barrier.
+type touchHeap struct {
+	s  []touchSlot
+	lz *[]*lazyState // the queue's lazy states, by id
+}
+
+type touchSlot struct {
+	at, order int64
+	id        int32
+}
+
+func (h *touchHeap) len() int     { return len(h.s) }
+func (h *touchHeap) minAt() int64 { return h.s[0].at }
+func (h *touchHeap) less(i, j int) bool {
+	a, b := &h.s[i], &h.s[j]
+	if a.at != b.at {
+		return a.at < b.at
+	}
+	return a.order < b.order
+}
+
+func (h *touchHeap) swap(i, j int) {
+	h.s[i], h.s[j] = h.s[j], h.s[i]
+	lz := *h.lz
+	lz[h.s[i].id].hidx, lz[h.s[j].id].hidx = i, j
+}
+
+func (h *touchHeap) up(j int) {
+	for j > 0 {
+		i := (j - 1) / 2
+		if !h.less(j, i) {
+			break
+		}
+		h.swap(i, j)
+		j = i
+	}
+}
+
+func (h *touchHeap) down(i int) bool {
+	i0, n := i, len(h.s)
+	for {
+		j := 2*i + 1
+		if j >= n {
+			break
+		}
+		if k := j + 1; k < n && h.less(k, j) {
+			j = k
+		}
+		if !h.less(j, i) {
+			break
+		}
+		h.swap(i, j)
+		i = j
+	}
+	return i > i0
+}
+
+func (h *touchHeap) push(lz *lazyState, at, order int64) {
+	lz.hidx = len(h.s)
+	h.s = append(h.s, touchSlot{at: at, order: order, id: lz.id})
+	h.up(len(h.s) - 1)
+}
+
+func (h *touchHeap) popLZ() *lazyState {
+	return h.remove(0)
+}
+
+func (h *touchHeap) remove(i int) *lazyState {
+	n := len(h.s) - 1
+	lz := (*h.lz)[h.s[i].id]
+	if i != n {
+		h.swap(i, n)
+	}
+	h.s = h.s[:n]
+	if i != n && !h.down(i) {
+		h.up(i)
+	}
+	lz.hidx = -1
+	return lz
+}

@@ -1,0 +1,78 @@
+package workload
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/servesim/servesim/scenario"
+	"github.com/servesim/servesim/sim"
+)
+
+// TestOverloadReported: an open loop far above what the server serves (1,000 req/s against
+// about 4) used to report status ok with TTFT p50 near an hour and no word about the arrival
+// rate. It is now "overloaded", with the rates, the queue and the limit that binds; a load the
+// server keeps up with stays ok.
+func TestOverloadReported(t *testing.T) {
+	srv, _ := seedServer(t)
+	open := func(rate float64, n, in, out int) *Spec {
+		return &Spec{Name: "o", Kind: KindOpen, Open: Open{Process: "poisson", RatePerS: rate, Requests: n},
+			Lengths: Lengths{InputTokens: in, OutputTokens: out}}
+	}
+	cases := []struct {
+		name  string
+		srv   *sim.Server
+		spec  *Spec
+		binds string
+	}{
+		{"max-num-seqs", srv, open(1000, 2000, 1024, 256), "max-num-seqs"},
+		{"long prompts", srv, open(2, 40, 300_000, 16), "arrival rate above capacity"},
+		{"KV cache", serverWith(t, 1024), open(1000, 3000, 1024, 256), "KV cache"},
+	}
+	for _, c := range cases {
+		m, err := Run(c.srv, c.spec, Options{Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := m.Overload
+		if m.Status != StatusOverloaded || o == nil {
+			t.Errorf("%s: status %q, overload %+v: want overloaded", c.name, m.Status, o)
+			continue
+		}
+		if o.Binds != c.binds || !(o.ArrivalReqS > 1.1*o.ServedReqS) || o.QueuedAtEnd < 2 {
+			t.Errorf("%s: %+v: want binds %q, arrivals above the served rate, a queue", c.name, o, c.binds)
+		}
+		var b bytes.Buffer
+		if err := WriteTable(&b, m); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), "[overloaded]") || !strings.Contains(b.String(), "Overloaded   arrival rate") {
+			t.Errorf("%s: the table does not say overloaded:\n%s", c.name, b.String())
+		}
+	}
+	for _, s := range []*Spec{open(2, 200, 1024, 256), open(3.5, 300, 1024, 256)} {
+		m, err := Run(srv, s, Options{Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Status != "ok" || m.Overload != nil {
+			t.Errorf("rate %g: status %q, %+v: want ok", s.Open.RatePerS, m.Status, m.Overload)
+		}
+	}
+}
+
+// serverWith is the seed's server with another max-num-seqs.
+func serverWith(t *testing.T, maxNumSeqs int) *sim.Server {
+	t.Helper()
+	sc := scenario.Default()
+	sc.Engine.MaxNumSeqs = &maxNumSeqs
+	r, err := sc.Resolve(scenario.ResolveOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := sim.NewServer(r.Deployment, r.Params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv
+}

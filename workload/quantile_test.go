@@ -1,0 +1,69 @@
+package workload
+
+import (
+	"math"
+	"math/rand/v2"
+	"sort"
+	"testing"
+)
+
+// TestSampleSetExactThenBounded checks the latency distributions: exact (the same Dist as sorting
+// every value) up to exactLimit values, and past it every quantile within QuantileRelErr of the
+// exact one, on a log-normal spread over six decades with ties and zeros, merged from replicas.
+func TestSampleSetExactThenBounded(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	draw := func() float64 {
+		switch rng.IntN(50) {
+		case 0:
+			return 0
+		case 1:
+			return 250 // a tie
+		}
+		return math.Exp(rng.NormFloat64()*2.5 + 3)
+	}
+	for _, n := range []int{1, 2, 1000, exactLimit, exactLimit + 1, 3*exactLimit + 17} {
+		var s sampleSet
+		all := make([]float64, 0, n)
+		for i := 0; i < n; i++ {
+			v := draw()
+			s.add(v)
+			all = append(all, v)
+		}
+		s.add(math.NaN()) // skipped
+		sort.Float64s(all)
+		want := dist(all)
+		sum := s.summary()
+		got := sum.dist()
+		if n <= exactLimit {
+			if got != want {
+				t.Fatalf("n=%d: %+v, want exactly %+v", n, got, want)
+			}
+			continue
+		}
+		if got.N != want.N || got.Max != want.Max || got.RelErr != QuantileRelErr || math.Abs(got.Mean-want.Mean) > 1e-9*want.Mean {
+			t.Fatalf("n=%d: %+v, want n, mean, max of %+v and rel_err %v", n, got, want, QuantileRelErr)
+		}
+		for _, q := range []float64{0, 0.01, 0.1, 0.5, 0.9, 0.99, 0.999, 1} {
+			g, w := sum.quantile(q), quantile(all, q)
+			if math.Abs(g-w) > QuantileRelErr*w {
+				t.Errorf("n=%d q=%g: %v, exact %v: relative error %.2g > %.2g", n, q, g, w, math.Abs(g-w)/w, QuantileRelErr)
+			}
+		}
+	}
+	// Replicas: 3 copies of a large set equal the set of 3 copies of every value.
+	var one, three, direct sampleSet
+	for i := 0; i < exactLimit/2; i++ {
+		v := draw()
+		one.add(v)
+		for k := 0; k < 3; k++ {
+			direct.add(v)
+		}
+	}
+	three.merge(&one, 3)
+	a, b := three.summary(), direct.summary()
+	for _, q := range []float64{0.5, 0.9, 0.99} {
+		if a.quantile(q) != b.quantile(q) {
+			t.Errorf("merged replicas q=%g: %v, adding each value 3 times: %v", q, a.quantile(q), b.quantile(q))
+		}
+	}
+}
