@@ -99,10 +99,11 @@ func (p *Problem) trains(c *matrix.Cell) bool { return p.Train.Match(c) && !p.ex
 // (bf16, fp8, fp4; dequant_eff for weight-only formats) and its small-M curve, decode and
 // prefill attention, the indexer for sparse MLA and the linear-attention scan for hybrid models,
 // and with TP > 1 the all-reduce vLLM uses (its custom kernel or NCCL: latency and bandwidth).
-// The kernels' fixed time stays at its generation's prior (a matrix cannot tell it from the step
-// overhead, paid once per step as well), and so does act_passes, the model's elementwise work
-// beyond what its architecture counts (one GPU's measurements cannot tell it from
-// elementwise_eff, which is fitted). Engine
+// The kernels' fixed time is fitted beside the step overhead: both are paid once per step, but
+// the kernels' share grows with the kernels a step runs (the drafter's only in emitting steps),
+// and it is what transfers to other models on the GPU. act_passes, the model's elementwise work
+// beyond what its architecture counts, stays at its prior (one GPU's measurements cannot tell
+// it from elementwise_eff, which is fitted). Engine
 // level: the step overhead and the API server's costs; the CPU's only without async scheduling
 // (else hidden). Model level: the routing concentration of the measurement's prompts for MoE
 // models (routing_alpha_same_prompt for the llm-inference-bench matrix, whose cells send one
@@ -139,7 +140,7 @@ func defaultFree(d *deploy.Deployment, kvTokens int, samePrompt bool) []param.ID
 			free = append(free, id)
 		}
 	}
-	free = append(free, param.GEMMHalfM, param.AttnDecodeEff, param.AttnPrefillEff)
+	free = append(free, param.GEMMHalfM, param.KernelFixedUS, param.AttnDecodeEff, param.AttnPrefillEff)
 	if d.Model.HasKind(arch.AttnSparseMLA) {
 		free = append(free, param.IndexerEff)
 	}

@@ -267,6 +267,13 @@ func byGEMM(p *Point) string {
 	return p.Group + " GEMMs (all)"
 }
 
+func byGEMMModel(p *Point) string {
+	if !IsGEMM(p.Op) {
+		return ""
+	}
+	return fmt.Sprintf("%s GEMMs %s", p.Group, p.Model)
+}
+
 func byTokenBand(p *Point) string {
 	if !IsGEMM(p.Op) {
 		return ""
@@ -306,14 +313,15 @@ type Report struct {
 	Points []Point
 	// ByOp: compute operators per SKU and network collectives per node, all sizes.
 	ByOp []Summary
-	// GEMM: the four GEMM operators per SKU, overall, by TP degree and by token band.
-	GEMM, GEMMByTP, GEMMByTokens []Summary
+	// GEMM: the four GEMM operators per SKU, overall, by model file, by TP degree and by token
+	// band.
+	GEMM, GEMMByModel, GEMMByTP, GEMMByTokens []Summary
 	// Network: per node, collective, group size and size band; NetworkLarge messages >= 1 MB.
 	Network, NetworkLarge []Summary
 }
 
 // NewReport summarises points.
 func NewReport(pts []Point) *Report {
-	return &Report{Points: pts, ByOp: Summarize(pts, byGroupOp), GEMM: Summarize(pts, byGEMM), GEMMByTP: Summarize(pts, byGEMMTP),
+	return &Report{Points: pts, ByOp: Summarize(pts, byGroupOp), GEMM: Summarize(pts, byGEMM), GEMMByModel: Summarize(pts, byGEMMModel), GEMMByTP: Summarize(pts, byGEMMTP),
 		GEMMByTokens: Summarize(pts, byTokenBand), Network: Summarize(pts, byNet), NetworkLarge: Summarize(pts, byNetLarge)}
 }

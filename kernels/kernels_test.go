@@ -24,7 +24,7 @@ func checkThresholds(t *testing.T, p *Profiles) *Report {
 		t.Fatal(err)
 	}
 	rep := NewReport(pts)
-	for _, s := range rep.GEMM {
+	for _, s := range append(append([]Summary(nil), rep.GEMM...), rep.GEMMByModel...) {
 		if s.MdAPE > maxGEMMMdAPE {
 			t.Errorf("%s: median APE %.1f%% over %d points, want <= %.0f%%", s.Key, 100*s.MdAPE, s.N, 100*maxGEMMMdAPE)
 		}

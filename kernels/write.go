@@ -21,6 +21,7 @@ func (r *Report) WriteTables(w io.Writer) error {
 		}
 	}
 	section("GEMMs (attn_pre_proj, attn_post_proj, mlp_up_proj, mlp_down_proj) over tokens and TP", r.GEMM)
+	section("GEMMs by model file", r.GEMMByModel)
 	section("GEMMs by TP degree", r.GEMMByTP)
 	section("GEMMs by tokens", r.GEMMByTokens)
 	section("operators", r.ByOp)
