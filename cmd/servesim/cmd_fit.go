@@ -180,7 +180,7 @@ The summary shows each file's metrics measured, with the starting and the fitted
 				}
 				if *paramsOut != "" {
 					var pb bytes.Buffer
-					scenario.NewParamsFile(r.Deployment, res.Params, rep.Note(measName(first(*measured)))).Encode(&pb)
+					scenario.NewParamsFile(r.Deployment, res.Params, res.Free, rep.Note(measName(first(*measured)))).Encode(&pb)
 					if err := (&outFlag{path: *paramsOut}).write(e.stdout, &pb); err != nil {
 						return err
 					}
@@ -269,7 +269,7 @@ func fitBench(e *env, r *scenario.Resolved, results []*vllmbench.Result, bf *ben
 	}
 	if paramsOut != "" {
 		var pb bytes.Buffer
-		scenario.NewParamsFile(r.Deployment, res.Params, rep.Note(strings.Join(names, ", "))).Encode(&pb)
+		scenario.NewParamsFile(r.Deployment, res.Params, res.Free, rep.Note(strings.Join(names, ", "))).Encode(&pb)
 		if err := (&outFlag{path: paramsOut}).write(e.stdout, &pb); err != nil {
 			return err
 		}
