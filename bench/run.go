@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/servesim/servesim/matrix"
+	"github.com/servesim/servesim/model/param"
 	"github.com/servesim/servesim/protocol"
 	"github.com/servesim/servesim/sim"
 	"github.com/servesim/servesim/vtime"
@@ -65,7 +66,13 @@ func stageSeed(seed uint64, st *protocol.Stage) uint64 {
 // then every cell in the tool's order, all on one engine whose prefix cache is never reset, each
 // cell starting on a drained server and followed by the pause. It is single-threaded and
 // deterministic: the same server, protocol and seed give the same matrix.
+//
+// The tool sends one prompt to every stream of a cell, so the matrix runs with same_prompt 1.
 func RunMatrix(srv *sim.Server, proto *protocol.Protocol, opt Options) (*Result, error) {
+	srv, err := WithSamePrompt(srv, 1)
+	if err != nil {
+		return nil, err
+	}
 	jobs, stages, err := Plan(srv, proto)
 	if err != nil {
 		return nil, err
@@ -388,4 +395,17 @@ func (s *Session) Cell(j *protocol.Job, o CellOptions) (*CellRun, error) {
 		return fail(err)
 	}
 	return run, nil
+}
+
+// WithSamePrompt returns srv with the workload-level parameter same_prompt set to share (the
+// fraction of a batch's requests that carry one prompt, which concentrates MoE routing; see
+// param.Values.RoutingConcentration): srv itself when it already has it, else a server rebuilt
+// with it.
+func WithSamePrompt(srv *sim.Server, share float64) (*sim.Server, error) {
+	if srv.Params[param.SamePrompt] == share {
+		return srv, nil
+	}
+	p := srv.Params
+	p[param.SamePrompt] = share
+	return sim.NewServer(srv.Deployment, p)
 }

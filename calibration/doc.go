@@ -55,7 +55,7 @@
 // sits within 1 % of a bound. CrossValidate refits on the standard splits (the lower half of the
 // measured concurrencies, of the contexts: concurrency <= 8 and context <= 64K on the seed; five
 // folds by cell) and reports the held-out errors. Report.Priors are the training cells' errors
-// under the physical priors, and Report.Warnings name the metrics a fit left worse than them.
+// under the deployment's priors, and Report.Warnings name the metrics a fit left worse than them.
 //
 // # Determinism
 //

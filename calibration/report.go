@@ -15,7 +15,8 @@ type ParamEstimate struct {
 	Hi    float64 `json:"hi"`
 	// StdErr is the standard error from the Jacobian at the optimum (or a seeded bootstrap);
 	// NaN-free: -1 when it could not be estimated.
-	StdErr  float64 `json:"stderr"`
+	StdErr float64 `json:"stderr"`
+	// Prior is the deployment's prior (its GPU generation's for gpu-level parameters).
 	Prior   float64 `json:"prior"`
 	Meaning string  `json:"meaning"`
 	// AtBound is true when the value sits within 1 % of a bound (a warning: the model may be
@@ -76,8 +77,9 @@ type Report struct {
 	Status         string      `json:"status"`
 	// KVTokens is the measured kv_cache_size_tokens that pinned the memory terms (0 = none).
 	KVTokens int `json:"kv_tokens,omitempty"`
-	// Priors are the errors on the training cells under the physical priors (param.Priors),
-	// the reference the fit should improve on.
+	// Priors are the errors on the training cells under the deployment's priors
+	// (deploy.Deployment.Priors: the GPU generation's where known, else the generic ones), the
+	// reference the fit should improve on.
 	Priors *Errors `json:"priors,omitempty"`
 	// Warnings say where the fit ends worse than the priors and which cross-validation splits
 	// the matrix could not make.

@@ -52,6 +52,7 @@ func commands() []*command {
 		fitCmd(),
 		hardwareCmd(),
 		importCmd(),
+		kernelsCmd(),
 		matrixCmd(),
 		mergeCmd(),
 		modelCmd(),
@@ -59,6 +60,7 @@ func commands() []*command {
 		plotCmd(),
 		reportCmd(),
 		simulateCmd(),
+		validateCmd(),
 		versionCmd(),
 		workloadCmd(),
 	}

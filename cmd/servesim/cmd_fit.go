@@ -31,7 +31,7 @@ worker goroutines; each one is single-threaded and seeded, so a fit is reproduci
 measured matrix's decode levels and testing on the upper half (on the seed: train C <= 8, test
 C >= 16; train <= 64K, test >= 128K; a 1K-8K matrix trains on <= 2K), and 5-fold by cell; a split
 the matrix cannot make is skipped with a warning.
-The summary shows the training cells' errors under the physical priors beside the fit's, and
+The summary shows the training cells' errors under the deployment's priors beside the fit's, and
 warns when a metric ends worse than under the priors.
 
 --exclude FILTER leaves measured outliers out of training and judging (reported apart); the seed
@@ -185,7 +185,7 @@ The summary shows each file's metrics measured, with the starting and the fitted
 				}
 				if *paramsOut != "" {
 					var pb bytes.Buffer
-					scenario.NewParamsFile(r.Deployment, res.Params, rep.Note(measName(first(*measured)))).Encode(&pb)
+					scenario.NewParamsFile(r.Deployment, res.Params, res.Free, rep.Note(measName(first(*measured)))).Encode(&pb)
 					if err := (&outFlag{path: *paramsOut}).write(e.stdout, &pb); err != nil {
 						return err
 					}
@@ -274,7 +274,7 @@ func fitBench(e *env, pr *progress, r *scenario.Resolved, results []*vllmbench.R
 	}
 	if paramsOut != "" {
 		var pb bytes.Buffer
-		scenario.NewParamsFile(r.Deployment, res.Params, rep.Note(strings.Join(names, ", "))).Encode(&pb)
+		scenario.NewParamsFile(r.Deployment, res.Params, res.Free, rep.Note(strings.Join(names, ", "))).Encode(&pb)
 		if err := (&outFlag{path: paramsOut}).write(e.stdout, &pb); err != nil {
 			return err
 		}

@@ -13,6 +13,10 @@ type EngineArgs struct {
 	Name string `toml:"name,omitempty"`
 	// Version is the vLLM release the defaults follow ("" = DefaultVersion).
 	Version string `toml:"version,omitempty"`
+	// Usage is vLLM's usage context, which some defaults depend on: "" or UsageAPIServer for
+	// `vllm serve` (the OpenAI-compatible API server), UsageLLMClass for the in-process LLM class
+	// (`vllm bench throughput`, benchmark_throughput.py).
+	Usage string `toml:"usage_context,omitempty"`
 
 	TensorParallel   *int  `toml:"tensor_parallel_size,omitempty"`
 	DataParallel     *int  `toml:"data_parallel_size,omitempty"`
@@ -38,6 +42,8 @@ type EngineArgs struct {
 	// AllowLongMaxModelLen is VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 in the server's environment: a
 	// max_model_len above the model's own limit is accepted.
 	AllowLongMaxModelLen bool `toml:"allow_long_max_model_len,omitempty"`
+	// DisableCustomAllReduce is --disable-custom-all-reduce: NCCL does every all-reduce.
+	DisableCustomAllReduce bool `toml:"disable_custom_all_reduce,omitempty"`
 
 	// Speculative is --speculative-config; nil: speculative decoding off (vLLM's default).
 	Speculative *Speculative `toml:"speculative,omitempty"`
@@ -62,7 +68,7 @@ func ArgsOf(e EngineConfig) EngineArgs {
 		KVCacheDType: Ptr(e.KVCacheDType), MaxNumBatchedTokens: Ptr(e.MaxNumBatchedTokens), MaxNumSeqs: Ptr(e.MaxNumSeqs),
 		ChunkedPrefill: Ptr(e.ChunkedPrefill), PrefixCaching: Ptr(e.PrefixCaching), BlockSize: Ptr(e.BlockSize),
 		AsyncScheduling: Ptr(e.AsyncScheduling), EnforceEager: Ptr(e.EnforceEager), MaxCaptureSize: Ptr(e.MaxCaptureSize),
-		AllowLongMaxModelLen: e.AllowLongMaxModelLen, All2AllBackend: e.All2AllBackend, Speculative: &spec,
+		AllowLongMaxModelLen: e.AllowLongMaxModelLen, DisableCustomAllReduce: e.DisableCustomAllReduce, All2AllBackend: e.All2AllBackend, Speculative: &spec,
 		Quantization: e.Quantization, AttentionBackend: e.AttentionBackend, MoEBackend: e.MoEBackend, ServedModel: e.ServedModel,
 	}
 }
@@ -155,6 +161,11 @@ func (a *EngineArgs) Validate() error {
 	}
 	if m := a.MaxCaptureSize; m != nil && *m < 0 {
 		return fmt.Errorf("engine.max_cudagraph_capture_size = %d: must be >= 0", *m)
+	}
+	switch a.Usage {
+	case "", UsageAPIServer, UsageLLMClass:
+	default:
+		return fmt.Errorf("engine.usage_context = %q: want %s or %s", a.Usage, UsageAPIServer, UsageLLMClass)
 	}
 	switch a.PerformanceMode {
 	case "", "balanced", "throughput", "interactivity":
