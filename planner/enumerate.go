@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/servesim/servesim/model/arch"
 	"github.com/servesim/servesim/model/deploy"
@@ -33,6 +34,16 @@ type layout struct {
 	ep      bool
 	// Set when no flag combination can load it.
 	stage, reason string
+	// The layout's parameters, chosen once (Question.params): the choice depends on the GPU, TP,
+	// engine and model, never on the swept flags, and cost about a fifth of a screen per row.
+	paramsOnce sync.Once
+	params     layoutParams
+}
+
+type layoutParams struct {
+	values    param.Values
+	src, from string
+	err       error
 }
 
 // candidate is one row of the sweep: a configuration, or a layout pruned before its flags were
@@ -238,6 +249,16 @@ func (q *Question) params(d *deploy.Deployment, native bool) (param.Values, stri
 	return p, string(src), from, err
 }
 
+// layoutParams is q.params for the layout's rows, chosen on the first and kept: every row of a
+// layout has its GPU, TP, engine and model (d is that row's deployment).
+func (q *Question) layoutParams(l *layout, d *deploy.Deployment) (param.Values, string, string, error) {
+	l.paramsOnce.Do(func() {
+		lp := &l.params
+		lp.values, lp.src, lp.from, lp.err = q.params(d, l.weights == "native")
+	})
+	return l.params.values, l.params.src, l.params.from, l.params.err
+}
+
 // checkLayout prunes a layout no flag combination can load: a weight format the GPU lacks, a
 // TP/EP size that does not divide the model, or weights that do not fit even with the most
 // memory the swept flags leave (the highest utilization, the smallest batch, no drafter).
@@ -265,7 +286,7 @@ func (q *Question) checkLayout(l *layout) {
 		l.stage, l.reason = StageParallel, err.Error()
 		return
 	}
-	p, _, _, err := q.params(d, l.weights == "native")
+	p, _, _, err := q.layoutParams(l, d)
 	if err != nil {
 		l.stage, l.reason = StageMemory, err.Error()
 		return

@@ -77,7 +77,7 @@ func (q *Question) server(l *layout, cfg Config) (srv *sim.Server, mml int, note
 	if err != nil {
 		return nil, 0, "", "", "", err
 	}
-	p, src, from, err := q.params(d, l.weights == "native")
+	p, src, from, err := q.layoutParams(l, d)
 	if err != nil {
 		return nil, 0, "", src, from, err
 	}
