@@ -562,6 +562,9 @@ func lmFrom(u []float64, J *mat.Dense, r []float64, resid func([][]float64) [][]
 		if improve < 1e-4 {
 			return u, loss, true, fmt.Sprintf("converged after %d iterations: relative improvement %.1e", it+1, improve), J
 		}
+		if it == maxIter-1 {
+			break // no further step: the Jacobian at the last point would not be used
+		}
 		J, r = jac(u)
 	}
 	return u, loss, false, fmt.Sprintf("stopped after %d iterations (not converged)", maxIter), J

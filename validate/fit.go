@@ -140,6 +140,15 @@ func jobsOf(cases []*Case) []job {
 	return jobs
 }
 
+func ratioScored(jobs []job) bool {
+	for _, j := range jobs {
+		if j.cases[0].Scoring != Ratio {
+			return false
+		}
+	}
+	return len(jobs) > 0
+}
+
 // residual slots per absolute case: output tok/s, TPOT, TTFT, overload call.
 const fitSlots = 4
 
@@ -179,6 +188,31 @@ func fitSource(name string, rows []Row, keep func(*Case) bool, o FitOptions) *ca
 		cases = append(cases, c)
 	}
 	jobs := jobsOf(cases)
+	if o.MaxJobs > 0 && len(jobs) > o.MaxJobs && ratioScored(jobs) {
+		// Ratios need both of their rows: keep evenly spaced ratios, each with its two rows.
+		var outs []*Outcome
+		for _, j := range jobs {
+			outs = append(outs, &Outcome{Case: j.cases[0], Pred: &Prediction{OutputTokS: j.cases[0].Row.Measured.OutputTokS}})
+		}
+		rs := Ratios(outs)
+		byID := map[string]int{}
+		for i, j := range jobs {
+			byID[j.cases[0].ID] = i
+		}
+		want := map[int]bool{}
+		for k := 0; k < len(rs) && len(want) < o.MaxJobs-1; k++ {
+			r := rs[k*len(rs)/max(o.MaxJobs/2, 1)%len(rs)]
+			want[byID[r.Num]], want[byID[r.Den]] = true, true
+		}
+		var kept []job
+		for i, j := range jobs {
+			if want[i] {
+				kept = append(kept, j)
+			}
+		}
+		src.Notes = append(src.Notes, fmt.Sprintf("capped to %d of %d simulations: the rows of %d of %d ratios, evenly spaced", len(kept), len(jobs), min(o.MaxJobs/2, len(rs)), len(rs)))
+		jobs = kept
+	}
 	if o.MaxJobs > 0 && len(jobs) > o.MaxJobs {
 		kept := make([]job, 0, o.MaxJobs)
 		for i := 0; i < o.MaxJobs; i++ {
