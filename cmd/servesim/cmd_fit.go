@@ -42,7 +42,18 @@ flag): each file's run is recovered as 'servesim simulate --measured' recovers i
 gives the command for its dataset: once for all files, or once per file in order) and simulated
 for every candidate; the fit matches output throughput, mean and median TTFT and TPOT, and mean
 ITL (weights total, ttft, per_request, tbt of --weights). --train and --cv apply to matrices only.
-The summary shows each file's metrics measured, with the starting and the fitted parameters.`,
+The summary shows each file's metrics measured, with the starting and the fitted parameters.
+
+Several sources at once: corpus CSV files (shared/validation/cases) and vllm bench result JSON
+files given as arguments are fitted together with the scenario's measured matrix (--no-seed
+leaves it out). A gpu-level parameter gets one value per GPU in the data, an engine-level one per
+engine and version, a model-level one per model, each pulled toward its prior (the GPU
+generation's); rows that cannot be expressed are skipped with their reason. --max-jobs and
+--max-requests cap the simulations per source and the requests per simulation (printed).
+--cv loso leaves each source out in turn, --cv logo each GPU: fit on the rest, predict the
+held-out with full workloads and validate's scoring, and check issue 14's acceptance.
+  servesim fit shared/validation/cases/*.csv
+  servesim fit --cv loso shared/validation/cases/*.csv`,
 		Setup: func(fs *pflag.FlagSet, e *env) func([]string) error {
 			var sf scenarioFlags
 			sf.register(fs)
