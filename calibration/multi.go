@@ -193,6 +193,8 @@ type multiFit struct {
 	// offsets of each source's residuals in the data part
 	offsets []int
 	nData   int
+	// tick is called (from one goroutine at a time) after each simulation with the count so far.
+	tick func(evals int)
 }
 
 func newMultiFit(p *MultiProblem, w Weights, workers int) (*multiFit, error) {
@@ -291,13 +293,18 @@ func (f *multiFit) run(jobs []int, vals [][]float64) []jobOut {
 		order[i] = i
 	}
 	sort.SliceStable(order, func(a, b int) bool { return f.jobs[jobs[order[a]]].job.Cost > f.jobs[jobs[order[b]]].job.Cost })
+	base := f.evals
 	workpool.Run(len(jobs), f.workers, func(k int) {
 		i := order[k]
 		j := jobs[i]
 		p := f.params(j, vals[i])
 		r, err := f.jobs[j].job.Run(p)
 		out[i] = jobOut{r, err}
-	}, nil)
+	}, func(done, _ int) {
+		if f.tick != nil {
+			f.tick(base + done)
+		}
+	})
 	f.evals += len(jobs)
 	return out
 }
@@ -387,10 +394,17 @@ func FitMulti(p *MultiProblem, s *Settings) (*MultiResult, error) {
 	}
 	best := math.Inf(1)
 	iter := 0
+	curStage := "first Jacobian"
 	progress := func(stage string, loss float64) {
 		best = math.Min(best, loss)
+		curStage = stage
 		if st.Progress != nil {
 			st.Progress(Progress{Stage: stage, Evaluations: f.evals, Best: best, Elapsed: time.Since(start)})
+		}
+	}
+	f.tick = func(n int) {
+		if st.Progress != nil {
+			st.Progress(Progress{Stage: curStage, Evaluations: n, Best: best, Elapsed: time.Since(start)})
 		}
 	}
 	// evalAll simulates every job at each of the value sets.
