@@ -505,9 +505,19 @@ func jacobian(u []float64, resid func([][]float64) [][]float64, h float64) (*mat
 // levenbergMarquardt minimises |r(u)|^2. Each iteration takes one Jacobian (a parallel batch of
 // len(u)+1 simulations) and tries three damping values in one more batch.
 func levenbergMarquardt(u []float64, resid func([][]float64) [][]float64, h float64, maxIter int, report func(float64)) ([]float64, float64, bool, string) {
+	jac := func(u []float64) (*mat.Dense, []float64) { return jacobian(u, resid, h) }
+	J, r := jac(u)
+	u, loss, conv, why, _ := lmFrom(u, J, r, resid, jac, maxIter, report)
+	return u, loss, conv, why
+}
+
+// lmFrom is the Levenberg-Marquardt loop from u with its Jacobian J and residuals r already
+// computed; jac gives the Jacobian at a new point (a multi-source fit computes it column by
+// column from the simulations each parameter touches). It also returns the last Jacobian.
+func lmFrom(u []float64, J *mat.Dense, r []float64, resid func([][]float64) [][]float64, jac func([]float64) (*mat.Dense, []float64),
+	maxIter int, report func(float64)) ([]float64, float64, bool, string, *mat.Dense) {
 	n := len(u)
 	lambda := 1e-2
-	J, r := jacobian(u, resid, h)
 	loss := sumSq(r)
 	report(loss)
 	for it := 0; it < maxIter; it++ {
@@ -535,7 +545,7 @@ func levenbergMarquardt(u []float64, resid func([][]float64) [][]float64, h floa
 			trials = append(trials, t)
 		}
 		if len(trials) == 0 {
-			return u, loss, false, "singular normal equations"
+			return u, loss, false, "singular normal equations", J
 		}
 		rs := resid(trials)
 		bi, bl := -1, loss
@@ -548,7 +558,7 @@ func levenbergMarquardt(u []float64, resid func([][]float64) [][]float64, h floa
 		if bi < 0 {
 			lambda *= 1000
 			if lambda > 1e6 {
-				return u, loss, true, fmt.Sprintf("converged after %d iterations: no damped step improves the loss", it+1)
+				return u, loss, true, fmt.Sprintf("converged after %d iterations: no damped step improves the loss", it+1), J
 			}
 			continue
 		}
@@ -556,11 +566,14 @@ func levenbergMarquardt(u []float64, resid func([][]float64) [][]float64, h floa
 		u, loss = trials[bi], bl
 		lambda = math.Max(lambdas[bi]/10, 1e-6)
 		if improve < 1e-4 {
-			return u, loss, true, fmt.Sprintf("converged after %d iterations: relative improvement %.1e", it+1, improve)
+			return u, loss, true, fmt.Sprintf("converged after %d iterations: relative improvement %.1e", it+1, improve), J
 		}
-		J, r = jacobian(u, resid, h)
+		if it == maxIter-1 {
+			break // no further step: the Jacobian at the last point would not be used
+		}
+		J, r = jac(u)
 	}
-	return u, loss, false, fmt.Sprintf("stopped after %d iterations (not converged)", maxIter)
+	return u, loss, false, fmt.Sprintf("stopped after %d iterations (not converged)", maxIter), J
 }
 
 // gonumMinimize runs gonum's BFGS (gradient from the parallel Jacobian: 2 J^T r) or Nelder-Mead.

@@ -128,13 +128,14 @@ func csvReadError(name string, err error, want string) error {
 }
 
 // csvColumns maps each column name to its index, requiring exactly the columns of CSVHeader
-// (and allowing param_source, which WriteResultCSV adds).
+// (and allowing the interval columns of WriteCSVBand and param_source of WriteResultCSV, which
+// are not measurements).
 func csvColumns(name string, header []string) (map[string]int, error) {
 	want := CSVHeader()
 	cols := map[string]int{}
 	for i, h := range header {
 		h = strings.TrimSpace(h)
-		if h == colParamSource { // WriteResultCSV's parameter source: not a measurement
+		if h == colParamSource || containsString(IntervalHeader(), h) {
 			continue
 		}
 		if !containsString(want, h) {

@@ -48,20 +48,27 @@ func WriteResultJSON(w io.Writer, pred, meas *Matrix, p Parameters) error {
 	return writeIndented(w, r)
 }
 
-// WriteResultCSV writes a simulated matrix as CSV with a last column param_source (p.Source on
-// every row). Without compare: the columns of CSVHeader, predicted values (ParseCSV reads it
-// back). With compare: the columns of the comparison (keys, pred_status, meas_status, then for
-// total, per-request, TTFT and TBT the predicted, measured and signed error in percent), one row
-// per cell of either matrix; measured and error fields are blank where there is no measurement
-// (meas may be nil: every measured field blank).
-func WriteResultCSV(w io.Writer, pred, meas *Matrix, p Parameters, compare bool) error {
+// WriteResultCSV writes a simulated matrix as CSV, each row followed by the predicted cell's
+// interval columns (IntervalHeader, from b) and a last column param_source (p.Source on every
+// row). Without compare: the columns of CSVHeader, predicted values (ParseCSV reads it back).
+// With compare: the columns of the comparison (keys, pred_status, meas_status, then for total,
+// per-request, TTFT and TBT the predicted, measured and signed error in percent), one row per cell
+// of either matrix; measured and error fields are blank where there is no measurement (meas may
+// be nil: every measured field blank), interval fields where there is no prediction.
+func WriteResultCSV(w io.Writer, pred, meas *Matrix, p Parameters, b Band, compare bool) error {
 	cw := csv.NewWriter(w)
 	header := CSVHeader()
 	if compare {
 		header = comparisonCSVHeader()
 	}
-	if err := cw.Write(append(header, colParamSource)); err != nil {
+	if err := cw.Write(slices.Concat(header, IntervalHeader(), []string{colParamSource})); err != nil {
 		return err
+	}
+	intervals := func(c *Cell) []string {
+		if c == nil {
+			return make([]string, len(IntervalHeader()))
+		}
+		return b.IntervalRecord(c)
 	}
 	if compare {
 		var mp, md []Cell
@@ -70,14 +77,14 @@ func WriteResultCSV(w io.Writer, pred, meas *Matrix, p Parameters, compare bool)
 		}
 		pairs := slices.Concat(joinPhase(pred.Prefill, mp), joinPhase(pred.Decode, md))
 		for i := range pairs {
-			if err := cw.Write(append(comparisonRecord(&pairs[i]), p.Source)); err != nil {
+			if err := cw.Write(slices.Concat(comparisonRecord(&pairs[i]), intervals(pairs[i].pred), []string{p.Source})); err != nil {
 				return err
 			}
 		}
 	} else {
 		for _, cells := range [][]Cell{pred.Prefill, pred.Decode} {
 			for i := range cells {
-				if err := cw.Write(append(csvRecord(&cells[i]), p.Source)); err != nil {
+				if err := cw.Write(slices.Concat(csvRecord(&cells[i]), intervals(&cells[i]), []string{p.Source})); err != nil {
 					return err
 				}
 			}

@@ -64,7 +64,7 @@ func TestResultCSV(t *testing.T) {
 	p := Parameters{Source: "prior"}
 	read := func(meas *Matrix, compare bool) [][]string {
 		var b bytes.Buffer
-		if err := WriteResultCSV(&b, pred, meas, p, compare); err != nil {
+		if err := WriteResultCSV(&b, pred, meas, p, Band{}, compare); err != nil {
 			t.Fatal(err)
 		}
 		if !compare {
@@ -81,7 +81,7 @@ func TestResultCSV(t *testing.T) {
 		return recs
 	}
 	plain := read(seed, false)
-	if h := plain[0]; h[len(h)-1] != "param_source" || !slices.Equal(h[:len(h)-1], CSVHeader()) {
+	if h := plain[0]; !slices.Equal(h, slices.Concat(CSVHeader(), IntervalHeader(), []string{"param_source"})) {
 		t.Errorf("header %v", h)
 	}
 	cmp := read(seed, true)

@@ -34,10 +34,23 @@ type layout struct {
 	ep      bool
 	// Set when no flag combination can load it.
 	stage, reason string
-	// The layout's parameters, chosen once (Question.params): the choice depends on the GPU, TP,
-	// engine and model, never on the swept flags, and cost about a fifth of a screen per row.
-	paramsOnce sync.Once
-	params     layoutParams
+	// The layout's parameters, chosen once for its rows without and with a drafter
+	// (Question.params; index 1: with): the choice depends on the GPU, TP, engine, model and
+	// drafter, never on the other swept flags, and cost about a fifth of a screen per row.
+	paramsOnce [2]sync.Once
+	params     [2]layoutParams
+	// The parameters' provenance, likewise (Question.Provenance; the speculative-acceptance
+	// group applies with a drafter only).
+	provOnce [2]sync.Once
+	prov     [2]param.Summary
+}
+
+// drafted is the memo index of a deployment: 1 with a drafter, else 0.
+func drafted(d *deploy.Deployment) int {
+	if d.Drafter != nil {
+		return 1
+	}
+	return 0
 }
 
 type layoutParams struct {
@@ -249,14 +262,25 @@ func (q *Question) params(d *deploy.Deployment, native bool) (param.Values, stri
 	return p, string(src), from, err
 }
 
+// layoutProvenance is q.Provenance for the layout's rows, taken on the first and kept, as
+// layoutParams (q.Provenance must be set).
+func (q *Question) layoutProvenance(l *layout, d *deploy.Deployment) param.Summary {
+	i := drafted(d)
+	l.provOnce[i].Do(func() { l.prov[i] = q.Provenance(d, l.weights == "native") })
+	return l.prov[i]
+}
+
 // layoutParams is q.params for the layout's rows, chosen on the first and kept: every row of a
-// layout has its GPU, TP, engine and model (d is that row's deployment).
+// layout has its GPU, TP, engine and model, and the rows with a drafter have the same one (d is
+// that row's deployment).
 func (q *Question) layoutParams(l *layout, d *deploy.Deployment) (param.Values, string, string, error) {
-	l.paramsOnce.Do(func() {
-		lp := &l.params
+	i := drafted(d)
+	l.paramsOnce[i].Do(func() {
+		lp := &l.params[i]
 		lp.values, lp.src, lp.from, lp.err = q.params(d, l.weights == "native")
 	})
-	return l.params.values, l.params.src, l.params.from, l.params.err
+	lp := &l.params[i]
+	return lp.values, lp.src, lp.from, lp.err
 }
 
 // checkLayout prunes a layout no flag combination can load: a weight format the GPU lacks, a

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/servesim/servesim/model/param"
 	"github.com/servesim/servesim/sim"
 	"github.com/servesim/servesim/workload"
 )
@@ -67,6 +68,7 @@ type outcome struct {
 	intervals     []Interval
 	// screened: perf is from the workload's first requests only (the search's screen).
 	screened bool
+	prov     *param.Summary
 }
 
 // server builds one replica's server for a candidate. When one max_model_len request does not fit
@@ -136,7 +138,11 @@ func (q *Question) evaluateSpec(c *candidate, spec *workload.Spec) outcome {
 		return o
 	}
 	o.perf = perfOf(m)
-	if q.Uncertainty != nil {
+	if q.Provenance != nil {
+		s := q.layoutProvenance(l, srv.Deployment)
+		o.prov = &s
+		o.intervals = provenanceIntervals(&s, o.perf)
+	} else if q.Uncertainty != nil {
 		for _, x := range []struct {
 			n string
 			v float64

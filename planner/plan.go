@@ -13,6 +13,7 @@ import (
 	"github.com/servesim/servesim/model/arch"
 	"github.com/servesim/servesim/model/deploy"
 	"github.com/servesim/servesim/model/hardware"
+	"github.com/servesim/servesim/model/param"
 	"github.com/servesim/servesim/scenario"
 	"github.com/servesim/servesim/workload"
 )
@@ -50,6 +51,8 @@ type Result struct {
 	// Screened: Perf (and Status) come from the search's screen, the workload's first requests,
 	// not from the whole workload (Plan.Search says how many).
 	Screened bool `json:"screened,omitempty"`
+	// Provenance is the parameters' provenance by group (what the intervals widen with).
+	Provenance *param.Summary `json:"provenance,omitempty"`
 	// Launch is how to run the row (plan --show-commands; AddCommands fills it).
 	Launch *Launch `json:"launch,omitempty"`
 }
@@ -341,6 +344,7 @@ func Run(q *Question, o Options) (*Plan, error) {
 		r.Perf = out.perf
 		r.Intervals = out.intervals
 		r.Screened = out.screened
+		r.Provenance = out.prov
 		r.Status = "ok"
 		if !out.perf.Met {
 			r.Status = "missed"

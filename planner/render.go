@@ -238,6 +238,9 @@ func (p *Plan) WriteTable(w io.Writer, o TableOptions) error {
 			fmt.Fprintf(w, "  ~: judged from a screen of the first %d requests, not the full %d (%d rows shown); ranks 1-%d are simulated in full and ranked as\n", s.ScreenRequests, s.Requests, sr, s.Exact)
 			fmt.Fprintf(w, "  --exhaustive ranks them, rows below may move.\n")
 		}
+		if note := unsupportedNote(rows, others); note != "" {
+			fmt.Fprintln(w, note)
+		}
 		p.writeLaunches(w, rows, others, o.Commands)
 		if current != nil {
 			fmt.Fprintln(w)
@@ -559,7 +562,7 @@ func (p *Plan) wideColumns(checks []string, qs string, hasIntervals bool, sets m
 		for _, c := range checks {
 			fmt.Fprintf(tw, "%s\t", headroomOf(pf, c))
 		}
-		fmt.Fprintf(tw, "%s\t", r.Source)
+		fmt.Fprintf(tw, "%s\t", r.SourceLabel())
 		if hasIntervals {
 			iv := ""
 			for _, x := range r.Intervals {
@@ -603,6 +606,9 @@ func (p *Plan) compactColumns(checks []string, qs string, sets map[int][]int) (s
 		}
 		if r.Current {
 			ans += " (current)"
+		}
+		if r.SourceLabel() == "PRIORS ONLY" {
+			ans += " (PRIORS ONLY)"
 		}
 		fmt.Fprintf(tw, "  %s\n", ans)
 	}

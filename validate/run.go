@@ -46,6 +46,10 @@ type Options struct {
 	// StepByStep runs the engines step by step (sim.Server.StepByStep: the reference the default
 	// event-driven mode agrees with).
 	StepByStep bool
+	// Provenance, if set, sums up the parameters' provenance of a deployment (the same policy as
+	// Params: scenario.ParamsChoice.Summary); the report then gives each prediction its 80 %
+	// interval and checks their coverage.
+	Provenance func(d *deploy.Deployment) param.Summary
 	// Progress, if set, is called after each simulation with the simulations done, the total and
 	// the label of the one just finished (from one goroutine at a time).
 	Progress func(done, total int, label string)
@@ -57,6 +61,8 @@ type Outcome struct {
 	Pred *Prediction
 	// Server describes the simulated deployment; Params where the parameters come from.
 	Server, Params string
+	// Summary is the parameters' provenance by group (nil: not known; no intervals).
+	Summary *param.Summary
 }
 
 // Prepared is a case built from something other than a corpus row (a vllm bench serve result
@@ -66,6 +72,8 @@ type Prepared struct {
 	Server   *sim.Server
 	Params   string
 	Measured Measured
+	// Summary is the parameters' provenance (nil: none known).
+	Summary *param.Summary
 }
 
 type job struct {
@@ -149,9 +157,14 @@ func runJob(j job, o Options, outcome func(*Case) *Outcome) {
 	if c.Pipeline > 1 {
 		desc = fmt.Sprintf("%s; pipeline %d x TP %d (%d GPUs) as %d micro-batch engines", desc, c.Pipeline, srv.Deployment.Engine.TensorParallel, c.Pipeline*srv.Deployment.Engine.TensorParallel, c.Pipeline)
 	}
+	var sum *param.Summary
+	if o.Provenance != nil {
+		s := o.Provenance(srv.Deployment)
+		sum = &s
+	}
 	for _, x := range j.cases {
 		o := outcome(x)
-		o.Server, o.Params = desc, params
+		o.Server, o.Params, o.Summary = desc, params, sum
 		approximations(x, &srv.Deployment.Engine)
 	}
 	if c.Stages != nil {
@@ -180,7 +193,7 @@ func RunPrepared(ps []*Prepared, o Options) []*Outcome {
 	out := make([]*Outcome, len(ps))
 	workpool.Run(len(ps), o.Workers, func(i int) {
 		p := ps[i]
-		out[i] = &Outcome{Case: p.Case, Server: describe.Deployment(p.Server.Deployment), Params: p.Params}
+		out[i] = &Outcome{Case: p.Case, Server: describe.Deployment(p.Server.Deployment), Params: p.Params, Summary: p.Summary}
 		m, err := workload.Run(p.Server, p.Case.Spec, workload.Options{Seed: o.Seed})
 		if err != nil {
 			p.Case.refuse(ReasonRun, "%v", err)
@@ -198,30 +211,44 @@ func RunPrepared(ps []*Prepared, o Options) []*Outcome {
 // buildServer resolves the case's flags with vLLM's defaults for its version, GPU and model, and
 // builds the server (pipeline deployments: one micro-batch engine, see pipeline.go).
 func buildServer(c *Case, choose ParamsChooser) (*sim.Server, string, error) {
-	e, _, err := deploy.Resolve(c.Args, deploy.Target{Model: c.Model, GPU: &c.GPU})
+	d, err := c.deployment()
 	if err != nil {
 		return nil, "", err
 	}
-	d := &deploy.Deployment{Model: c.Model, Hardware: hardware.Machine{GPU: c.GPU, Count: e.GPUs()}, Engine: e}
 	p, from := param.Priors(), "priors"
 	if choose != nil {
 		if p, from, err = choose(d); err != nil {
 			return nil, "", err
 		}
 	}
-	if c.Pipeline > 1 {
-		srv, how, err := pipelineServer(d, p, c.Pipeline)
-		if err != nil {
-			return nil, "", err
-		}
-		c.note("%s", how)
-		return srv, from, nil
-	}
-	srv, err := sim.NewServer(d, p)
+	srv, how, err := c.server(d, p)
 	if err != nil {
 		return nil, "", err
 	}
+	if how != "" {
+		c.note("%s", how)
+	}
 	return srv, from, nil
+}
+
+// deployment resolves the case's flags with vLLM's defaults for its version, GPU and model (the
+// whole deployment: a pipeline's P x TP GPUs are described by its engine's TP).
+func (c *Case) deployment() (*deploy.Deployment, error) {
+	e, _, err := deploy.Resolve(c.Args, deploy.Target{Model: c.Model, GPU: &c.GPU})
+	if err != nil {
+		return nil, err
+	}
+	return &deploy.Deployment{Model: c.Model, Hardware: hardware.Machine{GPU: c.GPU, Count: e.GPUs()}, Engine: e}, nil
+}
+
+// server builds the case's server on d with p (pipelines: one micro-batch engine, and how its
+// KV capacity was set). It does not change the case.
+func (c *Case) server(d *deploy.Deployment, p param.Values) (*sim.Server, string, error) {
+	if c.Pipeline > 1 {
+		return pipelineServer(d, p, c.Pipeline)
+	}
+	srv, err := sim.NewServer(d, p)
+	return srv, "", err
 }
 
 // approximations notes, per row, where the V1 step policy stands in for V0's scheduling.

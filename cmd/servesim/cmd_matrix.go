@@ -24,15 +24,18 @@ run (the benchmark's published text page, servesim CSV, or JSON), or --measured 
 
 --format csv columns: phase,context,context_tokens,concurrency,status,total_tok_s,
 per_request_tok_s,ttft_ms,tbt_ms,avg_active,completed,output_tokens,measured_s (predicted values;
-the file reads back with --measured), then param_source (calibrated, transferred or prior).
+the file reads back with --measured), then the 80 % prediction intervals total_tok_s_lo80,
+total_tok_s_hi80, ... tbt_ms_hi80 (they widen with how the parameters relate to measurements:
+calibrated, transferred or priors), then param_source (calibrated, transferred or prior).
 With --compare: phase,context,context_tokens,concurrency,pred_status,meas_status, then for total,
 per_request, ttft and tbt the pred_*, meas_* and err_*_pct columns (signed error in percent), then
-param_source; one row per cell of either matrix, measured and error fields blank where there is no
-measurement.
+the predicted intervals and param_source; one row per cell of either matrix, measured and error
+fields blank where there is no measurement.
 
 --format json has one schema with or without measurements: {"parameters": {"source", "from"},
 "predicted": matrix, "measured": matrix or null, "summary": the errors or null, "only_predicted":
-[...], "only_measured": [...]}; --measured reads such a file as its predicted matrix.`,
+[...], "only_measured": [...]}; the predicted matrix's info.intervals_80 gives the provenance and
+each metric's interval factor; --measured reads such a file as its predicted matrix.`,
 		Setup: func(fs *pflag.FlagSet, e *env) func([]string) error {
 			var sf scenarioFlags
 			sf.register(fs)
@@ -79,7 +82,9 @@ measurement.
 				fmt.Fprintf(e.info(), "servesim: simulated %d cells, %d engine steps, %.0f s of server time in %.2f s\n",
 					len(res.Matrix.Prefill)+len(res.Matrix.Decode), res.Steps, res.SimEnd.Seconds(), time.Since(start).Seconds())
 				var buf bytes.Buffer
-				if err := format.write(&buf, matrixResult{pred: res.Matrix, meas: meas, compare: *compare,
+				band := matrix.Band{Provenance: &r.Summary}
+				res.Matrix.Info.Intervals = band.Info()
+				if err := format.write(&buf, matrixResult{pred: res.Matrix, meas: meas, band: band, compare: *compare,
 					params: matrix.Parameters{Source: string(r.Source), From: r.ParamsFrom}}); err != nil {
 					return err
 				}

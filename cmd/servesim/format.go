@@ -69,22 +69,24 @@ func (f *formatFlag[T]) write(w io.Writer, v T) error {
 	return f.check()
 }
 
-// matrixResult is a simulated matrix, the measurements to compare it with (nil: none), where its
-// parameters come from, and whether the CSV carries the comparison (--compare).
+// matrixResult is a simulated matrix, the measurements to compare it with (nil: none), its 80 %
+// intervals, where its parameters come from, and whether the CSV carries the comparison
+// (--compare).
 type matrixResult struct {
 	pred, meas *matrix.Matrix
+	band       matrix.Band
 	params     matrix.Parameters
 	compare    bool
 }
 
 func matrixFormats() []format[matrixResult] {
 	return []format[matrixResult]{
-		{"table", func(w io.Writer, m matrixResult) error { return matrix.Render(w, m.pred, m.meas, "table") }},
-		{"markdown", func(w io.Writer, m matrixResult) error { return matrix.Render(w, m.pred, m.meas, "markdown") }},
+		{"table", func(w io.Writer, m matrixResult) error { return renderMatrixText(w, m, "table") }},
+		{"markdown", func(w io.Writer, m matrixResult) error { return renderMatrixText(w, m, "markdown") }},
 		// The predicted matrix in the documented columns, or with --compare the measured and
-		// error columns too; the parameter source last.
+		// error columns too; then the intervals and the parameter source.
 		{"csv", func(w io.Writer, m matrixResult) error {
-			return matrix.WriteResultCSV(w, m.pred, m.meas, m.params, m.compare)
+			return matrix.WriteResultCSV(w, m.pred, m.meas, m.params, m.band, m.compare)
 		}},
 		// One schema with or without measurements.
 		{"json", func(w io.Writer, m matrixResult) error { return matrix.WriteResultJSON(w, m.pred, m.meas, m.params) }},
@@ -121,6 +123,8 @@ func workloadFormats() []format[workloadResult] {
 			fmt.Fprintf(w, "Workload     %s: %s, seed %d\n", x.spec.Name, x.spec.Describe(), x.metrics.Seed)
 			fmt.Fprintf(w, "Server       %s\n", describe.Deployment(r.Deployment))
 			fmt.Fprintf(w, "Parameters   %s (%s)\n", r.ParamsFrom, r.Source)
+			provenanceLine(w, "Provenance   ", &r.Summary)
+			writeIntervalsText(w, "80% interval ", workloadIntervals(&r.Summary, x.metrics))
 			if x.measured != nil {
 				fmt.Fprintf(w, "Measured     %s: %s\n", x.measured.Name, x.measured.Summary())
 			}
@@ -140,7 +144,7 @@ func workloadFormats() []format[workloadResult] {
 			if x.measured != nil {
 				return vllmbench.WriteJSON(w, x.metrics, vllmbench.Compare(x.metrics, x.measured))
 			}
-			return workload.WriteJSON(w, x.metrics)
+			return writeIndentedJSON(w, simulateJSON{x.metrics, &x.resolved.Summary, workloadIntervals(&x.resolved.Summary, x.metrics)})
 		}},
 	}
 }
