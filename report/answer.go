@@ -199,7 +199,7 @@ func answerRows(in *Input) []kv {
 		}
 		rows = append(rows, kv{"Against the measurement", s})
 	}
-	rows = append(rows, kv{"Parameters", fmt.Sprintf("%s (%s)", r.ParamsFrom, r.Source)})
+	rows = append(rows, kv{"Parameters", fmt.Sprintf("%s (%s)", r.ParamsFrom, r.Source)}, howSure(r))
 	return rows
 }
 
