@@ -210,13 +210,18 @@ func (s *Scheduler) preemptLast(b *Batch) *Request {
 }
 
 // chunk applies the model-length cap, the budget and chunk alignment to a request needing need
-// tokens from start; it returns 0 when nothing can be scheduled.
-func (s *Scheduler) chunk(start, need, budget int) int {
-	n := min(need, budget, s.cfg.MaxModelLen-1-start+1)
+// tokens from start, known of them prompt or generated tokens (the rest drafts to verify); it
+// returns 0 when nothing can be scheduled. The cap is vLLM's: no input position past
+// max_model_len - 1, so a decoding request near the end verifies fewer drafts
+// (min(n, max_model_len - 1 - num_computed_tokens), vllm/v1/core/sched/scheduler.py). Only a
+// prompt chunk that leaves known tokens for later is cut at an aligned block (vLLM's
+// _mamba_block_aligned_split, for requests without output): verify entries are not.
+func (s *Scheduler) chunk(start, known, need, budget int) int {
+	n := min(need, budget, s.cfg.MaxModelLen-1-start)
 	if n <= 0 {
 		return 0
 	}
-	if n < need && s.cfg.AlignBlock > 0 {
+	if n < known && s.cfg.AlignBlock > 0 {
 		n = (start+n)/s.cfg.AlignBlock*s.cfg.AlignBlock - start
 	}
 	return max(n, 0)
@@ -249,7 +254,7 @@ func (s *Scheduler) scheduleRunning(r *Request, budget int, b *Batch) (int, bool
 	k := s.cfg.SpecTokens
 	known := r.NumTokens() - r.Computed
 	need := known + r.Drafts
-	n := s.chunk(r.Computed, need, budget)
+	n := s.chunk(r.Computed, known, need, budget)
 	if n <= 0 {
 		return 0, true
 	}
@@ -287,7 +292,7 @@ func (s *Scheduler) admit(budget int, b *Batch) {
 		if !s.cfg.ChunkedPrefill && need > budget {
 			break
 		}
-		n := s.chunk(hit, need, budget)
+		n := s.chunk(hit, need, need, budget)
 		if n <= 0 {
 			break
 		}
