@@ -57,7 +57,7 @@ func TestLaunchCommandsRoundTrip(t *testing.T) {
 				t.Fatal(err)
 			}
 			sim.Quantization = want.Quantization // a label the planner prints as the variant's format
-			if sim != want {
+			if !sim.Equal(&want) {
 				t.Fatalf("row %d: the planner simulates\n%+v\nbut its command gives\n%+v", c.index, sim, want)
 			}
 			if c.config.Weights != "native" && !strings.Contains(l.Serve, "--quantization fp8") {
@@ -81,7 +81,7 @@ func TestLaunchCommandsRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatalf("row %d: %s: %v", c.index, l.Serve, err)
 			}
-			if b.Deployment.Engine != want {
+			if !b.Deployment.Engine.Equal(&want) {
 				t.Errorf("row %d: %s\nimports as %+v\nwant      %+v", c.index, l.Serve, b.Deployment.Engine, want)
 			}
 			if !reflect.DeepEqual(b.Deployment.Model, variant(q.Model, c.config.Weights)) {

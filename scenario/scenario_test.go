@@ -187,7 +187,7 @@ func TestPartialFileTakesVLLMDefaults(t *testing.T) {
 	want := deploy.EngineConfig{Name: "vllm", Version: deploy.DefaultVersion, TensorParallel: 4, DataParallel: 1, PipelineParallel: 1,
 		MaxModelLen: 131072, GPUMemoryUtilization: 0.92, KVCacheDType: "fp8", MaxNumBatchedTokens: 8192, MaxNumSeqs: 8,
 		ChunkedPrefill: true, PrefixCaching: true, AsyncScheduling: true, MaxCaptureSize: 16, Quantization: "NVFP4"}
-	if e != want {
+	if !e.Equal(&want) {
 		t.Errorf("partial file: engine\n got %+v\nwant %+v (vLLM's defaults, not the seed's)", e, want)
 	}
 	if r.Deployment.Drafter != nil || r.Deployment.Hardware.Count != 4 {

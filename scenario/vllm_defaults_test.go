@@ -78,7 +78,7 @@ func v28(edit func(e *deploy.EngineConfig)) deploy.EngineConfig {
 // version where it matters). Every setting the line does not give must equal vLLM's default for
 // that version, GPU and model, written out here by hand from the rules (not computed by the code
 // under test); the model is read from the Hugging Face cache; what vLLM runs but servesim does not
-// simulate yet (pipeline and data parallelism, MTP, a drafter without a description) is recorded
+// simulate yet (a drafter without a description) is recorded
 // faithfully and refused with the reason; an unknown model is an error saying how to give its
 // config.
 func TestVLLMServeLines(t *testing.T) {
@@ -173,8 +173,7 @@ func TestVLLMServeLines(t *testing.T) {
 				e.TensorParallel, e.MaxModelLen, e.Quantization = 8, 163840, "fp8"
 				e.Speculative = deploy.Speculative{Method: "mtp", NumTokens: 1}
 			}),
-			count:  8,
-			notSim: `engine.speculative.method = "mtp": not simulated yet`},
+			count: 8},
 		{name: "DeepSeek-R1 DP8 EP with DeepEP low-latency (DP attention) on H200", gpu: "H200",
 			cmd: "vllm serve deepseek-ai/DeepSeek-R1 --data-parallel-size 8 --enable-expert-parallel --all2all-backend deepep_low_latency",
 			// data-parallel MoE with a batched all-to-all: 256 tokens; seqs then min(1024, 256).
@@ -198,8 +197,7 @@ func TestVLLMServeLines(t *testing.T) {
 				e.TensorParallel, e.ExpertParallel, e.MaxModelLen, e.KVCacheDType, e.MaxNumBatchedTokens, e.Quantization = 8, true, 202752, "fp8", 16384, "fp8"
 				e.Speculative = deploy.Speculative{Method: "mtp", Model: "zai-org/GLM-5-FP8", NumTokens: 1}
 			}),
-			count:  8,
-			notSim: `engine.speculative.method = "mtp": not simulated yet`},
+			count: 8},
 		{name: "gpt-oss-120b MXFP4 on B200, vLLM 0.27 (no 160 GiB tier yet)", gpu: "B200", version: "0.27.0",
 			cmd: "vllm serve openai/gpt-oss-120b --async-scheduling",
 			// yarn: 4096 x 32 = 131072.
@@ -265,7 +263,7 @@ func TestVLLMServeLines(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := c.want
-			if got := b.Deployment.Engine; got != want {
+			if got := b.Deployment.Engine; !got.Equal(&want) {
 				t.Errorf("engine\n got %+v\nwant %+v", got, want)
 			}
 			if n := max(c.count, 1); b.Deployment.Hardware.Count != n {
@@ -292,7 +290,7 @@ func TestVLLMServeLines(t *testing.T) {
 			back := New()
 			back.Engine, back.Model, back.Hardware = b.Resolved.Engine, b.Resolved.Model, b.Resolved.Hardware
 			b2, err2 := back.Build()
-			if (err2 == nil) != (err == nil) || b2 == nil || b2.Deployment.Engine != b.Deployment.Engine {
+			if (err2 == nil) != (err == nil) || b2 == nil || !b2.Deployment.Engine.Equal(&b.Deployment.Engine) {
 				t.Errorf("the resolved scenario does not resolve to itself: %v", err2)
 			}
 		})

@@ -2,7 +2,6 @@ package sim
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/servesim/servesim/kvcache"
 	"github.com/servesim/servesim/model/cost"
@@ -52,17 +51,24 @@ func NewServer(d *deploy.Deployment, p param.Values) (*Server, error) {
 // SchedulerConfig is the step policy's configuration for this server.
 func (s *Server) SchedulerConfig() scheduler.Config {
 	e := &s.Deployment.Engine
+	acc := s.Deployment.Acceptance(&s.Params)
 	cfg := scheduler.Config{
 		MaxNumBatchedTokens: e.MaxNumBatchedTokens,
 		MaxNumSeqs:          e.MaxNumSeqs,
 		MaxModelLen:         e.MaxModelLen,
 		ChunkedPrefill:      e.ChunkedPrefill,
 		SpecTokens:          e.SpecTokens(),
-		AcceptCDF:           s.Params.AcceptanceCDF(e.SpecTokens()),
+		AcceptCDF:           acc.Rates,
 	}
-	if s.Params[param.AcceptLateRatio] != 1 {
-		cfg.LateAcceptCDF = s.Params.LateAcceptanceCDF(e.SpecTokens())
-		cfg.AcceptSwitch = int(math.Round(s.Params[param.AcceptSwitchTokens]))
+	if acc.Late != nil {
+		cfg.LateAcceptCDF = acc.Late
+		cfg.AcceptSwitch = acc.Switch
+	}
+	if e.SpecTokens() > 0 && e.Speculative.Method == "draft_model" {
+		// A draft model needs one more slot per request for its drafting (vLLM's
+		// max_num_new_slots_for_drafting = 1): the step's budget is max_num_batched_tokens -
+		// max_num_seqs (vllm/v1/core/sched/scheduler.py, max_num_scheduled_tokens).
+		cfg.MaxNumBatchedTokens = max(e.MaxNumBatchedTokens-e.MaxNumSeqs, 1)
 	}
 	if s.Layout.Hybrid && e.PrefixCaching {
 		cfg.AlignBlock = s.Layout.BlockSize

@@ -32,7 +32,8 @@ func (d *Deployment) Validate() error {
 		return fmt.Errorf("hardware.count = %d: must be a positive integer", d.Hardware.Count)
 	}
 	if e.GPUs() != d.Hardware.Count {
-		return fmt.Errorf("engine uses tensor_parallel_size %d x data_parallel_size %d = %d GPUs but hardware.count = %d", e.TensorParallel, e.DataParallel, e.GPUs(), d.Hardware.Count)
+		return fmt.Errorf("engine uses tensor_parallel_size %d x pipeline_parallel_size %d x data_parallel_size %d = %d GPUs but hardware.count = %d",
+			e.TensorParallel, e.PipelineParallel, e.DataParallel, e.GPUs(), d.Hardware.Count)
 	}
 	if e.PipelineParallel != 1 {
 		return &NotSimulatedError{fmt.Sprintf("engine.pipeline_parallel_size = %d", e.PipelineParallel),
@@ -43,11 +44,8 @@ func (d *Deployment) Validate() error {
 			"data-parallel engine cores inside one server (their load balancing, and MoE ranks stepping together) are not modelled; only 1 is simulated (run DP replicas as separate deployments)"}
 	}
 	if s := &e.Speculative; s.Enabled() && !slices.Contains(SimulatedSpecMethods(), s.Method) {
-		why := fmt.Sprintf("the simulator runs %s", strings.Join(SimulatedSpecMethods(), ", "))
-		if s.Method == "mtp" {
-			why = "the checkpoint's multi-token-prediction layers are not described as a drafter; " + why
-		}
-		return &NotSimulatedError{fmt.Sprintf("engine.speculative.method = %q", s.Method), why}
+		return &NotSimulatedError{fmt.Sprintf("engine.speculative.method = %q", s.Method),
+			fmt.Sprintf("the simulator runs %s", strings.Join(SimulatedSpecMethods(), ", "))}
 	}
 	tp := e.TensorParallel
 	for i, g := range d.Model.Layers {
@@ -68,11 +66,7 @@ func (d *Deployment) Validate() error {
 			}
 		}
 	}
-	if d.Engine.Speculative.Enabled() && d.Engine.Speculative.Method != "ngram" && d.Drafter == nil {
-		return &NotSimulatedError{fmt.Sprintf("engine.speculative.method = %q", e.Speculative.Method),
-			fmt.Sprintf("the simulation needs the draft model's description (speculative.model = %q is not known)", e.Speculative.Model)}
-	}
-	return nil
+	return d.validateSpec()
 }
 
 // NotSimulatedError is a configuration vLLM runs that the simulator does not simulate yet. A

@@ -64,8 +64,12 @@ func archWeightsPerGPU(a *arch.Arch, tp, ep int) WeightBytes {
 func (d *Deployment) WeightsPerGPU() WeightBytes {
 	tp := d.Engine.TensorParallel
 	w := archWeightsPerGPU(d.Model, tp, d.Engine.EPSize())
-	if d.Drafter != nil && d.Engine.Speculative.Enabled() {
-		w.Drafter = archWeightsPerGPU(d.Drafter, tp, 1).Total()
+	if da := d.DrafterArch(); da != nil {
+		ep := 1
+		if d.Engine.Speculative.Method == "mtp" {
+			ep = d.Engine.EPSize() // the MTP layer's experts are placed like the target's
+		}
+		w.Drafter = archWeightsPerGPU(da, tp, ep).Total()
 	}
 	return w
 }
@@ -136,14 +140,20 @@ func (d *Deployment) KVSpecs(p *param.Values) []arch.KVSpec {
 		s.StateBytes *= stateScale
 		add(s, g.Count)
 	}
-	if d.Drafter != nil && d.Engine.Speculative.Enabled() {
+	if da := d.DrafterArch(); da != nil {
+		// DFlash's drafter keeps its cache in bf16 unless its own kv_cache_dtype says otherwise;
+		// the other drafters' layers are built with the engine's cache config (its
+		// kv_cache_dtype), unless the speculative config gives one.
 		dkv := arch.BF16
+		if d.Engine.Speculative.Method != "dflash" {
+			dkv = kv
+		}
 		if s := d.Engine.Speculative.KVCacheDType; s != "" && s != "auto" {
 			if dt, err := arch.ParseDType(s); err == nil {
 				dkv = dt
 			}
 		}
-		for _, g := range d.Drafter.Layers {
+		for _, g := range da.Layers {
 			s := g.Attn.Mixer().KVSpec(tp, dkv)
 			s.Name = "drafter_" + string(g.Attn.Kind)
 			add(s, g.Count)

@@ -49,6 +49,9 @@ const (
 	// MoE routing.
 	RoutingAlpha // concentration of expert popularity (gamma shape); infinity is uniform routing
 
+	// Speculative decoding's CPU drafter.
+	NgramNsPerToken // ngram prompt lookup: CPU time per token of a request's context scanned per step
+
 	// Count is the number of parameters.
 	Count
 )
@@ -140,6 +143,9 @@ func defs() [Count]Def {
 
 		{RoutingAlpha, "routing_alpha", "x", 1.0, 0.2, 1000,
 			"concentration of expert routing: per-expert popularity is gamma-distributed with this shape (coefficient of variation 1/sqrt(alpha)), so a batch of T tokens touches E (1 - (1 + T topk / (E alpha))^-alpha) distinct experts per layer instead of E (1 - (1 - topk/E)^T) (uniform, alpha -> infinity); similar tokens, such as requests with one prompt, route to fewer experts", "weights read (MoE expert coverage)", true, LevelModel, false},
+
+		{NgramNsPerToken, "ngram_ns_per_token", "ns/token", 2, 0.1, 50,
+			"CPU time of vLLM's ngram proposer (a compiled KMP search for the last prompt_lookup tokens) per token of a request's context, per request and step; it runs between steps with asynchronous scheduling off", "drafter (ngram, CPU)", true, LevelEngine, false},
 	}
 }
 
