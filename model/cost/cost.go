@@ -64,6 +64,7 @@ type Model struct {
 	draftKV          gemm // context K/V projection of new tokens for the drafter
 	draftAttn        []attnGroup
 	draftLayers      float64
+	spec             *specDrafter // the drafting of the other methods (spec.go)
 	maxCaptureTokens int
 	graphs           bool
 	async            bool
@@ -140,7 +141,7 @@ func New(d *deploy.Deployment, p param.Values) *Model {
 		c.arLatencySeconds = p[param.ARLatencyMult] * 2 * (n - 1) * g.LinkLatencyUS * 1e-6
 		c.arSecondsPerByte = 2 * (n - 1) / n / (g.LinkBytesPerS() * p[param.ARBWEff])
 	}
-	if d.Drafter != nil && e.Speculative.Enabled() {
+	if d.Drafter != nil && e.Speculative.Enabled() && e.Speculative.Method == "dflash" {
 		c.draft = true
 		c.k = e.SpecTokens()
 		var b, prm float64
@@ -162,6 +163,7 @@ func New(d *deploy.Deployment, p param.Values) *Model {
 	} else if e.Speculative.Enabled() {
 		c.k = e.SpecTokens()
 	}
+	c.spec = newSpecDrafter(c, d, &p)
 	c.graphs = !e.EnforceEager
 	c.maxCaptureTokens = e.MaxCaptureSize
 	c.async = e.AsyncScheduling
@@ -366,6 +368,9 @@ func (c *Model) Step(s *StepShape) StepCost {
 	if c.draft && s.EmitSeqs > 0 {
 		c.drafterTime(s, &st)
 	}
+	if c.spec != nil {
+		c.specStep(s, &st)
+	}
 	st.Seconds[TermOverhead] += c.p[param.StepOverheadUS] * 1e-6
 	for _, v := range st.Seconds {
 		st.GPUSeconds += v
@@ -408,8 +413,15 @@ func (c *Model) drafterTime(s *StepShape, st *StepCost) {
 	}
 }
 
-// TokensPerStep is the expected tokens a decoding request emits per step (tau).
-func (c *Model) TokensPerStep() float64 { return c.p.MeanEmitted(c.k) }
+// TokensPerStep is the expected tokens a decoding request emits per step (tau), early in an
+// output.
+func (c *Model) TokensPerStep() float64 {
+	if c.k == 0 {
+		return 1
+	}
+	a := c.d.Acceptance(&c.p)
+	return a.Mean()
+}
 
 // FrontendSeconds is the API-server time before a prompt of n tokens reaches the engine.
 func (c *Model) FrontendSeconds(n int) float64 {

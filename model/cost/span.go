@@ -56,6 +56,9 @@ func (c *Model) Seq(w SeqWork) SeqSeconds {
 		c.attnTime(c.draftAttn, SeqWork{Start: w.Start + w.Tokens, Tokens: 1 + c.k, Decode: true}, &d, TermDrafter, TermDrafter)
 		out.Drafter = d.Seconds[TermDrafter]
 	}
+	if c.spec != nil {
+		out.Drafter += c.specSeq(w)
+	}
 	return out
 }
 
@@ -95,6 +98,9 @@ func (c *Model) StepTotals(n *StepCounts) StepCost {
 		d.Seconds[TermDrafter] += c.gatherSeconds(float64(n.EmitSeqs*c.k) * c.vocab * 4)
 		d.Seconds[TermDrafter] += c.allReduceSeconds(q, 2*c.draftLayers)
 		st.Seconds[TermDrafter] += d.Seconds[TermDrafter]
+	}
+	if c.spec != nil {
+		c.specTotals(n, &st)
 	}
 	st.Seconds[TermOverhead] += c.p[param.StepOverheadUS] * 1e-6
 	st.CPUSeconds = (c.p[param.CPUStepUS] + c.p[param.CPUPerReqUS]*float64(n.Seqs)) * 1e-6
