@@ -30,9 +30,9 @@ import (
 // is Seq's Drafter; the rest depends on the batch totals (StepTotals).
 type specDrafter struct {
 	k      int
-	gpu    bool      // a drafter model runs on the GPU (all but ngram)
-	gemms  []gemm    // every pass: the drafter's projections, MLPs, shared experts, routers, small weights
-	fc     gemm      // the first pass only: an EAGLE head's fc over the target's hidden states
+	gpu    bool   // a drafter model runs on the GPU (all but ngram)
+	gemms  []gemm // every pass: the drafter's projections, MLPs, shared experts, routers, small weights
+	fc     gemm   // the first pass only: an EAGLE head's fc over the target's hidden states
 	moe    []moeLayers
 	head   gemm    // the output head, one row per request and pass
 	vocab  float64 // its width (the logits gathered over the TP ranks)
