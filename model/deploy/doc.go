@@ -62,7 +62,10 @@
 // determine_available_memory):
 //
 //	available = memory x gpu_memory_utilization - weights - activation peak - non-torch - CUDA graphs
-//	activation peak = activation_buffers x max_num_batched_tokens x hidden x 2 bytes
+//	activation peak = activation_buffers x T x hidden x 2 bytes          (T <= 32,768 tokens)
+//	                  or the chunk's, plus per token beyond it the residual stream and the
+//	                  largest unchunked intermediate of one layer, at least the sampler's
+//	                  hidden states and max_num_seqs rows of fp32 logits  (ActivationPeak)
 //
 // with activation_buffers, non_torch_gib and cudagraph_gib calibrated parameters (model/param).
 // Weights per GPU come from arch.Arch.WeightSets: attention, dense MLP, shared experts and

@@ -97,13 +97,88 @@ func (d *Deployment) Memory(p *param.Values) MemoryBudget {
 	m.TotalBytes = d.Hardware.GPU.MemoryBytes()
 	m.RequestedBytes = m.TotalBytes * d.Engine.GPUMemoryUtilization
 	m.Weights = d.WeightsPerGPU()
-	m.ActivationPeak = p[param.ActivationBuffers] * float64(d.Engine.MaxNumBatchedTokens) * float64(d.Model.Hidden) * arch.BF16.BytesPerParam()
+	m.ActivationPeak = d.ActivationPeak(p)
 	m.NonTorch = p[param.NonTorchGiB] * (1 << 30)
 	if !d.Engine.EnforceEager {
 		m.CUDAGraphs = p[param.CUDAGraphGiB] * (1 << 30)
 	}
 	m.AvailableKV = m.RequestedBytes - m.NonKV()
 	return m
+}
+
+// ActivationChunkTokens is the batch size up to which every activation of vLLM's profile run grows
+// with its tokens, and from which its chunked workspaces stop growing: vLLM's fused-MoE chunk
+// (VLLM_FUSED_MOE_CHUNK_SIZE, 32,768 tokens; vllm/envs.py), which also bounds the attention
+// backends' prefill workspaces in practice.
+const ActivationChunkTokens = 32768
+
+// ActivationPeak is the peak activation memory of vLLM's profile run (vllm/v1/worker/
+// gpu_model_runner.py, profile_run: a forward over max_num_batched_tokens tokens, then the
+// sampler over max_num_seqs rows) on one GPU:
+//
+//	T <= C   activation_buffers x T x hidden x 2 B: every activation grows with the tokens
+//	T > C    activation_buffers x C x hidden x 2 B, plus for each token beyond C the residual
+//	         stream (hidden_states and residual, 2 x hidden bf16) and the largest intermediate of
+//	         one layer that vLLM does not chunk (ActivationPerToken: a dense MLP's gate-up and
+//	         SiLU outputs, or the attention projections' outputs, split by TP); the MoE and
+//	         attention workspaces stay the size of a chunk, and a layer's intermediates are freed
+//	         before the next layer's
+//	sampler  the hidden states of T tokens and the fp32 logits and probabilities of at most
+//	         max_num_seqs rows (vLLM samples the last token of each sequence only)
+//
+// with C = ActivationChunkTokens; the peak is the larger of the forward and the sampler. A
+// whole-prompt batch (max_num_batched_tokens = max_model_len, 163,840 for DeepSeek-R1) reserves
+// about 16 GiB per GPU, not the 55 GiB a linear buffer per token would; up to C the value is the
+// linear one (the seed's 8,192 tokens keep it).
+func (d *Deployment) ActivationPeak(p *param.Values) float64 {
+	t := d.Engine.MaxNumBatchedTokens
+	if t <= ActivationChunkTokens {
+		return p[param.ActivationBuffers] * float64(t) * float64(d.Model.Hidden) * arch.BF16.BytesPerParam()
+	}
+	h := float64(d.Model.Hidden)
+	forward := p[param.ActivationBuffers]*ActivationChunkTokens*h*2 + float64(t-ActivationChunkTokens)*d.ActivationPerToken()
+	rows := float64(min(t, d.Engine.MaxNumSeqs))
+	sampler := float64(t)*h*2 + 2*rows*float64(d.Model.Vocab)*4
+	return math.Max(forward, sampler)
+}
+
+// ActivationPerToken is the activation bytes per token beyond the chunked workspaces (see
+// ActivationPeak): the residual stream, 2 x hidden bf16, plus the largest unchunked intermediate of
+// one layer per GPU: a dense MLP's (or shared experts') gate-up output and SiLU-and-mul result,
+// 3 x intermediate / TP bf16 (2 x for an ungated MLP), or the attention's q, k, v and output
+// projections' outputs, (q + k + v + o widths) / TP bf16, whichever is larger.
+func (d *Deployment) ActivationPerToken() float64 {
+	tp := float64(d.Engine.TensorParallel)
+	h := float64(d.Model.Hidden)
+	var layer float64
+	for _, g := range d.Model.Layers {
+		f := &g.FFN
+		act := 3.0
+		if f.NotGated {
+			act = 2
+		}
+		var mlp float64
+		switch f.Kind {
+		case arch.FFNDense:
+			mlp = act * float64(f.Intermediate) / tp
+		case arch.FFNMoE:
+			mlp = act * float64(f.SharedExperts*f.SharedIntermediate) / tp
+		}
+		// The projections' outputs: their weights per token of input width hidden.
+		attn := float64(g.Attn.ProjParams) / h / tp
+		layer = math.Max(layer, math.Max(mlp, attn))
+	}
+	return (2*h + layer) * 2
+}
+
+// ActivationDetail says how ActivationPeak was counted, for people.
+func (d *Deployment) ActivationDetail(p *param.Values) string {
+	t := d.Engine.MaxNumBatchedTokens
+	if t <= ActivationChunkTokens {
+		return fmt.Sprintf("%g buffers x %d tokens x hidden %d x 2 B", p[param.ActivationBuffers], t, d.Model.Hidden)
+	}
+	return fmt.Sprintf("%g buffers x %d tokens x hidden %d x 2 B (workspaces up to the %d-token chunk), + %d tokens x %.0f B (residual stream and the largest unchunked layer intermediate)",
+		p[param.ActivationBuffers], ActivationChunkTokens, d.Model.Hidden, ActivationChunkTokens, t-ActivationChunkTokens, d.ActivationPerToken())
 }
 
 // FitError explains why a deployment cannot hold its weights, or "" when it can.

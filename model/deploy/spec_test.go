@@ -130,3 +130,32 @@ func TestMTPMemory(t *testing.T) {
 		t.Errorf("KV specs %+v: want the 61 MLA layers and the MTP layer in one spec", specs)
 	}
 }
+
+// TestActivationWholePromptBatch: DeepSeek-R1 on 8 x H200 with whole-prompt batching
+// (max-num-batched-tokens = max-model-len = 163,840) fits, as real servers run it: the profile
+// run's peak is the chunk's workspaces plus the residual stream and one layer's unchunked
+// intermediate per further token, not 24 hidden-size buffers per token (55.5 GiB). Up to the
+// chunk the linear reserve is kept: the seed's 8,192 tokens give 24 x 8,192 x 4,096 x 2 B.
+func TestActivationWholePromptBatch(t *testing.T) {
+	r1 := builtinHF(t, "deepseek-ai/DeepSeek-R1")
+	d := h200(t, r1, 8, Speculative{})
+	d.Engine.MaxModelLen, d.Engine.MaxNumBatchedTokens, d.Engine.MaxNumSeqs, d.Engine.GPUMemoryUtilization = 163840, 163840, 1024, 0.92
+	p := param.Priors()
+	m := d.Memory(&p)
+	if msg := m.FitError(); msg != "" {
+		t.Fatalf("whole-prompt batching does not fit: %s", msg)
+	}
+	gib := m.ActivationPeak / (1 << 30)
+	// 24 x 32,768 x 7,168 x 2 B = 10.5 GiB, + 131,072 x (2 x 7,168 + 18,432 x 3 / 8) x 2 B = 5.2 GiB.
+	want := (24*32768*7168*2 + 131072*(2*7168+18432*3/8)*2) / float64(1<<30)
+	if math.Abs(gib-want) > 1e-9 {
+		t.Errorf("activation %.3f GiB, want %.3f GiB", gib, want)
+	}
+	if m.AvailableKV < 20*(1<<30) {
+		t.Errorf("KV %.1f GiB: want room for several full-length requests", m.AvailableKV/(1<<30))
+	}
+	seed := seedDeployment(t)
+	if got, want := seed.ActivationPeak(&p), p[param.ActivationBuffers]*8192*4096*2; got != want {
+		t.Errorf("seed activation %v, want %v (unchanged)", got, want)
+	}
+}
