@@ -144,6 +144,41 @@ func TestReplicas(t *testing.T) {
 	}
 }
 
+// TestOfflineReplicas: an offline run dealt over replicas simulates each distinct share once; 4
+// identical shares give 4 times one share's tokens over the same duration, with its latencies.
+func TestOfflineReplicas(t *testing.T) {
+	srv, _ := seedServer(t)
+	offline := func(n int) *Spec {
+		p := make([]BenchPrompt, n)
+		for i := range p {
+			p[i] = BenchPrompt{Tokens: 300, OutputTokens: 20}
+		}
+		b := &VLLMBench{}
+		b.SetPrompts(p)
+		return &Spec{Name: "o", Kind: KindOffline, VLLM: b}
+	}
+	m4, err := Run(srv, offline(40), Options{Seed: 1, Replicas: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m1, err := Run(srv, offline(10), Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m4.Requests != 40 || m4.Completed != 40 || m4.OutputTokens != 4*m1.OutputTokens || m4.DurationS != m1.DurationS || m4.TTFT.P50 != m1.TTFT.P50 || m4.Steps != 4*m1.Steps {
+		t.Errorf("4 replicas of 10: %d/%d requests, %d tokens, %.4g s, TTFT %.4g, %d steps; one: %d tokens, %.4g s, TTFT %.4g, %d steps",
+			m4.Completed, m4.Requests, m4.OutputTokens, m4.DurationS, m4.TTFT.P50, m4.Steps, m1.OutputTokens, m1.DurationS, m1.TTFT.P50, m1.Steps)
+	}
+	// 42 prompts: shares of 11, 11, 10, 10 (two distinct), still every request.
+	m, err := Run(srv, offline(42), Options{Seed: 1, Replicas: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Completed != 42 || m.OutputTokens != 42*20 {
+		t.Errorf("42 over 4 replicas: %d completed, %d tokens", m.Completed, m.OutputTokens)
+	}
+}
+
 func TestRenderers(t *testing.T) {
 	srv, _ := seedServer(t)
 	m, err := Run(srv, smallOpen(1), Options{})

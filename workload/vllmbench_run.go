@@ -1,7 +1,9 @@
 package workload
 
 import (
+	"encoding/binary"
 	"fmt"
+	"hash/fnv"
 
 	"github.com/servesim/servesim/model/cost"
 	"github.com/servesim/servesim/sim"
@@ -9,20 +11,22 @@ import (
 )
 
 // noFrontend is the step cost of an engine driven in-process by vLLM's LLM class (vllm bench
-// throughput): there is no API server, so a request reaches the scheduler when it is added.
-type noFrontend struct{ c *cost.Model }
+// throughput): there is no API server, so a request reaches the scheduler when it is added. The
+// cost model's other methods (the fast mode's span costs included) are its own.
+type noFrontend struct{ *cost.Model }
 
-func (n noFrontend) Step(s *cost.StepShape) cost.StepCost { return n.c.Step(s) }
-func (noFrontend) FrontendSeconds(int) float64            { return 0 }
+func (noFrontend) FrontendSeconds(int) float64 { return 0 }
 
-// offlineEngine is an engine of srv without the API server's per-request time.
+// offlineEngine is an engine of srv without the API server's per-request time; it runs in the
+// fast mode unless srv.StepByStep.
 func offlineEngine(srv *sim.Server, seed uint64) *sim.Engine {
 	return sim.New(sim.Config{
-		Scheduler: srv.SchedulerConfig(),
-		Layout:    srv.Layout,
-		EagleDrop: srv.Deployment.Engine.Speculative.EagleFamily(),
-		Cost:      noFrontend{srv.Cost},
-		Seed:      seed,
+		Scheduler:  srv.SchedulerConfig(),
+		Layout:     srv.Layout,
+		EagleDrop:  srv.Deployment.Engine.Speculative.EagleFamily(),
+		Cost:       noFrontend{srv.Cost},
+		Seed:       seed,
+		StepByStep: srv.StepByStep,
 	})
 }
 
@@ -51,6 +55,7 @@ func runVLLMBench(srv *sim.Server, s *Spec, o Options) (*Metrics, error) {
 	total := len(reqs)
 	done := 0
 	var parts []part
+	seen := map[uint64]int{}
 	for i := 0; i < active; i++ {
 		var sub []benchReq
 		for j := i; j < len(reqs); j += active {
@@ -81,10 +86,19 @@ func runVLLMBench(srv *sim.Server, s *Spec, o Options) (*Metrics, error) {
 		if len(reqs) > 0 {
 			warm = &reqs[0]
 		}
+		// Replicas that receive identical work (the same lengths, send times and prompt sharing)
+		// behave identically: simulated once, counted as many times.
+		key := benchKey(sub, warm, ready, warmups, conc)
+		if j, ok := seen[key]; ok {
+			parts[j].mult++
+			done += len(sub)
+			continue
+		}
 		c, err := runBenchClient(srv, sub, warm, ready, warmups, conc, seed, s.sampleInterval(), &s.SLO, s.Kind == KindOffline, prog)
 		if err != nil {
 			return nil, err
 		}
+		seen[key] = len(parts)
 		parts = append(parts, part{c, 1})
 		done += len(sub)
 	}
@@ -214,4 +228,52 @@ func runBenchClient(srv *sim.Server, reqs []benchReq, warm *benchReq, ready bool
 	}
 	r.finishStats()
 	return c, nil
+}
+
+// benchKey fingerprints one replica's share of a vllm-bench or offline run: the semaphore, the
+// ready check and warm-ups, and per request the send time, the lengths, the counted length and
+// the prompt sharing (which earlier request of the share, if any, has the same prompt or prefix,
+// and whether it is the warm-up prompt). Content ids only name prompts, so shares with equal keys
+// run identically.
+func benchKey(reqs []benchReq, warm *benchReq, ready bool, warmups, conc int) uint64 {
+	h := fnv.New64a()
+	var b [8]byte
+	put := func(v uint64) {
+		binary.LittleEndian.PutUint64(b[:], v)
+		h.Write(b[:])
+	}
+	flag := func(x bool) uint64 {
+		if x {
+			return 1
+		}
+		return 0
+	}
+	put(uint64(conc))
+	put(uint64(warmups))
+	put(flag(ready))
+	put(uint64(len(reqs)))
+	firstPrompt := map[uint64]int{}
+	firstPrefix := map[uint64]int{}
+	for i := range reqs {
+		q := &reqs[i]
+		put(uint64(q.At))
+		put(uint64(q.InputTokens)<<32 | uint64(q.OutputTokens))
+		put(uint64(q.PrefixTokens)<<32 | uint64(q.counted))
+		if j, ok := firstPrompt[q.PromptID]; ok {
+			put(uint64(j))
+		} else {
+			firstPrompt[q.PromptID] = i
+			put(^uint64(0))
+		}
+		if q.PrefixID != 0 {
+			if j, ok := firstPrefix[q.PrefixID]; ok {
+				put(uint64(j))
+			} else {
+				firstPrefix[q.PrefixID] = i
+				put(^uint64(1))
+			}
+		}
+		put(flag(warm != nil && q.PromptID == warm.PromptID))
+	}
+	return h.Sum64()
 }

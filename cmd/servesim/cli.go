@@ -48,6 +48,7 @@ func commands() []*command {
 		plotCmd(),
 		reportCmd(),
 		simulateCmd(),
+		validateCmd(),
 		versionCmd(),
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/servesim/servesim/model/hardware"
 	"github.com/servesim/servesim/planner"
 	"github.com/servesim/servesim/scenario"
+	"github.com/servesim/servesim/validate"
 	"github.com/servesim/servesim/vllmbench"
 	"github.com/servesim/servesim/workload"
 )
@@ -150,5 +151,13 @@ func gpuFormats() []format[gpuResult] {
 			return describe.GPUTable(w, g.gpus)
 		}},
 		{"toml", func(w io.Writer, g gpuResult) error { return describe.CatalogTOML(w, g.gpus) }},
+	}
+}
+
+func validateFormats() []format[*validate.Report] {
+	return []format[*validate.Report]{
+		{"table", func(w io.Writer, r *validate.Report) error { return r.WriteTable(w) }},
+		{"csv", func(w io.Writer, r *validate.Report) error { return r.WriteCSV(w) }},
+		{"json", func(w io.Writer, r *validate.Report) error { return r.WriteJSON(w) }},
 	}
 }

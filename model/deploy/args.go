@@ -13,6 +13,10 @@ type EngineArgs struct {
 	Name string `toml:"name,omitempty"`
 	// Version is the vLLM release the defaults follow ("" = DefaultVersion).
 	Version string `toml:"version,omitempty"`
+	// Usage is vLLM's usage context, which some defaults depend on: "" or UsageAPIServer for
+	// `vllm serve` (the OpenAI-compatible API server), UsageLLMClass for the in-process LLM class
+	// (`vllm bench throughput`, benchmark_throughput.py).
+	Usage string `toml:"usage_context,omitempty"`
 
 	TensorParallel   *int  `toml:"tensor_parallel_size,omitempty"`
 	DataParallel     *int  `toml:"data_parallel_size,omitempty"`
@@ -155,6 +159,11 @@ func (a *EngineArgs) Validate() error {
 	}
 	if m := a.MaxCaptureSize; m != nil && *m < 0 {
 		return fmt.Errorf("engine.max_cudagraph_capture_size = %d: must be >= 0", *m)
+	}
+	switch a.Usage {
+	case "", UsageAPIServer, UsageLLMClass:
+	default:
+		return fmt.Errorf("engine.usage_context = %q: want %s or %s", a.Usage, UsageAPIServer, UsageLLMClass)
 	}
 	switch a.PerformanceMode {
 	case "", "balanced", "throughput", "interactivity":

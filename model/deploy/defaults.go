@@ -216,10 +216,19 @@ func (r *resolver) run() (EngineConfig, error) {
 
 	// Chunked prefill and prefix caching (vllm/engine/arg_utils.py,
 	// _set_default_chunked_prefill_and_prefix_caching_args; vllm/config/model.py).
-	e.ChunkedPrefill = r.boolOr(a.ChunkedPrefill, "enable_chunked_prefill", true, "on for generative decoder models (hybrids too)",
-		"vllm/config/model.py, is_chunked_prefill_supported")
+	v0 := !r.ver.AtLeast(v1Engine())
+	llm := a.Usage == UsageLLMClass
+	if v0 {
+		cp, rule := v0ChunkedPrefill(e.MaxModelLen, llm)
+		e.ChunkedPrefill = r.boolOr(a.ChunkedPrefill, "enable_chunked_prefill", cp, rule, v0ArgsSrc)
+	} else {
+		e.ChunkedPrefill = r.boolOr(a.ChunkedPrefill, "enable_chunked_prefill", true, "on for generative decoder models (hybrids too)",
+			"vllm/config/model.py, is_chunked_prefill_supported")
+	}
 	pc, pcRule := true, "on for decoder models (MLA too)"
 	switch {
+	case v0:
+		pc, pcRule = false, "off by default in the V0 engine (EngineArgs.enable_prefix_caching = False)"
 	case allRecurrent(m):
 		pc, pcRule = false, "off for attention-free models"
 	case m.HasKind(arch.AttnLinear) && !r.ver.AtLeast(v0_28()):
@@ -227,11 +236,22 @@ func (r *resolver) run() (EngineConfig, error) {
 	case m.HasKind(arch.AttnLinear):
 		pc, pcRule = true, "on for hybrid models since PR #50991 (mamba_cache_mode align)"
 	}
-	e.PrefixCaching = r.boolOr(a.PrefixCaching, "enable_prefix_caching", pc, pcRule, "vllm/config/model.py, is_prefix_caching_supported")
+	pcSrc := "vllm/config/model.py, is_prefix_caching_supported"
+	if v0 {
+		pcSrc = v0ArgsSrc
+	}
+	e.PrefixCaching = r.boolOr(a.PrefixCaching, "enable_prefix_caching", pc, pcRule, pcSrc)
+	if v0 {
+		r.v0ForceMLA(&e, m, g)
+	}
 
 	// max_num_batched_tokens and max_num_seqs (vllm/engine/arg_utils.py, get_batch_defaults and
 	// _set_default_max_num_seqs_and_batched_tokens_args), for the API server (`vllm serve`).
-	tokens, seqs, tier := batchDefaults(g, r.ver)
+	if v0 {
+		r.v0Batch(&e, a)
+		return r.finish(e, a, m, k, true)
+	}
+	tokens, seqs, tier := batchDefaults(g, r.ver, llm)
 	if a.PerformanceMode == "throughput" {
 		tokens, seqs, tier = 2*tokens, 2*seqs, tier+", doubled by --performance-mode throughput"
 	}
@@ -258,6 +278,13 @@ func (r *resolver) run() (EngineConfig, error) {
 	}
 	e.MaxNumSeqs = r.intOr(a.MaxNumSeqs, "max_num_seqs", seqs, seqRule, batchSrc)
 
+	return r.finish(e, a, m, k, false)
+}
+
+// finish applies the defaults that follow the batch limits: block size, asynchronous scheduling,
+// CUDA graphs, the quantization label; v0 selects the V0 engine's rules.
+func (r *resolver) finish(e EngineConfig, a *EngineArgs, m *arch.Arch, k int, v0 bool) (EngineConfig, error) {
+	y2026 := r.ver.AtLeast(v2026())
 	// Block size: 0 lets the layout choose as vLLM does (16; the attention backend's smallest
 	// supported size when 16 is not, 64 for FlashMLA; raised for hybrid models until an attention
 	// page holds a state page): vllm/platforms/interface.py, update_block_size_for_backend, and
@@ -267,6 +294,9 @@ func (r *resolver) run() (EngineConfig, error) {
 
 	// Asynchronous scheduling (vllm/config/vllm.py, VllmConfig.__post_init__).
 	async, asyncRule := false, "off by default before 2026 (SchedulerConfig.async_scheduling = False)"
+	if v0 {
+		asyncRule = "the V0 engine has no asynchronous scheduling"
+	}
 	if y2026 {
 		async, asyncRule = true, "on by default (None -> True)"
 		if e.Speculative.Enabled() && !asyncSpecMethod(e.Speculative.Method) {
@@ -277,10 +307,15 @@ func (r *resolver) run() (EngineConfig, error) {
 
 	// CUDA graphs (vllm/config/compilation.py; vllm/config/vllm.py, _set_cudagraph_sizes).
 	e.EnforceEager = r.boolOr(a.EnforceEager, "enforce_eager", false, "CUDA graphs on (cudagraph_mode FULL_AND_PIECEWISE at -O2)", "vllm/config/compilation.py")
-	capture := min(e.MaxNumSeqs*(1+k)*2, 512, e.MaxNumBatchedTokens)
-	e.MaxCaptureSize = r.intOr(a.MaxCaptureSize, "max_cudagraph_capture_size", capture,
-		fmt.Sprintf("min(max_num_seqs x (1 + k) x 2, 512, max_num_batched_tokens) = min(%d, 512, %d)", e.MaxNumSeqs*(1+k)*2, e.MaxNumBatchedTokens),
-		"vllm/config/vllm.py, _set_cudagraph_sizes")
+	if v0 {
+		e.MaxCaptureSize = r.intOr(a.MaxCaptureSize, "max_cudagraph_capture_size", min(e.MaxNumSeqs, 256),
+			fmt.Sprintf("V0 captures decode batches 1, 2, 4, 8, 16, ..., 256 up to max_num_seqs: min(%d, 256)", e.MaxNumSeqs), v0GraphSrc)
+	} else {
+		capture := min(e.MaxNumSeqs*(1+k)*2, 512, e.MaxNumBatchedTokens)
+		e.MaxCaptureSize = r.intOr(a.MaxCaptureSize, "max_cudagraph_capture_size", capture,
+			fmt.Sprintf("min(max_num_seqs x (1 + k) x 2, 512, max_num_batched_tokens) = min(%d, 512, %d)", e.MaxNumSeqs*(1+k)*2, e.MaxNumBatchedTokens),
+			"vllm/config/vllm.py, _set_cudagraph_sizes")
+	}
 
 	// The quantization: as given, else the method vLLM resolves from the checkpoint's
 	// quantization_config (vllm/config/model.py, _verify_quantization), else, for a description
@@ -328,11 +363,20 @@ func (r *resolver) floatOr(p *float64, key string, def float64, rule, src string
 // batchDefaults is vLLM's (max_num_batched_tokens, max_num_seqs) for the API server by device
 // memory (get_batch_defaults, usage context OPENAI_API_SERVER): >= 160 GiB (v0.28 and later)
 // 16384 / 1024; >= 70 GiB and not an A100 8192 / 1024; other GPUs 2048 / 256.
-func batchDefaults(g *hardware.GPU, v Version) (tokens, seqs int, tier string) {
+func batchDefaults(g *hardware.GPU, v Version, llm bool) (tokens, seqs int, tier string) {
 	mem := g.MemoryGiB
 	a100 := strings.Contains(strings.ToLower(g.Name), "a100")
 	for _, al := range g.Aliases {
 		a100 = a100 || strings.Contains(strings.ToLower(al), "a100")
+	}
+	if llm {
+		switch {
+		case mem >= 160 && v.AtLeast(v0_28()):
+			return 16384, 1024, fmt.Sprintf("LLM class on a %.0f GiB GPU (>= 160 GiB tier, v0.28 and later)", mem)
+		case mem >= 70 && !a100:
+			return 16384, 1024, fmt.Sprintf("LLM class on a %.0f GiB GPU (>= 70 GiB, not an A100)", mem)
+		}
+		return 8192, 256, fmt.Sprintf("LLM class on a %.0f GiB GPU (< 70 GiB or an A100)", mem)
 	}
 	switch {
 	case mem >= 160 && v.AtLeast(v0_28()):

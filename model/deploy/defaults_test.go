@@ -46,9 +46,22 @@ func TestBatchDefaults(t *testing.T) {
 		{hardware.GPU{Name: "x", Aliases: []string{"NVIDIA A100-SXM4-80GB"}, MemoryGiB: 79.2}, v28, 2048, 256},
 		{hardware.GPU{Name: "L40S", MemoryGiB: 45}, v28, 2048, 256},
 	} {
-		tok, seqs, _ := batchDefaults(&c.gpu, c.v)
+		tok, seqs, _ := batchDefaults(&c.gpu, c.v, false)
 		if tok != c.tokens || seqs != c.seqs {
 			t.Errorf("%s %.0f GiB v%s: %d / %d, want %d / %d", c.gpu.Name, c.gpu.MemoryGiB, c.v, tok, seqs, c.tokens, c.seqs)
+		}
+	}
+	// The LLM class (offline): 16384 / 1024 from 70 GiB, 8192 / 256 below or on an A100.
+	for _, c := range []struct {
+		gpu          hardware.GPU
+		tokens, seqs int
+	}{
+		{hardware.GPU{Name: "H100-SXM", MemoryGiB: 79.6}, 16384, 1024},
+		{hardware.GPU{Name: "A100-80GB", MemoryGiB: 79.2}, 8192, 256},
+	} {
+		tok, seqs, _ := batchDefaults(&c.gpu, v28, true)
+		if tok != c.tokens || seqs != c.seqs {
+			t.Errorf("LLM class %s: %d / %d, want %d / %d", c.gpu.Name, tok, seqs, c.tokens, c.seqs)
 		}
 	}
 }

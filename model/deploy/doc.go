@@ -49,6 +49,15 @@
 //	speculative k            absent: n_predict of an MTP checkpoint (num_nextn_predict_layers)
 //	                         when a model is given; otherwise an error         vllm/config/speculative.py
 //
+// The LLM class (engine.usage_context = "llm_class": `vllm bench throughput`, offline runs) has
+// its own batch tier: 16384 / 1024 from 70 GiB (not an A100), else 8192 / 256.
+//
+// Releases before 0.8.0 ran the V0 engine, whose defaults are in v0.go with their sources and
+// what is not verified: chunked prefill only for max_model_len > 32K, 512 tokens in
+// 0.6.x and 2048 later, else max(max_model_len, 2048); prefix caching off; 256 sequences; CUDA
+// graphs up to 256; no asynchronous scheduling; MLA models forced to whole-prompt prefill
+// without prefix caching before 0.7.4 and on ROCm.
+//
 // Values the user gave are kept as given (vLLM adjusts only unset ones). The release boundaries
 // between the rule sets are not all verified; defaults.go says which.
 //

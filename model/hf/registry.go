@@ -181,3 +181,18 @@ func Readme() string {
 	}
 	return string(b)
 }
+
+// BuiltinConfig returns a built-in model's published config.json bytes, by id or alias (an error
+// for ids that are servesim TOML descriptions, which have none).
+func BuiltinConfig(id string) ([]byte, error) {
+	n := normID(id)
+	for _, e := range registry() {
+		if e.matches(n) {
+			if e.toml != "" {
+				return nil, fmt.Errorf("hf: built-in %s is a servesim description, not a config.json", e.prov.ID)
+			}
+			return registryFS.ReadFile(path.Join("data/models", e.dir, "config.json"))
+		}
+	}
+	return nil, fmt.Errorf("hf: %q is not a built-in model (built-in: %s)", id, strings.Join(BuiltinIDs(), ", "))
+}

@@ -1,0 +1,220 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/servesim/servesim/model/deploy"
+	"github.com/servesim/servesim/model/param"
+	"github.com/servesim/servesim/scenario"
+	"github.com/servesim/servesim/validate"
+	"github.com/servesim/servesim/vllmbench"
+)
+
+func validateCmd() *command {
+	return &command{
+		Name:  "validate",
+		Args:  "FILE...",
+		Short: "score predictions against measured runs: the validation corpus (CSV) or vllm bench serve result files",
+		Long: `Reads corpus tables (the 51-column CSV of shared/validation/cases, one header for every file)
+and 'vllm bench serve --save-result' JSON files, maps every row to a deployment and a workload
+(the rules are in 'go doc github.com/servesim/servesim/validate'), simulates them in parallel
+and prints, per case and per source, predicted against measured with MAPE, median APE and
+signed bias of output tok/s, TPOT, TTFT and E2E latency; the overload call of open-loop rows;
+ratio scores for rows of another engine (TensorRT-LLM); and the rows it cannot express, each
+with its reason. The output does not depend on --workers.
+
+--filter selects rows: comma-separated terms column=value, column!=value, column~regexp, or a
+bare regexp on case_id, e.g. --filter 'gpu=h200,workload_kind=offline-throughput'.
+
+A result file records the model but not the server: give --vllm-cmd (and --gpu), or --config;
+with --gpu alone the file's model_id is served with vLLM's defaults.`,
+		Setup: func(fs *pflag.FlagSet, e *env) func([]string) error {
+			var sf scenarioFlags
+			sf.register(fs)
+			var ff formatFlag[*validate.Report]
+			ff.register(fs, validateFormats())
+			var out outFlag
+			out.register(fs, "the report")
+			sources := fs.StringArray("source", nil, "only rows of this corpus `source` (repeatable)")
+			filter := fs.String("filter", "", "only rows that match `terms` (see above)")
+			workers := fs.Int("workers", 0, "simulations at once (`N`; default: all CPUs)")
+			var bf benchFlags
+			bf.register(fs, true)
+			return func(args []string) error {
+				if len(args) == 0 {
+					return usagef("give corpus CSV files or vllm bench result JSON files")
+				}
+				if err := ff.check(); err != nil {
+					return err
+				}
+				if err := out.check(); err != nil {
+					return err
+				}
+				if *workers < 0 {
+					return usagef("--workers %d: must be >= 0", *workers)
+				}
+				flt, err := validate.ParseFilter(*filter)
+				if err != nil {
+					return usagef("--filter: %v", err)
+				}
+				if sf.params != "" && sf.uncalibrated {
+					return usagef("--params and --uncalibrated contradict each other")
+				}
+				pol, err := scenario.NewParamsPolicy(scenario.ResolveOptions{ParamsFile: sf.params, Uncalibrated: sf.uncalibrated}, nil)
+				if err != nil {
+					return err
+				}
+				choose := func(d *deploy.Deployment) (param.Values, string, error) {
+					c, err := pol.Choose(d)
+					if err != nil {
+						return param.Values{}, "", err
+					}
+					return c.Params, fmt.Sprintf("%s (%s)", c.From, c.Source), nil
+				}
+				var rows []validate.Row
+				var results []string
+				for _, p := range args {
+					if strings.EqualFold(strings.TrimSpace(p[max(0, len(p)-5):]), ".json") {
+						results = append(results, p)
+						continue
+					}
+					rs, err := validate.ReadFile(p)
+					if err != nil {
+						return err
+					}
+					for i := range rs {
+						if flt.Match(&rs[i]) && sourceOK(*sources, rs[i].Source) {
+							rows = append(rows, rs[i])
+						}
+					}
+				}
+				start := time.Now()
+				opt := validate.Options{Params: choose, Workers: *workers, Progress: validateProgress(e.stderr, start), StepByStep: sf.stepByStep}
+				if sf.seed.set {
+					opt.Seed = sf.seed.v
+				}
+				cases := validate.Map(rows, nil)
+				fmt.Fprintf(e.stderr, "servesim validate: %d rows (%d to simulate) from %d corpus file(s), %d result file(s)\n",
+					len(rows), countExpressed(cases), len(args)-len(results), len(results))
+				outs := validate.Run(cases, opt)
+				if len(results) > 0 && (len(*sources) == 0 || sourceOK(*sources, validate.ResultSource)) {
+					prepared, err := prepareResults(e, &sf, &bf, fs, results)
+					if err != nil {
+						return err
+					}
+					outs = append(outs, validate.RunPrepared(prepared, opt)...)
+				}
+				rep := validate.NewReport(outs)
+				n, total := rep.Expressed()
+				fmt.Fprintf(e.stderr, "servesim validate: %d of %d rows expressed, %.1f s\n", n, total, time.Since(start).Seconds())
+				var buf bytes.Buffer
+				if err := ff.write(&buf, rep); err != nil {
+					return err
+				}
+				return out.write(e.stdout, &buf)
+			}
+		},
+	}
+}
+
+func sourceOK(sources []string, s string) bool {
+	if len(sources) == 0 {
+		return true
+	}
+	for _, x := range sources {
+		if strings.EqualFold(x, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func countExpressed(cs []*validate.Case) int {
+	n := 0
+	for _, c := range cs {
+		if c.Expressed() {
+			n++
+		}
+	}
+	return n
+}
+
+// prepareResults reads vllm bench serve result files and builds each one's server from the
+// scenario flags (the file's model_id when only --gpu is given).
+func prepareResults(e *env, sf *scenarioFlags, bf *benchFlags, fs *pflag.FlagSet, paths []string) ([]*validate.Prepared, error) {
+	if sf.config == "" && sf.vllmCmd == "" && sf.gpu == "" {
+		return nil, usagef("%s: a vllm bench result file records the model, not the server: give --gpu NAME (and --vllm-cmd \"vllm serve ...\", or --config)", paths[0])
+	}
+	if err := bf.check(fs); err != nil {
+		return nil, err
+	}
+	o := bf.options(fs)
+	var out []*validate.Prepared
+	for i, p := range paths {
+		res, err := vllmbench.ReadResult(p)
+		if err != nil {
+			return nil, err
+		}
+		cmd, err := bf.command(i)
+		if err != nil {
+			return nil, err
+		}
+		spec, notes, err := res.Workload(vllmbench.RecoverOptions{Command: cmd, SpecialTokens: o.SpecialTokens, CharsPerToken: o.CharsPerToken})
+		if err != nil {
+			return nil, err
+		}
+		f := *sf
+		if f.config == "" && f.vllmCmd == "" {
+			if res.ModelID == "" {
+				return nil, fmt.Errorf("%s: no model_id: give --vllm-cmd", p)
+			}
+			f.vllmWords = []string{"vllm", "serve", res.ModelID}
+		}
+		r, srv, err := f.loadServer(e.stderr)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+		out = append(out, validate.PrepareResult(res, spec, notes, srv, fmt.Sprintf("%s (%s)", r.ParamsFrom, r.Source)))
+	}
+	return out, nil
+}
+
+// validateProgress reports simulations done on stderr with the elapsed time and an estimate of
+// the time left: redrawn in place on a terminal, else a plain line per tenth of the work.
+func validateProgress(w io.Writer, start time.Time) func(done, total int, label string) {
+	tty := isTerminal(w)
+	lastTenth := -1
+	var last time.Time
+	return func(done, total int, _ string) {
+		now := time.Now()
+		el := now.Sub(start).Seconds()
+		eta := ""
+		if done > 0 && done < total {
+			eta = fmt.Sprintf(", ~%.0f s left", el/float64(done)*float64(total-done))
+		}
+		if !tty {
+			tenth := done * 10 / max(total, 1)
+			if tenth == lastTenth {
+				return
+			}
+			lastTenth = tenth
+			fmt.Fprintf(w, "  %d/%d simulations  %.1f s%s\n", done, total, el, eta)
+			return
+		}
+		if done < total && now.Sub(last) < 100*time.Millisecond {
+			return
+		}
+		last = now
+		fmt.Fprintf(w, "\r  %d/%d simulations  %.1f s%s   ", done, total, el, eta)
+		if done == total {
+			fmt.Fprintln(w)
+		}
+	}
+}

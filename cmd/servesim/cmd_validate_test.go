@@ -1,0 +1,80 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+const corpusExcerpt = "../../validate/testdata/corpus_excerpt.csv"
+
+func TestValidate(t *testing.T) {
+	// Cheap rows: the offline 405B batch of 4 and the DeepSeek-R1 closed loop are left out.
+	args := []string{"validate", corpusExcerpt, "--filter", "case_id~(n4|c128)$", "--source", "dstack-benchmarks", "--format", "json", "--workers", "2"}
+	code, out, errs := runCLI(args...)
+	if code != 0 {
+		t.Fatalf("validate: exit %d: %s", code, errs)
+	}
+	var rep struct {
+		Cases []struct {
+			ID        string `json:"case_id"`
+			Expressed bool   `json:"expressed"`
+		} `json:"cases"`
+		Sources []struct {
+			Source string `json:"source"`
+			Rows   int    `json:"rows"`
+		} `json:"sources"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("json: %v\n%s", err, out)
+	}
+	if len(rep.Cases) != 3 || len(rep.Sources) != 1 || rep.Sources[0].Rows != 3 {
+		t.Errorf("cases %+v sources %+v", rep.Cases, rep.Sources)
+	}
+	for _, c := range rep.Cases {
+		if !c.Expressed {
+			t.Errorf("%s not expressed", c.ID)
+		}
+	}
+	if !strings.Contains(errs, "simulations") || !strings.Contains(errs, "3 of 3 rows expressed") {
+		t.Errorf("progress on stderr: %q", errs)
+	}
+	code, out, _ = runCLI("validate", corpusExcerpt, "--filter", "case_id~n4$", "--format", "csv")
+	if code != 0 || !strings.HasPrefix(out, "case_id,source,scoring,expressed,reason_class,reason,metric,predicted,measured,err_pct,primary,scored\n") ||
+		!strings.Contains(out, ",output_tok_s,") {
+		t.Errorf("csv: exit %d\n%s", code, out)
+	}
+	code, out, _ = runCLI("validate", corpusExcerpt, "--filter", "case_id~n4$")
+	if code != 0 || !strings.Contains(out, "1 of 1 rows expressed") || !strings.Contains(out, "architecture transcribed, not a config copy") {
+		t.Errorf("table: exit %d\n%s", code, out)
+	}
+}
+
+// TestValidateResultFile: a vllm bench serve result file against a server given by flags.
+func TestValidateResultFile(t *testing.T) {
+	code, out, errs := runCLI("validate", "../../vllmbench/testdata/openai-4.0qps-GLM-5.3-Flash-NVFP4-20260914-101500.json", "--gpu", "RTX-PRO-6000-Server",
+		"--vllm-cmd", "vllm serve nvidia/GLM-5.3-Flash-NVFP4 -tp 4 --enable-expert-parallel --kv-cache-dtype fp8 --max-model-len 65536")
+	if code != 0 || !strings.Contains(out, "vllm-bench-result  1     1") || !strings.Contains(out, "ttft") && !strings.Contains(out, "TTFT") {
+		t.Errorf("result file: exit %d\n%s\n%s", code, out, errs)
+	}
+}
+
+func TestValidateUsage(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"validate"}, 2, "give corpus CSV files"},
+		{[]string{"validate", corpusExcerpt, "--filter", "nope=1"}, 2, `no column "nope"`},
+		{[]string{"validate", corpusExcerpt, "--format", "xml"}, 2, "--format"},
+		{[]string{"validate", corpusExcerpt, "--params", "x.toml", "--uncalibrated"}, 2, "contradict"},
+		{[]string{"validate", "no-such-file.csv"}, 1, "no-such-file.csv"},
+		{[]string{"validate", "../../vllmbench/testdata/none.json"}, 2, "--gpu"},
+	} {
+		code, _, errs := runCLI(c.args...)
+		if code != c.code || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want %d and %q", c.args, code, errs, c.code, c.want)
+		}
+	}
+}

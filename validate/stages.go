@@ -1,0 +1,185 @@
+package validate
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/vtime"
+)
+
+// Constant-rate stages (inference-perf's "constant" load type): requests sent evenly spaced,
+// 1/rate apart, for each stage in turn; stage k+1's first request is sent 1/rate_k after stage
+// k's last, so the server carries stage k's backlog into stage k+1. The stages of an experiment
+// run as one simulation on one engine (with the API server's per-request time), and each
+// request counts in the stage it was sent in, as inference-perf attributes it.
+
+// stageRequest is one request of a stage run.
+type stageRequest struct {
+	at     vtime.Time
+	stage  int
+	rec    *sim.Record
+	prefix uint64
+}
+
+// stageStats is what one stage measured, client side.
+type stageStats struct {
+	sent, completed         int
+	firstSend, lastEnd      vtime.Time
+	ttftMS, e2eMS, tpotMS   []float64 // per completed request, sorted
+	earlyTTFTMS, lateTTFTMS float64   // medians of the first and last tenth of the stage's sends
+	stageS                  float64   // the stage's send span, requests / rate
+	generated               int
+}
+
+// runStages simulates the stages on srv. lengths = input, output, shared prefix; groups is the
+// number of distinct shared prefixes (request i uses i mod groups).
+func runStages(srv *sim.Server, stages []Stage, lengths [3]int, groups int, seed uint64) ([]stageStats, error) {
+	in, out, prefix := lengths[0], lengths[1], lengths[2]
+	if in+out > srv.Deployment.Engine.MaxModelLen {
+		return nil, fmt.Errorf("%d input + %d output tokens exceed max_model_len %d", in, out, srv.Deployment.Engine.MaxModelLen)
+	}
+	var reqs []stageRequest
+	var t float64 // seconds
+	for k, s := range stages {
+		gap := 1 / s.RatePerS
+		for i := 0; i < s.Requests; i++ {
+			reqs = append(reqs, stageRequest{at: vtime.Time(vtime.FromSeconds(t)), stage: k})
+			t += gap
+		}
+	}
+	e := srv.NewEngine(seed)
+	next := 0
+	const promptBase, prefixBase = 1 << 62, 1 << 61
+	var arrive func(*sim.Engine)
+	arrive = func(e *sim.Engine) {
+		for next < len(reqs) && reqs[next].at <= e.Now() {
+			spec := sim.RequestSpec{PromptTokens: in, MaxTokens: out, PromptID: promptBase | uint64(next+1), Tag: next}
+			if prefix > 0 {
+				spec.PrefixID = prefixBase | uint64(next%max(groups, 1)+1)
+				spec.PrefixTokens = prefix
+			}
+			reqs[next].rec = e.Submit(spec)
+			next++
+		}
+		if next < len(reqs) {
+			e.At(reqs[next].at, arrive)
+		}
+	}
+	if len(reqs) == 0 {
+		return nil, fmt.Errorf("no request")
+	}
+	e.At(reqs[0].at, arrive)
+	if err := e.RunUntilIdle(); err != nil {
+		return nil, err
+	}
+	st := make([]stageStats, len(stages))
+	for k := range st {
+		st[k].firstSend = -1
+		st[k].stageS = float64(stages[k].Requests) / stages[k].RatePerS
+	}
+	perStage := make([][]float64, len(stages)) // TTFT in send order
+	for i := range reqs {
+		q := &reqs[i]
+		s := &st[q.stage]
+		s.sent++
+		if s.firstSend < 0 {
+			s.firstSend = q.rec.Send
+		}
+		ttft := math.NaN()
+		if q.rec.FirstToken >= 0 {
+			ttft = q.rec.FirstToken.Sub(q.rec.Send).Seconds() * 1e3
+		}
+		perStage[q.stage] = append(perStage[q.stage], ttft)
+		if !q.rec.Finished {
+			continue
+		}
+		s.completed++
+		s.generated += q.rec.Tokens
+		s.lastEnd = max(s.lastEnd, q.rec.End)
+		s.ttftMS = append(s.ttftMS, ttft)
+		s.e2eMS = append(s.e2eMS, q.rec.End.Sub(q.rec.Send).Seconds()*1e3)
+		if q.rec.Tokens >= 2 {
+			s.tpotMS = append(s.tpotMS, q.rec.LastToken.Sub(q.rec.FirstToken).Seconds()*1e3/float64(q.rec.Tokens-1))
+		}
+	}
+	for k := range st {
+		s := &st[k]
+		sort.Float64s(s.ttftMS)
+		sort.Float64s(s.e2eMS)
+		sort.Float64s(s.tpotMS)
+		v := perStage[k]
+		n := max(len(v)/10, 1)
+		s.earlyTTFTMS = median(v[:n])
+		s.lateTTFTMS = median(v[len(v)-n:])
+	}
+	return st, nil
+}
+
+// median of unsorted values (NaN ignored).
+func median(v []float64) float64 {
+	var w []float64
+	for _, x := range v {
+		if !math.IsNaN(x) {
+			w = append(w, x)
+		}
+	}
+	sort.Float64s(w)
+	return quantile(w, 0.5)
+}
+
+// quantile of sorted values, linear between order statistics (numpy's default); NaN when empty.
+func quantile(sorted []float64, q float64) float64 {
+	n := len(sorted)
+	if n == 0 {
+		return math.NaN()
+	}
+	pos := q * float64(n-1)
+	i := int(math.Floor(pos))
+	if i >= n-1 {
+		return sorted[n-1]
+	}
+	f := pos - float64(i)
+	return sorted[i] + f*(sorted[i+1]-sorted[i])
+}
+
+func mean(v []float64) float64 {
+	if len(v) == 0 {
+		return math.NaN()
+	}
+	s := 0.0
+	for _, x := range v {
+		s += x
+	}
+	return s / float64(len(v))
+}
+
+// overloadGrowth is the rule of a predicted overloaded stage: the median TTFT of the requests
+// sent in the stage's last tenth exceeds that of its first tenth by more than this fraction of the
+// stage's length (the queue grew through the stage: the arrival rate is above the served rate).
+const overloadGrowth = 0.05
+
+// prediction turns a stage's statistics into the row's metrics. counted is the output length the
+// client counted per request (throughput and the derived TPOT use it, as the row does).
+func (s *stageStats) prediction(counted float64, derivedTPOT bool) *Prediction {
+	p := &Prediction{Completed: s.completed, Requests: s.sent}
+	span := s.lastEnd.Sub(s.firstSend).Seconds()
+	if span > 0 {
+		p.OutputTokS = float64(s.completed) * counted / span
+		p.DurationS = span
+	}
+	p.TTFTMeanMS, p.TTFTMedianMS = mean(s.ttftMS), quantile(s.ttftMS, 0.5)
+	p.TTFTP90MS, p.TTFTP99MS = quantile(s.ttftMS, 0.9), quantile(s.ttftMS, 0.99)
+	p.E2EMeanMS, p.E2EMedianMS, p.E2EP99MS = mean(s.e2eMS), quantile(s.e2eMS, 0.5), quantile(s.e2eMS, 0.99)
+	p.TPOTMeanMS, p.TPOTMedianMS, p.TPOTP99MS = mean(s.tpotMS), quantile(s.tpotMS, 0.5), quantile(s.tpotMS, 0.99)
+	if derivedTPOT && counted > 1 {
+		p.TPOTMeanMS = (p.E2EMeanMS - p.TTFTMeanMS) / (counted - 1)
+		p.TPOTMedianMS, p.TPOTP99MS = math.NaN(), math.NaN()
+	}
+	over := s.lateTTFTMS-s.earlyTTFTMS > overloadGrowth*s.stageS*1e3
+	p.Overloaded = &over
+	p.OverloadWhy = fmt.Sprintf("median TTFT %.0f ms in the stage's first tenth, %.0f ms in its last (rule: growth > %.0f%% of the %.0f s stage)",
+		s.earlyTTFTMS, s.lateTTFTMS, 100*overloadGrowth, s.stageS)
+	return p
+}
