@@ -66,6 +66,10 @@ func stageSeed(seed uint64, st *protocol.Stage) uint64 {
 // cell starting on a drained server and followed by the pause. It is single-threaded and
 // deterministic: the same server, protocol and seed give the same matrix.
 func RunMatrix(srv *sim.Server, proto *protocol.Protocol, opt Options) (*Result, error) {
+	if srv.Replicas > 1 {
+		return nil, fmt.Errorf("data_parallel_size = %d of model %q runs %d independent engines behind one API server: the benchmark matrix runs on one engine; simulate a workload instead (servesim simulate --workload ..., which deals the requests over the replicas), or give data_parallel_size 1",
+			srv.Replicas, srv.Deployment.Model.Name, srv.Replicas)
+	}
 	jobs, stages, err := Plan(srv, proto)
 	if err != nil {
 		return nil, err

@@ -16,6 +16,10 @@ type Config struct {
 	ChunkedPrefill      bool
 	// SpecTokens is k; 0 without speculative decoding.
 	SpecTokens int
+	// MaxEntryTokens > 0 caps one request's tokens in a step below MaxNumBatchedTokens: with
+	// pipeline stages or data-parallel ranks in one engine, the step's budget is the sum of the
+	// micro-batches' or ranks' own budgets, and a request runs in one of them (package sim).
+	MaxEntryTokens int
 	// AlignBlock > 0 cuts non-final prefill chunks at multiples of this many tokens (hybrid
 	// models in "align" prefix-caching mode).
 	AlignBlock int
@@ -218,6 +222,9 @@ func (s *Scheduler) preemptLast(b *Batch) *Request {
 // _mamba_block_aligned_split, for requests without output): verify entries are not.
 func (s *Scheduler) chunk(start, known, need, budget int) int {
 	n := min(need, budget, s.cfg.MaxModelLen-1-start)
+	if c := s.cfg.MaxEntryTokens; c > 0 {
+		n = min(n, c)
+	}
 	if n <= 0 {
 		return 0
 	}
@@ -289,7 +296,7 @@ func (s *Scheduler) admit(budget int, b *Batch) {
 		total := r.NumTokens()
 		hit := s.kv.FindHit(r.table, &r.Content, total)
 		need := total - hit
-		if !s.cfg.ChunkedPrefill && need > budget {
+		if !s.cfg.ChunkedPrefill && (need > budget || (s.cfg.MaxEntryTokens > 0 && need > s.cfg.MaxEntryTokens)) {
 			break
 		}
 		n := s.chunk(hit, need, need, budget)

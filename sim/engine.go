@@ -347,6 +347,10 @@ func (e *Engine) maybeSpan() {
 		if en.Emits {
 			n.EmitSeqs++
 		}
+		n.MaxTokens = max(n.MaxTokens, en.Tokens)
+	}
+	if b.Lazy.Implicit > 0 {
+		n.MaxTokens = max(n.MaxTokens, 1)
 	}
 	if n != e.totalsOf || e.Steps == 0 {
 		e.totalsOf, e.totals = n, e.fc.StepTotals(&n)
@@ -365,6 +369,9 @@ func (e *Engine) maybeSpan() {
 			limit = min(limit, e.q.peekAt())
 		}
 		slope := b.Lazy.Slope.Total()
+		if c.SeqShare > 0 {
+			slope *= c.SeqShare
+		}
 		for j := int64(1); j < min(b.Lazy.Span, maxSpan); j++ {
 			dj := max(vtime.FromSeconds(e.fc.Wall(c.GPUSeconds+float64(j)*slope, c.CPUSeconds)), 1)
 			if end.Add(dj) > limit {

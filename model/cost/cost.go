@@ -68,6 +68,16 @@ type Model struct {
 	maxCaptureTokens int
 	graphs           bool
 	async            bool
+	// parallel ranks in one engine (parallel.go): pipeline stages, data-parallel ranks stepping
+	// together; 1 and 1 without them
+	pp, ranks     int
+	moeRanks      float64 // the MoE layers see the tokens of this many ranks (ranks; 1)
+	moeLayerCount float64 // MoE layers, for the data-parallel exchange
+	dpLatency     float64 // one exchange step of the data-parallel MoE collective, seconds
+	dpPerByte     float64 // seconds per payload byte through one rank's link
+	dpDispatch    bool    // an all-to-all backend (DeepEP, NIXL EP): top_k copies per token
+	hopLatency    float64 // pipeline hand-off: one send/recv's latency, seconds
+	hopPerByte    float64 // pipeline hand-off: seconds per byte
 }
 
 // expectedMaxNormal is the expected maximum of n independent standard normal variables, tabulated
@@ -122,9 +132,11 @@ func New(d *deploy.Deployment, p param.Values) *Model {
 			m.shard = 1
 			m.zMax = expectedMaxNormal(ep)
 		} else {
+			// Without expert parallel the experts are TP-sharded over every rank that steps
+			// together: tp x the data-parallel ranks of a lockstep engine.
 			m.ranks = 1
 			m.perRank = float64(w.Experts)
-			m.shard = 1 / float64(c.tp)
+			m.shard = 1 / float64(c.tp*d.LockstepRanks())
 		}
 		m.alpha = p[param.RoutingAlpha]
 		c.moe = append(c.moe, m)
@@ -167,6 +179,7 @@ func New(d *deploy.Deployment, p param.Values) *Model {
 	c.graphs = !e.EnforceEager
 	c.maxCaptureTokens = e.MaxCaptureSize
 	c.async = e.AsyncScheduling
+	c.initParallel(d, &p)
 	return c
 }
 
@@ -328,7 +341,10 @@ func (c *Model) tokenTerms(t float64, logits float64, st *StepCost) {
 	for _, x := range c.dense {
 		c.gemmTime(x, t, st, TermWeights)
 	}
-	c.moeTime(t, st)
+	c.moeTime(t*c.moeRanks, st)
+	if c.ranks > 1 {
+		st.Seconds[TermAllReduce] += c.dpExchangeSeconds(t)
+	}
 	c.gemmTime(c.lmHead, logits, st, TermWeights)
 	// The vocab-parallel lm_head's fp32 logits are gathered across the TP ranks before sampling
 	// (vLLM vllm/model_executor/layers/logits_processor.py).
@@ -345,6 +361,15 @@ func (c *Model) Step(s *StepShape) StepCost {
 	var st StepCost
 	if len(s.Seqs) == 0 {
 		return st
+	}
+	if c.split() {
+		// Priced from the totals and the requests' own terms, as the fast mode does.
+		n := s.Counts()
+		var per SeqSeconds
+		for _, w := range s.Seqs {
+			per = per.Add(c.Seq(w))
+		}
+		return c.StepSum(&n, per)
 	}
 	t := float64(s.Tokens)
 	// Logit rows: every verified position of decode entries, one row per other emitting entry

@@ -38,11 +38,18 @@ func (a SeqSeconds) Total() float64 { return a.Attention + a.State + a.Drafter }
 // StepCounts are the batch totals Step reads besides the requests' own terms (StepShape's).
 type StepCounts struct {
 	Seqs, Tokens, DecodeSeqs, DecodeTokens, EmitSeqs int
+	// MaxTokens is the most tokens one request runs in the step (its chunk): with pipeline
+	// stages or data-parallel ranks the busiest micro-batch holds at least that request.
+	MaxTokens int
 }
 
 // Counts returns the totals of s.
 func (s *StepShape) Counts() StepCounts {
-	return StepCounts{Seqs: len(s.Seqs), Tokens: s.Tokens, DecodeSeqs: s.DecodeSeqs, DecodeTokens: s.DecodeTokens, EmitSeqs: s.EmitSeqs}
+	n := StepCounts{Seqs: len(s.Seqs), Tokens: s.Tokens, DecodeSeqs: s.DecodeSeqs, DecodeTokens: s.DecodeTokens, EmitSeqs: s.EmitSeqs}
+	for _, w := range s.Seqs {
+		n.MaxTokens = max(n.MaxTokens, w.Tokens)
+	}
+	return n
 }
 
 // Seq returns the terms Step adds for request work w: its attention and state on every layer
@@ -72,6 +79,14 @@ func (c *Model) StepSum(n *StepCounts, per SeqSeconds) StepCost {
 // requests' own, and the CPU time); a caller pricing many steps with equal totals computes it
 // once.
 func (c *Model) StepTotals(n *StepCounts) StepCost {
+	if c.split() {
+		return c.splitTotals(n)
+	}
+	return c.stepTotals(n)
+}
+
+// stepTotals is StepTotals of one batch on one rank.
+func (c *Model) stepTotals(n *StepCounts) StepCost {
 	var st StepCost
 	if n.Seqs == 0 {
 		return st
@@ -112,6 +127,10 @@ func (c *Model) StepTotals(n *StepCounts) StepCost {
 func (c *Model) StepFinish(st StepCost, per SeqSeconds) StepCost {
 	if st.Seconds == ([NumTerms]float64{}) && st.CPUSeconds == 0 {
 		return st // no request
+	}
+	if st.SeqShare > 0 {
+		// The busiest micro-batch's or rank's share of the requests' own terms.
+		per = per.Scale(st.SeqShare)
 	}
 	st.Seconds[TermAttention] += per.Attention
 	st.Seconds[TermState] += per.State

@@ -23,8 +23,9 @@ func (w WeightBytes) Total() float64 {
 
 // archWeightsPerGPU splits a model's weights over tp ranks, routers and small weights replicated,
 // routed experts over ep ranks when ep > 1 (the most loaded rank holds ceil(E/ep) experts) or
-// split like the rest otherwise (vLLM vllm/model_executor/layers/fused_moe/layer.py).
-func archWeightsPerGPU(a *arch.Arch, tp, ep int) WeightBytes {
+// split over moeTP ranks otherwise (tp, or tp x dp when data-parallel ranks share the MoE layers;
+// vLLM vllm/model_executor/layers/fused_moe/layer.py).
+func archWeightsPerGPU(a *arch.Arch, tp, ep, moeTP int) WeightBytes {
 	var w WeightBytes
 	t := float64(tp)
 	for _, s := range a.WeightSets() {
@@ -33,6 +34,8 @@ func archWeightsPerGPU(a *arch.Arch, tp, ep int) WeightBytes {
 		case s.Replicated():
 		case s.Part == arch.PartRoutedExperts && ep > 1:
 			b *= math.Ceil(float64(s.Experts)/float64(ep)) / float64(s.Experts)
+		case s.Part == arch.PartRoutedExperts:
+			b /= float64(moeTP)
 		default:
 			b /= t
 		}
@@ -60,18 +63,49 @@ func archWeightsPerGPU(a *arch.Arch, tp, ep int) WeightBytes {
 	return w
 }
 
-// WeightsPerGPU is the per-GPU weight memory of the target model and the drafter.
+// WeightsPerGPU is the per-GPU weight memory of the target model and the drafter. With pipeline
+// parallel the most loaded GPU is one of the first stage: vLLM's get_pp_indices splits the
+// layers equally, leftovers to the stages before the last, so it holds ceil(L / P) of the L
+// layers and the input embedding, and the last stage the output head (StageLayers).
 func (d *Deployment) WeightsPerGPU() WeightBytes {
 	tp := d.Engine.TensorParallel
-	w := archWeightsPerGPU(d.Model, tp, d.Engine.EPSize())
+	moeTP := tp * d.LockstepRanks()
+	w := archWeightsPerGPU(d.Model, tp, d.Engine.EPSize(), moeTP)
+	if pp := d.Engine.PipelineParallel; pp > 1 {
+		f := d.StageFraction()
+		w.Attention *= f
+		w.DenseMLP *= f
+		w.SharedExperts *= f
+		w.RoutedExperts *= f
+		w.Router *= f
+		w.Extra *= f
+		w.LMHead = 0
+	}
 	if da := d.DrafterArch(); da != nil {
 		ep := 1
 		if d.Engine.Speculative.Method == "mtp" {
 			ep = d.Engine.EPSize() // the MTP layer's experts are placed like the target's
 		}
-		w.Drafter = archWeightsPerGPU(da, tp, ep).Total()
+		w.Drafter = archWeightsPerGPU(da, tp, ep, moeTP).Total()
 	}
 	return w
+}
+
+// StageLayers is the number of layers the most loaded pipeline stage holds: ceil(L / P) (vLLM
+// vllm/distributed/utils.py, get_pp_indices); L without pipeline parallel.
+func (d *Deployment) StageLayers() int {
+	l := d.Model.NumLayers()
+	pp := max(d.Engine.PipelineParallel, 1)
+	return (l + pp - 1) / pp
+}
+
+// StageFraction is StageLayers over the model's layers: the share of the per-layer weights and
+// KV cache on the most loaded stage's GPUs (1 without pipeline parallel).
+func (d *Deployment) StageFraction() float64 {
+	if d.Engine.PipelineParallel <= 1 {
+		return 1
+	}
+	return float64(d.StageLayers()) / float64(d.Model.NumLayers())
 }
 
 // MemoryBudget is vLLM's per-GPU accounting (vLLM vllm/v1/worker/gpu_worker.py,
@@ -213,7 +247,13 @@ func (d *Deployment) KVSpecs(p *param.Values) []arch.KVSpec {
 		s := g.Attn.Mixer().KVSpec(tp, kv)
 		s.Name = string(g.Attn.Kind)
 		s.StateBytes *= stateScale
-		add(s, g.Count)
+		n := g.Count
+		if pp := d.Engine.PipelineParallel; pp > 1 {
+			// Each stage caches its own layers only; the most loaded holds ceil(count / P) of
+			// each kind.
+			n = (n + pp - 1) / pp
+		}
+		add(s, n)
 	}
 	if da := d.DrafterArch(); da != nil {
 		// DFlash's drafter keeps its cache in bf16 unless its own kv_cache_dtype says otherwise;
