@@ -13,7 +13,8 @@ import (
 // requests are dealt into m = min(P, requests) micro-batches, and a micro-batch crosses the P
 // stages one after the other, each stage holding 1/P of the layers (its weights and KV cache), with
 // a hand-off of the micro-batch's hidden states and residual (2 x tokens x hidden bf16) over the
-// GPU link between stages. Its latency is
+// GPU link between stages (ar_latency_mult x the link latency + bytes / (link x ar_bw_eff)). Its
+// latency is
 //
 //	sum over stages of the stage time + (P - 1) hand-offs = Step(micro-batch) + (P - 1) x hop
 //
