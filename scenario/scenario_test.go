@@ -95,7 +95,7 @@ func TestResolveErrors(t *testing.T) {
 		{func(s *Scenario) { s.Engine.TensorParallel = deploy.Ptr(3); s.Hardware.Count = 3 }, "does not divide"},
 		{func(s *Scenario) { s.Hardware.GPU = "" }, "hardware.gpu: not given: want a GPU name (--gpu NAME"},
 		{func(s *Scenario) { s.Model.Name = "" }, "model: not given"},
-		{func(s *Scenario) { s.Engine.PipelineParallel = deploy.Ptr(2); s.Hardware.Count = 8 }, "engine.pipeline_parallel_size = 2: not simulated yet: pipeline parallelism"},
+		{func(s *Scenario) { s.Engine.PipelineParallel = deploy.Ptr(2); s.Hardware.Count = 8 }, "engine.pipeline_parallel_size = 2 with engine.speculative.method = \"dflash\": not simulated yet: speculative decoding across pipeline stages"},
 		{func(s *Scenario) { s.Hardware.Count = 8 }, "hardware.count = 8"},
 	} {
 		s := Default()
