@@ -93,11 +93,16 @@ func ExplainAt(srv *sim.Server, p *protocol.Protocol, contextTokens, concurrency
 
 // Explain computes the steady decode step and a representative prefill chunk for a cell, with
 // min(C, max_num_seqs) streams at once and no benchmark capacity rule (ExplainAt applies one).
+// Its cells send one prompt to every stream (same_prompt 1).
 func Explain(srv *sim.Server, contextTokens, concurrency int) (*Explanation, error) {
 	return explain(srv, contextTokens, concurrency, concurrency)
 }
 
 func explain(srv *sim.Server, contextTokens, concurrency, capacity int) (*Explanation, error) {
+	srv, err := WithSamePrompt(srv, 1)
+	if err != nil {
+		return nil, err
+	}
 	d := srv.Deployment
 	if contextTokens <= 0 || contextTokens >= d.Engine.MaxModelLen {
 		return nil, fmt.Errorf("context %d tokens: must be in 1..%d (max_model_len)", contextTokens, d.Engine.MaxModelLen-1)

@@ -88,13 +88,18 @@ func TestPriorShapes(t *testing.T) {
 	}
 }
 
-// TestPriorAccuracy holds the uncalibrated model to the error budget against the seed.
+// TestPriorAccuracy holds the uncalibrated model to an error budget against the seed. The priors
+// are the GPU generation's (Blackwell PCIe: published figures and the Hopper kernel profiles,
+// nothing from the seed) and the generic engine and model ones, so the budget is wider than the
+// 20 % the seed-derived priors of earlier versions met: 25 % for total and 30 % for per-request
+// decode throughput (the C = 1 column is about 35 % slow: fixed kernel time, 0.8 of GDDR7's
+// bandwidth and uniform-ish routing priors against the seed's fitted 0.88 and 0.45).
 func TestPriorAccuracy(t *testing.T) {
 	cmp := matrix.Compare(priorRun(t), seedMeasured(t))
 	if cmp.Summary.StatusMatched != 64 {
 		t.Errorf("statuses %d/64 match with priors", cmp.Summary.StatusMatched)
 	}
-	limits := map[matrix.Metric]float64{matrix.DecodeTotalTokS: 20, matrix.DecodePerRequestTokS: 20, matrix.PrefillTokS: 15}
+	limits := map[matrix.Metric]float64{matrix.DecodeTotalTokS: 25, matrix.DecodePerRequestTokS: 30, matrix.PrefillTokS: 15}
 	for _, s := range cmp.Summary.Metrics {
 		if lim, ok := limits[s.Metric]; ok && !(s.MAPEPct <= lim) {
 			t.Errorf("%s MAPE %.1f%% with priors, want <= %.0f%%", s.Metric, s.MAPEPct, lim)

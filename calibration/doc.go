@@ -10,7 +10,9 @@
 // transform.go (bounded parameters to unconstrained coordinates), filter.go (Filter: which cells
 // train), cv.go (CrossValidate), errors.go (CellErrors: MAPE and MdAPE per metric), report.go
 // (Report, ParamEstimate, Split), summary.go (WriteSummary); target.go (Target, FitTargets,
-// TargetReport) and benchtarget.go (BenchRun) for the second kind of measurement.
+// TargetReport) and benchtarget.go (BenchRun) for the second kind of measurement; multi.go
+// (FitMulti, Entry, MultiResult) and multisource.go (MatrixSource, TargetSource, HeldOut) for
+// several sources at once.
 //
 // # Targets: workload measurements
 //
@@ -54,6 +56,24 @@
 // residuals see, mapped to parameter units with dv/du. ParamEstimate.AtBound warns when a value
 // sits within 1 % of a bound. CrossValidate refits on the standard splits (concurrency <= 8, context
 // <= 64K, five folds by cell) and reports the held-out errors.
+//
+// # Several sources at once
+//
+// FitMulti (multi.go, multisource.go) fits one parameter set to several measured sources: the seed
+// matrix (MatrixSource), corpus tables (validate.FitSources), vllm bench result files
+// (TargetSource). A source is jobs (simulations on a deployment) and a Score that turns their
+// results into a fixed-length residual vector. Each free parameter of a job (DefaultFree on its
+// deployment) becomes an Entry keyed by its level (model/param): one value per GPU for gpu-level
+// parameters, per engine and version for engine-level ones, per model for model-level ones (Keys).
+// Every entry starts at its deployment's prior (the GPU generation's) and adds the residual
+// RobustScale x (g(v) - g(prior)) / sigma, g = log for scale parameters, sigma half the prior's
+// band (taken as +-1 sd) or a quarter of the bounds: a Gaussian prior in which a log error of
+// RobustScale in one metric weighs one standard deviation. A GPU the data does not cover has no
+// entry and keeps its priors (MultiResult.ParamsFor); an entry no residual moves with stays at its
+// prior (Seen false). Levenberg-Marquardt from the priors (one start, Settings.MaxIter, default 8);
+// its Jacobian is taken column by column, each column re-simulating only the jobs its entry
+// touches, on the worker pool. Held-out scoring: HeldOut (validate.Report.HeldOut for corpus
+// sources, MatrixHeldOut for a matrix); `servesim fit --cv loso|logo` runs the folds.
 //
 // # Determinism
 //

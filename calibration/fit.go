@@ -94,38 +94,86 @@ func (p *Problem) excluded(c *matrix.Cell) bool {
 func (p *Problem) trains(c *matrix.Cell) bool { return p.Train.Match(c) && !p.excluded(c) }
 
 // DefaultFree chooses the parameters a fit moves for a deployment and a training set: the
-// step-time efficiencies and overheads that the measurements can see. Memory terms are fitted
-// only when a measured kv_cache_size_tokens pins them (one term: non_torch_gib); the routing
-// concentration only for MoE models; acceptance (its level within the band of accept_tau, its
-// shape, and its change along an output) only with speculative decoding; all-reduce only with TP
-// > 1; the linear-attention scan only for hybrid models. CPU scheduling time is hidden by async
-// scheduling and left at its prior.
+// step-time efficiencies and overheads that the measurements can see. At the gpu level: the
+// streaming bandwidth, the GEMM efficiency of each class the model's weights run at on this GPU
+// (bf16, fp8, fp4; dequant_eff for weight-only formats) and its small-M curve, decode and
+// prefill attention, the indexer for sparse MLA and the linear-attention scan for hybrid models,
+// and with TP > 1 the all-reduce vLLM uses (its custom kernel or NCCL: latency and bandwidth).
+// The kernels' fixed time is fitted beside the step overhead: both are paid once per step, but
+// the kernels' share grows with the kernels a step runs (the drafter's only in emitting steps),
+// and it is what transfers to other models on the GPU. act_passes, the model's elementwise work
+// beyond what its architecture counts, stays at its prior (one GPU's measurements cannot tell
+// it from elementwise_eff, which is fitted). Engine
+// level: the step overhead and the API server's costs; the CPU's only without async scheduling
+// (else hidden). Model level: the routing concentration of the measurement's prompts for MoE
+// models (routing_alpha_same_prompt for the llm-inference-bench matrix, whose cells send one
+// prompt; routing_alpha for workloads with different prompts); acceptance with speculative
+// decoding. Memory terms only when a measured kv_cache_size_tokens pins them (non_torch_gib).
 func DefaultFree(p *Problem) []param.ID {
-	d := p.Deployment
-	free := []param.ID{param.MemBWEff, param.GEMMEff, param.GEMMHalfM, param.AttnEff, param.ActPasses, param.StepOverheadUS, param.FrontendUSPerTok, param.FrontendMSPerReq}
+	return defaultFree(p.Deployment, p.KVTokens, true)
+}
+
+func defaultFree(d *deploy.Deployment, kvTokens int, samePrompt bool) []param.ID {
+	free := []param.ID{param.MemBWEff}
+	classes := map[param.ID]bool{}
+	for _, a := range []*arch.Arch{d.Model, d.Drafter} {
+		if a == nil {
+			continue
+		}
+		for _, dt := range a.WeightDTypes() {
+			class, weightOnly := d.Hardware.GPU.GEMMClass(dt)
+			switch {
+			case class == arch.NVFP4:
+				classes[param.GEMMEffFP4] = true
+			case class == arch.FP8:
+				classes[param.GEMMEffFP8] = true
+			default:
+				classes[param.GEMMEffBF16] = true
+			}
+			if weightOnly {
+				classes[param.DequantEff] = true
+			}
+		}
+	}
+	for _, id := range []param.ID{param.GEMMEffBF16, param.GEMMEffFP8, param.GEMMEffFP4, param.DequantEff} {
+		if classes[id] {
+			free = append(free, id)
+		}
+	}
+	free = append(free, param.GEMMHalfM, param.KernelFixedUS, param.AttnDecodeEff, param.AttnPrefillEff)
 	if d.Model.HasKind(arch.AttnSparseMLA) {
 		free = append(free, param.IndexerEff)
 	}
 	if d.Model.HasKind(arch.AttnLinear) {
 		free = append(free, param.LinearAttnEff)
 	}
-	if d.Model.HasKind(arch.AttnLinear) && d.Engine.PrefixCaching {
-		free = append(free, param.StatePageScale)
-	}
 	if d.Engine.TensorParallel > 1 {
-		free = append(free, param.ARLatencyMult, param.ARBWEff)
+		if custom, _ := d.CustomAllReduce(); custom {
+			free = append(free, param.CustomARLatencyUS, param.CustomARBWEff)
+		} else {
+			free = append(free, param.NCCLLatencyUS, param.NCCLBWEff)
+		}
 	}
-	if d.Model.IsMoE() {
-		free = append(free, param.RoutingAlpha)
-	}
-	if d.Engine.Speculative.Enabled() {
-		free = append(free, param.AcceptTau, param.AcceptDecay, param.AcceptLateRatio, param.AcceptSwitchTokens)
-	}
+	free = append(free, param.StepOverheadUS, param.FrontendUSPerTok, param.FrontendMSPerReq)
 	if !d.Engine.AsyncScheduling {
 		free = append(free, param.CPUStepUS, param.CPUPerReqUS)
 	}
-	if p.KVTokens > 0 {
+	if d.Model.HasKind(arch.AttnLinear) && d.Engine.PrefixCaching {
+		free = append(free, param.StatePageScale)
+	}
+	if kvTokens > 0 {
 		free = append(free, param.NonTorchGiB)
+	}
+	free = append(free, param.ElementwiseEff)
+	if d.Model.IsMoE() {
+		if samePrompt {
+			free = append(free, param.RoutingAlphaSame)
+		} else {
+			free = append(free, param.RoutingAlpha)
+		}
+	}
+	if d.Engine.Speculative.Enabled() {
+		free = append(free, param.AcceptTau, param.AcceptDecay, param.AcceptLateRatio, param.AcceptSwitchTokens)
 	}
 	return free
 }
@@ -179,7 +227,8 @@ func Fit(p *Problem, s *Settings) (*Result, error) {
 		return nil, ErrNoTrainingCells
 	}
 	vc := &vector{base: p.Base, free: free}
-	uPrior := vc.toU(param.Priors())
+	prior, _ := p.Deployment.Priors()
+	uPrior := vc.toU(prior)
 	best := math.Inf(1)
 	progress := func(stage string, loss float64) {
 		if loss < best {
@@ -373,7 +422,7 @@ func Fit(p *Problem, s *Settings) (*Result, error) {
 	rep.NParameters = len(free)
 	rep.Parameters = map[string]ParamEstimate{}
 	for i, d := range param.Defs() {
-		pe := ParamEstimate{Value: res.Params[i], Unit: d.Unit, Lo: d.Lo, Hi: d.Hi, StdErr: -1, Prior: d.Prior, Meaning: d.Meaning}
+		pe := ParamEstimate{Value: res.Params[i], Unit: d.Unit, Lo: d.Lo, Hi: d.Hi, StdErr: -1, Prior: prior[i], Meaning: d.Meaning}
 		for j, id := range free {
 			if id == d.ID {
 				pe.Fitted = true
@@ -450,9 +499,19 @@ func jacobian(u []float64, resid func([][]float64) [][]float64, h float64) (*mat
 // levenbergMarquardt minimises |r(u)|^2. Each iteration takes one Jacobian (a parallel batch of
 // len(u)+1 simulations) and tries three damping values in one more batch.
 func levenbergMarquardt(u []float64, resid func([][]float64) [][]float64, h float64, maxIter int, report func(float64)) ([]float64, float64, bool, string) {
+	jac := func(u []float64) (*mat.Dense, []float64) { return jacobian(u, resid, h) }
+	J, r := jac(u)
+	u, loss, conv, why, _ := lmFrom(u, J, r, resid, jac, maxIter, report)
+	return u, loss, conv, why
+}
+
+// lmFrom is the Levenberg-Marquardt loop from u with its Jacobian J and residuals r already
+// computed; jac gives the Jacobian at a new point (a multi-source fit computes it column by
+// column from the simulations each parameter touches). It also returns the last Jacobian.
+func lmFrom(u []float64, J *mat.Dense, r []float64, resid func([][]float64) [][]float64, jac func([]float64) (*mat.Dense, []float64),
+	maxIter int, report func(float64)) ([]float64, float64, bool, string, *mat.Dense) {
 	n := len(u)
 	lambda := 1e-2
-	J, r := jacobian(u, resid, h)
 	loss := sumSq(r)
 	report(loss)
 	for it := 0; it < maxIter; it++ {
@@ -480,7 +539,7 @@ func levenbergMarquardt(u []float64, resid func([][]float64) [][]float64, h floa
 			trials = append(trials, t)
 		}
 		if len(trials) == 0 {
-			return u, loss, false, "singular normal equations"
+			return u, loss, false, "singular normal equations", J
 		}
 		rs := resid(trials)
 		bi, bl := -1, loss
@@ -493,7 +552,7 @@ func levenbergMarquardt(u []float64, resid func([][]float64) [][]float64, h floa
 		if bi < 0 {
 			lambda *= 1000
 			if lambda > 1e6 {
-				return u, loss, true, fmt.Sprintf("converged after %d iterations: no damped step improves the loss", it+1)
+				return u, loss, true, fmt.Sprintf("converged after %d iterations: no damped step improves the loss", it+1), J
 			}
 			continue
 		}
@@ -501,11 +560,14 @@ func levenbergMarquardt(u []float64, resid func([][]float64) [][]float64, h floa
 		u, loss = trials[bi], bl
 		lambda = math.Max(lambdas[bi]/10, 1e-6)
 		if improve < 1e-4 {
-			return u, loss, true, fmt.Sprintf("converged after %d iterations: relative improvement %.1e", it+1, improve)
+			return u, loss, true, fmt.Sprintf("converged after %d iterations: relative improvement %.1e", it+1, improve), J
 		}
-		J, r = jacobian(u, resid, h)
+		if it == maxIter-1 {
+			break // no further step: the Jacobian at the last point would not be used
+		}
+		J, r = jac(u)
 	}
-	return u, loss, false, fmt.Sprintf("stopped after %d iterations (not converged)", maxIter)
+	return u, loss, false, fmt.Sprintf("stopped after %d iterations (not converged)", maxIter), J
 }
 
 // gonumMinimize runs gonum's BFGS (gradient from the parallel Jacobian: 2 J^T r) or Nelder-Mead.

@@ -15,7 +15,8 @@ type ParamEstimate struct {
 	Hi    float64 `json:"hi"`
 	// StdErr is the standard error from the Jacobian at the optimum (or a seeded bootstrap);
 	// NaN-free: -1 when it could not be estimated.
-	StdErr  float64 `json:"stderr"`
+	StdErr float64 `json:"stderr"`
+	// Prior is the deployment's prior (its GPU generation's for gpu-level parameters).
 	Prior   float64 `json:"prior"`
 	Meaning string  `json:"meaning"`
 	// AtBound is true when the value sits within 1 % of a bound (a warning: the model may be

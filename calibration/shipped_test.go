@@ -14,7 +14,8 @@ import (
 func objectiveAt(prob *Problem, w Weights, free []param.ID, p param.Values) (loss float64, informative int) {
 	ev := newEvaluator(prob, w, 0)
 	vc := &vector{base: prob.Base, free: free}
-	uPrior := vc.toU(param.Priors())
+	prior, _ := prob.Deployment.Priors()
+	uPrior := vc.toU(prior)
 	outs := ev.simulate([]param.Values{p})
 	r := ev.residuals(&outs[0])
 	for j, u := range vc.toU(p) {

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/servesim/servesim/internal/workpool"
-	"github.com/servesim/servesim/matrix"
 	"github.com/servesim/servesim/model/deploy"
 	"github.com/servesim/servesim/model/param"
 	"github.com/servesim/servesim/sim"
@@ -92,7 +91,7 @@ type TargetProblem struct {
 // efficiencies and overheads, the API server's times, acceptance with speculative decoding,
 // all-reduce with TP > 1 (not the matrix benchmark's readiness timeout).
 func DefaultFreeTargets(p *TargetProblem) []param.ID {
-	return DefaultFree(&Problem{Deployment: p.Deployment, Measured: &matrix.Matrix{}, KVTokens: p.KVTokens})
+	return defaultFree(p.Deployment, p.KVTokens, false)
 }
 
 // TargetFit is one target at the start and at the optimum.
@@ -263,7 +262,8 @@ func FitTargets(p *TargetProblem, s *Settings) (*TargetResult, error) {
 		return nil, fmt.Errorf("the targets have no metric to fit (throughput, TTFT, TPOT or ITL with a positive measurement)")
 	}
 	vc := &vector{base: p.Base, free: free}
-	uPrior := vc.toU(param.Priors())
+	prior, _ := p.Deployment.Priors()
+	uPrior := vc.toU(prior)
 	best := math.Inf(1)
 	progress := func(stage string, loss float64) {
 		if loss < best {
@@ -354,7 +354,7 @@ func FitTargets(p *TargetProblem, s *Settings) (*TargetResult, error) {
 	rep.NParameters = len(free)
 	rep.Parameters = map[string]ParamEstimate{}
 	for i, d := range param.Defs() {
-		pe := ParamEstimate{Value: res.Params[i], Unit: d.Unit, Lo: d.Lo, Hi: d.Hi, StdErr: -1, Prior: d.Prior, Meaning: d.Meaning}
+		pe := ParamEstimate{Value: res.Params[i], Unit: d.Unit, Lo: d.Lo, Hi: d.Hi, StdErr: -1, Prior: prior[i], Meaning: d.Meaning}
 		for j, id := range free {
 			if id == d.ID {
 				pe.Fitted = true

@@ -37,8 +37,8 @@ func GPUTable(w io.Writer, gs []hardware.GPU) error {
 	return err
 }
 
-// GPU writes one GPU as `servesim hardware show` prints it: facts, native weight formats, the
-// formats it cannot run, links and price.
+// GPU writes one GPU as `servesim hardware show` prints it: facts, generation, native weight
+// formats, the formats vLLM runs weight-only and those it cannot run, links and price.
 func GPU(w io.Writer, g *hardware.GPU) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	row := func(k, v string) { fmt.Fprintf(tw, "%s\t%s\n", k, v) }
@@ -47,6 +47,9 @@ func GPU(w io.Writer, g *hardware.GPU) error {
 		row("aliases", strings.Join(g.Aliases, ", "))
 	}
 	row("vendor", g.Vendor)
+	if g.Generation != "" {
+		row("generation", g.Generation.Label()+" (the GPU-level parameters' priors; servesim config lists them)")
+	}
 	row("memory", fmt.Sprintf("%g GB %s (%.2f GiB reported to vLLM)", g.MemoryGB, g.MemoryKind, g.MemoryGiB))
 	row("bandwidth", fmt.Sprintf("%g GB/s peak", g.BandwidthGBps))
 	row("dense BF16", tflops(g.BF16TFLOPS)+" TFLOPS")
@@ -58,16 +61,28 @@ func GPU(w io.Writer, g *hardware.GPU) error {
 	}
 	formats = append(formats, g.FP4Formats...)
 	row("native weight formats", strings.Join(formats, ", "))
-	var not []string
+	var not, wo []string
 	for _, d := range []arch.DType{arch.FP8, arch.NVFP4, arch.MXFP4} {
-		if ok, _ := g.SupportsWeights(d); !ok {
+		ok, _ := g.SupportsWeights(d)
+		_, weightOnly := g.GEMMClass(d)
+		switch {
+		case !ok:
 			not = append(not, string(d))
+		case weightOnly:
+			wo = append(wo, string(d))
 		}
 	}
-	if len(not) > 0 {
-		row("not supported", strings.Join(not, ", ")+" (the planner prunes such checkpoints rather than invent an emulated speed)")
+	if len(wo) > 0 {
+		row("weight-only formats", strings.Join(wo, ", ")+" (vLLM's Marlin or triton kernels: the stored bytes are read, the math runs at the bf16 rate x dequant_eff)")
 	}
-	row("GPU-GPU link", fmt.Sprintf("%s, %g GB/s per direction, %g us per hop", g.Link, g.LinkGBps, g.LinkLatencyUS))
+	if len(not) > 0 {
+		row("not supported", strings.Join(not, ", ")+" (vLLM has no kernel for them here; the planner prunes such checkpoints rather than invent an emulated speed)")
+	}
+	link := fmt.Sprintf("%s, %g GB/s per direction, %g us per hop", g.Link, g.LinkGBps, g.LinkLatencyUS)
+	if g.Link != hardware.LinkPCIe {
+		link += fmt.Sprintf("; %d GPUs per link domain (larger TP groups cross PCIe)", g.Domain())
+	}
+	row("GPU-GPU link", link)
 	row("host link", g.HostLink)
 	row("price", fmt.Sprintf("$%.2f per GPU-hour (editable)", g.PricePerHour))
 	if g.Notes != "" {

@@ -9,14 +9,15 @@ import (
 	"github.com/servesim/servesim/workload"
 )
 
-// ExampleRun plans the seed model on H100s with its own NVFP4 checkpoint only: the GPUs have no
-// FP4 tensor cores, so every layout is pruned with that reason instead of an invented speed.
+// ExampleRun plans the seed model on MI300Xs with its own NVFP4 checkpoint only: vLLM runs NVFP4
+// on AMD GPUs neither natively nor weight-only, so every layout is pruned with that reason instead
+// of an invented speed (on an H100 the checkpoint would run weight-only, through Marlin).
 func ExampleRun() {
 	r, _ := scenario.Default().Resolve(scenario.ResolveOptions{Uncalibrated: true})
-	h100, _ := hardware.BuiltinCatalog().Find("H100")
+	mi, _ := hardware.BuiltinCatalog().Find("MI300X")
 	w := &workload.Spec{Name: "cell", Kind: workload.KindBench, Bench: workload.BenchFromProtocol(&r.Scenario.Protocol, "128K", 16)}
 	q := &planner.Question{Model: r.Deployment.Model, ModelRef: "glm-5.3-flash", Workload: w, Base: r.Deployment.Engine,
-		GPUs: []hardware.GPU{h100}, Seed: 1, Space: planner.Space{Counts: []int{8}, Weights: []string{"native"}}}
+		GPUs: []hardware.GPU{mi}, Seed: 1, Space: planner.Space{Counts: []int{8}, Weights: []string{"native"}}}
 	p, err := planner.Run(q, planner.Options{})
 	if err != nil {
 		fmt.Println(err)
@@ -26,11 +27,11 @@ func ExampleRun() {
 		fmt.Printf("%s: %s: %.60s\n", row.Config.Label(), row.Stage, row.Reason)
 	}
 	// Output:
-	// 8 x H100-SXM TP8 EP: format: glm-5.3-flash weights in nvfp4: H100-SXM has no nvfp4 tensor
-	// 8 x H100-SXM TP8: format: glm-5.3-flash weights in nvfp4: H100-SXM has no nvfp4 tensor
-	// 8 x H100-SXM TP4 DP2 EP: format: glm-5.3-flash weights in nvfp4: H100-SXM has no nvfp4 tensor
-	// 8 x H100-SXM TP4 DP2: format: glm-5.3-flash weights in nvfp4: H100-SXM has no nvfp4 tensor
-	// 8 x H100-SXM TP2 DP4 EP: format: glm-5.3-flash weights in nvfp4: H100-SXM has no nvfp4 tensor
-	// 8 x H100-SXM TP2 DP4: format: glm-5.3-flash weights in nvfp4: H100-SXM has no nvfp4 tensor
-	// 8 x H100-SXM TP1 DP8: format: glm-5.3-flash weights in nvfp4: H100-SXM has no nvfp4 tensor
+	// 8 x MI300X TP8 EP: format: glm-5.3-flash weights in nvfp4: vLLM does not run NVFP4 (Mod
+	// 8 x MI300X TP8: format: glm-5.3-flash weights in nvfp4: vLLM does not run NVFP4 (Mod
+	// 8 x MI300X TP4 DP2 EP: format: glm-5.3-flash weights in nvfp4: vLLM does not run NVFP4 (Mod
+	// 8 x MI300X TP4 DP2: format: glm-5.3-flash weights in nvfp4: vLLM does not run NVFP4 (Mod
+	// 8 x MI300X TP2 DP4 EP: format: glm-5.3-flash weights in nvfp4: vLLM does not run NVFP4 (Mod
+	// 8 x MI300X TP2 DP4: format: glm-5.3-flash weights in nvfp4: vLLM does not run NVFP4 (Mod
+	// 8 x MI300X TP1 DP8: format: glm-5.3-flash weights in nvfp4: vLLM does not run NVFP4 (Mod
 }

@@ -184,10 +184,10 @@ func TestPruneReasons(t *testing.T) {
 	r := seedResolved(t)
 	sp := Space{Counts: []int{1, 3, 4}, TP: []int{1, 3, 4}, EP: []bool{true}, MaxNumSeqs: []int{32}, MaxNumBatchedTokens: []int{8192},
 		KVCacheDTypes: []string{"fp8"}, SpecTokens: []int{0}, GPUMemoryUtilization: []float64{0.92}, Weights: []string{"native"}}
-	q := question(t, r, "512K", 16, 2, gpus(t, "RTX-PRO-6000-Server", "H100"), sp)
+	q := question(t, r, "512K", 16, 2, gpus(t, "RTX-PRO-6000-Server", "MI300X"), sp)
 	p := mustRun(t, q, Options{})
 	want := map[string]string{
-		StageFormat:   "H100-SXM has no nvfp4 tensor cores",
+		StageFormat:   "vLLM does not run NVFP4 (ModelOpt FP4) checkpoints on MI300X",
 		StageParallel: "tensor_parallel_size = 3 does not divide",
 		StageMemory:   "nothing left for KV cache",
 		StageCapacity: "over capacity: 16 streams per replica x (524288 + 4096)",

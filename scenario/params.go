@@ -8,12 +8,16 @@ import (
 	"github.com/servesim/servesim/internal/fsutil"
 	"github.com/servesim/servesim/internal/tomlx"
 	"github.com/servesim/servesim/model/deploy"
+	"github.com/servesim/servesim/model/hardware"
 	"github.com/servesim/servesim/model/param"
 )
 
 // CalibrationKey ties a fitted parameter set to what it was fitted on.
 type CalibrationKey struct {
-	GPU           string `toml:"gpu"`
+	GPU string `toml:"gpu"`
+	// Generation is the GPU's generation (a calibration transfers its GPU-level parameters to
+	// GPUs of the same generation); read from the catalog when absent.
+	Generation    string `toml:"generation,omitempty"`
 	Model         string `toml:"model"`
 	Family        string `toml:"family"`
 	Engine        string `toml:"engine"`
@@ -21,7 +25,8 @@ type CalibrationKey struct {
 	Note          string `toml:"note,omitempty"`
 }
 
-// ParamsFile is a parameter set on disk: where it came from, and the values.
+// ParamsFile is a parameter set on disk: where it came from, and the values it sets (the
+// parameters a fit moved; the others come from the priors of whatever deployment uses it).
 type ParamsFile struct {
 	Calibration CalibrationKey     `toml:"calibration"`
 	Params      map[string]float64 `toml:"params"`
@@ -30,9 +35,19 @@ type ParamsFile struct {
 // NewParamsFile is the parameter file of p fitted on deployment d: keyed by d's GPU, model,
 // family and engine version, so that Resolve finds it calibrated for d and transferred for its
 // relatives. note says how it was made.
-func NewParamsFile(d *deploy.Deployment, p param.Values, note string) *ParamsFile {
-	return &ParamsFile{Calibration: CalibrationKey{GPU: d.Hardware.GPU.Name, Model: d.Model.Name, Family: d.Model.Family,
-		Engine: d.Engine.Name, EngineVersion: d.Engine.Version, Note: note}, Params: p.Map()}
+//
+// Only the parameters in set are written (nil: all of them): a fit writes the ones it moved, so
+// that the file sets what the measurements identified and nothing it merely started from.
+func NewParamsFile(d *deploy.Deployment, p param.Values, set []param.ID, note string) *ParamsFile {
+	m := p.Map()
+	if set != nil {
+		m = map[string]float64{}
+		for _, id := range set {
+			m[id.Def().Name] = p[id]
+		}
+	}
+	return &ParamsFile{Calibration: CalibrationKey{GPU: d.Hardware.GPU.Name, Generation: string(d.Hardware.GPU.Generation),
+		Model: d.Model.Name, Family: d.Model.Family, Engine: d.Engine.Name, EngineVersion: d.Engine.Version, Note: note}, Params: m}
 }
 
 // ParseParamsFile reads a params TOML file strictly.
@@ -63,27 +78,50 @@ func LoadParamsFile(path string) (*ParamsFile, error) {
 	return ParseParamsFile(data, path)
 }
 
-// Values returns priors overridden by the file's values.
+// Values returns the generic priors overridden by the file's values.
 func (f *ParamsFile) Values() param.Values {
 	p := param.Priors()
 	_ = p.Set(f.Params) // validated on parse
 	return p
 }
 
-// Encode writes a params file in table order with units and bounds as comments.
+// Over returns base with the file's values in place of the parameters it sets.
+func (f *ParamsFile) Over(base param.Values) param.Values {
+	fv := f.Values()
+	for _, d := range param.Defs() {
+		if f.Sets(d.ID) {
+			base[d.ID] = fv[d.ID]
+		}
+	}
+	return base
+}
+
+// Sets reports whether the file sets parameter id.
+func (f *ParamsFile) Sets(id param.ID) bool {
+	_, ok := f.Params[id.Def().Name]
+	return ok
+}
+
+// Encode writes a params file in table order with units, bounds and levels as comments; only
+// the parameters the file sets.
 func (f *ParamsFile) Encode(w *bytes.Buffer) {
 	fmt.Fprintln(w, "# servesim parameter set. Load with --params FILE.")
+	fmt.Fprintln(w, "# It sets the parameters below; every other one takes the prior of the deployment that uses it.")
+	fmt.Fprintln(w, "# A built-in calibration applies its gpu-level values to its GPU (and, transferred, to GPUs of the")
+	fmt.Fprintln(w, "# same generation), its engine-level values to its engine version and its model-level values to its model.")
 	fmt.Fprintln(w, "[calibration]")
 	k := f.Calibration
-	for _, kv := range [][2]string{{"gpu", k.GPU}, {"model", k.Model}, {"family", k.Family}, {"engine", k.Engine}, {"engine_version", k.EngineVersion}, {"note", k.Note}} {
-		if kv[1] != "" || kv[0] != "note" {
+	for _, kv := range [][2]string{{"gpu", k.GPU}, {"generation", k.Generation}, {"model", k.Model}, {"family", k.Family}, {"engine", k.Engine}, {"engine_version", k.EngineVersion}, {"note", k.Note}} {
+		if kv[1] != "" || (kv[0] != "note" && kv[0] != "generation") {
 			fmt.Fprintf(w, "%s = %q\n", kv[0], kv[1])
 		}
 	}
 	fmt.Fprintln(w, "\n[params]")
 	p := f.Values()
 	for i, d := range param.Defs() {
-		fmt.Fprintf(w, "%s = %s # %s [%g, %g]\n", d.Name, fmtFloat(p[i]), d.Unit, d.Lo, d.Hi)
+		if f.Sets(d.ID) {
+			fmt.Fprintf(w, "%s = %s # %s [%g, %g] %s\n", d.Name, fmtFloat(p[i]), d.Unit, d.Lo, d.Hi, d.Level)
+		}
 	}
 }
 
@@ -128,4 +166,41 @@ func (s Source) RelativeUncertainty() float64 {
 		return 0.20
 	}
 	return 0.30
+}
+
+// generation is the calibration's GPU generation: the key's, else the built-in catalog's entry
+// for its GPU ("" when neither says).
+func (k *CalibrationKey) generation() hardware.Generation {
+	if k.Generation != "" {
+		return hardware.Generation(k.Generation)
+	}
+	if g, err := hardware.BuiltinCatalog().Find(k.GPU); err == nil {
+		return g.Generation
+	}
+	return ""
+}
+
+// levelMatch says how a calibration applies to a deployment's parameters of one level: gpu-level
+// values are calibrated on the GPU they were fitted on and transferred to other GPUs of its
+// generation; engine-level values apply to the same engine and version; model-level values to
+// the same model. Workload-level parameters are never taken from a calibration.
+func (k *CalibrationKey) levelMatch(l param.Level, d *deploy.Deployment) (param.OriginKind, string) {
+	switch l {
+	case param.LevelGPU:
+		if d.Hardware.GPU.Matches(k.GPU) {
+			return param.OriginCalibrated, "calibrated for " + k.GPU
+		}
+		if gen := k.generation(); gen != "" && gen == d.Hardware.GPU.Generation {
+			return param.OriginTransferred, fmt.Sprintf("transferred from %s (same generation, %s)", k.GPU, gen.Label())
+		}
+	case param.LevelEngine:
+		if strings.EqualFold(k.Engine, d.Engine.Name) && k.EngineVersion == d.Engine.Version {
+			return param.OriginCalibrated, fmt.Sprintf("calibrated for %s %s", k.Engine, k.EngineVersion)
+		}
+	case param.LevelModel:
+		if strings.EqualFold(k.Model, d.Model.Name) {
+			return param.OriginCalibrated, "calibrated for " + k.Model
+		}
+	}
+	return "", ""
 }

@@ -5,6 +5,7 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
+	"slices"
 	"sort"
 	"strings"
 
@@ -57,7 +58,10 @@ type Resolved struct {
 	Notes                  []string
 	Deployment             *deploy.Deployment
 	Params                 param.Values
-	Source                 Source
+	// Provenance says where each parameter's value comes from (prior of the GPU generation,
+	// calibrated for a GPU, engine version or model, transferred, a file, an override).
+	Provenance param.Provenance
+	Source     Source
 	// Calibration is the parameter set's key (nil for priors).
 	Calibration *CalibrationKey
 	ParamsFrom  string // "priors", "built-in: <note>", or the file name
@@ -87,7 +91,7 @@ func (s *Scenario) Resolve(o ResolveOptions) (*Resolved, error) {
 		return nil, err
 	}
 	return &Resolved{Scenario: b.Resolved, Given: s, Defaults: b.Defaults, ModelFrom: b.ModelFrom, DrafterFrom: b.DrafterFrom,
-		Notes: b.Notes, Deployment: d, Params: c.Params, Source: c.Source, Calibration: c.Calibration,
+		Notes: b.Notes, Deployment: d, Params: c.Params, Provenance: c.Provenance, Source: c.Source, Calibration: c.Calibration,
 		ParamsFrom: c.From, Policy: pol}, nil
 }
 
@@ -95,12 +99,12 @@ func (s *Scenario) Resolve(o ResolveOptions) (*Resolved, error) {
 // where the model was found and which engine settings are vLLM's defaults, with the rule and the
 // vLLM source of each.
 func (r *Resolved) Encode(w *bytes.Buffer) error {
-	return EncodeBuilt(w, r.Scenario, r.ModelFrom, r.DrafterFrom, r.Defaults, r.Params, fmt.Sprintf("%s: %s", r.Source, r.ParamsFrom))
+	return EncodeBuilt(w, r.Scenario, r.ModelFrom, r.DrafterFrom, r.Defaults, r.Params, &r.Provenance, fmt.Sprintf("%s: %s", r.Source, r.ParamsFrom))
 }
 
 // EncodeBuilt writes a resolved scenario s with the record of how it was resolved (see
 // Resolved.Encode), for scenarios that resolve but are not simulated.
-func EncodeBuilt(w *bytes.Buffer, s *Scenario, modelFrom, drafterFrom string, defs []deploy.Default, p param.Values, source string) error {
+func EncodeBuilt(w *bytes.Buffer, s *Scenario, modelFrom, drafterFrom string, defs []deploy.Default, p param.Values, prov *param.Provenance, source string) error {
 	var head bytes.Buffer
 	if modelFrom != "" {
 		fmt.Fprintf(&head, "# model: %s\n", modelFrom)
@@ -114,7 +118,7 @@ func EncodeBuilt(w *bytes.Buffer, s *Scenario, modelFrom, drafterFrom string, de
 			fmt.Fprintf(&head, "#   %s = %s: %s (%s)\n", d.Key, d.Value, d.Rule, d.Source)
 		}
 	}
-	return s.encode(w, head.Bytes(), p, source)
+	return s.encode(w, head.Bytes(), p, prov, source)
 }
 
 // ParamsPolicy chooses a deployment's parameters, the one way every command does: a parameter
@@ -158,40 +162,51 @@ func NewParamsPolicy(o ResolveOptions, overrides map[string]float64) (*ParamsPol
 // ParamsChoice is a deployment's parameter set and where it comes from.
 type ParamsChoice struct {
 	Params param.Values
+	// Provenance is the origin of each value.
+	Provenance param.Provenance
+	// Source sums the provenance up for the planner's intervals: calibrated when the
+	// deployment's GPU, engine version and model each have calibrated values, prior when no value
+	// comes from a calibration, transferred otherwise.
 	Source Source
-	// Calibration is the chosen set's key (nil for priors).
+	// Calibration is the key of the (first) calibration any value came from (nil for priors).
 	Calibration *CalibrationKey
-	// From describes the choice: "priors", "built-in calibration (<note>)" or the file name, and
-	// the overridden parameters.
+	// From describes the choice: "priors", the built-in calibrations and the levels they set, or
+	// the file name, and the overridden parameters.
 	From string
 }
 
-// Choose returns the parameters for d.
+// Choose returns the parameters for d: its priors (deploy.Deployment.Priors: the GPU
+// generation's for gpu-level parameters), then a parameter file's values (all it sets, whatever
+// it was fitted on), or else each built-in calibration's values at the levels it matches
+// (CalibrationKey.levelMatch: its GPU, or transferred to its GPU's generation; its engine
+// version; its model), calibrated before transferred; then the overrides.
 func (pol *ParamsPolicy) Choose(d *deploy.Deployment) (ParamsChoice, error) {
-	c := ParamsChoice{Params: param.Priors(), Source: SourcePrior, From: "priors"}
+	p, prov := d.Priors()
+	c := ParamsChoice{Params: p, Provenance: prov, Source: SourcePrior, From: "priors"}
 	switch {
 	case pol.file != nil:
-		c.Params = pol.file.Values()
 		k := pol.file.Calibration
 		c.Calibration = &k
 		c.Source = k.Match(d)
 		c.From = pol.fileName
-	case pol.uncalibrated:
-	default:
-		for _, f := range pol.builtins {
-			src := f.Calibration.Match(d)
-			if src == SourceCalibrated || (src == SourceTransferred && c.Source == SourcePrior) {
-				c.Source = src
-				c.Params = f.Values()
-				k := f.Calibration
-				c.Calibration = &k
-				c.From = "built-in calibration (" + k.Note + ")"
+		fv := pol.file.Values()
+		for _, def := range param.Defs() {
+			if pol.file.Sets(def.ID) {
+				c.Params[def.ID] = fv[def.ID]
+				c.Provenance[def.ID] = param.Origin{Kind: param.OriginFile, Detail: fmt.Sprintf("file %s (fitted on %s, %s %s, %s)", pol.fileName, k.GPU, k.Engine, k.EngineVersion, k.Model)}
 			}
 		}
+	case pol.uncalibrated:
+	default:
+		pol.applyBuiltins(d, &c)
 	}
 	if len(pol.overrides) > 0 {
 		if err := c.Params.Set(pol.overrides); err != nil {
 			return c, err
+		}
+		for name := range pol.overrides {
+			id, _ := param.ByName(name)
+			c.Provenance[id] = param.Origin{Kind: param.OriginSet, Detail: "set by the scenario's [params]"}
 		}
 		c.From += " + [params] overrides (" + strings.Join(SortedParamNames(pol.overrides), ", ") + ")"
 	}
@@ -201,19 +216,66 @@ func (pol *ParamsPolicy) Choose(d *deploy.Deployment) (ParamsChoice, error) {
 	return c, nil
 }
 
+// applyBuiltins takes each parameter from the built-in calibration that matches its level best.
+func (pol *ParamsPolicy) applyBuiltins(d *deploy.Deployment, c *ParamsChoice) {
+	calibrated := map[param.Level]bool{}
+	var used []string
+	for _, def := range param.Defs() {
+		for _, f := range pol.builtins {
+			if !f.Sets(def.ID) {
+				continue
+			}
+			kind, detail := f.Calibration.levelMatch(def.Level, d)
+			cur := c.Provenance[def.ID].Kind
+			if kind == "" || cur == param.OriginCalibrated || (cur == param.OriginTransferred && kind == param.OriginTransferred) {
+				continue
+			}
+			c.Params[def.ID] = f.Values()[def.ID]
+			c.Provenance[def.ID] = param.Origin{Kind: kind, Detail: detail}
+			if kind == param.OriginCalibrated {
+				calibrated[def.Level] = true
+			}
+			if c.Calibration == nil {
+				k := f.Calibration
+				c.Calibration = &k
+			}
+			if u := f.Calibration.Note; !slices.Contains(used, u) {
+				used = append(used, u)
+			}
+		}
+	}
+	if len(used) == 0 {
+		return
+	}
+	c.Source = SourceTransferred
+	if calibrated[param.LevelGPU] && calibrated[param.LevelEngine] && calibrated[param.LevelModel] {
+		c.Source = SourceCalibrated
+	}
+	var levels []string
+	for _, l := range []param.Level{param.LevelGPU, param.LevelEngine, param.LevelModel} {
+		for _, def := range param.Defs() {
+			if def.Level == l && (c.Provenance[def.ID].Kind == param.OriginCalibrated || c.Provenance[def.ID].Kind == param.OriginTransferred) {
+				levels = append(levels, string(l))
+				break
+			}
+		}
+	}
+	c.From = fmt.Sprintf("built-in calibration (%s) at the %s level(s), priors elsewhere", strings.Join(used, "; "), strings.Join(levels, ", "))
+}
+
 // Describe names what the policy draws on, values included, so that two policies that can
 // choose differently describe differently (the planner's fingerprint covers it).
 func (pol *ParamsPolicy) Describe() string {
 	var ref string
 	switch {
 	case pol.file != nil:
-		ref = "file " + pol.fileName + fmt.Sprintf(" %v", pol.file.Values())
+		ref = "file " + pol.fileName + fmt.Sprintf(" %v", pol.file.Params)
 	case pol.uncalibrated:
 		ref = "priors"
 	default:
 		ref = "built-in calibrations"
 		for _, f := range pol.builtins {
-			ref += fmt.Sprintf("; %+v %v", f.Calibration, f.Values())
+			ref += fmt.Sprintf("; %+v %v", f.Calibration, f.Params)
 		}
 	}
 	if len(pol.overrides) > 0 {

@@ -329,10 +329,10 @@ func fitProtocol(p protocol.Protocol, maxModelLen int, notes []string) (protocol
 // Encode writes the scenario as TOML, the parameters last with their units and bounds, so a user
 // can copy and edit it.
 func (s *Scenario) Encode(w *bytes.Buffer, p param.Values, source string) error {
-	return s.encode(w, nil, p, source)
+	return s.encode(w, nil, p, nil, source)
 }
 
-func (s *Scenario) encode(w *bytes.Buffer, head []byte, p param.Values, source string) error {
+func (s *Scenario) encode(w *bytes.Buffer, head []byte, p param.Values, prov *param.Provenance, source string) error {
 	c := *s
 	c.Params = nil
 	fmt.Fprintln(w, "# servesim scenario (resolved). Edit and load with --config FILE.")
@@ -342,9 +342,16 @@ func (s *Scenario) encode(w *bytes.Buffer, head []byte, p param.Values, source s
 	if err := enc.Encode(c); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\n# Step-time and memory parameters (%s). Each: value # unit [lo, hi] level: meaning.\n[params]\n", source)
+	if prov == nil {
+		fmt.Fprintf(w, "\n# Step-time and memory parameters (%s). Each: value # unit [lo, hi] level: meaning.\n[params]\n", source)
+		for i, d := range param.Defs() {
+			fmt.Fprintf(w, "%s = %s # %s [%g, %g] %s: %s\n", d.Name, fmtFloat(p[i]), d.Unit, d.Lo, d.Hi, d.Level, d.Meaning)
+		}
+		return nil
+	}
+	fmt.Fprintf(w, "\n# Step-time and memory parameters (%s).\n# Each: value # unit [lo, hi] level; source: where the value comes from; meaning.\n[params]\n", source)
 	for i, d := range param.Defs() {
-		fmt.Fprintf(w, "%s = %s # %s [%g, %g] %s: %s\n", d.Name, fmtFloat(p[i]), d.Unit, d.Lo, d.Hi, d.Level, d.Meaning)
+		fmt.Fprintf(w, "%s = %s # %s [%g, %g] %s; source: %s; %s\n", d.Name, fmtFloat(p[i]), d.Unit, d.Lo, d.Hi, d.Level, prov[i].Detail, d.Meaning)
 	}
 	return nil
 }

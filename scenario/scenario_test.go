@@ -26,8 +26,8 @@ func TestDefaultResolves(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if u.Source != SourcePrior || u.Params != param.Priors() {
-		t.Errorf("--uncalibrated: source %q, params differ from priors: %v", u.Source, u.Params != param.Priors())
+	if pri, _ := u.Deployment.Priors(); u.Source != SourcePrior || u.Params != pri {
+		t.Errorf("--uncalibrated: source %q, params differ from the deployment's priors: %v", u.Source, u.Params != pri)
 	}
 	if r.Deployment.Drafter == nil || r.Deployment.Engine.SpecTokens() != 7 {
 		t.Errorf("seed drafter %v, k = %d; want the DFlash2 drafter with k = 7", r.Deployment.Drafter, r.Deployment.Engine.SpecTokens())
@@ -91,7 +91,7 @@ func TestResolveErrors(t *testing.T) {
 	}{
 		{func(s *Scenario) { s.Hardware.GPU = "TPU-v9" }, "unknown GPU"},
 		{func(s *Scenario) { s.Model.Name = "gpt-7" }, `model "gpt-7": no description found offline`},
-		{func(s *Scenario) { s.Hardware.GPU = "H100-SXM" }, "nvfp4"},
+		{func(s *Scenario) { s.Hardware.GPU = "MI300X" }, "NVFP4"},
 		{func(s *Scenario) { s.Engine.TensorParallel = deploy.Ptr(3); s.Hardware.Count = 3 }, "does not divide"},
 		{func(s *Scenario) { s.Hardware.GPU = "" }, "hardware.gpu: not given: want a GPU name (--gpu NAME"},
 		{func(s *Scenario) { s.Model.Name = "" }, "model: not given"},
@@ -125,6 +125,58 @@ func TestCalibrationMatch(t *testing.T) {
 	if got := k.Match(r.Deployment); got != SourcePrior {
 		t.Errorf("other family: %q, want prior", got)
 	}
+}
+
+// TestLevelResolution: the seed calibration applies level by level: on the seed all of it; on the
+// Workstation card with the same engine its gpu-level values transferred (same generation) and
+// the rest calibrated; on an H100 the Hopper priors at the gpu level and the engine and model
+// values still calibrated; for another model on an H100 with another vLLM version, priors only.
+func TestLevelResolution(t *testing.T) {
+	type want struct {
+		gpu, engine, model param.OriginKind
+		src                Source
+	}
+	check := func(name string, s *Scenario, w want) {
+		t.Helper()
+		r, err := s.Resolve(ResolveOptions{})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for _, x := range []struct {
+			id   param.ID
+			want param.OriginKind
+		}{{param.MemBWEff, w.gpu}, {param.NCCLBWEff, w.gpu}, {param.StepOverheadUS, w.engine}, {param.AcceptTau, w.model}, {param.RoutingAlphaSame, w.model}} {
+			if got := r.Provenance[x.id]; got.Kind != x.want {
+				t.Errorf("%s: %s from %s (%s), want %s", name, x.id.Def().Name, got.Kind, got.Detail, x.want)
+			}
+		}
+		if r.Source != w.src {
+			t.Errorf("%s: source %s, want %s", name, r.Source, w.src)
+		}
+		if w.gpu == param.OriginPrior {
+			pri, _ := r.Deployment.Priors()
+			if r.Params[param.MemBWEff] != pri[param.MemBWEff] {
+				t.Errorf("%s: mem_bw_eff %g, want the generation prior %g", name, r.Params[param.MemBWEff], pri[param.MemBWEff])
+			}
+		}
+		// Never from a calibration: the workload's parameter and the ones the seed cannot see.
+		if got := r.Provenance[param.SamePrompt].Kind; got != param.OriginWorkload {
+			t.Errorf("%s: same_prompt from %s", name, got)
+		}
+		if got := r.Provenance[param.GEMMEffFP8].Kind; got != param.OriginPrior {
+			t.Errorf("%s: gemm_eff_fp8 from %s, want the generation prior (the seed has no fp8 GEMMs)", name, got)
+		}
+	}
+	check("seed", Default(), want{param.OriginCalibrated, param.OriginCalibrated, param.OriginCalibrated, SourceCalibrated})
+	ws := Default()
+	ws.Hardware.GPU = "RTX-PRO-6000-Workstation"
+	check("workstation", ws, want{param.OriginTransferred, param.OriginCalibrated, param.OriginCalibrated, SourceTransferred})
+	h := Default()
+	h.Hardware.GPU = "H200-SXM"
+	check("seed model on H200", h, want{param.OriginPrior, param.OriginCalibrated, param.OriginCalibrated, SourceTransferred})
+	l := New()
+	l.Model.Name, l.Hardware.GPU = "meta-llama/Llama-3.1-8B-Instruct", "H100-SXM"
+	check("Llama on H100", l, want{param.OriginPrior, param.OriginPrior, param.OriginPrior, SourcePrior})
 }
 
 func FuzzParseScenario(f *testing.F) {

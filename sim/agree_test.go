@@ -108,10 +108,12 @@ func runJSON(t testing.TB, srv *sim.Server, w *workload.Spec, seed uint64, stepB
 // trace, a hybrid model, speculative decoding, a benchmark cell) every number the workload
 // reports (throughputs, every latency quantile, ITL, preemptions, KV-usage samples, goodput,
 // engine steps) agrees with the step-by-step mode within 0.1 %. The step-by-step mode itself
-// must reproduce testdata/agree/golden byte for byte: those files were written by
+// must reproduce testdata/agree/golden byte for byte: those files were first written by
 // `servesim simulate --format json` at main f17b666, which has no fast mode (the ones on the
-// Qwen3-14B server are also those of 64c70e2, the commit that fixed Pool.SetHash);
-// -update-golden rewrites them from the current step-by-step mode.
+// Qwen3-14B server are also those of 64c70e2, the commit that fixed Pool.SetHash), and
+// rewritten from the step-by-step mode when the cost model gained GPU-generation priors and
+// the kernels' fixed time (issue 14); -update-golden rewrites them from the current step-by-step
+// mode.
 func TestFastAgreesWithStepByStep(t *testing.T) {
 	for _, c := range agreeFamily() {
 		t.Run(c.name, func(t *testing.T) {

@@ -10,7 +10,9 @@
 // column), gpus.go and models.go (the GPU table; checkpoints outside the registry), mapping.go
 // (Map: row to Case), stages.go (constant-rate stages), pipeline.go (the PP approximation),
 // run.go (Run: the parallel runs, Prediction), score.go (comparisons, accuracy, ratios),
-// report.go (Report and its table, CSV and JSON), filter.go, result.go (result files).
+// report.go (Report and its table, CSV and JSON), filter.go, result.go (result files), fit.go
+// (FitSources: the corpus as sources of calibration.FitMulti; Predict and Report.HeldOut for
+// held-out scoring).
 //
 // # Mapping rules
 //

@@ -153,7 +153,7 @@ func TestMapRefusals(t *testing.T) {
 		edit  func(r *Row)
 		class string
 	}{
-		{func(r *Row) { r.GPU = "a100-80gb" }, ReasonGPU},
+		{func(r *Row) { r.GPU = "tpu-v5e" }, ReasonGPU},
 		{func(r *Row) { r.Model = "acme/unknown-7b" }, ReasonModel},
 		{func(r *Row) { r.Engine = "sglang" }, ReasonEngine},
 		{func(r *Row) { r.DP, r.GPUCount = 2, 2 }, ReasonParallel},

@@ -198,30 +198,44 @@ func RunPrepared(ps []*Prepared, o Options) []*Outcome {
 // buildServer resolves the case's flags with vLLM's defaults for its version, GPU and model, and
 // builds the server (pipeline deployments: one micro-batch engine, see pipeline.go).
 func buildServer(c *Case, choose ParamsChooser) (*sim.Server, string, error) {
-	e, _, err := deploy.Resolve(c.Args, deploy.Target{Model: c.Model, GPU: &c.GPU})
+	d, err := c.deployment()
 	if err != nil {
 		return nil, "", err
 	}
-	d := &deploy.Deployment{Model: c.Model, Hardware: hardware.Machine{GPU: c.GPU, Count: e.GPUs()}, Engine: e}
 	p, from := param.Priors(), "priors"
 	if choose != nil {
 		if p, from, err = choose(d); err != nil {
 			return nil, "", err
 		}
 	}
-	if c.Pipeline > 1 {
-		srv, how, err := pipelineServer(d, p, c.Pipeline)
-		if err != nil {
-			return nil, "", err
-		}
-		c.note("%s", how)
-		return srv, from, nil
-	}
-	srv, err := sim.NewServer(d, p)
+	srv, how, err := c.server(d, p)
 	if err != nil {
 		return nil, "", err
 	}
+	if how != "" {
+		c.note("%s", how)
+	}
 	return srv, from, nil
+}
+
+// deployment resolves the case's flags with vLLM's defaults for its version, GPU and model (the
+// whole deployment: a pipeline's P x TP GPUs are described by its engine's TP).
+func (c *Case) deployment() (*deploy.Deployment, error) {
+	e, _, err := deploy.Resolve(c.Args, deploy.Target{Model: c.Model, GPU: &c.GPU})
+	if err != nil {
+		return nil, err
+	}
+	return &deploy.Deployment{Model: c.Model, Hardware: hardware.Machine{GPU: c.GPU, Count: e.GPUs()}, Engine: e}, nil
+}
+
+// server builds the case's server on d with p (pipelines: one micro-batch engine, and how its
+// KV capacity was set). It does not change the case.
+func (c *Case) server(d *deploy.Deployment, p param.Values) (*sim.Server, string, error) {
+	if c.Pipeline > 1 {
+		return pipelineServer(d, p, c.Pipeline)
+	}
+	srv, err := sim.NewServer(d, p)
+	return srv, "", err
 }
 
 // approximations notes, per row, where the V1 step policy stands in for V0's scheduling.

@@ -37,6 +37,7 @@
 //	--block-size                     BlockSize
 //	--async-scheduling               AsyncScheduling
 //	--enforce-eager                  EnforceEager
+//	--disable-custom-all-reduce      DisableCustomAllReduce (NCCL for every all-reduce)
 //	--max-cudagraph-capture-size     MaxCaptureSize
 //	--compilation-config JSON        MaxCaptureSize from max_cudagraph_capture_size, else the largest of cudagraph_capture_sizes
 //	--speculative-config JSON        Speculative (method, model, num_speculative_tokens, kv_cache_dtype)

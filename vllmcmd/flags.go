@@ -175,8 +175,7 @@ func flagTable() map[string]*flagSpec {
 		"--enable-sleep-mode":                ignoredBool(),
 		"--skip-tokenizer-init":              ignoredBool(),
 		"--headless":                         ignoredBool(),
-		"--disable-custom-all-reduce": {kind: boolFlag, ignored: true,
-			note: "NCCL does every all-reduce; this matters for the TP all-reduce cost, which is calibrated, not derived from this flag"},
+		"--disable-custom-all-reduce":        {kind: boolFlag, setBool: func(e *deploy.EngineArgs, b bool) { e.DisableCustomAllReduce = b }},
 	}
 }
 

@@ -81,6 +81,9 @@ func Format(model string, a deploy.EngineArgs) string {
 	}
 	str("--performance-mode", a.PerformanceMode)
 	str("--all2all-backend", a.All2AllBackend)
+	if a.DisableCustomAllReduce {
+		w = append(w, "--disable-custom-all-reduce")
+	}
 	if q := a.Quantization; !isLabel(q) {
 		str("--quantization", q)
 	}

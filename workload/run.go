@@ -53,6 +53,10 @@ func Run(srv *sim.Server, s *Spec, o Options) (*Metrics, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
+	srv, err := bench.WithSamePrompt(srv, s.SamePromptShare())
+	if err != nil {
+		return nil, err
+	}
 	if s.Kind == KindVLLMBench || s.Kind == KindOffline {
 		return runVLLMBench(srv, s, o)
 	}

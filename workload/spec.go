@@ -598,3 +598,13 @@ func (s *Spec) Describe() string {
 
 func hiLen(l int, r float64) int { return int(float64(l) * (1 + r)) }
 func loLen(l int, r float64) int { return max(1, int(float64(l)*(1-r))) }
+
+// SamePromptShare is the workload-level parameter same_prompt of the workload: 1 when every
+// request carries one prompt (an llm-inference-bench cell, lengths.same_prompt), else 0
+// (vLLM's random and ShareGPT datasets, traces, prompts drawn per request).
+func (s *Spec) SamePromptShare() float64 {
+	if s.Kind == KindBench || (s.Lengths.SamePrompt && s.Kind != KindVLLMBench && s.Kind != KindOffline && s.Kind != KindTrace) {
+		return 1
+	}
+	return 0
+}

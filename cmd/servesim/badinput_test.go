@@ -30,7 +30,7 @@ func TestBadInputs(t *testing.T) {
 	glm := func(gpu, engine string) string {
 		return "[model]\nname = \"nvidia/GLM-5.3-Flash-NVFP4\"\n\n[hardware]\ngpu = \"" + gpu + "\"\n\n[engine]\ntensor_parallel_size = 4\nenable_expert_parallel = true\n" + engine
 	}
-	h100 := writeFile(t, dir, "h100.toml", glm("H100-SXM", "max_model_len = 131072\n"))
+	mi300 := writeFile(t, dir, "mi300x.toml", glm("MI300X", "max_model_len = 131072\n"))
 	lowUtil := writeFile(t, dir, "lowutil.toml", glm("RTX-PRO-6000-Server", "max_model_len = 1048576\ngpu_memory_utilization = 0.45\n"))
 	longCtx := writeFile(t, dir, "long.toml", glm("RTX-PRO-6000-Server", "max_model_len = 16777216\n"))
 	badParams := writeFile(t, dir, "params.toml", "[params]\nmem_bw_eff = 1.5\n")
@@ -78,7 +78,7 @@ func TestBadInputs(t *testing.T) {
 		{[]string{"matrix", "--config", unknownKey}, 1, `unknown.toml:2: unknown key "engine.max_num_seq"`},
 		{[]string{"matrix", "--config", negSeqs}, 1, "scenario.toml:4: engine.max_num_seqs = -4: must be a positive integer"},
 		{[]string{"matrix", "--config", badTOML}, 1, "syntax.toml: line 2: expected"},
-		{[]string{"capacity", "--config", h100}, 1, "no nvfp4 tensor cores"},
+		{[]string{"capacity", "--config", mi300}, 1, "vLLM does not run NVFP4"},
 		{[]string{"capacity", "--config", noModel}, 1, "model: not given: want a name"},
 		{[]string{"capacity", "--config", lowUtil}, 1, "weights need"},
 		{[]string{"capacity", "--config", longCtx}, 1, "less than one request of max_model_len 16777216"},

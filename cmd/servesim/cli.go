@@ -41,6 +41,7 @@ func commands() []*command {
 		fitCmd(),
 		hardwareCmd(),
 		importCmd(),
+		kernelsCmd(),
 		matrixCmd(),
 		mergeCmd(),
 		modelCmd(),

@@ -116,7 +116,7 @@ Example:
 					return err
 				}
 				var buf bytes.Buffer
-				if err := scenario.EncodeBuilt(&buf, b.Resolved, b.ModelFrom, b.DrafterFrom, b.Defaults, c.Params, fmt.Sprintf("%s: %s", c.Source, c.From)); err != nil {
+				if err := scenario.EncodeBuilt(&buf, b.Resolved, b.ModelFrom, b.DrafterFrom, b.Defaults, c.Params, &c.Provenance, fmt.Sprintf("%s: %s", c.Source, c.From)); err != nil {
 					return err
 				}
 				return out.write(e.stdout, &buf)

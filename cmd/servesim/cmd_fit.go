@@ -42,7 +42,18 @@ flag): each file's run is recovered as 'servesim simulate --measured' recovers i
 gives the command for its dataset: once for all files, or once per file in order) and simulated
 for every candidate; the fit matches output throughput, mean and median TTFT and TPOT, and mean
 ITL (weights total, ttft, per_request, tbt of --weights). --train and --cv apply to matrices only.
-The summary shows each file's metrics measured, with the starting and the fitted parameters.`,
+The summary shows each file's metrics measured, with the starting and the fitted parameters.
+
+Several sources at once: corpus CSV files (shared/validation/cases) and vllm bench result JSON
+files given as arguments are fitted together with the scenario's measured matrix (--no-seed
+leaves it out). A gpu-level parameter gets one value per GPU in the data, an engine-level one per
+engine and version, a model-level one per model, each pulled toward its prior (the GPU
+generation's); rows that cannot be expressed are skipped with their reason. --max-jobs and
+--max-requests cap the simulations per source and the requests per simulation (printed).
+--cv loso leaves each source out in turn, --cv logo each GPU: fit on the rest, predict the
+held-out with full workloads and validate's scoring, and check issue 14's acceptance.
+  servesim fit shared/validation/cases/*.csv
+  servesim fit --cv loso shared/validation/cases/*.csv`,
 		Setup: func(fs *pflag.FlagSet, e *env) func([]string) error {
 			var sf scenarioFlags
 			sf.register(fs)
@@ -52,7 +63,10 @@ The summary shows each file's metrics measured, with the starting and the fitted
 			kvTokens := fs.Int("kv-tokens", 0, "measured kv_cache_size_tokens `N` (vLLM's \"GPU KV cache size: N tokens\"); pins the memory terms")
 			train := fs.String("train", "", "training cells `filter`; the others are test cells (default: all)")
 			exclude := fs.StringArray("exclude", nil, "measured cells the fit neither trains on nor judges, a `filter` like --train's (repeatable; 'none' for no exclusion); default: the scenario's [fit] exclude")
-			cv := fs.Bool("cv", false, "also run the standard cross-validation splits")
+			cvFlag := fs.String("cv", "", "cross-validate: no value for the standard splits of a matrix fit; `loso` (leave one source out) or logo (leave one GPU out) for a multi-source fit")
+			fs.Lookup("cv").NoOptDefVal = "standard"
+			var mf multiFlags
+			mf.register(fs)
 			paramsOut := fs.String("out", "", "write the fitted parameters to `file` (TOML, loadable with --params)")
 			reportOut := fs.String("report", "", "write the JSON report to `file`")
 			method := fs.String("method", "lm", "optimiser: lm (Levenberg-Marquardt), bfgs or nelder-mead (gonum/optimize)")
@@ -63,8 +77,15 @@ The summary shows each file's metrics measured, with the starting and the fitted
 			weights := fs.String("weights", "", "objective `weights` as name=value,... (total, per_request, tbt, ttft, prefill, prefill_ttft, status, robust, prior); default "+calibration.DefaultWeights().String())
 			free := fs.String("free", "", "comma-separated parameter `names` to fit (default: chosen from the deployment)")
 			return func(args []string) error {
-				if len(args) > 0 {
-					return usagef("unexpected argument %q", args[0])
+				cvMode := *cvFlag
+				if cvMode == "standard" && len(args) > 0 && (args[0] == "loso" || args[0] == "logo") {
+					cvMode, args = args[0], args[1:] // --cv loso, as well as --cv=loso
+				}
+				multi := len(args) > 0 || cvMode == "loso" || cvMode == "logo"
+				cv := new(bool)
+				*cv = cvMode == "standard"
+				if !multi && cvMode != "" && cvMode != "standard" {
+					return usagef("--cv %q: want loso or logo with corpus files, or no value (the standard splits)", cvMode)
 				}
 				switch *method {
 				case "lm", "bfgs", "nelder-mead":
@@ -117,6 +138,16 @@ The summary shows each file's metrics measured, with the starting and the fitted
 				}
 				if len(*measured) > 1 && results == nil {
 					return usagef("--measured given %d times: a fit takes one measured matrix (or several vllm bench result files)", len(*measured))
+				}
+				if multi {
+					if *train != "" || *free != "" || *paramsOut != "" || *kvTokens > 0 {
+						return usagef("--train, --free, --out and --kv-tokens apply to a fit to one matrix or to result files, not to a multi-source fit")
+					}
+					if mf.maxJobs < 0 || mf.maxRequests < 0 {
+						return usagef("--max-jobs and --max-requests: want >= 0")
+					}
+					set := &calibration.Settings{Method: "lm", MaxIter: *maxIter, Workers: *workers, Seed: *fitSeed, Weights: &wts}
+					return fitMulti(e, &sf, &mf, &bf, fs, args, cvMode, set, wts, *measured, *exclude, fs.Changed("exclude"), *reportOut)
 				}
 				r, err := sf.load(e.stderr)
 				if err != nil {
@@ -180,7 +211,7 @@ The summary shows each file's metrics measured, with the starting and the fitted
 				}
 				if *paramsOut != "" {
 					var pb bytes.Buffer
-					scenario.NewParamsFile(r.Deployment, res.Params, rep.Note(measName(first(*measured)))).Encode(&pb)
+					scenario.NewParamsFile(r.Deployment, res.Params, res.Free, rep.Note(measName(first(*measured)))).Encode(&pb)
 					if err := (&outFlag{path: *paramsOut}).write(e.stdout, &pb); err != nil {
 						return err
 					}
@@ -269,7 +300,7 @@ func fitBench(e *env, r *scenario.Resolved, results []*vllmbench.Result, bf *ben
 	}
 	if paramsOut != "" {
 		var pb bytes.Buffer
-		scenario.NewParamsFile(r.Deployment, res.Params, rep.Note(strings.Join(names, ", "))).Encode(&pb)
+		scenario.NewParamsFile(r.Deployment, res.Params, res.Free, rep.Note(strings.Join(names, ", "))).Encode(&pb)
 		if err := (&outFlag{path: paramsOut}).write(e.stdout, &pb); err != nil {
 			return err
 		}

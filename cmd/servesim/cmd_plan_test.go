@@ -150,7 +150,7 @@ func TestHardwareAndModel(t *testing.T) {
 		}
 	}
 	code, out, _ = runCLI("hardware", "show", "h100")
-	if code != 0 || !strings.Contains(out, "H100-SXM") || !strings.Contains(out, "not supported") {
+	if code != 0 || !strings.Contains(out, "H100-SXM") || !strings.Contains(out, "weight-only formats    nvfp4, mxfp4") {
 		t.Errorf("hardware show h100: exit %d\n%s", code, out)
 	}
 	// An override file changes a price and adds a GPU; --format toml round-trips.
@@ -197,5 +197,29 @@ func TestHardwareAndModel(t *testing.T) {
 	}
 	if code, _, _ := runCLI("model", "frobnicate"); code != 2 {
 		t.Errorf("model frobnicate: exit %d", code)
+	}
+}
+
+// TestConfigSources: `servesim config` gives every parameter's level and where its value comes
+// from, level by level.
+func TestConfigSources(t *testing.T) {
+	code, out, errs := runCLI("config", "--gpu", "RTX-PRO-6000-Workstation")
+	if code != 0 {
+		t.Fatalf("config: exit %d: %s", code, errs)
+	}
+	for _, want := range []string{
+		"mem_bw_eff = ", "] gpu; source: transferred from RTX-PRO-6000-Server (same generation",
+		"] engine; source: calibrated for vllm 0.32.1rc1",
+		"accept_tau = ", "] model; source: calibrated for glm-5.3-flash",
+		"gemm_eff_fp8 = 0.6 # fraction [0.15, 0.95] gpu; source: Blackwell PCIe and workstation",
+		"same_prompt = 0.0 # fraction [0, 1] workload; source: set by what runs",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("config lacks %q", want)
+		}
+	}
+	code, out, _ = runCLI("config", "--uncalibrated", "--gpu", "H100-SXM")
+	if code != 0 || !strings.Contains(out, "gemm_eff_bf16 = 0.756 # fraction [0.2, 0.95] gpu; source: Hopper (H100, H200, H20) prior [0.65, 0.85]: Vidur H100 profiles") {
+		t.Errorf("config --uncalibrated on H100: exit %d, no Hopper prior with its source", code)
 	}
 }

@@ -7,15 +7,16 @@
 // registry of kinds, Roofline, Seconds), one file per kind (gqa.go, mla.go, sparse_mla.go,
 // linear.go), kvspec.go (KVSpec, KVBytesPerToken), weights.go (WeightSets, the one walk over the
 // weights, and Params), dtype.go (DType, Format: bytes per element with group, block and per-row
-// scales, and the GEMM compute class), builtin.go (the embedded model descriptions under
-// data/models).
+// scales, and the GEMM compute class), step.go (per-step counts: elementwise passes, kernels per
+// layer, the MTP layer), builtin.go (the embedded model descriptions under data/models).
 //
 // Main types:
 //
 //	Arch       a model: hidden size, vocabulary, layer groups, embeddings; Normalize checks it and fills defaults
 //	Attention  one layer group's token mixer as the TOML description spells it (kind + fields)
 //	Mixer      the kind's own type (GQA, MLA, SparseMLA, Linear): projection weights, KV spec per GPU,
-//	           and Prepare(tp, kv dtype) -> LayerCost, one layer's seconds for one request's work
+//	           Prepare(tp, kv dtype) -> LayerCost, one layer's seconds for one request's work, and
+//	           Kernels, the GEMM and attention kernels a layer launches per step
 //	KVSpec     one layer group's cache footprint per GPU (full, sliding window, or recurrent state)
 //	WeightSet  one set of weights (part, dtype, layers, experts, weights per copy)
 //
@@ -52,7 +53,8 @@
 // A(s, t, k) = sum over positions p = s+1..s+t of min(p, k) attended tokens:
 //
 //	GQA         2 x heads/tp x A(s, t, window) x (d + dv) FLOPs (chunked: each position p attends
-//	            to ((p - 1) mod chunk) + 1 keys); the held KV read once; / attn_eff
+//	            to ((p - 1) mod chunk) + 1 keys); the held KV read once; / attn_eff (attn_eff is
+//	            attn_prefill_eff for prefill entries, attn_decode_eff for decode entries)
 //	MLA         absorbed in decode, 2 x heads/tp x A x (2 kv_lora + rope); expanded in prefill,
 //	            2 x heads/tp x A x (nope + rope + v); the latent read once; / attn_eff
 //	sparse MLA  indexer: 2 x index_heads x index_dim x A(s, t, 0) / compress fp8 FLOPs at

@@ -234,6 +234,18 @@ func (d DType) ComputeClass() DType {
 	return f.Compute
 }
 
+// Base is the element type of a weight format without its scale layout or weight-only suffix
+// ("fp8-channel" -> "fp8", "nvfp4" -> "nvfp4", "bnb-nf4-dq" -> "bnb-nf4").
+func (d DType) Base() DType {
+	s := strings.TrimSuffix(string(d), "-a16")
+	if rest, ok := strings.CutPrefix(s, "bnb-"); ok {
+		e, _, _ := strings.Cut(rest, "-")
+		return DType("bnb-" + e)
+	}
+	e, _, _ := strings.Cut(s, "-")
+	return DType(e)
+}
+
 // IsQuantized reports whether d is narrower than 16 bits.
 func (d DType) IsQuantized() bool {
 	switch d {

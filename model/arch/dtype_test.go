@@ -121,7 +121,7 @@ func TestChunkedGQA(t *testing.T) {
 	if !strings.Contains(m.String(), "chunked local 8192") {
 		t.Errorf("String = %q", m.String())
 	}
-	r := &Roofline{BandwidthBytesPerS: 1e18, BF16FLOPS: 1, FP8FLOPS: 1, AttnEff: 1}
+	r := &Roofline{BandwidthBytesPerS: 1e18, BF16FLOPS: 1, FP8FLOPS: 1, AttnPrefillEff: 1, AttnDecodeEff: 1}
 	// Decode at position 8193 (first token of the second chunk) attends to 1 token.
 	if got, want := m.Prepare(1, BF16).Seconds(r, 8192, 1, true).Attention, 2*40*1*256.0; got != want {
 		t.Errorf("decode after one chunk: %v FLOPs, want %v", got, want)

@@ -115,6 +115,9 @@ func (g GQA) String() string {
 	return s
 }
 
+// Kernels: the fused QKV and output projections, and the attention kernel.
+func (GQA) Kernels() int { return 3 }
+
 // gqaCost is one GQA layer on one GPU.
 type gqaCost struct {
 	heads           float64 // query heads per rank
@@ -133,7 +136,7 @@ func (g GQA) Prepare(tp int, kv DType) LayerCost {
 // Seconds is the FlashAttention roofline (Dao, "FlashAttention-2", 2023): each of the tokens
 // queries attends to min(position, window) keys, or in a chunked layer to the earlier keys of its
 // chunk, 2 x heads x (d + dv) FLOPs per query-key pair, and the KV the request holds (from the
-// start of the first chunk the new tokens touch) is read once; divided by attn_eff.
+// start of the first chunk the new tokens touch) is read once; divided by attn_prefill_eff or attn_decode_eff.
 func (c *gqaCost) Seconds(r *Roofline, start, tokens int, decode bool) Seconds {
 	var ctx float64
 	if c.chunk > 0 {
@@ -149,5 +152,5 @@ func (c *gqaCost) Seconds(r *Roofline, start, tokens int, decode bool) Seconds {
 	if c.chunk > 0 {
 		held = float64(start + tokens - start/c.chunk*c.chunk)
 	}
-	return Seconds{Attention: math.Max(flops/r.BF16FLOPS, held*c.kvBytesPerToken/r.BandwidthBytesPerS) / r.AttnEff}
+	return Seconds{Attention: r.Attention(flops, held*c.kvBytesPerToken, decode)}
 }

@@ -2,6 +2,7 @@ package arch
 
 import (
 	"fmt"
+	"math"
 	"strings"
 )
 
@@ -31,6 +32,10 @@ type Mixer interface {
 	KVSpec(tp int, kv DType) KVSpec
 	// Prepare precomputes one layer's per-GPU step-cost constants for tp ranks and a cache in kv.
 	Prepare(tp int, kv DType) LayerCost
+	// Kernels is the number of GEMM and attention kernels one layer of this kind launches per
+	// step (projections as vLLM fuses them, the attention or scan kernel): each pays the GPU's
+	// fixed kernel time (kernel_fixed_us) whatever the batch.
+	Kernels() int
 	// String describes the shape for people ("GQA 32 heads, 8 KV heads x 128").
 	String() string
 }
@@ -50,9 +55,20 @@ type Roofline struct {
 	BandwidthBytesPerS float64 // achieved device-memory bandwidth (peak x mem_bw_eff), bytes/s
 	BF16FLOPS          float64 // dense bf16 tensor-core peak, FLOP/s
 	FP8FLOPS           float64 // dense fp8 tensor-core peak, FLOP/s
-	AttnEff            float64 // fraction of the roofline attention kernels reach (attn_eff)
+	AttnPrefillEff     float64 // fraction of the roofline prefill attention kernels reach (attn_prefill_eff)
+	AttnDecodeEff      float64 // fraction of the roofline decode attention kernels reach (attn_decode_eff)
 	IndexerEff         float64 // fraction of the fp8 peak the DSA indexer's scoring reaches (indexer_eff)
 	LinearAttnEff      float64 // fraction of the bf16 peak the chunked linear-attention scan reaches (linear_attn_eff)
+}
+
+// Attention is the time of an attention kernel doing flops bf16 FLOPs and reading bytes: the
+// roofline divided by the prefill or decode kernel's efficiency.
+func (r *Roofline) Attention(flops, bytes float64, decode bool) float64 {
+	eff := r.AttnPrefillEff
+	if decode {
+		eff = r.AttnDecodeEff
+	}
+	return math.Max(flops/r.BF16FLOPS, bytes/r.BandwidthBytesPerS) / eff
 }
 
 // Seconds is one layer's time for one request's work, by kind of work. The cost model adds Indexer

@@ -93,6 +93,10 @@ type linearCost struct {
 // chunk_gated_delta_rule and KDA kernels use 64).
 const scanChunkTokens = 64
 
+// Kernels: the two input projections, the short causal convolution, the recurrent or chunked
+// scan, the gated norm and the output projection (vLLM's gated delta-net and KDA layers).
+func (Linear) Kernels() int { return 6 }
+
 // Prepare splits the state heads over tp ranks. The chunked delta-rule scan (Yang et al.,
 // "Parallelizing Linear Transformers with the Delta Rule over Sequence Length", NeurIPS 2024)
 // costs about 6 dk dv FLOPs per token and head for the state update and output, plus intra-chunk

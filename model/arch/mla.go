@@ -2,7 +2,6 @@ package arch
 
 import (
 	"fmt"
-	"math"
 )
 
 // AttnMLA is multi-head latent attention: one compressed latent per token, shared by all heads.
@@ -91,6 +90,11 @@ type mlaCost struct {
 }
 
 // Prepare splits the query heads over tp ranks.
+// Kernels: the fused q_a/kv_a down-projection, q_b, the latent up-projection (kv_b, or the
+// absorbed q and output batched GEMMs in decode), the attention kernel and the output projection
+// (vLLM vllm/model_executor/layers/mla.py).
+func (MLA) Kernels() int { return 6 }
+
 func (m MLA) Prepare(tp int, kv DType) LayerCost {
 	return &mlaCost{heads: float64(m.Heads) / float64(tp), latent: float64(m.KVLoraRank), rope: float64(m.QKRopeDim),
 		nope: float64(m.QKNopeDim), vDim: float64(m.VHeadDim), kvBytesPerToken: m.KVSpec(tp, kv).BytesPerToken}
@@ -99,7 +103,7 @@ func (m MLA) Prepare(tp int, kv DType) LayerCost {
 // Seconds is the roofline of MLA: decode runs the absorbed form (queries and outputs in latent
 // space, 2 x heads x (2 kv_lora + rope) FLOPs per query-key pair; DeepSeek-V2 section 2.1.3,
 // FlashMLA), prefill the expanded form (2 x heads x (nope + rope + v)); the whole cached latent is
-// read once; divided by attn_eff.
+// read once; divided by attn_prefill_eff or attn_decode_eff.
 func (c *mlaCost) Seconds(r *Roofline, start, tokens int, decode bool) Seconds {
 	ctx := sumMinPos(start, tokens, 0)
 	var flops float64
@@ -108,5 +112,5 @@ func (c *mlaCost) Seconds(r *Roofline, start, tokens int, decode bool) Seconds {
 	} else {
 		flops = 2 * c.heads * ctx * (c.nope + c.rope + c.vDim)
 	}
-	return Seconds{Attention: math.Max(flops/r.BF16FLOPS, float64(start+tokens)*c.kvBytesPerToken/r.BandwidthBytesPerS) / r.AttnEff}
+	return Seconds{Attention: r.Attention(flops, float64(start+tokens)*c.kvBytesPerToken, decode)}
 }

@@ -101,6 +101,11 @@ type sparseMLACost struct {
 	indexKeyBytes       float64 // per stored indexer key
 }
 
+// Kernels: MLA's six, and the indexer's query and key projections, its weights projection, the
+// fp8 logits kernel and the top-k selection (vLLM vllm/model_executor/models/deepseek_v2.py,
+// Indexer).
+func (SparseMLA) Kernels() int { return 11 }
+
 // Prepare splits the query heads over tp ranks; the indexer runs whole on every rank.
 func (s SparseMLA) Prepare(tp int, kv DType) LayerCost {
 	return &sparseMLACost{heads: float64(s.Heads) / float64(tp), latent: float64(s.KVLoraRank), rope: float64(s.QKRopeDim),
@@ -111,13 +116,13 @@ func (s SparseMLA) Prepare(tp int, kv DType) LayerCost {
 // Seconds has two parts. Indexer: every query scores all earlier compressed keys, 2 x IH x ID fp8
 // FLOPs each at indexer_eff of the fp8 peak, or reads the keys once, whichever is slower; this is
 // the term that grows with the square of the context in prefill. Attention: absorbed MLA over
-// min(position, top-k) selected tokens, gathered at one latent each, divided by attn_eff.
+// min(position, top-k) selected tokens, gathered at one latent each, divided by attn_prefill_eff or attn_decode_eff.
 func (c *sparseMLACost) Seconds(r *Roofline, start, tokens int, decode bool) Seconds {
 	keys := sumMinPos(start, tokens, 0) / c.compress
 	tIdx := math.Max(c.idxFLOPsPerQK*keys/(r.FP8FLOPS*r.IndexerEff), float64(start+tokens)/c.compress*c.indexKeyBytes/r.BandwidthBytesPerS)
 	sel := sumMinPos(start, tokens, c.topK)
 	flops := 2 * c.heads * sel * (2*c.latent + c.rope)
-	tAtt := math.Max(flops/r.BF16FLOPS, sel*c.latentBytesPerToken/r.BandwidthBytesPerS) / r.AttnEff
+	tAtt := r.Attention(flops, sel*c.latentBytesPerToken, decode)
 	return Seconds{Indexer: tIdx, Attention: tAtt}
 }
 

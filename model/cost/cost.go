@@ -6,15 +6,14 @@ import (
 
 	"github.com/servesim/servesim/model/arch"
 	"github.com/servesim/servesim/model/deploy"
-	"github.com/servesim/servesim/model/hardware"
 	"github.com/servesim/servesim/model/param"
 )
 
 // gemm is a set of weight matrices read once per step and multiplied by M rows.
 type gemm struct {
-	bytes     float64 // weight bytes per GPU
-	params    float64 // weights per GPU (FLOPs = 2 x M x params)
-	peakFLOPS float64 // tensor-core peak of the dtype class, FLOP/s
+	bytes  float64 // weight bytes per GPU
+	params float64 // weights per GPU (FLOPs = 2 x M x params)
+	rate   float64 // achieved large-M FLOP/s of the class the weights run at (Kernels.GEMMRate)
 }
 
 // moeLayers is a set of identical MoE layers' routed experts.
@@ -27,9 +26,9 @@ type moeLayers struct {
 	ranks           float64 // EP ranks
 	bytesPerExpert  float64
 	paramsPerExpert float64
-	peakFLOPS       float64
+	rate            float64 // achieved large-M FLOP/s (Kernels.GEMMRate)
 	zMax            float64 // expected max of `ranks` standard normals
-	alpha           float64 // routing_alpha: gamma shape of the experts' popularity
+	alpha           float64 // gamma shape of the experts' popularity (Values.RoutingConcentration)
 }
 
 // attnGroup is a set of identical layers' token mixers prepared for one deployment.
@@ -41,30 +40,35 @@ type attnGroup struct {
 // Model turns a step's shape into time on one deployment with one parameter set. Build it
 // with New; it is immutable and safe to share between simulations.
 type Model struct {
-	d                *deploy.Deployment
-	p                param.Values
-	bwBytesPerS      float64 // achieved memory bandwidth (peak x mem_bw_eff)
-	bf16FLOPS        float64 // dense bf16 tensor-core peak
-	fp8FLOPS         float64 // dense fp8 tensor-core peak
-	tp               int
-	dense            []gemm
-	moe              []moeLayers
-	lmHead           gemm
-	attn             []attnGroup
-	roof             arch.Roofline // what the attention kernels run against
-	layers           float64
-	hidden           float64
-	vocab            float64
-	arLatencySeconds float64 // alpha: latency of one all-reduce
-	arSecondsPerByte float64 // beta: seconds per payload byte of one all-reduce
+	d          *deploy.Deployment
+	p          param.Values
+	kern       *Kernels
+	tp         int
+	dense      []gemm
+	moe        []moeLayers
+	lmHead     gemm
+	attn       []attnGroup
+	roof       arch.Roofline // what the attention kernels run against
+	layers     float64
+	hidden     float64
+	vocab      float64
+	elemPasses float64 // elementwise traffic per layer and token, in hidden-size bf16 vectors
+	customAR   bool    // vLLM's custom all-reduce for messages up to 8 MiB
+	// fixedSeconds is the fixed time of every GEMM and attention kernel of the decoder layers and
+	// the lm_head, paid once per step.
+	fixedSeconds float64
 	// drafter
-	draft            bool
-	k                int
-	draftDense       gemm
-	draftKV          gemm // context K/V projection of new tokens for the drafter
-	draftAttn        []attnGroup
-	draftLayers      float64
-	spec             *specDrafter // the drafting of the other methods (spec.go)
+	draft             bool
+	specK             int // draft tokens per step
+	draftDense        gemm
+	draftKV           gemm // context K/V projection of new tokens for the drafter
+	draftAttn         []attnGroup
+	draftLayers       float64
+	draftFixedSeconds float64
+	// the multi-token-prediction layer, when the checkpoint has one
+	mtp *mtpLayer
+	// the drafting of eagle, eagle3, draft_model and ngram (spec.go)
+	spec             *specDrafter
 	maxCaptureTokens int
 	graphs           bool
 	async            bool
@@ -73,11 +77,7 @@ type Model struct {
 	pp, ranks     int
 	moeRanks      float64 // the MoE layers see the tokens of this many ranks (ranks; 1)
 	moeLayerCount float64 // MoE layers, for the data-parallel exchange
-	dpLatency     float64 // one exchange step of the data-parallel MoE collective, seconds
-	dpPerByte     float64 // seconds per payload byte through one rank's link
 	dpDispatch    bool    // an all-to-all backend (DeepEP, NIXL EP): top_k copies per token
-	hopLatency    float64 // pipeline hand-off: one send/recv's latency, seconds
-	hopPerByte    float64 // pipeline hand-off: seconds per byte
 }
 
 // expectedMaxNormal is the expected maximum of n independent standard normal variables, tabulated
@@ -106,62 +106,39 @@ func New(d *deploy.Deployment, p param.Values) *Model {
 	g := &d.Hardware.GPU
 	e := &d.Engine
 	c := &Model{d: d, p: p, tp: e.TensorParallel}
-	c.bwBytesPerS = g.BandwidthBytesPerS() * p[param.MemBWEff]
-	c.bf16FLOPS = g.PeakFLOPS(arch.BF16)
-	c.fp8FLOPS = g.PeakFLOPS(arch.FP8)
+	c.kern = NewKernels(g, &p)
 	c.hidden = float64(d.Model.Hidden)
 	c.vocab = float64(d.Model.Vocab)
 	c.layers = float64(d.Model.NumLayers())
-	c.dense = denseGEMMs(d.Model, g, c.tp)
+	c.dense = denseGEMMs(d.Model, c.kern, c.tp)
 	c.attn = attnFor(d.Model, c.tp, e.KVDType())
-	c.roof = arch.Roofline{BandwidthBytesPerS: c.bwBytesPerS, BF16FLOPS: c.bf16FLOPS, FP8FLOPS: c.fp8FLOPS,
-		AttnEff: p[param.AttnEff], IndexerEff: p[param.IndexerEff], LinearAttnEff: p[param.LinearAttnEff]}
-	ep := e.EPSize()
-	for _, w := range d.Model.WeightSets() {
-		if w.Part != arch.PartRoutedExperts {
-			continue
-		}
-		m := moeLayers{layers: float64(w.Layers), experts: float64(w.Experts), topK: float64(w.ActiveExperts),
-			bytesPerExpert:  float64(w.Params) * w.DType.BytesPerParam(),
-			paramsPerExpert: float64(w.Params), peakFLOPS: g.PeakFLOPS(w.DType)}
-		if ep > 1 {
-			// Expert parallel: each rank holds whole experts (vLLM
-			// vllm/model_executor/layers/fused_moe/layer.py); the busiest rank sets the time.
-			m.ranks = float64(ep)
-			m.perRank = math.Ceil(float64(w.Experts) / float64(ep))
-			m.shard = 1
-			m.zMax = expectedMaxNormal(ep)
-		} else {
-			// Without expert parallel the experts are TP-sharded over every rank that steps
-			// together: tp x the data-parallel ranks of a lockstep engine.
-			m.ranks = 1
-			m.perRank = float64(w.Experts)
-			m.shard = 1 / float64(c.tp*d.LockstepRanks())
-		}
-		m.alpha = p[param.RoutingAlpha]
-		c.moe = append(c.moe, m)
+	c.roof = arch.Roofline{BandwidthBytesPerS: c.kern.BandwidthBytesPerS(), BF16FLOPS: g.PeakFLOPS(arch.BF16), FP8FLOPS: g.PeakFLOPS(arch.FP8),
+		AttnPrefillEff: p[param.AttnPrefillEff], AttnDecodeEff: p[param.AttnDecodeEff], IndexerEff: p[param.IndexerEff], LinearAttnEff: p[param.LinearAttnEff]}
+	if c.roof.FP8FLOPS == 0 {
+		// No fp8 tensor cores: the indexer's fp8 scoring runs at the bf16 rate.
+		c.roof.FP8FLOPS = c.roof.BF16FLOPS
 	}
+	ep := e.EPSize()
+	c.elemPasses = d.Model.ElementwisePasses(c.tp, ep) + p[param.ActPasses]
+	// Without expert parallel the experts are TP-sharded over every rank that steps together:
+	// tp x the data-parallel ranks of a lockstep engine.
+	c.moe = moeFor(d.Model, c.kern, c.tp*d.LockstepRanks(), ep, p.RoutingConcentration())
 	if !d.Model.SharesTargetEmbeddings {
 		lm := float64(d.Model.Vocab) * c.hidden / float64(c.tp)
-		c.lmHead = gemm{bytes: lm * d.Model.EmbedDType.BytesPerParam(), params: lm, peakFLOPS: g.PeakFLOPS(d.Model.EmbedDType)}
+		c.lmHead = gemm{bytes: lm * d.Model.EmbedDType.BytesPerParam(), params: lm, rate: c.kern.GEMMRate(d.Model.EmbedDType)}
 	}
+	c.customAR, _ = d.CustomAllReduce()
+	c.fixedSeconds = float64(d.Model.LayerKernels()+1) * c.kern.KernelFixedSeconds()
 	n := float64(c.tp)
-	if c.tp > 1 {
-		// Ring all-reduce over n ranks: 2(n-1) steps, each a link hop, moving 2(n-1)/n of the
-		// payload through every link (Patarasuk and Yuan, "Bandwidth optimal all-reduce algorithms
-		// for clusters of workstations", JPDC 2009; NCCL's ring algorithm).
-		c.arLatencySeconds = p[param.ARLatencyMult] * 2 * (n - 1) * g.LinkLatencyUS * 1e-6
-		c.arSecondsPerByte = 2 * (n - 1) / n / (g.LinkBytesPerS() * p[param.ARBWEff])
-	}
 	if d.Drafter != nil && e.Speculative.Enabled() && e.Speculative.Method == "dflash" {
 		c.draft = true
-		c.k = e.SpecTokens()
+		c.specK = e.SpecTokens()
 		var b, prm float64
-		for _, x := range denseGEMMs(d.Drafter, g, c.tp) {
+		for _, x := range denseGEMMs(d.Drafter, c.kern, c.tp) {
 			b += x.bytes
 			prm += x.params
 		}
-		c.draftDense = gemm{bytes: b, params: prm, peakFLOPS: c.bf16FLOPS}
+		c.draftDense = gemm{bytes: b, params: prm, rate: c.kern.GEMMRate(arch.BF16)}
 		dkv := arch.BF16
 		c.draftAttn = attnFor(d.Drafter, c.tp, dkv)
 		// The drafter's context K/V projections (on the target's hidden width, which the drafter
@@ -170,17 +147,55 @@ func New(d *deploy.Deployment, p param.Values) *Model {
 		for _, lg := range d.Drafter.Layers {
 			kvp += float64(lg.Count) * float64(lg.Attn.Mixer().KVProjParams(d.Model.Hidden)) / n
 		}
-		c.draftKV = gemm{bytes: kvp * 2, params: kvp, peakFLOPS: c.bf16FLOPS}
+		c.draftKV = gemm{bytes: kvp * 2, params: kvp, rate: c.kern.GEMMRate(arch.BF16)}
 		c.draftLayers = float64(d.Drafter.NumLayers())
+		// Its layers' kernels, one K/V projection per layer and the lm_head.
+		c.draftFixedSeconds = float64(d.Drafter.LayerKernels()+d.Drafter.NumLayers()+1) * c.kern.KernelFixedSeconds()
 	} else if e.Speculative.Enabled() {
-		c.k = e.SpecTokens()
+		c.specK = e.SpecTokens()
 	}
+	// The checkpoint's MTP layer: the mtp method drafts with it (mtpTotals, mtpSeq); MTP costs it
+	// on request.
+	c.mtp = newMTPLayer(c, d)
 	c.spec = newSpecDrafter(c, d, &p)
 	c.graphs = !e.EnforceEager
 	c.maxCaptureTokens = e.MaxCaptureSize
 	c.async = e.AsyncScheduling
-	c.initParallel(d, &p)
+	c.initParallel(d)
 	return c
+}
+
+// moeFor prepares the routed experts of a's MoE layers for tp ranks with ep expert-parallel ranks
+// and routing concentration alpha.
+func moeFor(a *arch.Arch, k *Kernels, tp, ep int, alpha float64) []moeLayers {
+	var out []moeLayers
+	for _, w := range a.WeightSets() {
+		if w.Part != arch.PartRoutedExperts {
+			continue
+		}
+		out = append(out, newMoE(w, k, tp, ep, alpha))
+	}
+	return out
+}
+
+// newMoE prepares one weight set of routed experts.
+func newMoE(w arch.WeightSet, k *Kernels, tp, ep int, alpha float64) moeLayers {
+	m := moeLayers{layers: float64(w.Layers), experts: float64(w.Experts), topK: float64(w.ActiveExperts),
+		bytesPerExpert:  float64(w.Params) * w.DType.BytesPerParam(),
+		paramsPerExpert: float64(w.Params), rate: k.GEMMRate(w.DType), alpha: alpha}
+	if ep > 1 {
+		// Expert parallel: each rank holds whole experts (vLLM
+		// vllm/model_executor/layers/fused_moe/layer.py); the busiest rank sets the time.
+		m.ranks = float64(ep)
+		m.perRank = math.Ceil(float64(w.Experts) / float64(ep))
+		m.shard = 1
+		m.zMax = expectedMaxNormal(ep)
+	} else {
+		m.ranks = 1
+		m.perRank = float64(w.Experts)
+		m.shard = 1 / float64(tp)
+	}
+	return m
 }
 
 // Params returns the parameters the model was built with.
@@ -189,16 +204,19 @@ func (c *Model) Params() *param.Values { return &c.p }
 // Deployment returns the deployment the model was built for.
 func (c *Model) Deployment() *deploy.Deployment { return c.d }
 
+// Kernels returns the kernel-level formulas the model adds up.
+func (c *Model) Kernels() *Kernels { return c.kern }
+
 // denseGEMMs groups a model's non-expert weights by dtype, in the order of Arch.WeightSets:
 // attention projections, dense MLPs and shared experts split over tp ranks, routers and small
 // per-layer weights whole on every rank.
-func denseGEMMs(a *arch.Arch, g *hardware.GPU, tp int) []gemm {
+func denseGEMMs(a *arch.Arch, k *Kernels, tp int) []gemm {
 	by := map[arch.DType]*gemm{}
 	var order []arch.DType
 	add := func(dt arch.DType, params float64) {
 		x, ok := by[dt]
 		if !ok {
-			x = &gemm{peakFLOPS: g.PeakFLOPS(dt)}
+			x = &gemm{rate: k.GEMMRate(dt)}
 			by[dt] = x
 			order = append(order, dt)
 		}
@@ -233,22 +251,14 @@ func attnFor(a *arch.Arch, tp int, kv arch.DType) []attnGroup {
 	return out
 }
 
-// gemmEff is the achieved fraction of the tensor-core peak for a GEMM of m rows: gemm_eff at large
-// m, half of it at m = gemm_half_m (a saturating fit of small-M GEMM efficiency; both calibrated).
-func (c *Model) gemmEff(m float64) float64 {
-	return c.p[param.GEMMEff] * m / (m + c.p[param.GEMMHalfM])
-}
-
-// gemmTime is the roofline time of a GEMM set with m rows (Williams, Waterman and Patterson,
-// "Roofline", CACM 2009): max(weight bytes / bandwidth, 2 m params / (peak x gemmEff(m))),
-// attributed to weights or compute, whichever binds, or all of it to into.
+// gemmTime is the roofline time of a GEMM set with m rows (Kernels: max(weight bytes /
+// bandwidth, 2 m params / (rate x SmallM(m)))), attributed to weights or compute, whichever
+// binds, or all of it to into. The kernels' fixed time is counted once per step (fixedSeconds).
 func (c *Model) gemmTime(x gemm, m float64, st *StepCost, into Term) {
 	if x.bytes == 0 || m <= 0 {
 		return
 	}
-	eff := c.gemmEff(m)
-	bytesSeconds := x.bytes / c.bwBytesPerS
-	flopsSeconds := 2 * m * x.params / (x.peakFLOPS * eff)
+	bytesSeconds, flopsSeconds := c.kern.roof(x.bytes, x.params, x.rate, m)
 	switch {
 	case into != TermWeights:
 		st.Seconds[into] += math.Max(bytesSeconds, flopsSeconds)
@@ -259,30 +269,33 @@ func (c *Model) gemmTime(x gemm, m float64, st *StepCost, into Term) {
 	}
 }
 
-// moeTime adds the routed-expert time for t tokens. Each token picks top_k of E experts; with
-// routing taken as uniform, an expert is touched with probability p = 1 - (1 - k/E)^t, so a rank
-// holding R experts reads on average R p of them (binomial, sd sqrt(R p (1 - p))). The busiest of
-// the EP ranks reads about mean + zMax x sd (normal approximation, zMax the expected maximum of EP
-// standard normals), at most R. Its GEMMs run t k / (E p) rows per touched expert.
-func (c *Model) moeTime(t float64, st *StepCost) {
-	for i := range c.moe {
-		m := &c.moe[i]
-		// Fraction of the experts a batch of t tokens touches. Each token picks topK of E experts;
-		// expert e is picked with probability q_e per token, q_e = topK/E x g_e with g_e gamma
-		// distributed (shape alpha, mean 1): E[1 - (1 - q_e)^t] ~ 1 - E[exp(-t q_e)] =
-		// 1 - (1 + t topK / (E alpha))^-alpha, the gamma's Laplace transform. alpha -> infinity is
-		// uniform routing with Poisson picks, 1 - exp(-t topK / E).
-		pTouch := -math.Expm1(-m.alpha * math.Log1p(t*m.topK/(m.experts*m.alpha)))
-		mean := m.perRank * pTouch
-		sd := math.Sqrt(m.perRank * pTouch * (1 - pTouch))
-		loaded := math.Min(m.perRank, mean+m.zMax*sd)
+// moeTouch is, for t tokens on one set of MoE layers, the experts the busiest rank reads and the
+// rows each of them runs. Each token picks topK of E experts; expert e is picked with probability
+// q_e per token, q_e = topK/E x g_e with g_e gamma distributed (shape alpha, mean 1): E[1 - (1 -
+// q_e)^t] ~ 1 - E[exp(-t q_e)] = 1 - (1 + t topK / (E alpha))^-alpha, the gamma's Laplace
+// transform (alpha -> infinity is uniform routing with Poisson picks, 1 - exp(-t topK / E)). A
+// rank holding R experts reads on average R p of them (binomial, sd sqrt(R p (1 - p))); the
+// busiest of the EP ranks about mean + zMax x sd (normal approximation), at most R; its GEMMs run
+// t topK / (E p) rows per touched expert.
+func (m *moeLayers) touch(t float64) (loaded, rows float64) {
+	pTouch := -math.Expm1(-m.alpha * math.Log1p(t*m.topK/(m.experts*m.alpha)))
+	mean := m.perRank * pTouch
+	sd := math.Sqrt(m.perRank * pTouch * (1 - pTouch))
+	loaded = math.Min(m.perRank, mean+m.zMax*sd)
+	rows = t * m.topK / (m.experts * math.Max(pTouch, 1e-12))
+	return loaded, rows
+}
+
+// moeTime adds the routed-expert time for t tokens: the busiest rank's expert weights read, or
+// its GEMMs at the class rate and rows per expert, whichever binds.
+func (c *Model) moeTime(sets []moeLayers, t float64, st *StepCost) {
+	for i := range sets {
+		m := &sets[i]
+		loaded, rows := m.touch(t)
 		bytes := loaded * m.bytesPerExpert * m.shard
-		// Rows per touched expert, and the busiest rank's FLOPs.
-		rows := t * m.topK / (m.experts * math.Max(pTouch, 1e-12))
-		flops := 2 * rows * loaded * m.paramsPerExpert * m.shard
-		eff := c.gemmEff(rows)
-		bytesSeconds := bytes / c.bwBytesPerS * m.layers
-		flopsSeconds := flops / (m.peakFLOPS * eff) * m.layers
+		bytesSeconds, flopsSeconds := c.kern.roof(bytes, loaded*m.paramsPerExpert*m.shard, m.rate, rows)
+		bytesSeconds *= m.layers
+		flopsSeconds *= m.layers
 		if bytesSeconds >= flopsSeconds {
 			st.Seconds[TermWeights] += bytesSeconds
 		} else {
@@ -301,22 +314,22 @@ func (c *Model) attnTime(groups []attnGroup, w SeqWork, st *StepCost, term, stat
 	}
 }
 
-// gatherSeconds is the time to collect bytes spread evenly over the TP ranks onto every rank.
+// gatherSeconds is the time to collect bytes spread evenly over the TP ranks onto every rank
+// (an NCCL all-gather).
 func (c *Model) gatherSeconds(bytes float64) float64 {
 	if c.tp <= 1 || bytes <= 0 {
 		return 0
 	}
-	// A ring all-gather moves (n-1)/n of the payload through each link: half an all-reduce.
-	return c.arLatencySeconds/2 + bytes*c.arSecondsPerByte/2
+	return c.kern.AllGatherSeconds(c.tp, bytes)
 }
 
-// allReduceSeconds is the time of count all-reduces of rows x hidden bf16 values: alpha + bytes x
-// beta each.
+// allReduceSeconds is the time of count all-reduces of rows x hidden bf16 values, each as vLLM
+// runs it (Kernels.AllReduceSeconds: its custom kernel where enabled and up to 8 MiB, else NCCL).
 func (c *Model) allReduceSeconds(rows, count float64) float64 {
 	if c.tp <= 1 || rows <= 0 {
 		return 0
 	}
-	return count * (c.arLatencySeconds + rows*c.hidden*2*c.arSecondsPerByte)
+	return count * c.kern.AllReduceSeconds(c.tp, rows*c.hidden*2, c.customAR)
 }
 
 // padTokens is the CUDA-graph size a uniform decode batch of n tokens runs at: vLLM captures 1, 2,
@@ -341,7 +354,7 @@ func (c *Model) tokenTerms(t float64, logits float64, st *StepCost) {
 	for _, x := range c.dense {
 		c.gemmTime(x, t, st, TermWeights)
 	}
-	c.moeTime(t*c.moeRanks, st)
+	c.moeTime(c.moe, t*c.moeRanks, st)
 	if c.ranks > 1 {
 		st.Seconds[TermAllReduce] += c.dpExchangeSeconds(t)
 	}
@@ -349,8 +362,9 @@ func (c *Model) tokenTerms(t float64, logits float64, st *StepCost) {
 	// The vocab-parallel lm_head's fp32 logits are gathered across the TP ranks before sampling
 	// (vLLM vllm/model_executor/layers/logits_processor.py).
 	st.Seconds[TermAllReduce] += c.gatherSeconds(logits * c.vocab * 4)
-	// Elementwise traffic (norms, activations, residuals, routing): memory-bound.
-	st.Seconds[TermCompute] += c.p[param.ActPasses] * t * c.hidden * 2 * c.layers / c.bwBytesPerS
+	// Elementwise traffic (norms, activations, rotary embedding, residuals, MoE permutation, and
+	// act_passes more): memory-bound.
+	st.Seconds[TermCompute] += c.kern.ElementwiseSeconds(c.elemPasses * t * c.hidden * 2 * c.layers)
 	// Two all-reduces per layer, after attention and after the MLP (Shoeybi et al.,
 	// "Megatron-LM", 2019).
 	st.Seconds[TermAllReduce] += c.allReduceSeconds(t, 2*c.layers)
@@ -396,7 +410,10 @@ func (c *Model) Step(s *StepShape) StepCost {
 	if c.spec != nil {
 		c.specStep(s, &st)
 	}
-	st.Seconds[TermOverhead] += c.p[param.StepOverheadUS] * 1e-6
+	if c.mtpDrafts() {
+		c.mtpStep(s, &st)
+	}
+	st.Seconds[TermOverhead] += c.p[param.StepOverheadUS]*1e-6 + c.fixedSeconds
 	for _, v := range st.Seconds {
 		st.GPUSeconds += v
 	}
@@ -421,17 +438,18 @@ func (c *Model) Step(s *StepShape) StepCost {
 // over 1 + k query positions per emitting request, and k draft logits per request.
 func (c *Model) drafterTime(s *StepShape, st *StepCost) {
 	var d StepCost
-	q := float64(s.EmitSeqs * (1 + c.k))
+	q := float64(s.EmitSeqs * (1 + c.specK))
 	c.gemmTime(c.draftKV, float64(s.Tokens), &d, TermDrafter)
 	c.gemmTime(c.draftDense, q, &d, TermDrafter)
-	c.gemmTime(c.lmHead, float64(s.EmitSeqs*c.k), &d, TermDrafter)
-	d.Seconds[TermDrafter] += c.gatherSeconds(float64(s.EmitSeqs*c.k) * c.vocab * 4)
+	c.gemmTime(c.lmHead, float64(s.EmitSeqs*c.specK), &d, TermDrafter)
+	d.Seconds[TermDrafter] += c.gatherSeconds(float64(s.EmitSeqs*c.specK) * c.vocab * 4)
 	d.Seconds[TermDrafter] += c.allReduceSeconds(q, 2*c.draftLayers)
+	d.Seconds[TermDrafter] += c.draftFixedSeconds
 	for _, w := range s.Seqs {
 		if !w.Emits {
 			continue
 		}
-		c.attnTime(c.draftAttn, SeqWork{Start: w.Start + w.Tokens, Tokens: 1 + c.k, Decode: true}, &d, TermDrafter, TermDrafter)
+		c.attnTime(c.draftAttn, SeqWork{Start: w.Start + w.Tokens, Tokens: 1 + c.specK, Decode: true}, &d, TermDrafter, TermDrafter)
 	}
 	for _, v := range d.Seconds {
 		st.Seconds[TermDrafter] += v
@@ -441,7 +459,7 @@ func (c *Model) drafterTime(s *StepShape, st *StepCost) {
 // TokensPerStep is the expected tokens a decoding request emits per step (tau), early in an
 // output.
 func (c *Model) TokensPerStep() float64 {
-	if c.k == 0 {
+	if c.specK == 0 {
 		return 1
 	}
 	a := c.d.Acceptance(&c.p)

@@ -12,9 +12,10 @@ import (
 // engine's step here is the period in which every running request gets one token: the running
 // requests are dealt into m = min(P, requests) micro-batches, and a micro-batch crosses the P
 // stages one after the other, each stage holding 1/P of the layers (its weights and KV cache), with
-// a hand-off of the micro-batch's hidden states and residual (2 x tokens x hidden bf16) over the
-// GPU link between stages (ar_latency_mult x the link latency + bytes / (link x ar_bw_eff)). Its
-// latency is
+// a hand-off of the micro-batch's hidden states and residual (2 x tokens x hidden bf16) between
+// stages, an NCCL send/recv (Kernels.SendRecvAcross: a copy kernel's fixed time + bytes at
+// nccl_bw_eff of the fabric of the engine's tp x P GPUs, the GPU link when they fit in one link
+// domain, else PCIe). Its latency is
 //
 //	sum over stages of the stage time + (P - 1) hand-offs = Step(micro-batch) + (P - 1) x hop
 //
@@ -38,41 +39,29 @@ import (
 // ranks (the busiest EP rank's share of D x its tokens, or 1/(TP x D) of every expert without
 // expert parallel), and per MoE layer the exchange between the ranks over the GPU link:
 //
-//	allgather_reducescatter (vLLM's default backend): every rank gathers the D ranks' tokens
-//	    before the experts and reduce-scatters after: 2 x (D - 1) / D x D x tokens x hidden x 2 B
-//	    per rank, (D - 1) hops each way
+//	allgather_reducescatter (vLLM's default backend): every rank all-gathers the D ranks' tokens
+//	    (D x tokens x hidden x 2 B) before the experts and reduce-scatters them after: two NCCL
+//	    all-gathers' time (Kernels.AllGatherAcross: half nccl_latency_us each and (D - 1) / D of
+//	    the whole through each link at nccl_bw_eff)
 //	an all-to-all backend (deepep_*, nixl_ep, ...): each token is sent to its top_k experts'
-//	    ranks and combined back: 2 x (D - 1) / D x tokens x top_k x hidden x 2 B per rank, 2 hops
+//	    ranks and combined back: two all-to-alls of tokens x top_k x hidden x 2 B per rank
+//	    (Kernels.AllToAllSeconds: concurrent send/recvs to the peers, SendRecvSeconds' model)
 //
-// at ar_bw_eff of the link and ar_latency_mult x the link latency per hop. The API server's
+// over the fabric of the engine's tp x D GPUs (the GPU link within one link domain, else PCIe). The API server's
 // balancing is taken as even (vLLM sends each request to the least-loaded rank); prefix-cache hits
 // are looked up in one pool, though each rank caches only its own requests' prompts.
 
 // initParallel sets up the pipeline and data-parallel pricing.
-func (c *Model) initParallel(d *deploy.Deployment, p *param.Values) {
-	g := &d.Hardware.GPU
+func (c *Model) initParallel(d *deploy.Deployment) {
 	c.pp = max(d.Engine.PipelineParallel, 1)
 	c.ranks = d.LockstepRanks()
 	c.moeRanks = float64(c.ranks)
-	lat := (*p)[param.ARLatencyMult] * g.LinkLatencyUS * 1e-6
-	bw := g.LinkBytesPerS() * (*p)[param.ARBWEff]
-	if c.pp > 1 {
-		c.hopLatency = lat
-		c.hopPerByte = 1 / bw
-	}
 	if c.ranks > 1 {
 		for _, m := range c.moe {
 			c.moeLayerCount += m.layers
 		}
-		n := float64(c.ranks)
 		b := d.Engine.All2AllBackend
 		c.dpDispatch = b != "" && b != "allgather_reducescatter" && b != "naive"
-		if c.dpDispatch {
-			c.dpLatency = 2 * lat
-		} else {
-			c.dpLatency = 2 * (n - 1) * lat
-		}
-		c.dpPerByte = 2 * (n - 1) / n / bw
 	}
 }
 
@@ -81,22 +70,28 @@ func (c *Model) split() bool { return c.pp > 1 || c.ranks > 1 }
 
 // dpExchangeSeconds is the data-parallel MoE exchange of one rank's t tokens over every MoE layer.
 func (c *Model) dpExchangeSeconds(t float64) float64 {
-	if c.moeLayerCount == 0 || t <= 0 {
+	return c.dpExchangeLayers(t, c.moeLayerCount)
+}
+
+// dpExchangeLayers is the data-parallel MoE exchange of one rank's t tokens over layers MoE
+// layers with the target's top_k.
+func (c *Model) dpExchangeLayers(t, layers float64) float64 {
+	if c.ranks <= 1 || layers == 0 || t <= 0 || len(c.moe) == 0 {
 		return 0
 	}
-	var bytes float64
+	gpus := c.tp * c.ranks
+	var one float64
 	if c.dpDispatch {
-		topK := c.moe[0].topK
-		bytes = t * topK * c.hidden * 2
+		one = c.kern.AllToAllSeconds(c.ranks, gpus, t*c.moe[0].topK*c.hidden*2)
 	} else {
-		bytes = float64(c.ranks) * t * c.hidden * 2
+		one = c.kern.AllGatherAcross(c.ranks, gpus, float64(c.ranks)*t*c.hidden*2)
 	}
-	return c.moeLayerCount * (c.dpLatency + bytes*c.dpPerByte)
+	return layers * 2 * one
 }
 
 // hopSeconds is one pipeline hand-off of a micro-batch of t tokens: hidden states and residual.
 func (c *Model) hopSeconds(t float64) float64 {
-	return c.hopLatency + 2*t*c.hidden*2*c.hopPerByte
+	return c.kern.SendRecvAcross(c.tp*c.pp, 2*t*c.hidden*2)
 }
 
 // splitCounts is the busiest of m equal parts of n: ceil(1/m) of each count, at least the

@@ -42,8 +42,7 @@ func prefills(n, tokens int) *StepShape {
 
 // TestPipelineParallel: Llama-3.1-8B (32 layers) on 2 x H100 in two stages against one H100.
 // One request's token crosses both stages one after the other: the whole model's step plus one
-// hand-off (hidden states and residual, 2 x 4,096 bf16 over NVLink) and one more stage's fixed
-// cost. At high load two micro-batches are in flight, each through 16 layers per stage, so the
+// hand-off (hidden states and residual, 2 x 4,096 bf16, an NCCL send/recv over NVLink). At high load two micro-batches are in flight, each through 16 layers per stage, so the
 // period that gives every request a token is the whole model on half the batch: about twice one
 // GPU's throughput when compute-bound (prefill), between 1x and 2x when weight-bound (decode).
 func TestPipelineParallel(t *testing.T) {
@@ -56,7 +55,9 @@ func TestPipelineParallel(t *testing.T) {
 	s := decodes(1, 1000, 1)
 	a, b := one.Step(s), pp2.Step(s)
 	g := &pp2d.Hardware.GPU
-	hop := p[param.ARLatencyMult]*g.LinkLatencyUS*1e-6 + 2*4096*2/(g.LinkBytesPerS()*p[param.ARBWEff])
+	// An NCCL send/recv over NVLink (the two GPUs are in one NVLink domain): a copy kernel's
+	// fixed time and the bytes at nccl_bw_eff of the link.
+	hop := p[param.KernelFixedUS]*1e-6 + 2*4096*2/(g.LinkBytesPerS()*p[param.NCCLBWEff])
 	if math.Abs(b.GPUSeconds-(a.GPUSeconds+hop)) > 1e-12 {
 		t.Errorf("PP2 one decode: %.3f us GPU, want TP1's %.3f us + hand-off %.3f us", b.GPUSeconds*1e6, a.GPUSeconds*1e6, hop*1e6)
 	}

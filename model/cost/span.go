@@ -60,11 +60,14 @@ func (c *Model) Seq(w SeqWork) SeqSeconds {
 	out := SeqSeconds{Attention: st.Seconds[TermAttention], State: st.Seconds[TermState]}
 	if c.draft && w.Emits {
 		var d StepCost
-		c.attnTime(c.draftAttn, SeqWork{Start: w.Start + w.Tokens, Tokens: 1 + c.k, Decode: true}, &d, TermDrafter, TermDrafter)
+		c.attnTime(c.draftAttn, SeqWork{Start: w.Start + w.Tokens, Tokens: 1 + c.specK, Decode: true}, &d, TermDrafter, TermDrafter)
 		out.Drafter = d.Seconds[TermDrafter]
 	}
 	if c.spec != nil {
 		out.Drafter += c.specSeq(w)
+	}
+	if c.mtpDrafts() {
+		out.Drafter += c.mtpSeq(w)
 	}
 	return out
 }
@@ -106,18 +109,22 @@ func (c *Model) stepTotals(n *StepCounts) StepCost {
 	}
 	if c.draft && n.EmitSeqs > 0 {
 		var d StepCost
-		q := float64(n.EmitSeqs * (1 + c.k))
+		q := float64(n.EmitSeqs * (1 + c.specK))
 		c.gemmTime(c.draftKV, t, &d, TermDrafter)
 		c.gemmTime(c.draftDense, q, &d, TermDrafter)
-		c.gemmTime(c.lmHead, float64(n.EmitSeqs*c.k), &d, TermDrafter)
-		d.Seconds[TermDrafter] += c.gatherSeconds(float64(n.EmitSeqs*c.k) * c.vocab * 4)
+		c.gemmTime(c.lmHead, float64(n.EmitSeqs*c.specK), &d, TermDrafter)
+		d.Seconds[TermDrafter] += c.gatherSeconds(float64(n.EmitSeqs*c.specK) * c.vocab * 4)
 		d.Seconds[TermDrafter] += c.allReduceSeconds(q, 2*c.draftLayers)
+		d.Seconds[TermDrafter] += c.draftFixedSeconds
 		st.Seconds[TermDrafter] += d.Seconds[TermDrafter]
 	}
 	if c.spec != nil {
 		c.specTotals(n, &st)
 	}
-	st.Seconds[TermOverhead] += c.p[param.StepOverheadUS] * 1e-6
+	if c.mtpDrafts() {
+		c.mtpTotals(n, &st)
+	}
+	st.Seconds[TermOverhead] += c.p[param.StepOverheadUS]*1e-6 + c.fixedSeconds
 	st.CPUSeconds = (c.p[param.CPUStepUS] + c.p[param.CPUPerReqUS]*float64(n.Seqs)) * 1e-6
 	return st
 }

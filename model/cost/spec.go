@@ -1,27 +1,25 @@
 package cost
 
 import (
-	"math"
-
 	"github.com/servesim/servesim/model/arch"
 	"github.com/servesim/servesim/model/deploy"
 	"github.com/servesim/servesim/model/param"
 )
 
 // specDrafter is the drafting of a speculative method other than DFlash (whose parallel drafter is
-// drafterTime in cost.go), prepared for one deployment:
+// drafterTime in cost.go) and mtp (the checkpoint's MTP layer, mtp.go), prepared for one
+// deployment:
 //
-//	mtp, eagle, eagle3, draft_model  a drafter model run k times per step (vLLM's proposers,
+//	eagle, eagle3, draft_model  a drafter model run k times per step (vLLM's proposers,
 //	    vllm/v1/spec_decode/eagle.py and draft_model.py): the first pass over every scheduled
 //	    token (it writes the drafter's own cache for them and drafts from each request's last
 //	    one), each later pass over one token per request in the batch; every pass runs the
 //	    drafter's layers (attention over each request's context, its MLP or routed and shared
-//	    experts), two all-reduces per layer, and its output head on one row per request with the
-//	    logits gathered. mtp runs the checkpoint's MTP module (arch.Arch.MTPArch: eh_proj, its one
-//	    decoder layer of the target's kind, the target's lm_head; k > n_predict runs the layers
-//	    again); eagle and eagle3 an EAGLE head (fc over the target's hidden states in the first
-//	    pass only; eagle3 its own lm_head over draft_vocab_size tokens, eagle the target's);
-//	    draft_model a whole small model with its own lm_head
+//	    experts, elementwise traffic), two all-reduces per layer, its output head on one row per
+//	    request with the logits gathered, and the fixed time of its kernels. eagle and eagle3 run
+//	    an EAGLE head (fc over the target's hidden states in the first pass only; eagle3 its own
+//	    lm_head over draft_vocab_size tokens, eagle the target's); draft_model a whole small model
+//	    with its own lm_head
 //	ngram  prompt lookup on the CPU (vllm/v1/spec_decode/ngram_proposer.py): per request and
 //	    step a scan of its context, ngram_ns_per_token each token; vLLM turns asynchronous
 //	    scheduling off with it, so the scan adds to the step (counted in the drafter term)
@@ -38,16 +36,20 @@ type specDrafter struct {
 	vocab  float64 // its width (the logits gathered over the TP ranks)
 	attn   []attnGroup
 	layers float64 // decoder layers per pass
+	passes float64 // elementwise traffic per layer and token, in hidden-size bf16 vectors
+	// fixedSeconds is the fixed time of a pass's kernels: its layers', the output head's, and
+	// fcFixedSeconds more in the first pass (an EAGLE head's fc).
+	fixedSeconds, fcFixedSeconds float64
 	// ngram: CPU seconds per context token scanned, per request and step.
 	ngramSecondsPerToken float64
 }
 
 // newSpecDrafter prepares the drafting of d's speculative method, or returns nil (no speculative
-// decoding, or DFlash).
+// decoding, DFlash or mtp).
 func newSpecDrafter(c *Model, d *deploy.Deployment, p *param.Values) *specDrafter {
 	e := &d.Engine
 	s := &e.Speculative
-	if !s.Enabled() || s.Method == "dflash" {
+	if !s.Enabled() || s.Method == "dflash" || s.Method == "mtp" {
 		return nil
 	}
 	sd := &specDrafter{k: e.SpecTokens()}
@@ -59,44 +61,30 @@ func newSpecDrafter(c *Model, d *deploy.Deployment, p *param.Values) *specDrafte
 	if da == nil {
 		return nil
 	}
-	g := &d.Hardware.GPU
 	sd.gpu = true
-	sd.gemms = denseGEMMs(da, g, c.tp)
+	sd.gemms = denseGEMMs(da, c.kern, c.tp)
 	if da.Family == "eagle" || da.Family == "eagle3" {
 		// fc (2 or 3 hidden -> hidden, replicated, bf16) runs in the first pass only: take it out
-		// of the small weights it is counted in (of the first 16-bit group: bf16 and fp16 weigh and
-		// run alike).
+		// of the small weights it is counted in (of the first bf16 group).
 		in := 2.0
 		if da.Family == "eagle3" {
 			in = 3
 		}
 		fc := in * float64(da.Hidden) * float64(da.Hidden)
+		bf16 := c.kern.GEMMRate(arch.BF16)
 		for i := range sd.gemms {
-			if x := &sd.gemms[i]; x.peakFLOPS == g.PeakFLOPS(arch.BF16) && x.params >= fc {
+			if x := &sd.gemms[i]; x.rate == bf16 && x.params >= fc {
 				x.params -= fc
 				x.bytes -= fc * arch.BF16.BytesPerParam()
-				sd.fc = gemm{bytes: fc * arch.BF16.BytesPerParam(), params: fc, peakFLOPS: x.peakFLOPS}
+				sd.fc = gemm{bytes: fc * arch.BF16.BytesPerParam(), params: fc, rate: x.rate}
+				sd.fcFixedSeconds = c.kern.KernelFixedSeconds()
 				break
 			}
 		}
 	}
-	ep := 1
-	if s.Method == "mtp" {
-		ep = e.EPSize() // the MTP layer's experts are placed like the target's
-	}
-	for _, w := range da.WeightSets() {
-		if w.Part != arch.PartRoutedExperts {
-			continue
-		}
-		m := moeLayers{layers: float64(w.Layers), experts: float64(w.Experts), topK: float64(w.ActiveExperts),
-			bytesPerExpert: float64(w.Params) * w.DType.BytesPerParam(), paramsPerExpert: float64(w.Params),
-			peakFLOPS: g.PeakFLOPS(w.DType), alpha: p[param.RoutingAlpha], ranks: 1, perRank: float64(w.Experts), shard: 1 / float64(c.tp)}
-		if ep > 1 {
-			m.ranks, m.perRank, m.shard, m.zMax = float64(ep), math.Ceil(float64(w.Experts)/float64(ep)), 1, expectedMaxNormal(ep)
-		}
-		sd.moe = append(sd.moe, m)
-	}
-	// The output head: the target's lm_head (mtp, eagle), or the drafter's own (an EAGLE-3 head's
+	// A drafter model's experts are TP-sharded (vLLM runs the drafter without expert parallel).
+	sd.moe = moeFor(da, c.kern, c.tp, 1, p.RoutingConcentration())
+	// The output head: the target's lm_head (eagle), or the drafter's own (an EAGLE-3 head's
 	// reduced vocabulary, a draft model's full one).
 	sd.head, sd.vocab = c.lmHead, c.vocab
 	switch {
@@ -107,24 +95,12 @@ func newSpecDrafter(c *Model, d *deploy.Deployment, p *param.Values) *specDrafte
 	}
 	if sd.vocab != c.vocab || !da.SharesTargetEmbeddings {
 		lm := sd.vocab * float64(da.Hidden) / float64(c.tp)
-		sd.head = gemm{bytes: lm * da.EmbedDType.BytesPerParam(), params: lm, peakFLOPS: g.PeakFLOPS(da.EmbedDType)}
+		sd.head = gemm{bytes: lm * da.EmbedDType.BytesPerParam(), params: lm, rate: c.kern.GEMMRate(da.EmbedDType)}
 	}
 	sd.attn = attnFor(da, c.tp, drafterKV(d))
 	sd.layers = float64(da.NumLayers())
-	if s.Method == "mtp" {
-		sd.layers = 1 // one MTP layer per pass, whichever of the n_predict it is
-		n := float64(da.NumLayers())
-		for i := range sd.gemms {
-			sd.gemms[i].bytes /= n
-			sd.gemms[i].params /= n
-		}
-		for i := range sd.moe {
-			sd.moe[i].layers = 1
-		}
-		for i := range sd.attn {
-			sd.attn[i].layers = 1
-		}
-	}
+	sd.passes = da.ElementwisePasses(c.tp, 1) + p[param.ActPasses]
+	sd.fixedSeconds = float64(da.LayerKernels()+1) * c.kern.KernelFixedSeconds()
 	return sd
 }
 
@@ -140,7 +116,7 @@ func drafterKV(d *deploy.Deployment) arch.DType {
 }
 
 // specTotals adds the drafting that depends on the batch totals: the passes' GEMMs, experts,
-// output heads, gathers, all-reduces and elementwise traffic.
+// output heads, gathers, all-reduces, elementwise traffic and kernels' fixed time.
 func (c *Model) specTotals(n *StepCounts, st *StepCost) {
 	sd := c.spec
 	if !sd.gpu || n.Seqs == 0 {
@@ -152,15 +128,19 @@ func (c *Model) specTotals(n *StepCounts, st *StepCost) {
 		if i == 0 {
 			rows = float64(n.Tokens)
 			c.gemmTime(sd.fc, rows, &d, TermDrafter)
+			d.Seconds[TermDrafter] += sd.fcFixedSeconds
 		}
 		for _, x := range sd.gemms {
 			c.gemmTime(x, rows, &d, TermDrafter)
 		}
-		d.Seconds[TermDrafter] += c.moeSetSeconds(sd.moe, rows)
+		var moe StepCost
+		c.moeTime(sd.moe, rows, &moe)
+		d.Seconds[TermDrafter] += moe.Seconds[TermWeights] + moe.Seconds[TermCompute]
 		c.gemmTime(sd.head, float64(n.Seqs), &d, TermDrafter)
 		d.Seconds[TermDrafter] += c.gatherSeconds(float64(n.Seqs) * sd.vocab * 4)
 		d.Seconds[TermDrafter] += c.allReduceSeconds(rows, 2*sd.layers)
-		d.Seconds[TermDrafter] += c.p[param.ActPasses] * rows * c.hidden * 2 * sd.layers / c.bwBytesPerS
+		d.Seconds[TermDrafter] += c.kern.ElementwiseSeconds(sd.passes * rows * c.hidden * 2 * sd.layers)
+		d.Seconds[TermDrafter] += sd.fixedSeconds
 	}
 	st.Seconds[TermDrafter] += d.Seconds[TermDrafter]
 }
@@ -193,29 +173,9 @@ func (c *Model) specStep(s *StepShape, st *StepCost) {
 	}
 }
 
-// moeSetSeconds is moeTime for the drafter's routed experts (the same coverage of t tokens by the
-// busiest rank, its expert weights read or its GEMMs, whichever binds), as seconds.
-func (c *Model) moeSetSeconds(sets []moeLayers, t float64) float64 {
-	var sec float64
-	for i := range sets {
-		m := &sets[i]
-		pTouch := -math.Expm1(-m.alpha * math.Log1p(t*m.topK/(m.experts*m.alpha)))
-		mean := m.perRank * pTouch
-		sd := math.Sqrt(m.perRank * pTouch * (1 - pTouch))
-		loaded := math.Min(m.perRank, mean+m.zMax*sd)
-		bytes := loaded * m.bytesPerExpert * m.shard
-		rows := t * m.topK / (m.experts * math.Max(pTouch, 1e-12))
-		flops := 2 * rows * loaded * m.paramsPerExpert * m.shard
-		bytesSeconds := bytes / c.bwBytesPerS * m.layers
-		flopsSeconds := flops / (m.peakFLOPS * c.gemmEff(rows)) * m.layers
-		sec += math.Max(bytesSeconds, flopsSeconds)
-	}
-	return sec
-}
-
 // SpecMethod is the speculative method the model drafts with ("" when off).
 func (c *Model) SpecMethod() string {
-	if c.k == 0 {
+	if c.specK == 0 {
 		return ""
 	}
 	return c.d.Engine.Speculative.Method

@@ -42,6 +42,8 @@ type EngineArgs struct {
 	// AllowLongMaxModelLen is VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 in the server's environment: a
 	// max_model_len above the model's own limit is accepted.
 	AllowLongMaxModelLen bool `toml:"allow_long_max_model_len,omitempty"`
+	// DisableCustomAllReduce is --disable-custom-all-reduce: NCCL does every all-reduce.
+	DisableCustomAllReduce bool `toml:"disable_custom_all_reduce,omitempty"`
 
 	// Speculative is --speculative-config; nil: speculative decoding off (vLLM's default).
 	Speculative *Speculative `toml:"speculative,omitempty"`
@@ -66,7 +68,7 @@ func ArgsOf(e EngineConfig) EngineArgs {
 		KVCacheDType: Ptr(e.KVCacheDType), MaxNumBatchedTokens: Ptr(e.MaxNumBatchedTokens), MaxNumSeqs: Ptr(e.MaxNumSeqs),
 		ChunkedPrefill: Ptr(e.ChunkedPrefill), PrefixCaching: Ptr(e.PrefixCaching), BlockSize: Ptr(e.BlockSize),
 		AsyncScheduling: Ptr(e.AsyncScheduling), EnforceEager: Ptr(e.EnforceEager), MaxCaptureSize: Ptr(e.MaxCaptureSize),
-		AllowLongMaxModelLen: e.AllowLongMaxModelLen, All2AllBackend: e.All2AllBackend, Speculative: &spec,
+		AllowLongMaxModelLen: e.AllowLongMaxModelLen, DisableCustomAllReduce: e.DisableCustomAllReduce, All2AllBackend: e.All2AllBackend, Speculative: &spec,
 		Quantization: e.Quantization, AttentionBackend: e.AttentionBackend, MoEBackend: e.MoEBackend, ServedModel: e.ServedModel,
 	}
 }

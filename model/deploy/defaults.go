@@ -128,7 +128,8 @@ func (r *resolver) add(key string, v any, rule, source string) {
 func (r *resolver) run() (EngineConfig, error) {
 	a, m, g := &r.a, r.t.Model, r.t.GPU
 	e := EngineConfig{Name: "vllm", Version: a.Version, AllowLongMaxModelLen: a.AllowLongMaxModelLen, All2AllBackend: a.All2AllBackend,
-		Quantization: a.Quantization, AttentionBackend: a.AttentionBackend, MoEBackend: a.MoEBackend, ServedModel: a.ServedModel}
+		DisableCustomAllReduce: a.DisableCustomAllReduce,
+		Quantization:           a.Quantization, AttentionBackend: a.AttentionBackend, MoEBackend: a.MoEBackend, ServedModel: a.ServedModel}
 	if e.Version == "" {
 		e.Version = DefaultVersion
 		r.add("version", e.Version, "no engine version given: the newest release whose defaults servesim knows (v0.28.0, 2026-08-24)", "servesim")

@@ -90,11 +90,19 @@ func TestDeploymentValidate(t *testing.T) {
 	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "hardware.count = 8") {
 		t.Errorf("count mismatch: err = %v", err)
 	}
+	// NVFP4 without fp4 tensor cores: vLLM runs it weight-only (Marlin) on NVIDIA GPUs from
+	// Ampere on, and refuses it on AMD GPUs.
 	bad = *d
 	h100, _ := hardware.BuiltinCatalog().Find("H100-SXM")
 	bad.Hardware.GPU = h100
-	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "nvfp4") {
-		t.Errorf("NVFP4 on H100: err = %v, want a format error", err)
+	if err := bad.Validate(); err != nil {
+		t.Errorf("NVFP4 on H100: err = %v, want it accepted (weight-only Marlin)", err)
+	}
+	bad = *d
+	mi, _ := hardware.BuiltinCatalog().Find("MI300X")
+	bad.Hardware.GPU = mi
+	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "NVFP4") {
+		t.Errorf("NVFP4 on MI300X: err = %v, want a format error", err)
 	}
 }
 

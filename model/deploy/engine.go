@@ -160,6 +160,9 @@ type EngineConfig struct {
 	// AllowLongMaxModelLen is VLLM_ALLOW_LONG_MAX_MODEL_LEN=1: max_model_len may exceed the
 	// model's own limit.
 	AllowLongMaxModelLen bool `toml:"allow_long_max_model_len,omitempty" json:"AllowLongMaxModelLen,omitempty"`
+	// DisableCustomAllReduce is --disable-custom-all-reduce: NCCL does every all-reduce
+	// (Deployment.CustomAllReduce gives vLLM's rule otherwise).
+	DisableCustomAllReduce bool `toml:"disable_custom_all_reduce,omitempty" json:"DisableCustomAllReduce,omitempty"`
 	// All2AllBackend is the expert-parallel all-to-all of data-parallel MoE ranks ("" =
 	// allgather_reducescatter, vLLM's default); recorded, not simulated (only DP 1 is).
 	All2AllBackend string `toml:"all2all_backend,omitempty" json:"All2AllBackend,omitempty"`

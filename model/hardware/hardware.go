@@ -22,6 +22,10 @@ type GPU struct {
 	Name    string   `toml:"name"`
 	Aliases []string `toml:"aliases,omitempty"`
 	Vendor  string   `toml:"vendor"`
+	// Generation is the GPU's architecture generation (ampere, hopper, blackwell,
+	// blackwell-pcie, ada, cdna3, cdna4): it chooses the priors of the GPU-level parameters
+	// (GenerationPriors). Empty: the generic priors of package param.
+	Generation Generation `toml:"generation,omitempty"`
 	// MemoryGiB is the device memory the driver reports (what vLLM's gpu_memory_utilization
 	// multiplies), in GiB.
 	MemoryGiB float64 `toml:"memory_gib"`
@@ -38,7 +42,15 @@ type GPU struct {
 	Link          LinkKind `toml:"link"`
 	LinkGBps      float64  `toml:"link_gbps"`
 	LinkLatencyUS float64  `toml:"link_latency_us"`
-	HostLink      string   `toml:"host_link"`
+	// LinkDomain is the number of GPUs one NVLink (or Infinity Fabric) domain connects: 8 on an
+	// HGX/DGX board, 2 for PCIe cards joined by an NVLink bridge, 0 for PCIe-only cards (and, when
+	// absent from a catalog file, 8 for nvlink and xgmi links). Tensor-parallel groups larger
+	// than the domain cross PCIe.
+	LinkDomain int    `toml:"link_domain,omitempty"`
+	HostLink   string `toml:"host_link"`
+	// PCIeGBps is the host link's bandwidth per direction (GB/s); when absent, read from
+	// HostLink ("PCIe 4.0 x16": 32, "PCIe 5.0 x16": 64, "PCIe 6.0 x16": 128).
+	PCIeGBps float64 `toml:"pcie_gbps,omitempty"`
 	// PricePerHour is an editable list price per GPU-hour in USD, for the planner's ranking.
 	PricePerHour float64 `toml:"price_per_hour"`
 	Notes        string  `toml:"notes,omitempty"`
@@ -53,26 +65,44 @@ func (g *GPU) MemoryBytes() float64 { return g.MemoryGiB * (1 << 30) }
 // LinkBytesPerS is the GPU-GPU bandwidth per direction in bytes/s.
 func (g *GPU) LinkBytesPerS() float64 { return g.LinkGBps * 1e9 }
 
-// PeakFLOPS is the dense tensor-core peak, in FLOP/s, for GEMMs whose weights are stored in d.
-// A 4-bit format the GPU does not support natively falls back to its bf16 rate (dequantise, then
-// bf16 MMA); SupportsWeights tells the caller whether that is acceptable.
+// PeakFLOPS is the dense tensor-core peak, in FLOP/s, of the class GEMMs with weights stored in
+// d run at on this GPU (GEMMClass): fp4 or fp8 where the GPU has tensor cores for the format,
+// else bf16 (weight-only kernels dequantise to bf16).
 func (g *GPU) PeakFLOPS(d arch.DType) float64 {
-	switch d.ComputeClass() {
+	c, _ := g.GEMMClass(d)
+	switch c {
 	case arch.NVFP4:
-		if g.FP4TFLOPS > 0 && g.SupportsFP4(d) {
-			return g.FP4TFLOPS * 1e12
-		}
-		if g.FP8TFLOPS > 0 {
-			return g.FP8TFLOPS * 1e12
-		}
-		return g.BF16TFLOPS * 1e12
+		return g.FP4TFLOPS * 1e12
 	case arch.FP8:
-		if g.FP8TFLOPS > 0 {
-			return g.FP8TFLOPS * 1e12
-		}
-		return g.BF16TFLOPS * 1e12
+		return g.FP8TFLOPS * 1e12
 	}
 	return g.BF16TFLOPS * 1e12
+}
+
+// GEMMClass is the tensor-core class (arch.BF16, arch.FP8 or arch.NVFP4 for fp4) a GEMM with
+// weights stored in d runs at on this GPU, and whether it gets there by dequantising the weights
+// in the kernel (weight-only: vLLM's Marlin kernels for fp8, NVFP4 and MXFP4 on GPUs without
+// tensor cores for the format, and the triton MoE kernels for MXFP4; bytes at the stored width,
+// math at bf16). A format the GPU runs natively is never weight-only; 4-bit integer formats
+// (GPTQ, AWQ) are weight-only by their Format already.
+func (g *GPU) GEMMClass(d arch.DType) (class arch.DType, weightOnly bool) {
+	f, err := d.Format()
+	if err != nil {
+		return arch.BF16, false
+	}
+	switch f.Compute {
+	case arch.NVFP4:
+		if g.FP4TFLOPS > 0 && g.SupportsFP4(d.Base()) {
+			return arch.NVFP4, false
+		}
+		return arch.BF16, true
+	case arch.FP8:
+		if g.FP8TFLOPS > 0 {
+			return arch.FP8, false
+		}
+		return arch.BF16, true
+	}
+	return arch.BF16, f.ElemBytes < 2
 }
 
 // SupportsFP4 reports whether the GPU runs 4-bit format d on tensor cores.
@@ -85,20 +115,43 @@ func (g *GPU) SupportsFP4(d arch.DType) bool {
 	return false
 }
 
-// SupportsWeights says whether a checkpoint whose weights are stored in d runs natively; if not,
-// the reason.
+// SupportsWeights says whether vLLM runs a checkpoint whose weights are stored in d on this GPU;
+// if not, the reason. Formats without tensor cores on the GPU run weight-only where vLLM has a
+// kernel for them (NVIDIA Ampere and later: Marlin for fp8, NVFP4 and MXFP4; AMD: MXFP4 through
+// the triton kernels, fp8 natively on CDNA3); vLLM refuses NVFP4 on AMD GPUs (ModelOpt FP4 is
+// CUDA-only) and fp8 or fp4 below Ampere (Marlin needs compute capability 8.0).
 func (g *GPU) SupportsWeights(d arch.DType) (bool, string) {
-	switch d {
-	case arch.NVFP4, arch.MXFP4:
-		if !g.SupportsFP4(d) {
-			return false, fmt.Sprintf("%s has no %s tensor cores (it would run only through emulation or dequantisation, whose speed servesim does not invent)", g.Name, d)
-		}
-	case arch.FP8:
-		if g.FP8TFLOPS == 0 {
-			return false, fmt.Sprintf("%s has no fp8 tensor cores", g.Name)
-		}
+	f, err := d.Format()
+	if err != nil {
+		return false, err.Error()
 	}
-	return true, ""
+	_, weightOnly := g.GEMMClass(d)
+	if !weightOnly || f.Compute == arch.BF16 {
+		return true, ""
+	}
+	if g.Vendor == "amd" {
+		if d.Base() == arch.NVFP4 {
+			return false, fmt.Sprintf("vLLM does not run NVFP4 (ModelOpt FP4) checkpoints on %s: its kernels are CUDA-only", g.Name)
+		}
+		return true, ""
+	}
+	switch g.Generation {
+	case "", GenAmpere, GenAda, GenHopper, GenBlackwell, GenBlackwellPCIe:
+		return true, ""
+	}
+	return false, fmt.Sprintf("%s: vLLM's weight-only %s kernels (Marlin) need an NVIDIA GPU of compute capability 8.0 or later", g.Name, d)
+}
+
+// WeightNote says, for people, how a format runs on this GPU when it is not native ("" when it is).
+func (g *GPU) WeightNote(d arch.DType) string {
+	f, err := d.Format()
+	if err != nil || f.Compute == arch.BF16 {
+		return ""
+	}
+	if _, wo := g.GEMMClass(d); wo {
+		return fmt.Sprintf("%s has no %s tensor cores: vLLM runs these weights weight-only (Marlin or triton kernels: %s bytes read, bf16 math at dequant_eff)", g.Name, d.Base(), d.Base())
+	}
+	return ""
 }
 
 // Physical ranges of the catalog's numbers: every number must be finite and within its range,
@@ -164,7 +217,70 @@ func (g *GPU) Validate() error {
 			return fmt.Errorf("gpu %q: fp4_formats has %q: want nvfp4 or mxfp4", g.Name, f)
 		}
 	}
+	if len(g.FP4Formats) > 0 && g.FP4TFLOPS <= 0 {
+		return fmt.Errorf("gpu %q: fp4_formats given without fp4_tflops", g.Name)
+	}
+	if g.Generation != "" {
+		if _, ok := generationDef(g.Generation); !ok {
+			return fmt.Errorf("gpu %q: generation = %q: want one of %s", g.Name, g.Generation, generationList())
+		}
+	}
+	if g.LinkDomain < 0 || g.PCIeGBps < 0 {
+		return fmt.Errorf("gpu %q: link_domain and pcie_gbps must not be negative", g.Name)
+	}
+	if g.pcieBytesPerS() <= 0 {
+		return fmt.Errorf("gpu %q: pcie_gbps not given and host_link %q names no PCIe generation (PCIe 4.0, 5.0 or 6.0)", g.Name, g.HostLink)
+	}
 	return nil
+}
+
+// Domain is the number of GPUs the GPU-GPU link connects directly (LinkDomain, with its default).
+func (g *GPU) Domain() int {
+	switch {
+	case g.LinkDomain > 0:
+		return g.LinkDomain
+	case g.Link == LinkPCIe:
+		return 0
+	}
+	return 8
+}
+
+// pcieBytesPerS is the host link's bandwidth per direction.
+func (g *GPU) pcieBytesPerS() float64 {
+	if g.PCIeGBps > 0 {
+		return g.PCIeGBps * 1e9
+	}
+	h := strings.ToLower(g.HostLink)
+	switch {
+	case strings.Contains(h, "pcie 4"):
+		return 32e9
+	case strings.Contains(h, "pcie 5"):
+		return 64e9
+	case strings.Contains(h, "pcie 6"):
+		return 128e9
+	case g.Link == LinkPCIe:
+		return g.LinkBytesPerS()
+	}
+	return 0
+}
+
+// Fabric is the path a collective among ranks GPUs takes: the GPU-GPU link when the group fits
+// in one link domain (or the link is PCIe), else PCIe through the host. BytesPerS is the
+// per-direction bandwidth per GPU.
+type Fabric struct {
+	Kind      LinkKind
+	BytesPerS float64
+}
+
+// CollectiveFabric is the fabric of a tensor-parallel group of ranks GPUs.
+func (g *GPU) CollectiveFabric(ranks int) Fabric {
+	if g.Link == LinkPCIe {
+		return Fabric{Kind: LinkPCIe, BytesPerS: g.LinkBytesPerS()}
+	}
+	if ranks <= g.Domain() {
+		return Fabric{Kind: g.Link, BytesPerS: g.LinkBytesPerS()}
+	}
+	return Fabric{Kind: LinkPCIe, BytesPerS: g.pcieBytesPerS()}
 }
 
 // Matches reports whether name (case-insensitive) is the GPU's name or an alias.

@@ -7,12 +7,33 @@
 //
 // Main types:
 //
-//	ID       names one parameter (MemBWEff, GEMMEff, AcceptTau, ...); ID.Def returns its definition
-//	Def      name (the TOML key), unit, prior, bounds, meaning, term, whether it is fitted in log
-//	         space, its level (gpu, engine or model: what a fit transfers with) and whether a fit
-//	         scans it on a grid (it sets an integer)
-//	Values   one value per ID; Priors, Validate, Set/Map by name, AcceptanceCDF,
-//	         LateAcceptanceCDF, MeanEmitted
+//	ID          names one parameter (MemBWEff, GEMMEffBF16, AcceptTau, ...); ID.Def returns its definition
+//	Def         name (the TOML key), unit, generic prior, bounds, meaning, term, whether it is fitted
+//	            in log space, its level and whether a fit scans it on a grid (it sets an integer)
+//	Values      one value per ID; Priors, Validate, Set/Map by name, AcceptanceCDF,
+//	            LateAcceptanceCDF, MeanEmitted, RoutingConcentration
+//	Origin      where one resolved value comes from (prior, calibrated, transferred, file, set,
+//	            workload) with a description; Provenance one per ID
+//
+// # Levels
+//
+// Every parameter belongs to what it describes, and a fit transfers only along it:
+//
+//	gpu       the GPU and its links: streaming bandwidth, GEMM efficiency per class (bf16, fp8,
+//	          fp4) and its small-M curve, the kernels' fixed time, weight-only dequantisation,
+//	          elementwise bandwidth, prefill and decode attention, the DSA indexer and the
+//	          linear-attention scan, NCCL's and vLLM's custom all-reduce. Priors per GPU
+//	          generation (model/hardware.GenerationPriors); a calibration applies to its GPU and
+//	          transfers to the GPUs of its generation.
+//	engine    vLLM and its version: memory reserves, step overhead, CPU per step and request, the
+//	          API server. Generic priors; a calibration applies to its engine version only.
+//	model     the model and its text: act_passes, speculative acceptance per draft position,
+//	          routing concentration (for different prompts, and for one shared prompt). A
+//	          calibration applies to its model only.
+//	workload  the requests: same_prompt, set by what runs (the llm-inference-bench matrix: 1).
+//
+// Generic priors are Def.Prior; model/deploy.Deployment.Priors replaces the gpu-level ones by
+// the GPU generation's, and scenario resolution applies calibrations level by level.
 //
 // The definitions are immutable: the table is built afresh by every call (there is no
 // package-level variable), so Defs and ID.Def hand out copies.
@@ -36,7 +57,11 @@
 // solved from it and the decay by bisection (FirstAcceptance). From output position
 // accept_switch_tokens on, the mean acceptance length is accept_late_ratio x accept_tau.
 //
-// Expert routing: routing_alpha is the shape of a gamma distribution of the experts' popularity;
-// a batch of T tokens with top-k of E experts touches E (1 - (1 + T k / (E alpha))^-alpha) experts
-// per layer in expectation (the gamma's Laplace transform), uniform routing as alpha -> infinity.
+// Expert routing: the shape alpha of a gamma distribution of the experts' popularity; a batch of
+// T tokens with top-k of E experts touches E (1 - (1 + T k / (E alpha))^-alpha) experts per layer
+// in expectation (the gamma's Laplace transform), uniform routing as alpha -> infinity. Requests
+// with one prompt route alike, so the concentration is a property of the workload as much as of
+// the model: alpha = exp((1 - s) ln routing_alpha + s ln routing_alpha_same_prompt) with s =
+// same_prompt (RoutingConcentration). The seed's cells share one prompt and fit the second; a
+// workload of different prompts takes the first, whose prior is a moderate imbalance.
 package param

@@ -11,7 +11,7 @@ import (
 type ID int
 
 // The parameters. Every performance constant that is not a published fact is here, with a unit, a
-// prior, bounds and a physical meaning (see Defs). Calibration moves these and nothing else.
+// prior, bounds, a physical meaning and a level (see Defs). Calibration moves these and nothing else.
 const (
 	// Memory model (vLLM vllm/v1/worker/gpu_worker.py, determine_available_memory).
 	ActivationBuffers ID = iota // activation peak of the profile run, in hidden-size bf16 buffers per batched token
@@ -19,25 +19,35 @@ const (
 	CUDAGraphGiB                // vLLM's CUDA-graph memory estimate
 	StatePageScale              // vLLM's recurrent-state page relative to the state tensors we count
 
-	// Step time: memory and compute efficiency.
-	MemBWEff      // achieved fraction of peak memory bandwidth for streaming weights and KV
-	GEMMEff       // achieved fraction of dense tensor-core peak for large GEMMs
-	GEMMHalfM     // rows per GEMM (tokens per expert) at which a grouped GEMM reaches half its large-M efficiency
-	AttnEff       // achieved fraction of peak for attention math
-	IndexerEff    // achieved fraction of fp8 peak for the sparse-attention indexer's scoring
-	LinearAttnEff // achieved fraction of bf16 peak for the linear-attention chunked scan
-	ActPasses     // elementwise activation traffic per layer, in reads+writes of the hidden state
+	// Kernels on the GPU: memory and tensor-core efficiencies (level gpu).
+	MemBWEff       // achieved fraction of peak memory bandwidth for streaming weights and KV
+	GEMMEffBF16    // achieved fraction of the bf16/fp16 dense tensor-core peak for large GEMMs
+	GEMMEffFP8     // achieved fraction of the fp8 dense peak for large GEMMs
+	GEMMEffFP4     // achieved fraction of the fp4 dense peak for large GEMMs
+	GEMMHalfM      // rows per GEMM (tokens per expert) at which a GEMM reaches half its large-M efficiency
+	KernelFixedUS  // fixed time of one GEMM or attention kernel (ramp-up and tail), us
+	DequantEff     // weight-only quantized GEMMs (Marlin, triton): math rate relative to a bf16 GEMM
+	ElementwiseEff // achieved fraction of memory bandwidth for elementwise kernels (norms, activations)
+	AttnPrefillEff // achieved fraction of the roofline for prefill attention (FlashAttention class)
+	AttnDecodeEff  // achieved fraction of the roofline for decode attention (paged KV)
+	IndexerEff     // achieved fraction of fp8 peak for the sparse-attention indexer's scoring
+	LinearAttnEff  // achieved fraction of bf16 peak for the linear-attention chunked scan
 
-	// Collectives.
-	ARLatencyMult // multiplier on the ring all-reduce latency 2(n-1) x link hop latency
-	ARBWEff       // achieved fraction of link bandwidth for all-reduce payload
+	// Collectives (level gpu: the GPU and its links).
+	NCCLLatencyUS     // latency of one small NCCL all-reduce, us
+	NCCLBWEff         // achieved fraction of the link bandwidth for NCCL's ring payload
+	CustomARLatencyUS // latency of one small all-reduce with vLLM's custom kernel, us
+	CustomARBWEff     // achieved fraction of the link bandwidth for the custom all-reduce's payload
 
-	// Overheads.
-	StepOverheadUS   // fixed GPU-side cost per step: launches, sampling, synchronisation
+	// Overheads (level engine).
+	StepOverheadUS   // fixed GPU-side cost per step: graph launch, sampling, synchronisation
 	CPUStepUS        // CPU scheduling and input preparation per step
 	CPUPerReqUS      // additional CPU work per scheduled request per step
 	FrontendUSPerTok // API-server cost per prompt token before the engine sees a request (tokenisation)
 	FrontendMSPerReq // API-server cost per request, independent of its length
+
+	// The model and the text it produces (level model).
+	ActPasses // elementwise traffic per layer beyond the norms, activations and residuals the architecture counts
 
 	// Speculative decoding acceptance (vLLM vllm/v1/spec_decode/metrics.py reports the mean
 	// acceptance length and the per-position rates).
@@ -47,7 +57,11 @@ const (
 	AcceptSwitchTokens // output position from which the late acceptance applies
 
 	// MoE routing.
-	RoutingAlpha // concentration of expert popularity (gamma shape); infinity is uniform routing
+	RoutingAlpha     // concentration of expert popularity (gamma shape) for requests with different prompts
+	RoutingAlphaSame // the same when every request of a batch has one prompt
+
+	// The workload.
+	SamePrompt // share of a batch's requests that carry one and the same prompt (0: all different)
 
 	// Speculative decoding's CPU drafter.
 	NgramNsPerToken // ngram prompt lookup: CPU time per token of a request's context scanned per step
@@ -61,15 +75,19 @@ const (
 type Level string
 
 const (
-	// LevelGPU: the GPU or GPU generation and its links (bandwidth and GEMM efficiencies,
-	// collectives).
+	// LevelGPU: the GPU (or GPU generation) and its links: kernel efficiencies, collectives.
+	// Priors per GPU generation (model/hardware); a calibration applies to the GPU it was
+	// fitted on, and transfers to GPUs of the same generation.
 	LevelGPU Level = "gpu"
-	// LevelEngine: the serving engine and its version (memory reserves, kernels, overheads, API
-	// server).
+	// LevelEngine: the serving engine and its version (memory reserves, overheads, API server).
+	// A calibration applies to the same engine version only.
 	LevelEngine Level = "engine"
 	// LevelModel: the model and the text it produces (elementwise work per layer, speculative
-	// acceptance, expert routing).
+	// acceptance, expert routing). A calibration applies to the same model only.
 	LevelModel Level = "model"
+	// LevelWorkload: the requests, not the server (one prompt for all, or each its own); set by
+	// the benchmark or workload that runs, never fitted.
+	LevelWorkload Level = "workload"
 )
 
 // Def documents one parameter.
@@ -90,6 +108,9 @@ type Def struct {
 }
 
 // defs lists every parameter, indexed by ID (a fresh table each call: no package-level state).
+// Prior is the generic prior; GPU-level parameters take their GPU generation's prior instead
+// (model/hardware, GenerationPriors), engine-level ones their engine version's and the elementwise
+// passes the model's (model/deploy, Priors).
 func defs() [Count]Def {
 	return [Count]Def{
 		{ActivationBuffers, "activation_buffers", "buffers/token", 24, 4, 96,
@@ -101,28 +122,42 @@ func defs() [Count]Def {
 		{StatePageScale, "state_page_scale", "x", 1.0, 0.5, 2.5,
 			"size of vLLM's per-layer recurrent-state page relative to the state and conv tensors servesim counts (layouts, extra buffers); it sets the hybrid block size and so the prefix-cache granularity", "memory: KV layout (hybrid block size)", true, LevelEngine, true},
 
-		{MemBWEff, "mem_bw_eff", "fraction", 0.80, 0.5, 0.95,
+		{MemBWEff, "mem_bw_eff", "fraction", 0.80, 0.5, 0.98,
 			"achieved fraction of peak device-memory bandwidth when streaming weights, KV and state", "weights read, KV/state traffic", false, LevelGPU, false},
-		{GEMMEff, "gemm_eff", "fraction", 0.40, 0.2, 0.9,
-			"achieved fraction of the dtype's dense tensor-core peak for large GEMMs", "compute", false, LevelGPU, false},
-		{GEMMHalfM, "gemm_half_m", "rows", 64, 4, 1024,
-			"GEMM rows (tokens per expert or per batch) at which efficiency reaches half of gemm_eff; small-M GEMMs run far below peak", "compute", true, LevelGPU, false},
-		{AttnEff, "attn_eff", "fraction", 0.7, 0.05, 0.95,
-			"achieved fraction of the roofline (max of KV bytes / bandwidth and FLOPs / peak) for attention kernels: dense, MLA, and sparse MLA gathering its top-k tokens", "attention/indexer", false, LevelEngine, false},
+		{GEMMEffBF16, "gemm_eff_bf16", "fraction", 0.70, 0.2, 0.95,
+			"achieved fraction of the bf16/fp16 dense tensor-core peak for large GEMMs (many rows)", "compute", false, LevelGPU, false},
+		{GEMMEffFP8, "gemm_eff_fp8", "fraction", 0.60, 0.15, 0.95,
+			"achieved fraction of the fp8 dense tensor-core peak for large GEMMs (block-scaled fp8 included)", "compute", false, LevelGPU, false},
+		{GEMMEffFP4, "gemm_eff_fp4", "fraction", 0.50, 0.1, 0.95,
+			"achieved fraction of the fp4 (NVFP4/MXFP4) dense tensor-core peak for large GEMMs", "compute", false, LevelGPU, false},
+		{GEMMHalfM, "gemm_half_m", "rows", 128, 4, 1024,
+			"GEMM rows (tokens per expert or per batch) at which efficiency reaches half of the large-M efficiency; small-M GEMMs run far below peak", "compute", true, LevelGPU, false},
+		{KernelFixedUS, "kernel_fixed_us", "us", 6, 0.5, 30,
+			"fixed time of one GEMM or attention kernel beyond its roofline time (ramp-up, tail, the last wave), paid per kernel per layer and step", "compute (kernel fixed time)", true, LevelGPU, false},
+		{DequantEff, "dequant_eff", "fraction", 0.75, 0.2, 1.0,
+			"math rate of a weight-only quantized GEMM (Marlin or triton kernels dequantising 4- or 8-bit weights to bf16 on a GPU without tensor cores for the format) relative to a bf16 GEMM of the same shape", "compute (weight-only formats)", false, LevelGPU, false},
+		{ElementwiseEff, "elementwise_eff", "fraction", 0.6, 0.1, 1.0,
+			"achieved fraction of the achieved streaming bandwidth for elementwise kernels (RMSNorm, SiLU-and-mul, rotary embedding, residual add)", "compute (memory-bound elementwise)", false, LevelGPU, false},
+		{AttnPrefillEff, "attn_prefill_eff", "fraction", 0.55, 0.05, 0.95,
+			"achieved fraction of the roofline (max of KV bytes / bandwidth and FLOPs / bf16 peak) for prefill attention: FlashAttention-class kernels over new tokens", "attention/indexer", false, LevelGPU, false},
+		{AttnDecodeEff, "attn_decode_eff", "fraction", 0.8, 0.05, 1.0,
+			"achieved fraction of the roofline for decode attention: paged-KV kernels reading each request's cache (dense, MLA, and sparse MLA gathering its top-k tokens)", "attention/indexer", false, LevelGPU, false},
 		{IndexerEff, "indexer_eff", "fraction", 0.5, 0.05, 0.95,
-			"achieved fraction of fp8 peak for the DSA lightning indexer (fp8 logits GEMM over all earlier compressed keys)", "attention/indexer", false, LevelEngine, false},
+			"achieved fraction of fp8 peak for the DSA lightning indexer (fp8 logits GEMM over all earlier compressed keys)", "attention/indexer", false, LevelGPU, false},
 		{LinearAttnEff, "linear_attn_eff", "fraction", 0.03, 0.002, 0.6,
-			"achieved fraction of bf16 peak for the chunked linear-attention (KDA/GDN) scan in prefill", "state traffic / linear attention", false, LevelEngine, false},
-		{ActPasses, "act_passes", "passes/layer", 32, 2, 48,
-			"elementwise traffic per layer (norms, activations, residuals, routing) in reads+writes of a hidden-size bf16 vector per token", "compute (memory-bound elementwise)", true, LevelModel, false},
+			"achieved fraction of bf16 peak for the chunked linear-attention (KDA/GDN) scan in prefill", "state traffic / linear attention", false, LevelGPU, false},
 
-		{ARLatencyMult, "ar_latency_mult", "x", 0.25, 0.1, 1.5,
-			"latency of one small all-reduce as a multiple of a ring's 2(n-1) peer hops of the link's latency; vLLM's custom one-shot all-reduce (each rank reads its peers' buffers in one step) makes it about a quarter of the ring's, about 15 us on 4 PCIe GPUs", "all-reduce", true, LevelGPU, false},
-		{ARBWEff, "ar_bw_eff", "fraction", 0.70, 0.2, 0.95,
-			"achieved fraction of the GPU-GPU link bandwidth for the all-reduce payload", "all-reduce", false, LevelGPU, false},
+		{NCCLLatencyUS, "nccl_latency_us", "us", 25, 2, 200,
+			"time of one small NCCL all-reduce (a few KB) among the TP ranks, without CUDA graphs' launch savings", "all-reduce", true, LevelGPU, false},
+		{NCCLBWEff, "nccl_bw_eff", "fraction", 0.75, 0.2, 0.98,
+			"achieved fraction of the GPU-GPU link bandwidth per direction for NCCL's all-reduce payload (bus bandwidth: 2(n-1)/n of the message per rank)", "all-reduce", false, LevelGPU, false},
+		{CustomARLatencyUS, "custom_ar_latency_us", "us", 10, 2, 100,
+			"time of one small all-reduce with vLLM's custom kernel (one-shot: each rank reads its peers' buffers after a flag barrier), used for messages up to 8 MiB where vLLM enables it", "all-reduce", true, LevelGPU, false},
+		{CustomARBWEff, "custom_ar_bw_eff", "fraction", 0.6, 0.1, 0.98,
+			"achieved fraction of the link bandwidth for the custom all-reduce's payload (one-shot: every peer's whole buffer; two-shot: reduce-scatter plus all-gather)", "all-reduce", false, LevelGPU, false},
 
 		{StepOverheadUS, "step_overhead_us", "us", 400, 50, 3000,
-			"fixed GPU-side time per engine step: kernel launches and graph replay, sampling, synchronisation", "overhead", true, LevelEngine, false},
+			"fixed GPU-side time per engine step: graph replay or launches, sampling, synchronisation", "overhead", true, LevelEngine, false},
 		{CPUStepUS, "cpu_step_us", "us", 600, 100, 5000,
 			"CPU time per step for scheduling and input preparation (overlapped with the GPU under async scheduling)", "overhead (CPU)", true, LevelEngine, false},
 		{CPUPerReqUS, "cpu_per_req_us", "us", 12, 1, 100,
@@ -131,6 +166,9 @@ func defs() [Count]Def {
 			"API-server time per prompt token before the engine sees the request (tokenisation)", "frontend", true, LevelEngine, false},
 		{FrontendMSPerReq, "frontend_ms_per_request", "ms", 5, 0.1, 300,
 			"API-server time per request before the engine sees it (HTTP and JSON handling, chat template, request setup); one process serves requests one at a time", "frontend", true, LevelEngine, false},
+
+		{ActPasses, "act_passes", "passes/layer", 0, 0, 48,
+			"elementwise traffic per layer beyond the norms, activations, rotary embedding, residuals and MoE permutation the architecture counts (arch.Arch.ElementwisePasses), in reads+writes of a hidden-size bf16 vector per token: gates, hyper-connection mixers, routing, casts", "compute (memory-bound elementwise)", false, LevelModel, false},
 
 		{AcceptTau, "accept_tau", "tokens/step", 2.45, 2.2, 2.8,
 			"mean acceptance length with 7 drafts early in an output: tokens a request emits per verify step, 1 + accepted drafts, as vLLM's spec-decode metrics report it; public GLM-5.3-Flash + DFlash2 runs show about 2.4 on prose, and the band lets the benchmark's text differ by about 15 %", "speculative acceptance", false, LevelModel, false},
@@ -141,8 +179,13 @@ func defs() [Count]Def {
 		{AcceptSwitchTokens, "accept_switch_tokens", "tokens", 2048, 256, 8192,
 			"output position (tokens generated) from which accept_late_ratio applies: where a typical output passes from reasoning to its answer", "speculative acceptance", true, LevelModel, false},
 
-		{RoutingAlpha, "routing_alpha", "x", 1.0, 0.2, 1000,
-			"concentration of expert routing: per-expert popularity is gamma-distributed with this shape (coefficient of variation 1/sqrt(alpha)), so a batch of T tokens touches E (1 - (1 + T topk / (E alpha))^-alpha) distinct experts per layer instead of E (1 - (1 - topk/E)^T) (uniform, alpha -> infinity); similar tokens, such as requests with one prompt, route to fewer experts", "weights read (MoE expert coverage)", true, LevelModel, false},
+		{RoutingAlpha, "routing_alpha", "x", 4, 0.2, 1000,
+			"concentration of expert routing for requests with different prompts: per-expert popularity is gamma-distributed with this shape (coefficient of variation 1/sqrt(alpha)), so a batch of T tokens touches E (1 - (1 + T topk / (E alpha))^-alpha) distinct experts per layer instead of E (1 - (1 - topk/E)^T) (uniform, alpha -> infinity); the prior, a coefficient of variation of 0.5, is a moderate imbalance for load-balanced trained routers (no batch-level routing statistics were available; the interval is wide)", "weights read (MoE expert coverage)", true, LevelModel, false},
+		{RoutingAlphaSame, "routing_alpha_same_prompt", "x", 1, 0.2, 1000,
+			"routing_alpha when the requests of a batch share one prompt (the llm-inference-bench cells): similar tokens route to fewer experts", "weights read (MoE expert coverage)", true, LevelModel, false},
+
+		{SamePrompt, "same_prompt", "fraction", 0, 0, 1,
+			"share of the batch's requests that carry one and the same prompt: the routing concentration is exp((1 - s) ln routing_alpha + s ln routing_alpha_same_prompt); the llm-inference-bench matrix sends one prompt per cell (1), vllm bench's random and ShareGPT datasets different ones (0)", "weights read (MoE expert coverage)", false, LevelWorkload, false},
 
 		{NgramNsPerToken, "ngram_ns_per_token", "ns/token", 2, 0.1, 50,
 			"CPU time of vLLM's ngram proposer (a compiled KMP search for the last prompt_lookup tokens) per token of a request's context, per request and step; it runs between steps with asynchronous scheduling off", "drafter (ngram, CPU)", true, LevelEngine, false},
@@ -293,4 +336,44 @@ func (p *Values) MeanEmitted(k int) float64 {
 		t += v
 	}
 	return t
+}
+
+// OriginKind is how a resolved parameter value was chosen.
+type OriginKind string
+
+const (
+	// OriginPrior: a prior (the GPU generation's, the engine's, the model's or the generic one).
+	OriginPrior OriginKind = "prior"
+	// OriginCalibrated: fitted on this GPU (gpu level), this engine version (engine level) or
+	// this model (model level).
+	OriginCalibrated OriginKind = "calibrated"
+	// OriginTransferred: fitted on another GPU of the same generation.
+	OriginTransferred OriginKind = "transferred"
+	// OriginFile: taken from a parameter file the user gave, whatever it was fitted on.
+	OriginFile OriginKind = "file"
+	// OriginSet: set by the scenario's [params] table.
+	OriginSet OriginKind = "set"
+	// OriginWorkload: set by the benchmark or workload that runs (workload-level parameters).
+	OriginWorkload OriginKind = "workload"
+)
+
+// Origin says where one resolved value comes from: the kind, a description for people
+// ("Hopper (H100, H200, H20) prior [0.65, 0.85]: Vidur H100 profiles ...", "calibrated for
+// RTX-PRO-6000-Server"), and for priors the interval the prior is believed to lie in (0, 0 when
+// none is given; the definition's bounds then apply).
+type Origin struct {
+	Kind   OriginKind
+	Detail string
+	Lo, Hi float64
+}
+
+// Provenance is the origin of every value of a resolved parameter set, indexed by ID.
+type Provenance [Count]Origin
+
+// RoutingConcentration is the gamma shape of expert popularity the step model uses: routing_alpha
+// for different prompts and routing_alpha_same_prompt for one prompt, interpolated in log space by
+// same_prompt, exp((1 - s) ln routing_alpha + s ln routing_alpha_same_prompt).
+func (p *Values) RoutingConcentration() float64 {
+	s := math.Min(math.Max(p[SamePrompt], 0), 1)
+	return math.Exp((1-s)*math.Log(p[RoutingAlpha]) + s*math.Log(p[RoutingAlphaSame]))
 }

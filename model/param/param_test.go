@@ -53,8 +53,8 @@ func TestDefs(t *testing.T) {
 		if d.ID != ID(i) || d.ID.Def() != d {
 			t.Errorf("definition %d has ID %d", i, d.ID)
 		}
-		if d.Level != LevelGPU && d.Level != LevelEngine && d.Level != LevelModel {
-			t.Errorf("%s: level %q, want gpu, engine or model", d.Name, d.Level)
+		if d.Level != LevelGPU && d.Level != LevelEngine && d.Level != LevelModel && d.Level != LevelWorkload {
+			t.Errorf("%s: level %q, want gpu, engine, model or workload", d.Name, d.Level)
 		}
 		if !(d.Lo <= d.Prior && d.Prior <= d.Hi) {
 			t.Errorf("%s: prior %v outside [%v, %v]", d.Name, d.Prior, d.Lo, d.Hi)

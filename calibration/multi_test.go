@@ -1,0 +1,121 @@
+package calibration
+
+import (
+	"math"
+	"reflect"
+	"testing"
+
+	"github.com/servesim/servesim/model/deploy"
+	"github.com/servesim/servesim/model/hardware"
+	"github.com/servesim/servesim/model/param"
+	"github.com/servesim/servesim/scenario"
+)
+
+// twoGPUs is the seed deployment on its own GPU (A) and the same deployment on an H100 (B).
+func twoGPUs(t *testing.T) (*deploy.Deployment, *deploy.Deployment) {
+	t.Helper()
+	r, err := scenario.Default().Resolve(scenario.ResolveOptions{Uncalibrated: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := r.Deployment
+	b := *a
+	g, err := hardware.BuiltinCatalog().Find("H100-SXM")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Hardware.GPU = g
+	if a.Hardware.GPU.Name == b.Hardware.GPU.Name {
+		t.Fatal("the two GPUs must differ")
+	}
+	return a, &b
+}
+
+// synthetic is a source of n jobs on d whose "measurement" is mem_bw_eff = truth: each job
+// returns the value it ran with and its residual is the log error (a fast, exact stand-in for a
+// simulation). With truth NaN the residual is constant: the data does not see the value.
+func synthetic(name string, d *deploy.Deployment, n int, truth float64) *MultiSource {
+	s := &MultiSource{Name: name, NResid: n}
+	for i := 0; i < n; i++ {
+		s.Jobs = append(s.Jobs, MultiJob{Label: name, Deployment: d, Cost: 1,
+			Run: func(p param.Values) (any, error) { return p[param.MemBWEff], nil }})
+	}
+	s.Score = func(res []any, errs []error, r []float64) {
+		for i := range r {
+			if math.IsNaN(truth) {
+				r[i] = 0.5
+				continue
+			}
+			r[i] = math.Log(res[i].(float64) / truth)
+		}
+	}
+	return s
+}
+
+func memBWOnly(*MultiJob) []param.ID { return []param.ID{param.MemBWEff} }
+
+// TestFitMultiPerGPU: the GPU with data gets its value (near the truth, pulled a little toward
+// its prior); the GPU whose data does not see the parameter, and a GPU with no data at all, keep
+// their generation's prior exactly.
+func TestFitMultiPerGPU(t *testing.T) {
+	a, b := twoGPUs(t)
+	priorA, _ := a.Priors()
+	priorB, _ := b.Priors()
+	truth := 0.9
+	if math.Abs(priorA[param.MemBWEff]-truth) < 0.05 {
+		truth = 0.65
+	}
+	p := &MultiProblem{Sources: []*MultiSource{synthetic("a", a, 20, truth), synthetic("b", b, 3, math.NaN())}, Free: memBWOnly}
+	res, err := FitMulti(p, &Settings{Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Entries) != 2 {
+		t.Fatalf("entries %+v: want one per GPU", res.Entries)
+	}
+	va, _ := res.ParamsFor(a)
+	vb, _ := res.ParamsFor(b)
+	if got := va[param.MemBWEff]; math.Abs(got-truth) > 0.02 {
+		t.Errorf("GPU %s: mem_bw_eff %.4f, want near the data's %.2f (prior %.3f)", a.Hardware.GPU.Name, got, truth, priorA[param.MemBWEff])
+	}
+	// Shrinkage: strictly between the data and the prior.
+	if got := va[param.MemBWEff]; (got-truth)*(got-priorA[param.MemBWEff]) >= 0 {
+		t.Errorf("GPU %s: %.5f not between the data %.2f and the prior %.3f", a.Hardware.GPU.Name, got, truth, priorA[param.MemBWEff])
+	}
+	if got := vb[param.MemBWEff]; got != priorB[param.MemBWEff] {
+		t.Errorf("GPU %s (data blind to the value): mem_bw_eff %v, want its prior %v", b.Hardware.GPU.Name, got, priorB[param.MemBWEff])
+	}
+	for _, e := range res.Entries {
+		if e.Key == b.Hardware.GPU.Name && e.Seen {
+			t.Errorf("entry %s marked seen", e.Name())
+		}
+	}
+	// A GPU without any data: no entry, its priors.
+	res2, err := FitMulti(&MultiProblem{Sources: []*MultiSource{synthetic("a", a, 20, truth)}, Free: memBWOnly}, &Settings{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vb2, from := res2.ParamsFor(b)
+	if vb2 != priorB {
+		t.Errorf("GPU without data: parameters differ from its priors (%s)", from)
+	}
+}
+
+// TestFitMultiDeterministic: the same problem gives identical results, whatever the workers.
+func TestFitMultiDeterministic(t *testing.T) {
+	a, b := twoGPUs(t)
+	mk := func() *MultiProblem {
+		return &MultiProblem{Sources: []*MultiSource{synthetic("a", a, 5, 0.7), synthetic("b", b, 4, 0.93)}, Free: memBWOnly}
+	}
+	r1, err := FitMulti(mk(), &Settings{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2, err := FitMulti(mk(), &Settings{Workers: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(r1.Entries, r2.Entries) || r1.Loss != r2.Loss || r1.Evaluations != r2.Evaluations {
+		t.Errorf("different results:\n%+v\n%+v", r1.Entries, r2.Entries)
+	}
+}

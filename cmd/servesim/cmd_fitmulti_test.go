@@ -1,0 +1,100 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/servesim/servesim/calibration"
+	"github.com/servesim/servesim/validate"
+)
+
+func excerptData(t *testing.T) *multiData {
+	t.Helper()
+	rows, err := validate.ReadFile(corpusExcerpt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &multiData{rows: rows, w: calibration.DefaultWeights(), opt: validate.FitOptions{MaxJobs: 3, MaxRequests: 20, Weights: calibration.DefaultWeights()}}
+}
+
+// TestLOSOSplit: leaving a source out, no simulation of the fit comes from it; leaving a GPU
+// out, no simulation runs on it; and the held-out part is exactly what the fit did not see.
+func TestLOSOSplit(t *testing.T) {
+	d := excerptData(t)
+	d.opt.MaxJobs = 0 // every row
+	source := map[string]string{}
+	for _, r := range d.rows {
+		source[r.CaseID] = r.Source
+	}
+	all := func(string) bool { return true }
+	names := d.names()
+	if len(names) < 3 {
+		t.Fatalf("sources %v: the excerpt should have three", names)
+	}
+	total := 0
+	for _, s := range d.sources(all, all) {
+		total += len(s.Jobs)
+	}
+	for _, held := range names {
+		held := held
+		n := 0
+		for _, s := range d.sources(func(x string) bool { return x != held }, all) {
+			if s.Name == held {
+				t.Errorf("held out %s: still a fit source", held)
+			}
+			for _, j := range s.Jobs {
+				n++
+				if src, ok := source[j.Label]; ok && src == held {
+					t.Errorf("held out %s: job %s of it in the fit", held, j.Label)
+				}
+			}
+		}
+		test := 0
+		for _, s := range d.sources(func(x string) bool { return x == held }, all) {
+			test += len(s.Jobs)
+		}
+		if n+test != total || test == 0 {
+			t.Errorf("held out %s: %d fit + %d held-out simulations, want %d in all with some held out", held, n, test, total)
+		}
+	}
+	gpus := d.gpus()
+	if len(gpus) < 3 {
+		t.Fatalf("GPUs %v: the excerpt should have at least three", gpus)
+	}
+	for _, g := range gpus {
+		g := g
+		for _, s := range d.sources(all, func(x string) bool { return x != g }) {
+			for _, j := range s.Jobs {
+				if j.Deployment.Hardware.GPU.Name == g {
+					t.Errorf("held out GPU %s: job %s runs on it", g, j.Label)
+				}
+			}
+		}
+	}
+}
+
+// TestFitLOSODeterministic: a small leave-one-source-out run prints the same figures twice.
+func TestFitLOSODeterministic(t *testing.T) {
+	if testing.Short() {
+		t.Skip("simulates the excerpt several times")
+	}
+	args := []string{"fit", "--cv", "loso", "--no-seed", "--max-jobs", "2", "--max-requests", "20", "--max-iter", "1", "--workers", "2",
+		corpusExcerpt}
+	var outs [2]string
+	for i := range outs {
+		code, out, errs := runCLI(args...)
+		if code != 0 {
+			t.Fatalf("fit: exit %d: %s", code, errs)
+		}
+		if !strings.Contains(errs, "fold 3/3") {
+			t.Errorf("progress: %q", errs)
+		}
+		outs[i] = out
+	}
+	if outs[0] != outs[1] {
+		t.Errorf("two runs differ:\n%s\n%s", outs[0], outs[1])
+	}
+	if !strings.Contains(outs[0], "inference-sim-training") {
+		t.Errorf("output:\n%s", outs[0])
+	}
+}

@@ -1,0 +1,244 @@
+package hardware
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/servesim/servesim/model/param"
+)
+
+// Generation is a GPU architecture generation: the unit the GPU-level parameters' priors are
+// given for.
+type Generation string
+
+// The generations the catalog names.
+const (
+	GenAmpere        Generation = "ampere"         // A100, A10, A40 (sm80/86)
+	GenAda           Generation = "ada"            // L4, L40, L40S (sm89)
+	GenHopper        Generation = "hopper"         // H100, H200, H20, GH200 (sm90)
+	GenBlackwell     Generation = "blackwell"      // B200, B300, GB200 (sm100/103, HBM3e, NVLink 5)
+	GenBlackwellPCIe Generation = "blackwell-pcie" // RTX PRO 6000, RTX 5090 (sm120, GDDR7, PCIe only)
+	GenCDNA3         Generation = "cdna3"          // MI300X, MI325X
+	GenCDNA4         Generation = "cdna4"          // MI350X, MI355X
+)
+
+// Prior is a GPU-level parameter's prior for a generation: the value, the interval it is
+// believed to lie in (wider where no kernel data exists) and where both come from.
+type Prior struct {
+	ID     param.ID
+	Value  float64
+	Lo, Hi float64
+	Source string
+}
+
+// genDef is one generation's priors: kernel efficiencies, and the collectives over its GPU-GPU
+// link (NVLink or Infinity Fabric) and over PCIe.
+type genDef struct {
+	gen    Generation
+	label  string
+	kernel []Prior
+	link   []Prior // collectives inside the link domain (nvlink, xgmi)
+	pcie   []Prior // collectives over PCIe (PCIe-only cards, groups beyond the link domain)
+}
+
+// Sources cited by the priors.
+const (
+	srcVidurH100         = "Vidur H100 profiles (microsoft/vidur 7d47513, data/profiling/compute/h100; fit: servesim kernels --fit)"
+	srcVidurA100         = "Vidur A100 profiles (microsoft/vidur 7d47513, data/profiling/compute/a100; fit: servesim kernels --fit)"
+	srcVidurH100DGX      = "Vidur h100_dgx NCCL all-reduce (microsoft/vidur 7d47513; fit: servesim kernels --fit)"
+	srcVidurA100DGX      = "Vidur a100_dgx NCCL all-reduce (microsoft/vidur 7d47513; fit: servesim kernels --fit)"
+	srcVidurH100PCIe     = "Vidur h100_pairwise_nvlink NCCL all-reduce at 4 ranks, whose cross-pair traffic crosses PCIe 5.0 (microsoft/vidur 7d47513; fit: servesim kernels --fit)"
+	srcVidurA100PCIe     = "Vidur a100_pairwise_nvlink NCCL all-reduce at 4 ranks, whose cross-pair traffic crosses PCIe 4.0 (microsoft/vidur 7d47513; fit: servesim kernels --fit)"
+	srcFA2               = "FlashAttention-2 (Dao 2023): forward pass at 50-73 % of A100 peak; short causal prompts at the low end"
+	srcFA3               = "FlashAttention-3 (Shah et al. 2024): fp16 forward up to 740 TFLOPS, 75 % of H100 peak, at long sequences; vLLM's prompts are shorter"
+	srcPagedAttention    = "decode attention is memory-bound: paged kernels (FlashAttention with paged KV, FlashInfer) read the cache at most of the streaming bandwidth; PagedAttention (Kwon et al., SOSP 2023, sec. 7) measured vLLM's first kernel 20-26 % slower than a contiguous-cache one, the interval's low end"
+	srcDeepGEMM          = "DeepGEMM README (deepseek-ai, 2025): block-scaled fp8 GEMMs up to 1,550 TFLOPS on H800 (0.78 of the dense peak) at its best shapes, lower at serving shapes"
+	srcMarlin            = "Marlin (Frantar et al., PPoPP 2025): weight-only 4-bit GEMMs near the ideal 4x speed-up while memory-bound, approaching fp16 cuBLAS at large batch; no per-GPU profile, wide interval"
+	srcGDDR              = "reference/hardware.md: achievable bandwidth about 0.8 of peak on GDDR7 in public system files"
+	srcNoProfile         = "no public kernel profile for this generation: the Hopper value, with a wider interval"
+	srcNoProfileAmpere   = "no public kernel profile for this generation: the Ampere value (the same tensor-core design, sm80/sm89), with a wider interval"
+	srcCustomAR          = "no public profile of vLLM's custom all-reduce: one-shot over the link is a flag barrier and one read of each peer's buffer, a few link hops plus a kernel; order-of-magnitude prior, wide interval"
+	srcIndexer           = "no public throughput figure for DeepGEMM's fp8 MQA-logits kernel; wide interval"
+	srcLinearAttn        = "no public throughput figure for the chunked delta-rule scan (flash-linear-attention triton kernels) relative to peak; wide interval"
+	srcElementwiseHopper = "Vidur H100 profiles: SiLU-and-mul and RMSNorm against the fitted streaming bandwidth (fit: servesim kernels --fit)"
+	srcElementwiseAmpere = "Vidur A100 profiles: SiLU-and-mul and RMSNorm against the fitted streaming bandwidth (fit: servesim kernels --fit)"
+)
+
+// generations is the prior table, one entry per generation (a fresh table each call: no
+// package-level state). Hopper and Ampere GEMM, bandwidth and NCCL priors are fitted to Vidur's
+// kernel profiles (servesim kernels --fit reproduces them); the other generations take published
+// figures or, where none exists, the nearest profiled generation's value with a wider interval.
+func generations() []genDef {
+	hopperNCCL := []Prior{
+		{param.NCCLLatencyUS, 28.9, 15, 60, srcVidurH100DGX},
+		{param.NCCLBWEff, 0.78, 0.6, 0.95, srcVidurH100DGX},
+	}
+	hopperPCIe := []Prior{
+		{param.NCCLLatencyUS, 48.3, 20, 100, srcVidurH100PCIe},
+		{param.NCCLBWEff, 0.77, 0.55, 0.95, srcVidurH100PCIe},
+	}
+	ampereNCCL := []Prior{
+		{param.NCCLLatencyUS, 48.5, 20, 100, srcVidurA100DGX},
+		{param.NCCLBWEff, 0.58, 0.4, 0.8, srcVidurA100DGX},
+	}
+	amperePCIe := []Prior{
+		{param.NCCLLatencyUS, 57.8, 25, 120, srcVidurA100PCIe},
+		{param.NCCLBWEff, 0.74, 0.5, 0.95, srcVidurA100PCIe},
+	}
+	customLink := []Prior{
+		{param.CustomARLatencyUS, 10, 3, 40, srcCustomAR},
+		{param.CustomARBWEff, 0.6, 0.2, 0.9, srcCustomAR},
+	}
+	customPCIe := []Prior{
+		{param.CustomARLatencyUS, 20, 5, 80, srcCustomAR},
+		{param.CustomARBWEff, 0.5, 0.2, 0.9, srcCustomAR},
+	}
+	widen := func(ps []Prior, f float64, src string) []Prior {
+		out := make([]Prior, len(ps))
+		for i, p := range ps {
+			d := p.ID.Def()
+			lo, hi := p.Value-(p.Value-p.Lo)*f, p.Value+(p.Hi-p.Value)*f
+			if d.Log {
+				lo, hi = p.Value*math.Pow(p.Lo/p.Value, f), p.Value*math.Pow(p.Hi/p.Value, f)
+			}
+			out[i] = Prior{p.ID, p.Value, max(lo, d.Lo), min(hi, d.Hi), src}
+		}
+		return out
+	}
+	cat := func(xs ...[]Prior) []Prior {
+		var out []Prior
+		for _, x := range xs {
+			out = append(out, x...)
+		}
+		return out
+	}
+	shared := func(attnPrefill, attnPrefillLo, attnPrefillHi float64, srcPrefill string) []Prior {
+		return []Prior{
+			{param.AttnPrefillEff, attnPrefill, attnPrefillLo, attnPrefillHi, srcPrefill},
+			{param.AttnDecodeEff, 0.85, 0.6, 1.0, srcPagedAttention},
+			{param.DequantEff, 0.75, 0.4, 1.0, srcMarlin},
+			{param.IndexerEff, 0.5, 0.1, 0.9, srcIndexer},
+			{param.LinearAttnEff, 0.03, 0.005, 0.3, srcLinearAttn},
+		}
+	}
+	hopperGEMM := []Prior{
+		{param.MemBWEff, 0.923, 0.85, 0.97, srcVidurH100},
+		{param.GEMMEffBF16, 0.756, 0.65, 0.85, srcVidurH100},
+		{param.GEMMEffFP8, 0.6, 0.4, 0.8, srcDeepGEMM},
+		{param.GEMMEffFP4, 0.5, 0.2, 0.8, "no fp4 tensor cores (fp4 weights run weight-only at the bf16 rate)"},
+		{param.GEMMHalfM, 157, 80, 300, srcVidurH100},
+		{param.KernelFixedUS, 6.74, 4, 10, srcVidurH100},
+		{param.ElementwiseEff, 0.46, 0.25, 0.9, srcElementwiseHopper},
+	}
+	ampereGEMM := []Prior{
+		{param.MemBWEff, 0.798, 0.72, 0.9, srcVidurA100},
+		{param.GEMMEffBF16, 0.743, 0.65, 0.85, srcVidurA100},
+		{param.GEMMEffFP8, 0.6, 0.3, 0.9, "no fp8 tensor cores (fp8 weights run weight-only at the bf16 rate)"},
+		{param.GEMMEffFP4, 0.5, 0.2, 0.8, "no fp4 tensor cores (fp4 weights run weight-only at the bf16 rate)"},
+		{param.GEMMHalfM, 80.7, 40, 160, srcVidurA100},
+		{param.KernelFixedUS, 6.76, 4, 10, srcVidurA100},
+		{param.ElementwiseEff, 0.52, 0.25, 0.9, srcElementwiseAmpere},
+	}
+	return []genDef{
+		{gen: GenAmpere, label: "Ampere (A100)",
+			kernel: cat(ampereGEMM, shared(0.55, 0.35, 0.75, srcFA2)),
+			link:   cat(ampereNCCL, customLink), pcie: cat(amperePCIe, customPCIe)},
+		{gen: GenAda, label: "Ada (L4, L40S)",
+			kernel: cat([]Prior{{param.MemBWEff, 0.8, 0.65, 0.92, srcGDDR}}, widen(ampereGEMM[1:2], 2, srcNoProfileAmpere),
+				[]Prior{{param.GEMMEffFP8, 0.6, 0.3, 0.85, srcNoProfileAmpere + "; fp8 tensor cores at twice the bf16 rate"}},
+				widen(ampereGEMM[3:], 2, srcNoProfileAmpere), shared(0.5, 0.3, 0.75, srcFA2)),
+			link: cat(widen(amperePCIe, 1.5, srcNoProfileAmpere), customPCIe), pcie: cat(widen(amperePCIe, 1.5, srcNoProfileAmpere), customPCIe)},
+		{gen: GenHopper, label: "Hopper (H100, H200, H20)",
+			kernel: cat(hopperGEMM, shared(0.6, 0.35, 0.8, srcFA3)),
+			link:   cat(hopperNCCL, customLink), pcie: cat(hopperPCIe, customPCIe)},
+		{gen: GenBlackwell, label: "Blackwell datacenter (B200, B300)",
+			kernel: cat([]Prior{{param.MemBWEff, 0.88, 0.75, 0.96, srcNoProfile}}, widen(hopperGEMM[1:3], 2, srcNoProfile),
+				[]Prior{{param.GEMMEffFP4, 0.55, 0.25, 0.85, "no public kernel profile: about the fp8 fraction, wide interval"}},
+				widen(hopperGEMM[4:], 2, srcNoProfile), shared(0.55, 0.3, 0.8, srcNoProfile)),
+			link: cat(widen(hopperNCCL, 2, srcNoProfile), customLink), pcie: cat(widen(hopperPCIe, 2, srcNoProfile), customPCIe)},
+		{gen: GenBlackwellPCIe, label: "Blackwell PCIe and workstation (RTX PRO 6000, RTX 5090)",
+			kernel: cat([]Prior{{param.MemBWEff, 0.8, 0.65, 0.92, srcGDDR}}, widen(hopperGEMM[1:3], 2, srcNoProfile),
+				[]Prior{{param.GEMMEffFP4, 0.5, 0.2, 0.85, "no public kernel profile: below the fp8 fraction, wide interval"}},
+				widen(hopperGEMM[4:], 2, srcNoProfile), shared(0.5, 0.25, 0.8, srcNoProfile)),
+			link: cat(widen(hopperPCIe, 2, srcNoProfile), customPCIe), pcie: cat(widen(hopperPCIe, 2, srcNoProfile), customPCIe)},
+		{gen: GenCDNA3, label: "CDNA3 (MI300X, MI325X)",
+			kernel: cat([]Prior{{param.MemBWEff, 0.8, 0.6, 0.95, "no public kernel profile at hand: wide interval"},
+				{param.GEMMEffBF16, 0.55, 0.3, 0.85, "no public kernel profile at hand: wide interval"},
+				{param.GEMMEffFP8, 0.45, 0.2, 0.8, "no public kernel profile at hand: wide interval"},
+				{param.GEMMEffFP4, 0.45, 0.2, 0.8, "no fp4 tensor cores (MXFP4 weights run weight-only at the bf16 rate)"}},
+				widen(hopperGEMM[4:], 2, srcNoProfile), shared(0.45, 0.2, 0.75, "no public kernel profile (CK FlashAttention): wide interval")),
+			link: cat(widen(hopperNCCL, 2, "no RCCL profile: the NVLink value, wider"), customLink), pcie: cat(widen(hopperPCIe, 2, srcNoProfile), customPCIe)},
+		{gen: GenCDNA4, label: "CDNA4 (MI350X, MI355X)",
+			kernel: cat([]Prior{{param.MemBWEff, 0.8, 0.6, 0.95, "no public kernel profile at hand: wide interval"},
+				{param.GEMMEffBF16, 0.55, 0.3, 0.85, "no public kernel profile at hand: wide interval"},
+				{param.GEMMEffFP8, 0.45, 0.2, 0.8, "no public kernel profile at hand: wide interval"},
+				{param.GEMMEffFP4, 0.45, 0.2, 0.8, "no public kernel profile at hand: wide interval"}},
+				widen(hopperGEMM[4:], 2, srcNoProfile), shared(0.45, 0.2, 0.75, "no public kernel profile (CK FlashAttention): wide interval")),
+			link: cat(widen(hopperNCCL, 2, "no RCCL profile: the NVLink value, wider"), customLink), pcie: cat(widen(hopperPCIe, 2, srcNoProfile), customPCIe)},
+	}
+}
+
+func generationDef(g Generation) (genDef, bool) {
+	for _, d := range generations() {
+		if d.gen == g {
+			return d, true
+		}
+	}
+	return genDef{}, false
+}
+
+func generationList() string {
+	var names []string
+	for _, d := range generations() {
+		names = append(names, string(d.gen))
+	}
+	return strings.Join(names, ", ")
+}
+
+// Generations lists the known generations with a label for people.
+func Generations() [][2]string {
+	var out [][2]string
+	for _, d := range generations() {
+		out = append(out, [2]string{string(d.gen), d.label})
+	}
+	return out
+}
+
+// GenerationPriors returns the priors of the GPU-level parameters for generation g, with the
+// collectives over fabric kind (the GPU-GPU link, or PCIe). An unknown generation is an error.
+func GenerationPriors(g Generation, fabric LinkKind) ([]Prior, error) {
+	d, ok := generationDef(g)
+	if !ok {
+		return nil, fmt.Errorf("unknown GPU generation %q (want one of %s)", g, generationList())
+	}
+	out := append([]Prior(nil), d.kernel...)
+	if fabric == LinkPCIe {
+		out = append(out, d.pcie...)
+	} else {
+		out = append(out, d.link...)
+	}
+	return out, nil
+}
+
+// Priors returns the GPU-level priors for a tensor-parallel group of tp of these GPUs: its
+// generation's, with the collectives of the fabric the group uses (CollectiveFabric). A GPU
+// without a generation gets none (the generic priors of package param apply) and a note.
+func (g *GPU) Priors(tp int) ([]Prior, string) {
+	if g.Generation == "" {
+		return nil, fmt.Sprintf("GPU %s names no generation: its GPU-level parameters take servesim's generic priors", g.Name)
+	}
+	ps, err := GenerationPriors(g.Generation, g.CollectiveFabric(tp).Kind)
+	if err != nil {
+		return nil, err.Error()
+	}
+	return ps, ""
+}
+
+// Label is the generation's name for people ("Hopper (H100, H200, H20)").
+func (g Generation) Label() string {
+	if d, ok := generationDef(g); ok {
+		return d.label
+	}
+	return string(g)
+}

@@ -1,0 +1,415 @@
+package validate
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/servesim/servesim/calibration"
+	"github.com/servesim/servesim/model/param"
+	"github.com/servesim/servesim/workload"
+)
+
+// The corpus as sources of a multi-source fit (calibration.FitMulti): each source's rows become
+// jobs (a case, or the stages of one constant-rate experiment), simulated for every candidate
+// parameter set and scored as the report scores them: output tok/s, TPOT and TTFT on the
+// primary statistic where the report summarises it (not the latencies of overloaded rows, nothing
+// of rows with failed requests), the overload call of open-loop rows, and the ratios of a
+// ratio-scored source. To keep a fit affordable a source can be capped to a number of jobs
+// (evenly spaced in the source's order) and each job to a number of requests (FitOptions); the
+// choices are the source's Notes.
+
+// FitOptions control how rows become fit sources.
+type FitOptions struct {
+	// MaxJobs caps the simulations per source (0: every row): jobs evenly spaced in the file's
+	// order are kept.
+	MaxJobs int
+	// MaxRequests caps each simulation's requests (0: as measured): a closed loop keeps
+	// max(MaxRequests, 3 x concurrency) requests, a constant-rate experiment its stages scaled
+	// alike (rates kept, stages shorter), an offline batch or a Poisson run its first
+	// MaxRequests prompts.
+	MaxRequests int
+	Weights     calibration.Weights
+	Seed        uint64
+	StepByStep  bool
+}
+
+// fitJob is one simulation of a fit source.
+type fitJob struct {
+	job
+	stages []Stage        // the stages run (shortened), for constant-rate experiments
+	spec   *workload.Spec // the workload run (shortened), for the others
+}
+
+// shorten caps the job's requests; it returns a note when it did.
+func (j *fitJob) shorten(max_ int) string {
+	c := j.cases[0]
+	j.stages, j.spec = c.Stages, c.Spec
+	if max_ <= 0 {
+		return ""
+	}
+	if c.Stages != nil {
+		total := 0
+		for _, s := range c.Stages {
+			total += s.Requests
+		}
+		if total <= max_ {
+			return ""
+		}
+		f := float64(max_) / float64(total)
+		j.stages = make([]Stage, len(c.Stages))
+		var parts []string
+		for i, s := range c.Stages {
+			j.stages[i] = Stage{RatePerS: s.RatePerS, Requests: int(math.Max(20, math.Round(float64(s.Requests)*f)))}
+			parts = append(parts, fmt.Sprintf("%d", j.stages[i].Requests))
+		}
+		return fmt.Sprintf("%s: stages shortened to %v requests (of %d in all)", j.label, parts, total)
+	}
+	s := *c.Spec
+	switch {
+	case s.Kind == workload.KindClosed:
+		n := min(s.Closed.Requests, max(max_, 3*s.Closed.Concurrency))
+		if n == s.Closed.Requests {
+			return ""
+		}
+		j.spec = &s
+		s.Closed.Requests = n
+		return fmt.Sprintf("%s: %d of %d requests", j.label, n, c.Spec.Closed.Requests)
+	case s.VLLM != nil && len(s.VLLM.Prompts()) > max_:
+		b := *s.VLLM
+		all := s.VLLM.Prompts()
+		b.SetPrompts(append([]workload.BenchPrompt(nil), all[:max_]...))
+		b.NumPrompts = max_
+		s.VLLM = &b
+		j.spec = &s
+		return fmt.Sprintf("%s: %d of %d requests", j.label, max_, len(all))
+	}
+	return ""
+}
+
+// predict simulates the job with p, without changing its cases.
+func (j *fitJob) predict(p param.Values, o *FitOptions) ([]*Prediction, error) {
+	c := j.cases[0]
+	d, err := c.deployment()
+	if err != nil {
+		return nil, err
+	}
+	srv, _, err := c.server(d, p)
+	if err != nil {
+		return nil, err
+	}
+	srv.StepByStep = o.StepByStep
+	out := make([]*Prediction, len(j.cases))
+	if j.stages != nil {
+		st, err := runStages(srv, j.stages, c.stageLengths, c.stageGroups, o.Seed)
+		if err != nil {
+			return nil, err
+		}
+		for i, x := range j.cases {
+			out[i] = st[x.Stage].prediction(x.CountedOutput, x.DerivedTPOT)
+		}
+		return out, nil
+	}
+	m, err := workload.Run(srv, j.spec, workload.Options{Seed: o.Seed, Replicas: c.Pipeline})
+	if err != nil {
+		return nil, err
+	}
+	out[0] = fromMetrics(m, c)
+	return out, nil
+}
+
+// jobsOf groups expressed cases into simulations as Run does (a constant-rate experiment is one).
+func jobsOf(cases []*Case) []job {
+	var jobs []job
+	groups := map[string]int{}
+	for _, c := range cases {
+		if !c.Expressed() {
+			continue
+		}
+		if c.Stages != nil {
+			if j, ok := groups[c.Group]; ok {
+				jobs[j].cases = append(jobs[j].cases, c)
+				continue
+			}
+			groups[c.Group] = len(jobs)
+			jobs = append(jobs, job{cases: []*Case{c}, label: c.Group})
+			continue
+		}
+		jobs = append(jobs, job{cases: []*Case{c}, label: c.ID})
+	}
+	return jobs
+}
+
+func ratioScored(jobs []job) bool {
+	for _, j := range jobs {
+		if j.cases[0].Scoring != Ratio {
+			return false
+		}
+	}
+	return len(jobs) > 0
+}
+
+// residual slots per absolute case: output tok/s, TPOT, TTFT, overload call.
+const fitSlots = 4
+
+// FitSources turns rows into the sources of a multi-source fit, one per corpus source in order of
+// first appearance, keeping the cases keep accepts (nil: all). Rows that cannot be expressed, and
+// deployments that do not start at their priors, are skipped with their reasons (in Notes).
+func FitSources(rows []Row, keep func(*Case) bool, o FitOptions) []*calibration.MultiSource {
+	var order []string
+	bySource := map[string][]Row{}
+	for _, r := range rows {
+		if _, ok := bySource[r.Source]; !ok {
+			order = append(order, r.Source)
+		}
+		bySource[r.Source] = append(bySource[r.Source], r)
+	}
+	var out []*calibration.MultiSource
+	for _, name := range order {
+		if s := fitSource(name, bySource[name], keep, o); s != nil {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func fitSource(name string, rows []Row, keep func(*Case) bool, o FitOptions) *calibration.MultiSource {
+	src := &calibration.MultiSource{Name: name}
+	all := Map(rows, nil)
+	var cases []*Case
+	for _, c := range all {
+		if keep != nil && !keep(c) {
+			continue
+		}
+		if !c.Expressed() {
+			src.Notes = append(src.Notes, fmt.Sprintf("skipped %s: %s (%s)", c.ID, c.ReasonClass, c.Reason))
+			continue
+		}
+		cases = append(cases, c)
+	}
+	jobs := jobsOf(cases)
+	if o.MaxJobs > 0 && len(jobs) > o.MaxJobs && ratioScored(jobs) {
+		// Ratios need both of their rows: keep evenly spaced ratios, each with its two rows.
+		var outs []*Outcome
+		for _, j := range jobs {
+			outs = append(outs, &Outcome{Case: j.cases[0], Pred: &Prediction{OutputTokS: j.cases[0].Row.Measured.OutputTokS}})
+		}
+		rs := Ratios(outs)
+		byID := map[string]int{}
+		for i, j := range jobs {
+			byID[j.cases[0].ID] = i
+		}
+		want := map[int]bool{}
+		for k := 0; k < len(rs) && len(want) < o.MaxJobs-1; k++ {
+			r := rs[k*len(rs)/max(o.MaxJobs/2, 1)%len(rs)]
+			want[byID[r.Num]], want[byID[r.Den]] = true, true
+		}
+		var kept []job
+		for i, j := range jobs {
+			if want[i] {
+				kept = append(kept, j)
+			}
+		}
+		src.Notes = append(src.Notes, fmt.Sprintf("capped to %d of %d simulations: the rows of %d of %d ratios, evenly spaced", len(kept), len(jobs), min(o.MaxJobs/2, len(rs)), len(rs)))
+		jobs = kept
+	}
+	if o.MaxJobs > 0 && len(jobs) > o.MaxJobs {
+		kept := make([]job, 0, o.MaxJobs)
+		for i := 0; i < o.MaxJobs; i++ {
+			kept = append(kept, jobs[i*len(jobs)/o.MaxJobs])
+		}
+		src.Notes = append(src.Notes, fmt.Sprintf("capped to %d of %d simulations (every %.1fth in file order)", o.MaxJobs, len(jobs), float64(len(jobs))/float64(o.MaxJobs)))
+		jobs = kept
+	}
+	var fjs []*fitJob
+	for _, j := range jobs {
+		fj := &fitJob{job: j}
+		c := j.cases[0]
+		d, err := c.deployment()
+		if err == nil {
+			p, _ := d.Priors()
+			_, _, err = c.server(d, p)
+		}
+		if err != nil {
+			for _, x := range j.cases {
+				src.Notes = append(src.Notes, fmt.Sprintf("skipped %s: %s (%v)", x.ID, ReasonBuild, err))
+			}
+			continue
+		}
+		if n := fj.shorten(o.MaxRequests); n != "" {
+			src.Notes = append(src.Notes, "shortened "+n)
+		}
+		fjs = append(fjs, fj)
+		var base param.Values // workload level: different prompts (same_prompt 0)
+		opt := o
+		src.Jobs = append(src.Jobs, calibration.MultiJob{Label: j.label, Deployment: d, Base: base, Cost: fj.cost(),
+			Run: func(p param.Values) (any, error) { return fj.predict(p, &opt) }})
+	}
+	if len(src.Jobs) == 0 {
+		return nil
+	}
+	// Residual slots: fitSlots per absolute case; one per ratio of a ratio-scored source (the
+	// ratios the measured rows form).
+	var slotCases []*Case
+	ratioSlot := map[string]int{}
+	n := 0
+	var outs []*Outcome
+	for _, fj := range fjs {
+		for _, c := range fj.cases {
+			if c.Scoring == Ratio {
+				outs = append(outs, &Outcome{Case: c, Pred: &Prediction{OutputTokS: c.Row.Measured.OutputTokS}})
+				continue
+			}
+			slotCases = append(slotCases, c)
+			n += fitSlots
+		}
+	}
+	var keys []string
+	for _, r := range Ratios(outs) {
+		keys = append(keys, ratioKey(r))
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		ratioSlot[k] = n
+		n++
+	}
+	if len(keys) > 0 {
+		src.Notes = append(src.Notes, fmt.Sprintf("scored on %d ratios", len(keys)))
+	}
+	src.NResid = n
+	w := o.Weights
+	src.Score = func(results []any, errs []error, r []float64) {
+		var ratioOuts []*Outcome
+		abs := 0
+		for ji, fj := range fjs {
+			var preds []*Prediction
+			if errs[ji] == nil {
+				preds, _ = results[ji].([]*Prediction)
+			}
+			for ci, c := range fj.cases {
+				var p *Prediction
+				if preds != nil {
+					p = preds[ci]
+				}
+				if c.Scoring == Ratio {
+					if p != nil {
+						ratioOuts = append(ratioOuts, &Outcome{Case: c, Pred: p})
+					}
+					continue
+				}
+				s := r[abs*fitSlots : (abs+1)*fitSlots]
+				abs++
+				if p == nil {
+					for i := range s {
+						s[i] = 3
+					}
+					continue
+				}
+				scoreCase(c, p, &w, s)
+			}
+		}
+		got := map[int]bool{}
+		for _, x := range Ratios(ratioOuts) {
+			if i, ok := ratioSlot[ratioKey(x)]; ok {
+				r[i] = w.DecodeTotal * robustLog(x.Predicted, x.Measured, w.RobustScale)
+				got[i] = true
+			}
+		}
+		for _, i := range ratioSlot {
+			if !got[i] {
+				r[i] = 3
+			}
+		}
+	}
+	return src
+}
+
+func ratioKey(r RatioScore) string { return r.Kind + "|" + r.Num + "|" + r.Den }
+
+// scoreCase fills an absolute case's residual slots: output tok/s, TPOT and TTFT on the primary
+// statistics the report summarises, and the overload call.
+func scoreCase(c *Case, p *Prediction, w *calibration.Weights, s []float64) {
+	m := &c.Row.Measured
+	over, _, open := MeasuredOverloaded(c.Row)
+	for _, cmp := range compare(m, p, over, c.Row.NumFailed > 0) {
+		if !cmp.Primary || !cmp.Scored {
+			continue
+		}
+		switch cmp.Family {
+		case FamOutput:
+			s[0] = w.DecodeTotal * robustLog(cmp.Predicted, cmp.Measured, w.RobustScale)
+		case FamTPOT:
+			s[1] = w.PerRequest * robustLog(cmp.Predicted, cmp.Measured, w.RobustScale)
+		case FamTTFT:
+			s[2] = w.TTFT * robustLog(cmp.Predicted, cmp.Measured, w.RobustScale)
+		}
+	}
+	if open && p.Overloaded != nil && *p.Overloaded != over {
+		s[3] = w.Status
+	}
+}
+
+// robustLog is the soft-L1 log error of calibration's objective.
+func robustLog(pred, meas, scale float64) float64 {
+	if !(pred > 0) || !(meas > 0) || math.IsInf(pred, 0) {
+		return 0
+	}
+	r := math.Log(pred / meas)
+	if scale <= 0 {
+		return r
+	}
+	return math.Copysign(scale*math.Sqrt(2*(math.Sqrt(1+(r/scale)*(r/scale))-1)), r)
+}
+
+// Predict maps the rows keep accepts, simulates them with the parameters choose gives and scores
+// them: the report of a held-out part of the corpus.
+func Predict(rows []Row, keep func(*Case) bool, o Options) *Report {
+	cases := Map(rows, nil)
+	var kept []*Case
+	for _, c := range cases {
+		if keep == nil || keep(c) {
+			kept = append(kept, c)
+		}
+	}
+	return NewReport(Run(kept, o))
+}
+
+// HeldOut summarises one source of the report as held-out figures: output tok/s and TPOT MAPE,
+// TTFT median APE (the report scores latencies only where the server keeps up), the overload
+// calls, and the MAPE of the source's ratios.
+func (r *Report) HeldOut(source string) calibration.HeldOut {
+	h := calibration.HeldOut{Source: source, OutputMAPE: math.NaN(), TPOTMAPE: math.NaN(), TTFTMdAPE: math.NaN(), RatioMAPE: math.NaN(), Params: r.Params}
+	for _, s := range r.Sources {
+		if s.Source != source {
+			continue
+		}
+		h.Rows = s.Expressed
+		for _, m := range s.Metrics {
+			switch m.Family {
+			case FamOutput:
+				h.OutputMAPE, h.NOutput = m.Accuracy.MAPE, m.Accuracy.N
+			case FamTPOT:
+				h.TPOTMAPE, h.NTPOT = m.Accuracy.MAPE, m.Accuracy.N
+			case FamTTFT:
+				h.TTFTMdAPE, h.NTTFT = m.Accuracy.MedianAPE, m.Accuracy.N
+			}
+		}
+		h.OverloadRows = s.OverloadRows
+		h.OverloadRight = s.Overload.Both + s.Overload.Neither
+	}
+	src := map[string]string{}
+	for _, c := range r.Cases {
+		src[c.ID] = c.Source
+	}
+	var errs []float64
+	for _, x := range r.Ratios {
+		if src[x.Num] == source {
+			errs = append(errs, x.Err())
+		}
+	}
+	if len(errs) > 0 {
+		a := accuracy(errs)
+		h.RatioMAPE, h.NRatio = a.MAPE, a.N
+	}
+	return h
+}
