@@ -122,12 +122,16 @@ func csvReadError(name string, err error, want string) error {
 	return &ParseError{Name: name, Want: want, Err: err}
 }
 
-// csvColumns maps each column name to its index, requiring exactly the columns of CSVHeader.
+// csvColumns maps each column name to its index, requiring exactly the columns of CSVHeader
+// (and allowing the interval columns of WriteCSVBand, which are not measurements).
 func csvColumns(name string, header []string) (map[string]int, error) {
 	want := CSVHeader()
 	cols := map[string]int{}
 	for i, h := range header {
 		h = strings.TrimSpace(h)
+		if containsString(IntervalHeader(), h) {
+			continue
+		}
 		if !containsString(want, h) {
 			return nil, &ParseError{Name: name, Line: 1, Found: "column " + quote(h),
 				Want: "the columns " + strings.Join(want, ",")}

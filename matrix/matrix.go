@@ -100,6 +100,8 @@ type Info struct {
 	LaunchCommand string  `json:"launch_command,omitempty"`
 	// KVCacheSizeTokens is the server's reported KV capacity when known (0 = unknown).
 	KVCacheSizeTokens int `json:"kv_cache_size_tokens,omitempty"`
+	// Intervals, on a predicted matrix, are its 80 % prediction intervals (nil: none).
+	Intervals *Intervals `json:"intervals_80,omitempty"`
 }
 
 // Matrix is a full benchmark result: prefill rows then decode cells, in the benchmark's order

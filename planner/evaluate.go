@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/servesim/servesim/model/param"
 	"github.com/servesim/servesim/sim"
 	"github.com/servesim/servesim/workload"
 )
@@ -50,6 +51,7 @@ type outcome struct {
 	kvTokens      int
 	perf          *Perf
 	intervals     []Interval
+	prov          *param.Summary
 }
 
 // server builds one replica's server for a candidate. When one max_model_len request does not fit
@@ -116,7 +118,11 @@ func (q *Question) evaluate(c *candidate) outcome {
 		return o
 	}
 	o.perf = perfOf(m)
-	if q.Uncertainty != nil {
+	if q.Provenance != nil {
+		s := q.Provenance(srv.Deployment, l.weights == "native")
+		o.prov = &s
+		o.intervals = provenanceIntervals(&s, o.perf)
+	} else if q.Uncertainty != nil {
 		for _, x := range []struct {
 			n string
 			v float64

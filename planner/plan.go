@@ -14,6 +14,7 @@ import (
 	"github.com/servesim/servesim/model/arch"
 	"github.com/servesim/servesim/model/deploy"
 	"github.com/servesim/servesim/model/hardware"
+	"github.com/servesim/servesim/model/param"
 	"github.com/servesim/servesim/scenario"
 	"github.com/servesim/servesim/workload"
 )
@@ -48,6 +49,8 @@ type Result struct {
 	KVTokens  int        `json:"kv_cache_size_tokens,omitempty"`
 	Perf      *Perf      `json:"perf,omitempty"`
 	Intervals []Interval `json:"intervals,omitempty"`
+	// Provenance is the parameters' provenance by group (what the intervals widen with).
+	Provenance *param.Summary `json:"provenance,omitempty"`
 	// Launch is how to run the row (plan --show-commands; AddCommands fills it).
 	Launch *Launch `json:"launch,omitempty"`
 }
@@ -321,6 +324,7 @@ func Run(q *Question, o Options) (*Plan, error) {
 		}
 		r.Perf = out.perf
 		r.Intervals = out.intervals
+		r.Provenance = out.prov
 		r.Status = "ok"
 		if !out.perf.Met {
 			r.Status = "missed"

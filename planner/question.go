@@ -52,6 +52,9 @@ type Question struct {
 	ParamsRef string
 	// Uncertainty, if set, gives each prediction an interval from its source tag.
 	Uncertainty Uncertainty
+	// Provenance, if set, gives each row its parameters' provenance and takes its intervals
+	// from it (in place of Uncertainty's).
+	Provenance ProvenanceFunc
 	// Current is the user's present configuration; its row is marked and always shown.
 	Current *Config
 	// Notes are printed with the plan (the caller's caveats about the question).

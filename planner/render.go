@@ -232,7 +232,7 @@ func (p *Plan) WriteTable(w io.Writer, o TableOptions) error {
 			for _, c := range checks {
 				fmt.Fprintf(tw, "%s\t", headroomOf(pf, c))
 			}
-			fmt.Fprintf(tw, "%s\t", r.Source)
+			fmt.Fprintf(tw, "%s\t", r.SourceLabel())
 			if hasIntervals {
 				iv := ""
 				for _, x := range r.Intervals {
@@ -257,6 +257,9 @@ func (p *Plan) WriteTable(w io.Writer, o TableOptions) error {
 		tw.Flush()
 		fmt.Fprintf(w, "  weights: the routed-expert (or MLP) format; mbt: max-num-batched-tokens; mns: max-num-seqs (a range: values the workload never reaches simulate alike);\n")
 		fmt.Fprintf(w, "  user tok/s: 1000 / TPOT %s; headroom: each objective's margin as a share of its limit; source: parameters calibrated on this GPU, transferred from another, or priors.\n", qs)
+		if note := unsupportedNote(rows, others); note != "" {
+			fmt.Fprintln(w, note)
+		}
 		p.writeLaunches(w, rows, others, o.Commands)
 		if current != nil {
 			fmt.Fprintln(w)

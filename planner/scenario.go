@@ -87,7 +87,7 @@ func ScenarioQuestion(r *scenario.Resolved, ms *Models, w *workload.Spec, gpus [
 	chooser, ref := PolicyParams(r.Policy)
 	q := &Question{Model: ms.Model, Drafter: ms.Drafter, ModelRef: ms.ModelRef, DrafterRef: ms.DrafterRef, Workload: w,
 		GPUs: gpus, Space: sp, Seed: r.Scenario.Seed, Params: chooser, ParamsRef: ref,
-		Uncertainty: SourceWidths{}, ServeModel: ms.ServeRef}
+		Uncertainty: ProvenanceWidths{}, Provenance: PolicyProvenance(r.Policy), ServeModel: ms.ServeRef}
 	given := deploy.ArgsOf(r.Deployment.Engine)
 	if r.Given != nil {
 		given = r.Given.Engine.Clone()

@@ -257,6 +257,7 @@ func scenarioSections(r *scenario.Resolved) []kvSection {
 		{"random seed", strconv.FormatUint(r.Scenario.Seed, 10)},
 		{"parameters", r.ParamsFrom},
 		{"parameter source", string(r.Source)},
+		howSure(r),
 	}}
 	return []kvSection{src, hw, mod, eng, proto}
 }

@@ -61,7 +61,10 @@ type Resolved struct {
 	// Provenance says where each parameter's value comes from (prior of the GPU generation,
 	// calibrated for a GPU, engine version or model, transferred, a file, an override).
 	Provenance param.Provenance
-	Source     Source
+	// Summary is the provenance by parameter group (deploy.Deployment.Provenance): what the
+	// prediction intervals widen with.
+	Summary param.Summary
+	Source  Source
 	// Calibration is the parameter set's key (nil for priors).
 	Calibration *CalibrationKey
 	ParamsFrom  string // "priors", "built-in: <note>", or the file name
@@ -91,7 +94,7 @@ func (s *Scenario) Resolve(o ResolveOptions) (*Resolved, error) {
 		return nil, err
 	}
 	return &Resolved{Scenario: b.Resolved, Given: s, Defaults: b.Defaults, ModelFrom: b.ModelFrom, DrafterFrom: b.DrafterFrom,
-		Notes: b.Notes, Deployment: d, Params: c.Params, Provenance: c.Provenance, Source: c.Source, Calibration: c.Calibration,
+		Notes: b.Notes, Deployment: d, Params: c.Params, Provenance: c.Provenance, Summary: c.Summary, Source: c.Source, Calibration: c.Calibration,
 		ParamsFrom: c.From, Policy: pol}, nil
 }
 
@@ -162,8 +165,10 @@ func NewParamsPolicy(o ResolveOptions, overrides map[string]float64) (*ParamsPol
 // ParamsChoice is a deployment's parameter set and where it comes from.
 type ParamsChoice struct {
 	Params param.Values
-	// Provenance is the origin of each value.
+	// Provenance is the origin of each value; Summary sums it up by parameter group
+	// (deploy.Deployment.Provenance).
 	Provenance param.Provenance
+	Summary    param.Summary
 	// Source sums the provenance up for the planner's intervals: calibrated when the
 	// deployment's GPU, engine version and model each have calibrated values, prior when no value
 	// comes from a calibration, transferred otherwise.
@@ -193,7 +198,8 @@ func (pol *ParamsPolicy) Choose(d *deploy.Deployment) (ParamsChoice, error) {
 		for _, def := range param.Defs() {
 			if pol.file.Sets(def.ID) {
 				c.Params[def.ID] = fv[def.ID]
-				c.Provenance[def.ID] = param.Origin{Kind: param.OriginFile, Detail: fmt.Sprintf("file %s (fitted on %s, %s %s, %s)", pol.fileName, k.GPU, k.Engine, k.EngineVersion, k.Model)}
+				match, _ := k.levelMatch(def.Level, d)
+				c.Provenance[def.ID] = param.Origin{Kind: param.OriginFile, Detail: fmt.Sprintf("file %s (fitted on %s, %s %s, %s)", pol.fileName, k.GPU, k.Engine, k.EngineVersion, k.Model), Match: match}
 			}
 		}
 	case pol.uncalibrated:
@@ -210,6 +216,7 @@ func (pol *ParamsPolicy) Choose(d *deploy.Deployment) (ParamsChoice, error) {
 		}
 		c.From += " + [params] overrides (" + strings.Join(SortedParamNames(pol.overrides), ", ") + ")"
 	}
+	c.Summary = d.Provenance(&c.Provenance)
 	if err := c.Params.Validate(); err != nil {
 		return c, err
 	}

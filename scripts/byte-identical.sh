@@ -45,6 +45,8 @@ if diff -r "$work/out-base" "$work/out-head" > "$work/diff.txt"; then
   echo "identical: matrix csv (calibrated, priors), plan json, simulate chat json, $n SVG figures"
 else
   head -40 "$work/diff.txt"
+  echo "files that differ:" >&2
+  diff -rq "$work/out-base" "$work/out-head" | sed "s|$work/||g" >&2 || true
   echo "DIFFERENT (above)" >&2
   exit 1
 fi

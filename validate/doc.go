@@ -119,4 +119,11 @@
 // on its own goroutine through internal/workpool; every simulation is single-threaded and seeded
 // (the case id seeds the length draws), results go to their cases' slots, and the report does
 // not depend on the number of workers.
+//
+// # Intervals
+//
+// With Options.Provenance each case carries its parameters' provenance (param.Summary) and each
+// comparison its 80 % interval (lo_80, hi_80); the report's IntervalReport (intervals.go) counts
+// the measured values inside, per source and metric, with the shipped widths, with prior widths
+// estimated on the whole run (in-sample) and leaving each source out (estimated without it).
 package validate

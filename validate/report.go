@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/servesim/servesim/model/param"
 )
 
 // CaseReport is one case in the report.
@@ -30,6 +32,8 @@ type CaseReport struct {
 	Notes       []string      `json:"notes,omitempty"`
 	Comparisons []Comparison  `json:"comparisons,omitempty"`
 	Overload    *OverloadCall `json:"overload,omitempty"`
+	// Provenance is the parameters' provenance by group (what the intervals widen with).
+	Provenance *param.Summary `json:"provenance,omitempty"`
 }
 
 // FamilyAccuracy is one metric family's accuracy.
@@ -70,7 +74,9 @@ type Report struct {
 	Total        SourceSummary   `json:"total"`
 	Ratios       []RatioScore    `json:"ratios"`
 	NotExpressed []ReasonCount   `json:"not_expressed"`
-	Cases        []CaseReport    `json:"cases"`
+	// Intervals checks the 80 % prediction intervals' coverage (nil without provenance).
+	Intervals *IntervalReport `json:"intervals,omitempty"`
+	Cases     []CaseReport    `json:"cases"`
 }
 
 // NewReport scores the outcomes. measured gives each outcome's measurement (the row's, or a
@@ -82,7 +88,7 @@ func NewReport(outs []*Outcome) *Report {
 		c := o.Case
 		cr := CaseReport{ID: c.ID, Source: c.Source, Scoring: c.Scoring, Expressed: c.Expressed() && o.Pred != nil,
 			ReasonClass: c.ReasonClass, Reason: c.Reason, ModelFrom: c.ModelFrom, Server: o.Server, Params: o.Params,
-			Workload: c.Workload, Notes: c.Notes}
+			Workload: c.Workload, Notes: c.Notes, Provenance: o.Summary}
 		if o.Params != "" {
 			params[o.Params] = true
 		}
@@ -102,6 +108,13 @@ func NewReport(outs []*Outcome) *Report {
 				failed = c.Row.NumFailed > 0
 			}
 			cr.Comparisons = compare(m, o.Pred, over, failed)
+			if o.Summary != nil {
+				for i := range cr.Comparisons {
+					x := &cr.Comparisons[i]
+					iv := o.Summary.Interval80(metricOf(x.Family), x.Predicted)
+					x.Lo80, x.Hi80 = iv.Lo, iv.Hi
+				}
+			}
 			if c.Scoring == Ratio {
 				for i := range cr.Comparisons {
 					cr.Comparisons[i].Scored = false
@@ -142,6 +155,12 @@ func NewReport(outs []*Outcome) *Report {
 		all[i] = &rep.Cases[i]
 	}
 	rep.Total = summarise("all", all, rep.Ratios, nil)
+	for _, o := range outs {
+		if o.Summary != nil {
+			rep.Intervals = NewIntervalReport(rep.Cases)
+			break
+		}
+	}
 	counts := map[string]int{}
 	for _, cr := range rep.Cases {
 		if !cr.Expressed {
@@ -282,6 +301,10 @@ func (r *Report) WriteTable(w io.Writer) error {
 		for _, c := range r.NotExpressed {
 			fmt.Fprintf(w, "  %3d  %s\n", c.Count, c.Class)
 		}
+	}
+	if r.Intervals != nil {
+		fmt.Fprintln(w)
+		r.Intervals.WriteTable(w)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Per case (primary statistic per metric: the median when the row has it, else the mean): predicted / measured (error %)")

@@ -46,6 +46,10 @@ type Options struct {
 	// StepByStep runs the engines step by step (sim.Server.StepByStep: the reference the default
 	// event-driven mode agrees with).
 	StepByStep bool
+	// Provenance, if set, sums up the parameters' provenance of a deployment (the same policy as
+	// Params: scenario.ParamsChoice.Summary); the report then gives each prediction its 80 %
+	// interval and checks their coverage.
+	Provenance func(d *deploy.Deployment) param.Summary
 	// Progress, if set, is called after each simulation with the simulations done, the total and
 	// the label of the one just finished (from one goroutine at a time).
 	Progress func(done, total int, label string)
@@ -57,6 +61,8 @@ type Outcome struct {
 	Pred *Prediction
 	// Server describes the simulated deployment; Params where the parameters come from.
 	Server, Params string
+	// Summary is the parameters' provenance by group (nil: not known; no intervals).
+	Summary *param.Summary
 }
 
 // Prepared is a case built from something other than a corpus row (a vllm bench serve result
@@ -66,6 +72,8 @@ type Prepared struct {
 	Server   *sim.Server
 	Params   string
 	Measured Measured
+	// Summary is the parameters' provenance (nil: none known).
+	Summary *param.Summary
 }
 
 type job struct {
@@ -149,9 +157,14 @@ func runJob(j job, o Options, outcome func(*Case) *Outcome) {
 	if c.Pipeline > 1 {
 		desc = fmt.Sprintf("%s; pipeline %d x TP %d (%d GPUs) as %d micro-batch engines", desc, c.Pipeline, srv.Deployment.Engine.TensorParallel, c.Pipeline*srv.Deployment.Engine.TensorParallel, c.Pipeline)
 	}
+	var sum *param.Summary
+	if o.Provenance != nil {
+		s := o.Provenance(srv.Deployment)
+		sum = &s
+	}
 	for _, x := range j.cases {
 		o := outcome(x)
-		o.Server, o.Params = desc, params
+		o.Server, o.Params, o.Summary = desc, params, sum
 		approximations(x, &srv.Deployment.Engine)
 	}
 	if c.Stages != nil {
@@ -180,7 +193,7 @@ func RunPrepared(ps []*Prepared, o Options) []*Outcome {
 	out := make([]*Outcome, len(ps))
 	workpool.Run(len(ps), o.Workers, func(i int) {
 		p := ps[i]
-		out[i] = &Outcome{Case: p.Case, Server: describe.Deployment(p.Server.Deployment), Params: p.Params}
+		out[i] = &Outcome{Case: p.Case, Server: describe.Deployment(p.Server.Deployment), Params: p.Params, Summary: p.Summary}
 		m, err := workload.Run(p.Server, p.Case.Spec, workload.Options{Seed: o.Seed})
 		if err != nil {
 			p.Case.refuse(ReasonRun, "%v", err)

@@ -30,6 +30,10 @@ type Comparison struct {
 	// Scored is false when the metric is shown but left out of the summaries (latencies of an
 	// overloaded run, every metric of a run with failed requests).
 	Scored bool `json:"scored"`
+	// Lo80 and Hi80 bound the prediction's 80 % interval (param.Summary.Interval80; 0 when the
+	// parameters' provenance is not known).
+	Lo80 float64 `json:"lo_80,omitempty"`
+	Hi80 float64 `json:"hi_80,omitempty"`
 }
 
 // Err is the signed relative error (predicted - measured) / measured.

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/servesim/servesim/bench"
+	"github.com/servesim/servesim/matrix"
 	"github.com/servesim/servesim/sim"
 )
 
@@ -22,7 +23,10 @@ matches and mean/median absolute percentage errors. Use --measured FILE to compa
 run (the benchmark's published text page, servesim CSV, or JSON), or --measured none to skip it.
 
 CSV columns: phase,context,context_tokens,concurrency,status,total_tok_s,per_request_tok_s,
-ttft_ms,tbt_ms,avg_active,completed,output_tokens,measured_s (predicted values).`,
+ttft_ms,tbt_ms,avg_active,completed,output_tokens,measured_s (predicted values), then the 80 %
+prediction intervals total_tok_s_lo80,total_tok_s_hi80, ... tbt_ms_hi80 (they widen with how
+the parameters relate to measurements: calibrated, transferred or priors; the JSON's
+info.intervals_80 gives the provenance and each metric's factor).`,
 		Setup: func(fs *pflag.FlagSet, e *env) func([]string) error {
 			var sf scenarioFlags
 			sf.register(fs)
@@ -63,7 +67,9 @@ ttft_ms,tbt_ms,avg_active,completed,output_tokens,measured_s (predicted values).
 				fmt.Fprintf(e.stderr, "servesim: simulated %d cells, %d engine steps, %.0f s of server time in %.2f s\n",
 					len(res.Matrix.Prefill)+len(res.Matrix.Decode), res.Steps, res.SimEnd.Seconds(), time.Since(start).Seconds())
 				var buf bytes.Buffer
-				if err := format.write(&buf, matrixResult{res.Matrix, meas}); err != nil {
+				band := matrix.Band{Provenance: &r.Summary}
+				res.Matrix.Info.Intervals = band.Info()
+				if err := format.write(&buf, matrixResult{res.Matrix, meas, band}); err != nil {
 					return err
 				}
 				return out.write(e.stdout, &buf)

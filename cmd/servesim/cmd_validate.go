@@ -96,7 +96,11 @@ with --gpu alone the file's model_id is served with vLLM's defaults.`,
 					}
 				}
 				start := time.Now()
-				opt := validate.Options{Params: choose, Workers: *workers, Progress: validateProgress(e.stderr, start), StepByStep: sf.stepByStep}
+				provenance := func(d *deploy.Deployment) param.Summary {
+					c, _ := pol.Choose(d)
+					return c.Summary
+				}
+				opt := validate.Options{Params: choose, Provenance: provenance, Workers: *workers, Progress: validateProgress(e.stderr, start), StepByStep: sf.stepByStep}
 				if sf.seed.set {
 					opt.Seed = sf.seed.v
 				}
@@ -181,7 +185,9 @@ func prepareResults(e *env, sf *scenarioFlags, bf *benchFlags, fs *pflag.FlagSet
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", p, err)
 		}
-		out = append(out, validate.PrepareResult(res, spec, notes, srv, fmt.Sprintf("%s (%s)", r.ParamsFrom, r.Source)))
+		pr := validate.PrepareResult(res, spec, notes, srv, fmt.Sprintf("%s (%s)", r.ParamsFrom, r.Source))
+		pr.Summary = &r.Summary
+		out = append(out, pr)
 	}
 	return out, nil
 }

@@ -69,15 +69,19 @@ func (f *formatFlag[T]) write(w io.Writer, v T) error {
 	return f.check()
 }
 
-// matrixResult is a simulated matrix and the measurements to compare it with (nil: none).
-type matrixResult struct{ pred, meas *matrix.Matrix }
+// matrixResult is a simulated matrix and the measurements to compare it with (nil: none), and
+// its 80 % intervals.
+type matrixResult struct {
+	pred, meas *matrix.Matrix
+	band       matrix.Band
+}
 
 func matrixFormats() []format[matrixResult] {
 	return []format[matrixResult]{
-		{"table", func(w io.Writer, m matrixResult) error { return matrix.Render(w, m.pred, m.meas, "table") }},
-		{"markdown", func(w io.Writer, m matrixResult) error { return matrix.Render(w, m.pred, m.meas, "markdown") }},
-		// The predicted matrix alone, in the documented columns.
-		{"csv", func(w io.Writer, m matrixResult) error { return matrix.WriteCSV(w, m.pred) }},
+		{"table", func(w io.Writer, m matrixResult) error { return renderMatrixText(w, m, "table") }},
+		{"markdown", func(w io.Writer, m matrixResult) error { return renderMatrixText(w, m, "markdown") }},
+		// The predicted matrix alone, in the documented columns, then the intervals.
+		{"csv", func(w io.Writer, m matrixResult) error { return matrix.WriteCSVBand(w, m.pred, m.band) }},
 		{"json", func(w io.Writer, m matrixResult) error { return matrix.Render(w, m.pred, m.meas, "json") }},
 	}
 }
@@ -112,6 +116,8 @@ func workloadFormats() []format[workloadResult] {
 			fmt.Fprintf(w, "Workload     %s: %s, seed %d\n", x.spec.Name, x.spec.Describe(), x.metrics.Seed)
 			fmt.Fprintf(w, "Server       %s\n", describe.Deployment(r.Deployment))
 			fmt.Fprintf(w, "Parameters   %s (%s)\n", r.ParamsFrom, r.Source)
+			provenanceLine(w, "Provenance   ", &r.Summary)
+			writeIntervalsText(w, "80% interval ", workloadIntervals(&r.Summary, x.metrics))
 			if x.measured != nil {
 				fmt.Fprintf(w, "Measured     %s: %s\n", x.measured.Name, x.measured.Summary())
 			}
@@ -131,7 +137,7 @@ func workloadFormats() []format[workloadResult] {
 			if x.measured != nil {
 				return vllmbench.WriteJSON(w, x.metrics, vllmbench.Compare(x.metrics, x.measured))
 			}
-			return workload.WriteJSON(w, x.metrics)
+			return writeIndentedJSON(w, simulateJSON{x.metrics, &x.resolved.Summary, workloadIntervals(&x.resolved.Summary, x.metrics)})
 		}},
 	}
 }

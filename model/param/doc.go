@@ -64,4 +64,11 @@
 // the model: alpha = exp((1 - s) ln routing_alpha + s ln routing_alpha_same_prompt) with s =
 // same_prompt (RoutingConcentration). The seed's cells share one prompt and fit the second; a
 // workload of different prompts takes the first, whose prior is a moderate imbalance.
+//
+// # How sure a prediction is
+//
+// provenance.go sums a resolved Provenance up by parameter group (Summarize: calibrated,
+// transferred or prior per group the deployment uses); interval.go turns it into 80 % intervals,
+// prediction x/ exp(z_0.9 sigma) with sigma the root mean square of the metric's groups' class
+// widths (Widths: sigma_<class>_<metric>, each with its unit, bounds, meaning and source).
 package param

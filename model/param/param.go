@@ -365,6 +365,10 @@ type Origin struct {
 	Kind   OriginKind
 	Detail string
 	Lo, Hi float64
+	// Match, for a value from a parameter file (OriginFile), is how the file's calibration key
+	// matches the deployment at the parameter's level: OriginCalibrated, OriginTransferred, or ""
+	// (fitted on something else). It sets the value's class (Origin.ClassOf).
+	Match OriginKind
 }
 
 // Provenance is the origin of every value of a resolved parameter set, indexed by ID.
