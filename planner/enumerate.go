@@ -91,6 +91,48 @@ func (q *Question) specTokens() []int {
 	return out
 }
 
+// specOption is one speculative setting of the sweep: a method and its draft tokens (0: off).
+type specOption struct {
+	method string
+	k      int
+}
+
+// baseSpecMethod is the method the question's flags (or base engine) give, "dflash" when none.
+func (q *Question) baseSpecMethod() string {
+	a := q.rowSpec().baseArgs()
+	if a.Speculative != nil && a.Speculative.Method != "" {
+		return a.Speculative.Method
+	}
+	return "dflash"
+}
+
+// specOptions lists the speculative settings swept: off; for each k > 0 of the space, the
+// question's method with its drafter (when a drafter is described), mtp when the checkpoint has
+// multi-token-prediction layers (k at most n_predict or a multiple of it, vLLM's rule), and ngram
+// (prompt lookup needs nothing but the target). EAGLE heads and draft models need their
+// description (--drafter), so they are swept only as the question's method.
+func (q *Question) specOptions() []specOption {
+	var out []specOption
+	base := q.baseSpecMethod()
+	for _, k := range q.Space.SpecTokens {
+		if k == 0 {
+			out = append(out, specOption{})
+			continue
+		}
+		if q.Drafter != nil && deploy.NeedsDrafter(base) {
+			out = append(out, specOption{base, k})
+		}
+		if n := q.Model.MTPLayers; n > 0 && (k <= n || k%n == 0) {
+			out = append(out, specOption{"mtp", k})
+		}
+		out = append(out, specOption{"ngram", k})
+	}
+	if len(out) == 0 {
+		out = []specOption{{}}
+	}
+	return out
+}
+
 // maxModelLen is the max_model_len a candidate starts with: the space's, else the flags', else
 // the one vLLM derives from the model's config; raised to the workload's need (validate has
 // checked that the model allows it).
@@ -194,10 +236,17 @@ func (rs rowSpec) args(c *Config) deploy.EngineArgs {
 		if e.Speculative != nil {
 			method, kv = e.Speculative.Method, e.Speculative.KVCacheDType
 		}
+		if c.SpecMethod != "" && c.SpecMethod != method {
+			method, kv = c.SpecMethod, ""
+		}
 		if method == "" {
 			method = "dflash"
 		}
-		e.Speculative = &deploy.Speculative{Method: method, Model: rs.drafter, NumTokens: c.SpecTokens, KVCacheDType: kv}
+		model := rs.drafter
+		if !deploy.NeedsDrafter(method) {
+			model = ""
+		}
+		e.Speculative = &deploy.Speculative{Method: method, Model: model, NumTokens: c.SpecTokens, KVCacheDType: kv}
 	} else {
 		e.Speculative = &deploy.Speculative{}
 	}
@@ -223,7 +272,7 @@ func (q *Question) deployment(l *layout, c *Config) (*deploy.Deployment, error) 
 		return nil, err
 	}
 	d := &deploy.Deployment{Model: l.arch, Hardware: hardware.Machine{GPU: l.gpu, Count: l.tp}, Engine: e}
-	if c.SpecTokens > 0 {
+	if c.SpecTokens > 0 && deploy.NeedsDrafter(e.Speculative.Method) {
 		d.Drafter = q.Drafter
 	}
 	return d, nil
@@ -286,14 +335,14 @@ func anyPositive(v []int) bool {
 }
 
 // enumerate lists every row of the sweep in a fixed order: GPU kind, weights, count, TP (largest
-// first), EP, then KV dtype, speculative tokens, batched tokens, max-num-seqs, utilization.
+// first), EP, then KV dtype, speculative method and tokens, batched tokens, max-num-seqs, utilization.
 func (q *Question) enumerate() ([]candidate, []string) {
 	var out []candidate
 	notes := append([]string(nil), q.Notes...)
-	if q.Drafter == nil && anyPositive(q.Space.SpecTokens) {
-		notes = append(notes, fmt.Sprintf("speculative decoding not swept: no drafter description for %s (give --drafter NAME|FILE)", q.ModelRef))
+	if q.Drafter == nil && anyPositive(q.Space.SpecTokens) && deploy.NeedsDrafter(q.baseSpecMethod()) {
+		notes = append(notes, fmt.Sprintf("speculative decoding with %s not swept: no drafter description for %s (give --drafter NAME|FILE); mtp (when the checkpoint has MTP layers) and ngram are", q.baseSpecMethod(), q.ModelRef))
 	}
-	specs := q.specTokens()
+	specs := q.specOptions()
 	perReplica := q.Workload.MaxConcurrency()
 	mml := q.maxModelLen()
 	for gi := range q.GPUs {
@@ -324,7 +373,7 @@ func (q *Question) enumerate() ([]candidate, []string) {
 									for _, mns := range q.Space.MaxNumSeqs {
 										for _, u := range q.Space.GPUMemoryUtilization {
 											c := base
-											c.KVCacheDType, c.SpecTokens, c.MaxNumBatchedTokens, c.MaxNumSeqs, c.GPUMemoryUtilization, c.MaxModelLen = kv, k, mbt, mns, u, mml
+											c.KVCacheDType, c.SpecMethod, c.SpecTokens, c.MaxNumBatchedTokens, c.MaxNumSeqs, c.GPUMemoryUtilization, c.MaxModelLen = kv, k.method, k.k, mbt, mns, u, mml
 											// Rows that differ only in a max-num-seqs the workload never reaches
 											// simulate identically.
 											eff := mns
@@ -332,7 +381,7 @@ func (q *Question) enumerate() ([]candidate, []string) {
 												eff = conc
 											}
 											key := strings.Join([]string{strconv.Itoa(gi), w, strconv.Itoa(count), strconv.Itoa(tp), strconv.FormatBool(ep), kv,
-												strconv.Itoa(k), strconv.Itoa(mbt), strconv.Itoa(eff), strconv.FormatFloat(u, 'g', -1, 64)}, "|")
+												k.method, strconv.Itoa(k.k), strconv.Itoa(mbt), strconv.Itoa(eff), strconv.FormatFloat(u, 'g', -1, 64)}, "|")
 											out = append(out, candidate{index: len(out), config: c, lay: l, key: key})
 										}
 									}

@@ -89,6 +89,14 @@ func kvText(s string) string {
 	return s
 }
 
+// specLabel is a row's speculative setting: "off", or its method and draft tokens ("mtp k3").
+func (c *Config) specLabel() string {
+	if c.SpecTokens == 0 || c.SpecMethod == "" {
+		return specText(c.SpecTokens)
+	}
+	return c.SpecMethod + " " + specText(c.SpecTokens)
+}
+
 func specText(k int) string {
 	if k == 0 {
 		return "off"
@@ -219,7 +227,7 @@ func (p *Plan) WriteTable(w io.Writer, o TableOptions) error {
 				status += " (current)"
 			}
 			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%d\t%s\t%.2f\t%s\t%s\t%s\t%s\t%s\t%s\t", r.Rank, cf.Label(), cf.WeightFormat, kvText(cf.KVCacheDType),
-				specText(cf.SpecTokens), cf.MaxNumBatchedTokens, mnsText(r, sets), cf.GPUMemoryUtilization, money(r.PriceHour), money(r.CostPerMTok),
+				cf.specLabel(), cf.MaxNumBatchedTokens, mnsText(r, sets), cf.GPUMemoryUtilization, money(r.PriceHour), money(r.CostPerMTok),
 				num(pf.OutputTokS), num(pf.TTFTq), num(pf.TPOTq), num(pf.UserTokSq))
 			for _, c := range checks {
 				fmt.Fprintf(tw, "%s\t", headroomOf(pf, c))
@@ -257,7 +265,7 @@ func (p *Plan) WriteTable(w io.Writer, o TableOptions) error {
 			fmt.Fprintln(w)
 			if current.Status == "pruned" {
 				fmt.Fprintf(w, "Current configuration (%s, %s KV, %s, %d batched tokens, max-num-seqs %d, utilization %.2f): pruned: %s\n",
-					current.Config.Label(), current.Config.KVCacheDType, specText(current.Config.SpecTokens), current.Config.MaxNumBatchedTokens,
+					current.Config.Label(), current.Config.KVCacheDType, current.Config.specLabel(), current.Config.MaxNumBatchedTokens,
 					current.Config.MaxNumSeqs, current.Config.GPUMemoryUtilization, current.Reason)
 			} else {
 				fmt.Fprintf(w, "Current configuration (the scenario's), rank %d of %d:\n", current.Rank, c.Met+c.Missed)
