@@ -12,17 +12,27 @@ const NoBlock BlockID = -1
 // block, salted with the group it belongs to. Zero means "not hashed".
 type Hash uint64
 
+// blockMeta is what the pool keeps per block, 32 bytes (two blocks a cache line): the fields
+// every allocation and free touch. The order in which contents were entered (seq) is kept apart,
+// in Pool.seqs: only entering a block in the index reads it.
 type blockMeta struct {
-	ref        int32
-	prev, next BlockID // free-queue links (valid while ref == 0)
+	ref int32
+	// qs is the stamp of the block's entry in the free queue (Pool.q), 0 when it is not on the
+	// queue: an entry whose stamp differs from its block's is stale (the block was taken off).
+	qs uint32
 	// dupPrev, dupNext link the blocks cached under the same hash, oldest first (valid while
 	// hash != 0 and not pending); while pending, they link the blocks of its pending list.
 	dupPrev, dupNext BlockID
-	list             int32 // the pending list it is on (valid while pending)
-	hash             Hash
-	seq              uint64 // when the content was entered (SetHash order)
-	inFree           bool
-	pending          bool // content entered with SetHashLazy and not yet in the index
+	// list is the pending list the block is on plus one; 0 when it is not pending (its content
+	// was not entered with SetHashLazy, or has since entered the index).
+	list int32
+	hash Hash
+}
+
+// qEntry is an entry of the free queue: a block and the stamp it was queued with.
+type qEntry struct {
+	b     BlockID
+	stamp uint32
 }
 
 // pendList is the blocks of one content key entered with SetHashLazy and not yet flushed, linked
@@ -44,14 +54,22 @@ type pendList struct {
 // handed out, so a new pool costs nothing per block: a run that uses a few blocks of a large
 // cache does not pay for the rest.
 type Pool struct {
-	// meta holds the metadata of blocks 0 .. used-1, those handed out at least once, in chunks
-	// of metaChunk blocks made as they are needed: a pool whose run uses a few blocks of a large
-	// cache neither clears nor copies metadata for the rest.
-	meta       []*[metaChunk]blockMeta
-	used       int
-	numBlocks  int
-	head, tail BlockID // the linked part of the free queue, after the fresh blocks
-	numFree    int     // fresh blocks plus the linked queue
+	// meta holds the metadata of blocks 0 .. used-1, those handed out at least once, made as
+	// they are needed: a pool whose run uses a few blocks of a large cache neither clears nor
+	// copies metadata for the rest. seqs[b] is when block b's content was entered (SetHash and
+	// SetHashLazy order), valid while it holds content.
+	meta      []blockMeta
+	seqs      []uint64
+	used      int
+	numBlocks int
+	// q[qh:] is the part of the free queue after the fresh blocks, least recently used first,
+	// with stale entries (blocks taken off the queue by Touch) left in place and skipped: popping
+	// reads the queue in order instead of chasing links from block to block. stamp numbers the
+	// entries (0 is never used); the queue is compacted when stale entries fill it.
+	q       []qEntry
+	qh      int
+	stamp   uint32
+	numFree int // fresh blocks plus the live entries of q
 	// cached maps a hash to the oldest block holding it; the others follow through dupNext.
 	cached    hashTable
 	numHashed int
@@ -71,16 +89,12 @@ type Pool struct {
 	Evictions int64
 }
 
-// metaChunk is the number of blocks whose metadata is made at once (a power of two; a chunk is a
-// small allocation, under 32 KiB).
-const metaChunk = 1 << 9
-
 // m returns block b's metadata.
-func (p *Pool) m(b BlockID) *blockMeta { return &p.meta[b/metaChunk][b&(metaChunk-1)] }
+func (p *Pool) m(b BlockID) *blockMeta { return &p.meta[b] }
 
 // NewPool returns a pool of n free, empty blocks.
 func NewPool(n int) *Pool {
-	return &Pool{numBlocks: n, head: NoBlock, tail: NoBlock, numFree: n, lastList: -1}
+	return &Pool{numBlocks: n, numFree: n, lastList: -1}
 }
 
 // NumBlocks is the pool size.
@@ -107,34 +121,46 @@ func (p *Pool) Usage() float64 {
 	return 1 - float64(p.numFree)/float64(p.numBlocks)
 }
 
+// pushTail puts block b, which is not on the free queue, at its tail (most recently used).
 func (p *Pool) pushTail(b BlockID) {
-	m := p.m(b)
-	m.prev, m.next, m.inFree = p.tail, NoBlock, true
-	if p.tail != NoBlock {
-		p.m(p.tail).next = b
-	} else {
-		p.head = b
+	if len(p.q) == cap(p.q) {
+		p.compact()
 	}
-	p.tail = b
+	p.stamp++
+	if p.stamp == 0 {
+		p.stamp = 1
+	}
+	p.m(b).qs = p.stamp
+	p.q = append(p.q, qEntry{b, p.stamp})
 	p.numFree++
 }
 
+// compact drops the stale entries of the free queue, and makes room for at least as many
+// entries again as are live (so compacting costs O(1) per entry pushed).
+func (p *Pool) compact() {
+	live := p.numFree - (p.numBlocks - p.used)
+	q := p.q[:0]
+	if c := max(4*live, 64); cap(p.q) < c {
+		q = make([]qEntry, 0, c)
+	}
+	for _, e := range p.q[p.qh:] {
+		if p.m(e.b).qs == e.stamp {
+			q = append(q, e)
+		}
+	}
+	if len(q) != live {
+		panic(fmt.Sprintf("kvcache: free queue holds %d live blocks, %d counted", len(q), live))
+	}
+	p.q, p.qh = q, 0
+}
+
+// unlink takes block b off the free queue; its entry goes stale.
 func (p *Pool) unlink(b BlockID) {
 	m := p.m(b)
-	if !m.inFree {
+	if m.qs == 0 {
 		panic(fmt.Sprintf("kvcache: unlink of block %d that is not free", b))
 	}
-	if m.prev != NoBlock {
-		p.m(m.prev).next = m.next
-	} else {
-		p.head = m.next
-	}
-	if m.next != NoBlock {
-		p.m(m.next).prev = m.prev
-	} else {
-		p.tail = m.prev
-	}
-	m.prev, m.next, m.inFree = NoBlock, NoBlock, false
+	m.qs = 0
 	p.numFree--
 }
 
@@ -143,21 +169,30 @@ func (p *Pool) popFree() BlockID {
 	if p.used < p.numBlocks {
 		// A block never handed out: the head of the queue, with nothing cached.
 		b := BlockID(p.used)
-		if p.used&(metaChunk-1) == 0 {
-			p.meta = append(p.meta, new([metaChunk]blockMeta))
-		}
 		p.used++
-		*p.m(b) = blockMeta{prev: NoBlock, next: NoBlock}
+		p.meta = append(p.meta, blockMeta{dupPrev: NoBlock, dupNext: NoBlock})
+		p.seqs = append(p.seqs, 0)
 		p.numFree--
 		return b
 	}
-	b := p.head
-	if b == NoBlock {
-		panic("kvcache: popFree on an empty free queue")
+	for p.qh < len(p.q) {
+		e := p.q[p.qh]
+		p.qh++
+		m := p.m(e.b)
+		if m.qs != e.stamp {
+			continue // taken off the queue since
+		}
+		m.qs = 0
+		p.numFree--
+		if p.qh == len(p.q) {
+			p.q, p.qh = p.q[:0], 0
+		}
+		if m.hash != 0 {
+			p.evict(e.b)
+		}
+		return e.b
 	}
-	p.unlink(b)
-	p.evict(b)
-	return b
+	panic("kvcache: popFree on an empty free queue")
 }
 
 // evict drops block b's content; other blocks with the same content keep it cached.
@@ -166,7 +201,7 @@ func (p *Pool) evict(b BlockID) {
 	if m.hash == 0 {
 		return
 	}
-	if m.pending {
+	if m.list != 0 {
 		p.unpend(b)
 		m.hash = 0
 		p.numHashed--
@@ -181,7 +216,7 @@ func (p *Pool) evict(b BlockID) {
 // index later than younger ones may have, so its place is found by its sequence number).
 func (p *Pool) hash(b BlockID, h Hash) {
 	p.seq++
-	p.m(b).seq = p.seq
+	p.seqs[b] = p.seq
 	p.index(b, h)
 	p.numHashed++
 	p.gen++
@@ -190,19 +225,20 @@ func (p *Pool) hash(b BlockID, h Hash) {
 // index links block b, whose seq is set, into h's list.
 func (p *Pool) index(b BlockID, h Hash) {
 	m := p.m(b)
-	m.hash, m.pending, m.dupPrev, m.dupNext = h, false, NoBlock, NoBlock
+	m.hash, m.list, m.dupPrev, m.dupNext = h, 0, NoBlock, NoBlock
 	first, dup := p.cached.insert(h, b)
 	if !dup {
 		return
 	}
-	if p.m(first).seq > m.seq {
+	seq := p.seqs[b]
+	if p.seqs[first] > seq {
 		m.dupNext = first
 		p.m(first).dupPrev = b
 		p.cached.set(h, b)
 		return
 	}
 	prev := first
-	for next := p.m(prev).dupNext; next != NoBlock && p.m(next).seq < m.seq; next = p.m(next).dupNext {
+	for next := p.m(prev).dupNext; next != NoBlock && p.seqs[next] < seq; next = p.m(next).dupNext {
 		prev = next
 	}
 	m.dupPrev, m.dupNext = prev, p.m(prev).dupNext
@@ -224,12 +260,13 @@ func (p *Pool) SetHashLazy(b BlockID, h Hash, key uint64) {
 		return
 	}
 	p.seq++
-	m.hash, m.seq, m.pending = h, p.seq, true
+	m.hash = h
+	p.seqs[b] = p.seq
 	if p.lastList < 0 || p.lastKey != key {
 		p.lastKey, p.lastList = key, p.listFor(key)
 	}
 	l := &p.pend[p.lastList]
-	m.list, m.dupPrev, m.dupNext = p.lastList, l.tail, NoBlock
+	m.list, m.dupPrev, m.dupNext = p.lastList+1, l.tail, NoBlock
 	if l.tail != NoBlock {
 		p.m(l.tail).dupNext = b
 	} else {
@@ -272,7 +309,8 @@ func (p *Pool) dropList(i int32) {
 // unpend takes pending block b off its list.
 func (p *Pool) unpend(b BlockID) {
 	m := p.m(b)
-	l := &p.pend[m.list]
+	li := m.list - 1
+	l := &p.pend[li]
 	if m.dupPrev != NoBlock {
 		p.m(m.dupPrev).dupNext = m.dupNext
 	} else {
@@ -283,9 +321,9 @@ func (p *Pool) unpend(b BlockID) {
 	} else {
 		l.tail = m.dupPrev
 	}
-	m.pending, m.dupPrev, m.dupNext = false, NoBlock, NoBlock
+	m.list, m.dupPrev, m.dupNext = 0, NoBlock, NoBlock
 	if l.head == NoBlock {
-		p.dropList(m.list)
+		p.dropList(li)
 	}
 }
 
@@ -355,7 +393,7 @@ func (p *Pool) Touch(b BlockID) {
 }
 
 // IsFree reports whether block b is on the free queue (counted by NumFree).
-func (p *Pool) IsFree(b BlockID) bool { return p.m(b).inFree }
+func (p *Pool) IsFree(b BlockID) bool { return p.m(b).qs != 0 }
 
 // SetHash records that block b now holds content h, making it findable by Lookup. When other
 // blocks already hold h, b joins them: vLLM does not deduplicate, and keeps every block in its
@@ -396,7 +434,7 @@ func (p *Pool) CacheDetached(h Hash, key uint64) {
 	}
 	p.Flush(key)
 	if b, ok := p.cached.get(h); ok {
-		if p.m(b).inFree {
+		if p.m(b).qs != 0 {
 			p.unlink(b)
 			p.pushTail(b)
 		}
@@ -424,8 +462,10 @@ func (p *Pool) freeQueue() []BlockID {
 	for b := p.used; b < p.numBlocks; b++ {
 		q = append(q, BlockID(b))
 	}
-	for b := p.head; b != NoBlock; b = p.m(b).next {
-		q = append(q, b)
+	for _, e := range p.q[p.qh:] {
+		if p.m(e.b).qs == e.stamp {
+			q = append(q, e.b)
+		}
 	}
 	return q
 }
@@ -441,21 +481,33 @@ func (p *Pool) Ref(b BlockID) int {
 // CheckInvariants verifies the free queue and counts; it panics on a broken invariant.
 func (p *Pool) CheckInvariants() {
 	n := p.numBlocks - p.used // fresh blocks
-	for b := p.head; b != NoBlock; b = p.m(b).next {
-		if p.m(b).ref != 0 || !p.m(b).inFree {
-			panic(fmt.Sprintf("kvcache: block %d in free queue with ref %d", b, p.m(b).ref))
+	queued := 0
+	for _, e := range p.q[p.qh:] {
+		if p.m(e.b).qs != e.stamp {
+			continue
+		}
+		if p.m(e.b).ref != 0 {
+			panic(fmt.Sprintf("kvcache: block %d in free queue with ref %d", e.b, p.m(e.b).ref))
 		}
 		n++
 		if n > p.numBlocks {
-			panic("kvcache: free queue has a cycle")
+			panic("kvcache: free queue holds a block twice")
 		}
+	}
+	for b := BlockID(0); int(b) < p.used; b++ {
+		if p.m(b).qs != 0 {
+			queued++
+		}
+	}
+	if queued != n-(p.numBlocks-p.used) {
+		panic(fmt.Sprintf("kvcache: %d blocks marked free, %d on the free queue", queued, n-(p.numBlocks-p.used)))
 	}
 	if n != p.numFree {
 		panic(fmt.Sprintf("kvcache: free queue length %d != numFree %d", n, p.numFree))
 	}
 	hashed, entries, pending := 0, 0, 0
 	for b := BlockID(0); int(b) < p.used; b++ {
-		if p.m(b).pending {
+		if p.m(b).list != 0 {
 			pending++
 		}
 	}
@@ -465,7 +517,7 @@ func (p *Pool) CheckInvariants() {
 			panic(fmt.Sprintf("kvcache: pending list %d of key %x is empty or under key %x", i, key, l.key))
 		}
 		for x, prev := l.head, NoBlock; x != NoBlock; prev, x = x, p.m(x).dupNext {
-			if m := p.m(x); !m.pending || m.list != i || m.dupPrev != prev || (m.dupNext == NoBlock && l.tail != x) {
+			if m := p.m(x); m.list != i+1 || m.dupPrev != prev || (m.dupNext == NoBlock && l.tail != x) {
 				panic(fmt.Sprintf("kvcache: pending list of key %x broken at block %d", key, x))
 			}
 			hashed++
@@ -483,10 +535,10 @@ func (p *Pool) CheckInvariants() {
 			panic(fmt.Sprintf("kvcache: block %d is first for hash %x but has a predecessor", b, h))
 		}
 		for x, prev := b, NoBlock; x != NoBlock; prev, x = x, p.m(x).dupNext {
-			if p.m(x).hash != h || p.m(x).dupPrev != prev || p.m(x).pending {
+			if p.m(x).hash != h || p.m(x).dupPrev != prev || p.m(x).list != 0 {
 				panic(fmt.Sprintf("kvcache: cached map says block %d holds %x, block says %x", x, h, p.m(x).hash))
 			}
-			if prev != NoBlock && p.m(prev).seq >= p.m(x).seq {
+			if prev != NoBlock && p.seqs[prev] >= p.seqs[x] {
 				panic(fmt.Sprintf("kvcache: blocks %d and %d with hash %x out of order", prev, x, h))
 			}
 			hashed++
