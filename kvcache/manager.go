@@ -66,6 +66,9 @@ type Table struct {
 	base []int
 	// hashed[g] counts blocks (attention) or boundaries (state) already entered in the cache.
 	hashed []int
+	// src[g] is the pool's chain source of group g's pending blocks plus one (0: none yet), held
+	// until Free.
+	src    []int32
 	chains []chain
 	// hit blocks found by FindHit, per group, to be touched on Admit; hitState the recurrent-state
 	// checkpoints the hit resumes from, to be marked recently used on Admit.
@@ -119,7 +122,8 @@ func (m *Manager) NewTable() *Table {
 		return t
 	}
 	n := len(m.L.Groups)
-	return &Table{Blocks: make([][]BlockID, n), base: make([]int, n), hashed: make([]int, n), hitBlocks: make([][]BlockID, n)}
+	return &Table{Blocks: make([][]BlockID, n), base: make([]int, n), hashed: make([]int, n), src: make([]int32, n),
+		hitBlocks: make([][]BlockID, n)}
 }
 
 // Release frees t's blocks and keeps the table, emptied, for a later NewTable: a request that
@@ -156,24 +160,36 @@ func (t *Table) chainUpTo(c *Content, bt, n int) []uint64 {
 		t.chains = append(t.chains, chain{bt: bt})
 		ch = &t.chains[len(t.chains)-1]
 	}
-	for j := len(ch.hashes); j < n; j++ {
-		var parent uint64 = 0xcafef00d
-		if j > 0 {
-			parent = ch.hashes[j-1]
-		}
-		ch.hashes = append(ch.hashes, mix(parent, c.blockKey(j, bt)))
-	}
+	ch.hashes = extendChain(ch.hashes, c, bt, n)
 	return ch.hashes
 }
 
-// blockHash is block i's chained hash salted with group g (vLLM keys its cache by hash and group).
+// extendChain appends to hashes, the chained content hashes of c's first blocks at block size
+// bt, those of the blocks up to n-1.
+func extendChain(hashes []uint64, c *Content, bt, n int) []uint64 {
+	for j := len(hashes); j < n; j++ {
+		var parent uint64 = 0xcafef00d
+		if j > 0 {
+			parent = hashes[j-1]
+		}
+		hashes = append(hashes, mix(parent, c.blockKey(j, bt)))
+	}
+	return hashes
+}
+
+// saltHash is a chained hash salted with a group's salt (vLLM keys its cache by hash and group).
 // The salt is xored in: within a group a bijection of the chain, across groups a random offset.
-func (m *Manager) blockHash(t *Table, c *Content, g, i int) Hash {
-	h := Hash(m.salts[g] ^ t.chainHash(c, m.L.Groups[g].BlockTokens, i))
+func saltHash(salt, chain uint64) Hash {
+	h := Hash(salt ^ chain)
 	if h == 0 {
 		h = 1
 	}
 	return h
+}
+
+// blockHash is block i's chained hash salted with group g.
+func (m *Manager) blockHash(t *Table, c *Content, g, i int) Hash {
+	return saltHash(m.salts[g], t.chainHash(c, m.L.Groups[g].BlockTokens, i))
 }
 
 // groupHit returns the longest hit <= limit that group g supports, in tokens.
@@ -452,15 +468,16 @@ func (m *Manager) Commit(t *Table, c *Content, computed int) {
 					full = min(full, lim)
 				}
 				if t.hashed[g] < full {
-					chain, salt, blocks := t.chainUpTo(c, bt, full), m.salts[g], t.Blocks[g]
+					// The blocks are entered pending, their hashes computed only if a lookup
+					// flushes them into the index (Pool.setChainLazy).
+					if t.src[g] == 0 {
+						t.src[g] = m.Pool.newSrc(c, bt, m.salts[g]) + 1
+					}
+					src, blocks := t.src[g]-1, t.Blocks[g]
 					for ; t.hashed[g] < full; t.hashed[g]++ {
 						j := t.hashed[g]
 						if i := j - t.base[g]; i >= 0 && i < len(blocks) {
-							h := Hash(salt ^ chain[j])
-							if h == 0 {
-								h = 1
-							}
-							m.Pool.SetHashLazy(blocks[i], h, c.blockID(j, bt))
+							m.Pool.setChainLazy(blocks[i], src, j, c.blockID(j, bt))
 						}
 					}
 				}
@@ -518,6 +535,10 @@ func (m *Manager) Free(t *Table) {
 		t.Blocks[g] = t.Blocks[g][:0]
 		t.base[g] = 0
 		t.hashed[g] = 0
+		if t.src[g] != 0 {
+			m.Pool.releaseSrc(t.src[g] - 1)
+			t.src[g] = 0
+		}
 	}
 }
 

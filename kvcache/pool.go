@@ -26,7 +26,22 @@ type blockMeta struct {
 	// list is the pending list the block is on plus one; 0 when it is not pending (its content
 	// was not entered with SetHashLazy, or has since entered the index).
 	list int32
+	// src is, for a block entered with setChainLazy and still pending, its chain source plus
+	// one, and hash is then its block index plus one: the hash is computed only if the block
+	// enters the index. 0 otherwise (hash is the content hash).
+	src  int32
 	hash Hash
+}
+
+// chainSrc is where the hashes of pending blocks come from: a request's content, a block size and
+// a group salt. Its hashes are computed, and memoised in hashes, only when one of its blocks
+// enters the index; refs counts its pending blocks, plus one while a table commits into it.
+type chainSrc struct {
+	c      Content
+	bt     int
+	salt   uint64
+	refs   int32
+	hashes []uint64
 }
 
 // qEntry is an entry of the free queue: a block and the stamp it was queued with.
@@ -82,6 +97,9 @@ type Pool struct {
 	pendFree []int32
 	lastKey  uint64 // the key of the last SetHashLazy and its list: consecutive calls share it
 	lastList int32
+	// srcs holds the chain sources of pending blocks (setChainLazy), free slots in srcFree.
+	srcs    []chainSrc
+	srcFree []int32
 	// gen changes whenever the index changes (a block enters or leaves it), so a prefix lookup
 	// can be reused: after flushing its keys, a request's lookups see only the index.
 	gen uint64
@@ -259,8 +277,56 @@ func (p *Pool) SetHashLazy(b BlockID, h Hash, key uint64) {
 	if m.hash != 0 || h == 0 {
 		return
 	}
-	p.seq++
 	m.hash = h
+	p.pendBlock(b, m, key)
+}
+
+// newSrc returns a chain source for content c at block size bt with group salt salt, held by
+// its caller until releaseSrc.
+func (p *Pool) newSrc(c *Content, bt int, salt uint64) int32 {
+	var i int32
+	if k := len(p.srcFree); k > 0 {
+		i = p.srcFree[k-1]
+		p.srcFree = p.srcFree[:k-1]
+	} else {
+		i = int32(len(p.srcs))
+		p.srcs = append(p.srcs, chainSrc{})
+	}
+	s := &p.srcs[i]
+	s.c, s.bt, s.salt, s.refs, s.hashes = *c, bt, salt, 1, s.hashes[:0]
+	return i
+}
+
+// releaseSrc drops one reference on chain source i.
+func (p *Pool) releaseSrc(i int32) {
+	s := &p.srcs[i]
+	if s.refs--; s.refs == 0 {
+		p.srcFree = append(p.srcFree, i)
+	}
+}
+
+// srcHash is the hash of block j of chain source i: what Manager.blockHash gives the request.
+func (p *Pool) srcHash(i int32, j int) Hash {
+	s := &p.srcs[i]
+	s.hashes = extendChain(s.hashes, &s.c, s.bt, j+1)
+	return saltHash(s.salt, s.hashes[j])
+}
+
+// setChainLazy is SetHashLazy for block j of chain source src: the block's hash is computed only
+// if it enters the index (Flush), which a request with a private prompt never makes it do.
+func (p *Pool) setChainLazy(b BlockID, src int32, j int, key uint64) {
+	m := p.m(b)
+	if m.hash != 0 {
+		return
+	}
+	m.hash, m.src = Hash(j+1), src+1
+	p.srcs[src].refs++
+	p.pendBlock(b, m, key)
+}
+
+// pendBlock puts block b, whose content was just set, at the tail of key's pending list.
+func (p *Pool) pendBlock(b BlockID, m *blockMeta, key uint64) {
+	p.seq++
 	p.seqs[b] = p.seq
 	if p.lastList < 0 || p.lastKey != key {
 		p.lastKey, p.lastList = key, p.listFor(key)
@@ -322,6 +388,10 @@ func (p *Pool) unpend(b BlockID) {
 		l.tail = m.dupPrev
 	}
 	m.list, m.dupPrev, m.dupNext = 0, NoBlock, NoBlock
+	if m.src != 0 {
+		p.releaseSrc(m.src - 1)
+		m.src = 0
+	}
 	if l.head == NoBlock {
 		p.dropList(li)
 	}
@@ -334,8 +404,14 @@ func (p *Pool) Flush(key uint64) {
 		return
 	}
 	for b := p.pend[i].head; b != NoBlock; {
-		next := p.m(b).dupNext
-		p.index(b, p.m(b).hash)
+		m := p.m(b)
+		next, h := m.dupNext, m.hash
+		if s := m.src; s != 0 {
+			h = p.srcHash(s-1, int(h)-1)
+			m.src = 0
+			p.releaseSrc(s - 1)
+		}
+		p.index(b, h)
 		b = next
 	}
 	p.dropList(i)
@@ -470,6 +546,15 @@ func (p *Pool) freeQueue() []BlockID {
 	return q
 }
 
+// hashOf is block b's content hash, 0 if none, computed if it is pending (tests only).
+func (p *Pool) hashOf(b BlockID) Hash {
+	m := p.m(b)
+	if m.src != 0 {
+		return p.srcHash(m.src-1, int(m.hash)-1)
+	}
+	return m.hash
+}
+
 // Ref returns the reference count of block b (for tests and invariant checks).
 func (p *Pool) Ref(b BlockID) int {
 	if int(b) >= p.used {
@@ -528,6 +613,24 @@ func (p *Pool) CheckInvariants() {
 	}
 	if hashed != pending {
 		panic(fmt.Sprintf("kvcache: %d blocks pending, %d in pending lists", pending, hashed))
+	}
+	srcPending := make([]int32, len(p.srcs))
+	for b := BlockID(0); int(b) < p.used; b++ {
+		if m := p.m(b); m.src != 0 {
+			if m.list == 0 {
+				panic(fmt.Sprintf("kvcache: block %d has a chain source but is not pending", b))
+			}
+			srcPending[m.src-1]++
+		}
+	}
+	released := make([]bool, len(p.srcs))
+	for _, i := range p.srcFree {
+		released[i] = true
+	}
+	for i := range p.srcs {
+		if r := p.srcs[i].refs; released[i] != (r == 0) || r < srcPending[i] || r > srcPending[i]+1 {
+			panic(fmt.Sprintf("kvcache: chain source %d has %d references, %d pending blocks", i, r, srcPending[i]))
+		}
 	}
 	p.cached.each(func(h Hash, b BlockID) {
 		entries++
