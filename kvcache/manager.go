@@ -198,9 +198,14 @@ func (m *Manager) groupHit(t *Table, c *Content, g, limit int) int {
 	bt := gr.BlockTokens
 	switch gr.Kind {
 	case arch.SpecFull:
-		n := 0
+		// The chain is extended only as far as the lookups go (most prompts miss at once).
+		var chain []uint64
+		salt, n := m.salts[g], 0
 		for (n+1)*bt <= limit {
-			if _, ok := m.Pool.Lookup(m.blockHash(t, c, g, n)); !ok {
+			if n == len(chain) {
+				chain = t.chainUpTo(c, bt, n+1)
+			}
+			if _, ok := m.Pool.Lookup(saltHash(salt, chain[n])); !ok {
 				break
 			}
 			n++
@@ -296,8 +301,9 @@ func (m *Manager) FindHit(t *Table, c *Content, tokens int) int {
 		if gr.Kind == arch.SpecSliding {
 			first = max(0, n-cdiv(gr.Window, gr.BlockTokens))
 		}
+		chain, salt := t.chainUpTo(c, gr.BlockTokens, n), m.salts[g]
 		for i := first; i < n; i++ {
-			b, _ := m.Pool.Lookup(m.blockHash(t, c, g, i))
+			b, _ := m.Pool.Lookup(saltHash(salt, chain[i]))
 			t.hitBlocks[g] = append(t.hitBlocks[g], b)
 		}
 	}
