@@ -262,8 +262,11 @@ func (m *Manager) fixedPoint(t *Table, c *Content, limit int) int {
 // are remembered in t for Admit.
 func (m *Manager) FindHit(t *Table, c *Content, tokens int) int {
 	if m.Caching && tokens > 1 {
-		// Blocks committed with any of this content's ids are the only ones it can hit.
-		m.Pool.Flush(c.PrefixID)
+		// Blocks committed with any of this content's ids are the only ones it can hit (the
+		// shared prefix's only when it has tokens: no block of it is keyed by it otherwise).
+		if c.PrefixTokens > 0 {
+			m.Pool.Flush(c.PrefixID)
+		}
 		m.Pool.Flush(c.PromptID)
 		m.Pool.Flush(c.UniqueID)
 	}

@@ -92,7 +92,7 @@ type Pool struct {
 	// lists indexes, by content key, the lists of blocks entered with SetHashLazy that no lookup
 	// has needed yet (pendList in slots of pend, free slots in pendFree). A pending block is
 	// unlinked when evicted, and an empty list dropped, so they hold at most one entry per block.
-	lists    map[uint64]int32
+	lists    keyTable
 	pend     []pendList
 	pendFree []int32
 	lastKey  uint64 // the key of the last SetHashLazy and its list: consecutive calls share it
@@ -344,11 +344,8 @@ func (p *Pool) pendBlock(b BlockID, m *blockMeta, key uint64) {
 
 // listFor returns the pending list of key, made empty if it has none.
 func (p *Pool) listFor(key uint64) int32 {
-	if i, ok := p.lists[key]; ok {
+	if i, ok := p.lists.get(key); ok {
 		return i
-	}
-	if p.lists == nil {
-		p.lists = make(map[uint64]int32)
 	}
 	var i int32
 	if k := len(p.pendFree); k > 0 {
@@ -359,13 +356,13 @@ func (p *Pool) listFor(key uint64) int32 {
 		p.pend = append(p.pend, pendList{})
 	}
 	p.pend[i] = pendList{key: key, head: NoBlock, tail: NoBlock}
-	p.lists[key] = i
+	p.lists.put(key, i)
 	return i
 }
 
 // dropList forgets the pending list i (empty or flushed).
 func (p *Pool) dropList(i int32) {
-	delete(p.lists, p.pend[i].key)
+	p.lists.del(p.pend[i].key)
 	p.pendFree = append(p.pendFree, i)
 	if p.lastList == i {
 		p.lastList = -1
@@ -399,7 +396,7 @@ func (p *Pool) unpend(b BlockID) {
 
 // Flush enters the pending blocks of content key into the index.
 func (p *Pool) Flush(key uint64) {
-	i, ok := p.lists[key]
+	i, ok := p.lists.get(key)
 	if !ok {
 		return
 	}
@@ -523,10 +520,8 @@ func (p *Pool) CacheDetached(h Hash, key uint64) {
 
 // flushAll enters every pending block into the index (tests only).
 func (p *Pool) flushAll() {
-	keys := make([]uint64, 0, len(p.lists))
-	for k := range p.lists {
-		keys = append(keys, k)
-	}
+	var keys []uint64
+	p.lists.each(func(k uint64, _ int32) { keys = append(keys, k) })
 	for _, k := range keys {
 		p.Flush(k)
 	}
@@ -596,7 +591,7 @@ func (p *Pool) CheckInvariants() {
 			pending++
 		}
 	}
-	for key, i := range p.lists {
+	p.lists.each(func(key uint64, i int32) {
 		l := &p.pend[i]
 		if l.key != key || l.head == NoBlock {
 			panic(fmt.Sprintf("kvcache: pending list %d of key %x is empty or under key %x", i, key, l.key))
@@ -610,7 +605,7 @@ func (p *Pool) CheckInvariants() {
 				panic("kvcache: pending list has a cycle")
 			}
 		}
-	}
+	})
 	if hashed != pending {
 		panic(fmt.Sprintf("kvcache: %d blocks pending, %d in pending lists", pending, hashed))
 	}
