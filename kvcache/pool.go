@@ -21,7 +21,8 @@ type blockMeta struct {
 	// queue: an entry whose stamp differs from its block's is stale (the block was taken off).
 	qs uint32
 	// dupPrev, dupNext link the blocks cached under the same hash, oldest first (valid while
-	// hash != 0 and not pending); while pending, they link the blocks of its pending list.
+	// hash != 0 and not pending); while pending, dupPrev is the index of its entry in its
+	// pending list.
 	dupPrev, dupNext BlockID
 	// list is the pending list the block is on plus one; 0 when it is not pending (its content
 	// was not entered with SetHashLazy, or has since entered the index).
@@ -50,11 +51,20 @@ type qEntry struct {
 	stamp uint32
 }
 
-// pendList is the blocks of one content key entered with SetHashLazy and not yet flushed, linked
-// through their dupPrev and dupNext, oldest first.
+// pendList is the blocks of one content key entered with SetHashLazy and not yet flushed, oldest
+// first, with when each was entered. An entry is live while its block is pending on this list
+// with this entry's index (blockMeta.dupPrev); an evicted block just leaves a stale entry, so
+// evicting touches no other block. live counts the live entries; the list is dropped when it
+// reaches zero, and compacted when stale entries would make it grow.
 type pendList struct {
-	key        uint64
-	head, tail BlockID
+	key  uint64
+	live int32
+	ents []pendEnt
+}
+
+type pendEnt struct {
+	b   BlockID
+	seq uint64
 }
 
 // Pool is vLLM's BlockPool: a fixed number of equal blocks shared by every KV-cache group, a free
@@ -327,19 +337,37 @@ func (p *Pool) setChainLazy(b BlockID, src int32, j int, key uint64) {
 // pendBlock puts block b, whose content was just set, at the tail of key's pending list.
 func (p *Pool) pendBlock(b BlockID, m *blockMeta, key uint64) {
 	p.seq++
-	p.seqs[b] = p.seq
 	if p.lastList < 0 || p.lastKey != key {
 		p.lastKey, p.lastList = key, p.listFor(key)
 	}
 	l := &p.pend[p.lastList]
-	m.list, m.dupPrev, m.dupNext = p.lastList+1, l.tail, NoBlock
-	if l.tail != NoBlock {
-		p.m(l.tail).dupNext = b
-	} else {
-		l.head = b
+	if len(l.ents) == cap(l.ents) && int(l.live) <= len(l.ents)/2 {
+		p.compactList(p.lastList)
 	}
-	l.tail = b
+	m.list, m.dupPrev, m.dupNext = p.lastList+1, BlockID(len(l.ents)), NoBlock
+	l.ents = append(l.ents, pendEnt{b, p.seq})
+	l.live++
 	p.numHashed++
+}
+
+// live reports whether entry k of pending list i is live.
+func (p *Pool) live(i int32, k int, e pendEnt) bool {
+	m := p.m(e.b)
+	return m.list == i+1 && m.dupPrev == BlockID(k)
+}
+
+// compactList drops the stale entries of pending list i.
+func (p *Pool) compactList(i int32) {
+	l := &p.pend[i]
+	n := 0
+	for k, e := range l.ents {
+		if p.live(i, k, e) {
+			p.m(e.b).dupPrev = BlockID(n)
+			l.ents[n] = e
+			n++
+		}
+	}
+	l.ents = l.ents[:n]
 }
 
 // listFor returns the pending list of key, made empty if it has none.
@@ -355,7 +383,8 @@ func (p *Pool) listFor(key uint64) int32 {
 		i = int32(len(p.pend))
 		p.pend = append(p.pend, pendList{})
 	}
-	p.pend[i] = pendList{key: key, head: NoBlock, tail: NoBlock}
+	l := &p.pend[i]
+	l.key, l.live, l.ents = key, 0, l.ents[:0]
 	p.lists.put(key, i)
 	return i
 }
@@ -369,27 +398,17 @@ func (p *Pool) dropList(i int32) {
 	}
 }
 
-// unpend takes pending block b off its list.
+// unpend takes pending block b off its list (its entry goes stale).
 func (p *Pool) unpend(b BlockID) {
 	m := p.m(b)
 	li := m.list - 1
-	l := &p.pend[li]
-	if m.dupPrev != NoBlock {
-		p.m(m.dupPrev).dupNext = m.dupNext
-	} else {
-		l.head = m.dupNext
-	}
-	if m.dupNext != NoBlock {
-		p.m(m.dupNext).dupPrev = m.dupPrev
-	} else {
-		l.tail = m.dupPrev
-	}
-	m.list, m.dupPrev, m.dupNext = 0, NoBlock, NoBlock
+	m.list, m.dupPrev = 0, NoBlock
 	if m.src != 0 {
 		p.releaseSrc(m.src - 1)
 		m.src = 0
 	}
-	if l.head == NoBlock {
+	l := &p.pend[li]
+	if l.live--; l.live == 0 {
 		p.dropList(li)
 	}
 }
@@ -400,16 +419,19 @@ func (p *Pool) Flush(key uint64) {
 	if !ok {
 		return
 	}
-	for b := p.pend[i].head; b != NoBlock; {
-		m := p.m(b)
-		next, h := m.dupNext, m.hash
+	for k, e := range p.pend[i].ents {
+		if !p.live(i, k, e) {
+			continue
+		}
+		m := p.m(e.b)
+		h := m.hash
 		if s := m.src; s != 0 {
 			h = p.srcHash(s-1, int(h)-1)
 			m.src = 0
 			p.releaseSrc(s - 1)
 		}
-		p.index(b, h)
-		b = next
+		p.seqs[e.b] = e.seq
+		p.index(e.b, h)
 	}
 	p.dropList(i)
 	p.gen++
@@ -593,18 +615,22 @@ func (p *Pool) CheckInvariants() {
 	}
 	p.lists.each(func(key uint64, i int32) {
 		l := &p.pend[i]
-		if l.key != key || l.head == NoBlock {
+		if l.key != key || l.live <= 0 {
 			panic(fmt.Sprintf("kvcache: pending list %d of key %x is empty or under key %x", i, key, l.key))
 		}
-		for x, prev := l.head, NoBlock; x != NoBlock; prev, x = x, p.m(x).dupNext {
-			if m := p.m(x); m.list != i+1 || m.dupPrev != prev || (m.dupNext == NoBlock && l.tail != x) {
-				panic(fmt.Sprintf("kvcache: pending list of key %x broken at block %d", key, x))
+		live := 0
+		for k, e := range l.ents {
+			if k > 0 && l.ents[k-1].seq >= e.seq {
+				panic(fmt.Sprintf("kvcache: pending list of key %x out of order at entry %d", key, k))
 			}
-			hashed++
-			if hashed > p.used {
-				panic("kvcache: pending list has a cycle")
+			if p.live(i, k, e) {
+				live++
 			}
 		}
+		if live != int(l.live) {
+			panic(fmt.Sprintf("kvcache: pending list of key %x has %d live entries, %d counted", key, live, l.live))
+		}
+		hashed += live
 	})
 	if hashed != pending {
 		panic(fmt.Sprintf("kvcache: %d blocks pending, %d in pending lists", pending, hashed))
