@@ -46,6 +46,18 @@ func (c *Content) blockID(i, bt int) uint64 {
 	return c.UniqueID
 }
 
+// runEnd is the first block after j whose content id may differ from block j's (blockID).
+func (c *Content) runEnd(j, bt int) int {
+	end := (j + 1) * bt
+	switch {
+	case end <= c.PrefixTokens:
+		return c.PrefixTokens / bt
+	case end <= c.PromptTokens:
+		return c.PromptTokens / bt
+	}
+	return math.MaxInt
+}
+
 // blockKey is the content key of tokens [i*bt, (i+1)*bt): the content id, made position- and
 // block-size-specific by an odd-multiplier offset. At a given position it is a bijection of the
 // id, so two blocks with the same parent chain get different chained hashes whenever their ids
@@ -478,17 +490,20 @@ func (m *Manager) Commit(t *Table, c *Content, computed int) {
 				}
 				if t.hashed[g] < full {
 					// The blocks are entered pending, their hashes computed only if a lookup
-					// flushes them into the index (Pool.setChainLazy).
+					// flushes them into the index (Pool.setChainRunLazy).
 					if t.src[g] == 0 {
 						t.src[g] = m.Pool.newSrc(c, bt, m.salts[g]) + 1
 					}
-					src, blocks := t.src[g]-1, t.Blocks[g]
-					for ; t.hashed[g] < full; t.hashed[g]++ {
-						j := t.hashed[g]
-						if i := j - t.base[g]; i >= 0 && i < len(blocks) {
-							m.Pool.setChainLazy(blocks[i], src, j, c.blockID(j, bt))
-						}
+					// Blocks before base are no longer held; each run of one content id goes
+					// in at once.
+					src, blocks, base := t.src[g]-1, t.Blocks[g], t.base[g]
+					end := min(full, base+len(blocks))
+					for j := max(t.hashed[g], base); j < end; {
+						k := min(c.runEnd(j, bt), end)
+						m.Pool.setChainRunLazy(blocks[j-base:k-base], src, j, c.blockID(j, bt))
+						j = k
 					}
+					t.hashed[g] = full
 				}
 			}
 			if gr.Kind == arch.SpecSliding {

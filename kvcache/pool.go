@@ -1,6 +1,9 @@
 package kvcache
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // BlockID indexes a block in the pool.
 type BlockID int32
@@ -27,7 +30,7 @@ type blockMeta struct {
 	// list is the pending list the block is on plus one; 0 when it is not pending (its content
 	// was not entered with SetHashLazy, or has since entered the index).
 	list int32
-	// src is, for a block entered with setChainLazy and still pending, its chain source plus
+	// src is, for a block entered with setChainRunLazy and still pending, its chain source plus
 	// one, and hash is then its block index plus one: the hash is computed only if the block
 	// enters the index. 0 otherwise (hash is the content hash).
 	src  int32
@@ -107,7 +110,7 @@ type Pool struct {
 	pendFree []int32
 	lastKey  uint64 // the key of the last SetHashLazy and its list: consecutive calls share it
 	lastList int32
-	// srcs holds the chain sources of pending blocks (setChainLazy), free slots in srcFree.
+	// srcs holds the chain sources of pending blocks (setChainRunLazy), free slots in srcFree.
 	srcs    []chainSrc
 	srcFree []int32
 	// gen changes whenever the index changes (a block enters or leaves it), so a prefix lookup
@@ -152,7 +155,7 @@ func (p *Pool) Usage() float64 {
 // pushTail puts block b, which is not on the free queue, at its tail (most recently used).
 func (p *Pool) pushTail(b BlockID) {
 	if len(p.q) == cap(p.q) {
-		p.compact()
+		p.compact(1)
 	}
 	p.stamp++
 	if p.stamp == 0 {
@@ -163,12 +166,12 @@ func (p *Pool) pushTail(b BlockID) {
 	p.numFree++
 }
 
-// compact drops the stale entries of the free queue, and makes room for at least as many
-// entries again as are live (so compacting costs O(1) per entry pushed).
-func (p *Pool) compact() {
+// compact drops the stale entries of the free queue, and makes room for extra more entries and
+// for at least as many again as are live (so compacting costs O(1) per entry pushed).
+func (p *Pool) compact(extra int) {
 	live := p.numFree - (p.numBlocks - p.used)
 	q := p.q[:0]
-	if c := max(4*live, 64); cap(p.q) < c {
+	if c := max(4*live, 2*(live+extra), 64); cap(p.q) < c {
 		q = make([]qEntry, 0, c)
 	}
 	for _, e := range p.q[p.qh:] {
@@ -225,18 +228,30 @@ func (p *Pool) popFree() BlockID {
 
 // evict drops block b's content; other blocks with the same content keep it cached.
 func (p *Pool) evict(b BlockID) {
-	m := p.m(b)
-	if m.hash == 0 {
+	if m := p.m(b); m.hash != 0 {
+		p.evictHashed(b, m)
+	}
+}
+
+// evictHashed is evict for block b, with metadata m, that holds content.
+func (p *Pool) evictHashed(b BlockID, m *blockMeta) {
+	p.Evictions++
+	if m.list == 0 {
+		p.unhash(b)
 		return
 	}
-	if m.list != 0 {
-		p.unpend(b)
-		m.hash = 0
-		p.numHashed--
-	} else {
-		p.unhash(b)
+	// Pending: its list entry goes stale.
+	li := m.list - 1
+	m.list, m.dupPrev, m.hash = 0, NoBlock, 0
+	p.numHashed--
+	if s := m.src; s != 0 {
+		m.src = 0
+		p.releaseSrc(s - 1)
 	}
-	p.Evictions++
+	l := &p.pend[li]
+	if l.live--; l.live == 0 {
+		p.dropList(li)
+	}
 }
 
 // hash enters block b under content h, among the blocks already cached with h in the order their
@@ -322,16 +337,36 @@ func (p *Pool) srcHash(i int32, j int) Hash {
 	return saltHash(s.salt, s.hashes[j])
 }
 
-// setChainLazy is SetHashLazy for block j of chain source src: the block's hash is computed only
-// if it enters the index (Flush), which a request with a private prompt never makes it do.
-func (p *Pool) setChainLazy(b BlockID, src int32, j int, key uint64) {
-	m := p.m(b)
-	if m.hash != 0 {
-		return
+// setChainRunLazy is SetHashLazy for blocks[k], block j0+k of chain source src, for every k,
+// all under content key key: a block's hash is computed only if it enters the index (Flush),
+// which a request with a private prompt never makes it do.
+func (p *Pool) setChainRunLazy(blocks []BlockID, src int32, j0 int, key uint64) {
+	if p.lastList < 0 || p.lastKey != key {
+		p.lastKey, p.lastList = key, p.listFor(key)
 	}
-	m.hash, m.src = Hash(j+1), src+1
-	p.srcs[src].refs++
-	p.pendBlock(b, m, key)
+	li := p.lastList
+	l := &p.pend[li]
+	if len(l.ents)+len(blocks) > cap(l.ents) && int(l.live) <= len(l.ents)/2 {
+		p.compactList(li)
+	}
+	ents, seq, meta, n := l.ents, p.seq, p.meta, int32(0)
+	for k, b := range blocks {
+		m := &meta[b]
+		if m.hash != 0 {
+			continue
+		}
+		seq++
+		m.hash, m.src, m.list, m.dupPrev, m.dupNext = Hash(j0+k+1), src+1, li+1, BlockID(len(ents)), NoBlock
+		ents = append(ents, pendEnt{b, seq})
+		n++
+	}
+	l.ents, p.seq = ents, seq
+	l.live += n
+	p.srcs[src].refs += n
+	p.numHashed += int(n)
+	if l.live == 0 {
+		p.dropList(li) // made for nothing: every block already held content
+	}
 }
 
 // pendBlock puts block b, whose content was just set, at the tail of key's pending list.
@@ -398,21 +433,6 @@ func (p *Pool) dropList(i int32) {
 	}
 }
 
-// unpend takes pending block b off its list (its entry goes stale).
-func (p *Pool) unpend(b BlockID) {
-	m := p.m(b)
-	li := m.list - 1
-	m.list, m.dupPrev = 0, NoBlock
-	if m.src != 0 {
-		p.releaseSrc(m.src - 1)
-		m.src = 0
-	}
-	l := &p.pend[li]
-	if l.live--; l.live == 0 {
-		p.dropList(li)
-	}
-}
-
 // Flush enters the pending blocks of content key into the index.
 func (p *Pool) Flush(key uint64) {
 	i, ok := p.lists.get(key)
@@ -463,10 +483,36 @@ func (p *Pool) Allocate(dst []BlockID, n int) ([]BlockID, bool) {
 	if n > p.numFree {
 		return dst, false
 	}
-	for i := 0; i < n; i++ {
-		b := p.popFree()
-		p.m(b).ref = 1
+	dst = slices.Grow(dst, n)
+	for ; n > 0 && p.used < p.numBlocks; n-- {
+		b := p.popFree() // never handed out: the head of the queue
+		p.meta[b].ref = 1
 		dst = append(dst, b)
+	}
+	if n == 0 {
+		return dst, true
+	}
+	// popFree over the queue, in one loop.
+	p.numFree -= n
+	q, qh, meta := p.q, p.qh, p.meta
+	for n > 0 {
+		e := q[qh]
+		qh++
+		m := &meta[e.b]
+		if m.qs != e.stamp {
+			continue // taken off the queue since
+		}
+		m.qs, m.ref = 0, 1
+		if m.hash != 0 {
+			p.evictHashed(e.b, m)
+		}
+		dst = append(dst, e.b)
+		n--
+	}
+	if qh == len(q) {
+		p.q, p.qh = q[:0], 0
+	} else {
+		p.qh = qh
 	}
 	return dst, true
 }
@@ -504,17 +550,29 @@ func (p *Pool) SetHash(b BlockID, h Hash) {
 // Free drops one reference on each block. Blocks whose count reaches zero join the free queue in
 // reverse order, so a request's tail blocks are evicted before its head (vLLM's free order).
 func (p *Pool) Free(blocks []BlockID) {
+	if len(p.q)+len(blocks) > cap(p.q) {
+		p.compact(len(blocks))
+	}
+	// pushTail for each block reaching zero, in one loop (the queue has room for them all).
+	q, stamp, meta, freed := p.q, p.stamp, p.meta, 0
 	for i := len(blocks) - 1; i >= 0; i-- {
 		b := blocks[i]
-		m := p.m(b)
+		m := &meta[b]
 		if m.ref <= 0 {
 			panic(fmt.Sprintf("kvcache: double free of block %d", b))
 		}
 		m.ref--
 		if m.ref == 0 {
-			p.pushTail(b)
+			if stamp++; stamp == 0 {
+				stamp = 1
+			}
+			m.qs = stamp
+			q = append(q, qEntry{b, stamp})
+			freed++
 		}
 	}
+	p.q, p.stamp = q, stamp
+	p.numFree += freed
 }
 
 // CacheDetached stores content h in a block that no request holds: the least recently used free
