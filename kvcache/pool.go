@@ -84,8 +84,9 @@ type pendEnt struct {
 type Pool struct {
 	// meta holds the metadata of blocks 0 .. used-1, those handed out at least once, made as
 	// they are needed: a pool whose run uses a few blocks of a large cache neither clears nor
-	// copies metadata for the rest. seqs[b] is when block b's content was entered (SetHash and
-	// SetHashLazy order), valid while it holds content.
+	// copies metadata for the rest (it grows by appending, amortised). seqs[b] is when block b's
+	// content was entered (SetHash and SetHashLazy order), valid while it is in the index; a
+	// pending block's is in its list entry.
 	meta      []blockMeta
 	seqs      []uint64
 	used      int
@@ -93,7 +94,8 @@ type Pool struct {
 	// q[qh:] is the part of the free queue after the fresh blocks, least recently used first,
 	// with stale entries (blocks taken off the queue by Touch) left in place and skipped: popping
 	// reads the queue in order instead of chasing links from block to block. stamp numbers the
-	// entries (0 is never used); the queue is compacted when stale entries fill it.
+	// entries (0 is never used); the queue is compacted when stale entries fill it, so a stale
+	// entry lives for fewer than cap(q) pushes and a wrapped stamp never matches one.
 	q       []qEntry
 	qh      int
 	stamp   uint32
@@ -103,8 +105,9 @@ type Pool struct {
 	numHashed int
 	seq       uint64
 	// lists indexes, by content key, the lists of blocks entered with SetHashLazy that no lookup
-	// has needed yet (pendList in slots of pend, free slots in pendFree). A pending block is
-	// unlinked when evicted, and an empty list dropped, so they hold at most one entry per block.
+	// has needed yet (pendList in slots of pend, free slots in pendFree). A pending block's
+	// entry goes stale when it is evicted, a list is dropped when it has no live entry and
+	// compacted before stale entries make it grow, so the lists stay within twice the blocks.
 	lists    keyTable
 	pend     []pendList
 	pendFree []int32
