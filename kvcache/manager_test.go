@@ -141,6 +141,8 @@ func TestDeferUniqueChangesNoHit(t *testing.T) {
 					computed += n
 					eager.Commit(x.te, &x.c, computed)
 					lazy.Commit(x.tl, &x.c, computed)
+					checkHashes(t, eager, x.te, &x.c)
+					checkHashes(t, lazy, x.tl, &x.c)
 					if eager.Pool.NumFree() != lazy.Pool.NumFree() {
 						t.Fatalf("life %d: free %d and %d", life, eager.Pool.NumFree(), lazy.Pool.NumFree())
 					}
@@ -166,6 +168,26 @@ func TestDeferUniqueChangesNoHit(t *testing.T) {
 				}
 				eager.Pool.CheckInvariants()
 				lazy.Pool.CheckInvariants()
+			}
+		}
+	}
+}
+
+// checkHashes checks that every block tb has entered in the cache holds the chained hash of its
+// position in c, pending (computed from its chain source) or in the index.
+func checkHashes(t *testing.T, m *Manager, tb *Table, c *Content) {
+	t.Helper()
+	for g := range m.L.Groups {
+		if m.L.Groups[g].Kind == arch.SpecState {
+			continue
+		}
+		for i, b := range tb.Blocks[g] {
+			j := tb.base[g] + i
+			if j >= tb.hashed[g] {
+				break
+			}
+			if got, want := m.Pool.hashOf(b), m.blockHash(tb, c, g, j); got != want {
+				t.Fatalf("group %d block %d (%d): hash %x, want %x", g, j, b, got, want)
 			}
 		}
 	}
