@@ -408,6 +408,18 @@ func (m *Manager) Grow(t *Table, tokens int) bool {
 	if tokens <= t.fits {
 		return true // a decoding request crosses a block boundary once in many steps
 	}
+	if gs := m.L.Groups; len(gs) == 1 && gs[0].Kind == arch.SpecFull {
+		// One full-attention group (most models): what the loops below do, without them.
+		bt := gs[0].BlockTokens
+		if n := cdiv(tokens, bt) - len(t.Blocks[0]); n > 0 {
+			if n > m.Pool.NumFree() {
+				return false
+			}
+			t.Blocks[0], _ = m.Pool.Allocate(t.Blocks[0], n)
+		}
+		t.fits = (t.base[0] + len(t.Blocks[0])) * bt
+		return true
+	}
 	need := 0
 	for g := range m.L.Groups {
 		need += m.blocksNeeded(t, g, tokens)
