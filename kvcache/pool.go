@@ -174,7 +174,7 @@ func (p *Pool) pushTail(b BlockID) {
 func (p *Pool) compact(extra int) {
 	live := p.numFree - (p.numBlocks - p.used)
 	q := p.q[:0]
-	if c := max(4*live, 2*(live+extra), 64); cap(p.q) < c {
+	if c := max(2*(live+extra), 64); cap(p.q) < c {
 		q = make([]qEntry, 0, c)
 	}
 	for _, e := range p.q[p.qh:] {
@@ -186,6 +186,16 @@ func (p *Pool) compact(extra int) {
 		panic(fmt.Sprintf("kvcache: free queue holds %d live blocks, %d counted", len(q), live))
 	}
 	p.q, p.qh = q, 0
+}
+
+// growMeta makes room for more block metadata: twice as much, up to the pool size (a run that
+// hands out every block ends with exactly numBlocks entries).
+func (p *Pool) growMeta() {
+	c := min(p.numBlocks, max(2*cap(p.meta), 256))
+	meta, seqs := make([]blockMeta, len(p.meta), c), make([]uint64, len(p.seqs), c)
+	copy(meta, p.meta)
+	copy(seqs, p.seqs)
+	p.meta, p.seqs = meta, seqs
 }
 
 // unlink takes block b off the free queue; its entry goes stale.
@@ -204,6 +214,9 @@ func (p *Pool) popFree() BlockID {
 		// A block never handed out: the head of the queue, with nothing cached.
 		b := BlockID(p.used)
 		p.used++
+		if len(p.meta) == cap(p.meta) {
+			p.growMeta()
+		}
 		p.meta = append(p.meta, blockMeta{dupPrev: NoBlock, dupNext: NoBlock})
 		p.seqs = append(p.seqs, 0)
 		p.numFree--
@@ -349,8 +362,11 @@ func (p *Pool) setChainRunLazy(blocks []BlockID, src int32, j0 int, key uint64) 
 	}
 	li := p.lastList
 	l := &p.pend[li]
-	if len(l.ents)+len(blocks) > cap(l.ents) && int(l.live) <= len(l.ents)/2 {
-		p.compactList(li)
+	if len(l.ents)+len(blocks) > cap(l.ents) {
+		if int(l.live) <= len(l.ents)/2 {
+			p.compactList(li)
+		}
+		l.ents = slices.Grow(l.ents, len(blocks))
 	}
 	ents, seq, meta, n := l.ents, p.seq, p.meta, int32(0)
 	for k, b := range blocks {
