@@ -180,7 +180,7 @@ func (t *Table) chainUpTo(c *Content, bt, n int) []uint64 {
 // bt, those of the blocks up to n-1.
 func extendChain(hashes []uint64, c *Content, bt, n int) []uint64 {
 	for j := len(hashes); j < n; j++ {
-		var parent uint64 = 0xcafef00d
+		var parent uint64 = chainSeed
 		if j > 0 {
 			parent = hashes[j-1]
 		}
@@ -188,6 +188,9 @@ func extendChain(hashes []uint64, c *Content, bt, n int) []uint64 {
 	}
 	return hashes
 }
+
+// chainSeed is the parent of a chain's first block.
+const chainSeed = 0xcafef00d
 
 // saltHash is a chained hash salted with a group's salt (vLLM keys its cache by hash and group).
 // The salt is xored in: within a group a bijection of the chain, across groups a random offset.

@@ -38,14 +38,16 @@ type blockMeta struct {
 }
 
 // chainSrc is where the hashes of pending blocks come from: a request's content, a block size and
-// a group salt. Its hashes are computed, and memoised in hashes, only when one of its blocks
-// enters the index; refs counts its pending blocks, plus one while a table commits into it.
+// a group salt. Its hashes are computed only when one of its blocks enters the index, walking
+// the chain from the last one computed (last, of block lastJ; blocks enter in chain order);
+// refs counts its pending blocks, plus one while a table commits into it.
 type chainSrc struct {
-	c      Content
-	bt     int
-	salt   uint64
-	refs   int32
-	hashes []uint64
+	c     Content
+	bt    int
+	salt  uint64
+	last  uint64
+	lastJ int32
+	refs  int32
 }
 
 // qEntry is an entry of the free queue: a block and the stamp it was queued with.
@@ -334,7 +336,7 @@ func (p *Pool) newSrc(c *Content, bt int, salt uint64) int32 {
 		p.srcs = append(p.srcs, chainSrc{})
 	}
 	s := &p.srcs[i]
-	s.c, s.bt, s.salt, s.refs, s.hashes = *c, bt, salt, 1, s.hashes[:0]
+	*s = chainSrc{c: *c, bt: bt, salt: salt, lastJ: -1, refs: 1}
 	return i
 }
 
@@ -349,8 +351,19 @@ func (p *Pool) releaseSrc(i int32) {
 // srcHash is the hash of block j of chain source i: what Manager.blockHash gives the request.
 func (p *Pool) srcHash(i int32, j int) Hash {
 	s := &p.srcs[i]
-	s.hashes = extendChain(s.hashes, &s.c, s.bt, j+1)
-	return saltHash(s.salt, s.hashes[j])
+	k, h := int(s.lastJ), s.last
+	if j < k {
+		k = -1 // an earlier block: from the start again
+	}
+	for ; k < j; k++ {
+		parent := h
+		if k < 0 {
+			parent = chainSeed
+		}
+		h = mix(parent, s.c.blockKey(k+1, s.bt))
+	}
+	s.lastJ, s.last = int32(k), h
+	return saltHash(s.salt, h)
 }
 
 // setChainRunLazy is SetHashLazy for blocks[k], block j0+k of chain source src, for every k,
