@@ -7,7 +7,6 @@ import (
 
 	"github.com/servesim/servesim/matrix"
 	"github.com/servesim/servesim/model/deploy"
-	"github.com/servesim/servesim/model/param"
 	"github.com/servesim/servesim/protocol"
 	"github.com/servesim/servesim/sim"
 )
@@ -39,7 +38,7 @@ func WriteCapacity(w io.Writer, srv *sim.Server, proto *protocol.Protocol) error
 		row("weights: vision encoder", wb.Encoder, "loaded, not run for text")
 	}
 	row("weights: total", wb.Total(), "")
-	row("activation peak (profile run)", m.ActivationPeak, fmt.Sprintf("%g buffers x %d tokens x hidden %d x 2 B", srv.Params[param.ActivationBuffers], d.Engine.MaxNumBatchedTokens, d.Model.Hidden))
+	row("activation peak (profile run)", m.ActivationPeak, d.ActivationDetail(&srv.Params))
 	row("non-torch (NCCL, workspaces)", m.NonTorch, "parameter non_torch_gib")
 	row("CUDA graphs estimate", m.CUDAGraphs, "parameter cudagraph_gib")
 	row("available for KV cache", m.AvailableKV, "")

@@ -32,6 +32,10 @@ type Explanation struct {
 	KVTokens       int
 	// TokensPerStep is tau, the expected emitted tokens per decode step per request.
 	TokensPerStep float64
+	// SpecMethod is the speculative method ("" when off) and Acceptance its per-position rates
+	// and where they come from (deploy.Deployment.Acceptance).
+	SpecMethod string `json:",omitempty"`
+	Acceptance string `json:",omitempty"`
 	// Decode is the steady step: Running requests each verifying 1 + k tokens at Context.
 	Decode       cost.StepCost
 	DecodeTokens int // tokens scheduled in the decode step
@@ -108,7 +112,12 @@ func explain(srv *sim.Server, contextTokens, concurrency, capacity int) (*Explan
 	}
 	k := d.Engine.SpecTokens()
 	x := &Explanation{Context: contextTokens, Concurrency: concurrency, Running: min(concurrency, d.Engine.MaxNumSeqs, capacity), SpecTokens: k}
-	x.TokensPerStep = srv.Params.MeanEmitted(k)
+	acc := d.Acceptance(&srv.Params)
+	x.TokensPerStep = 1
+	if k > 0 {
+		x.TokensPerStep = acc.Mean()
+		x.SpecMethod, x.Acceptance = d.Engine.Speculative.Method, acc.String()
+	}
 	var s cost.StepShape
 	for i := 0; i < x.Running; i++ {
 		s.Add(cost.SeqWork{Start: contextTokens, Tokens: 1 + k, Decode: true, Emits: true})
@@ -151,9 +160,12 @@ func (x *Explanation) Write(w io.Writer) error {
 	}
 	fmt.Fprintf(w, "Cell: context %s, %d streams requested, %d run at once", ctx, x.Concurrency, x.Running)
 	if x.SpecTokens > 0 {
-		fmt.Fprintf(w, ", speculative k = %d (tau = %.2f emitted tokens per step)", x.SpecTokens, x.TokensPerStep)
+		fmt.Fprintf(w, ", speculative %s k = %d (tau = %.2f emitted tokens per step)", x.SpecMethod, x.SpecTokens, x.TokensPerStep)
 	}
 	fmt.Fprintln(w)
+	if x.Acceptance != "" {
+		fmt.Fprintf(w, "Acceptance: %s; the drafter term is the %s drafting\n", x.Acceptance, x.SpecMethod)
+	}
 	if x.OverCapacity {
 		fmt.Fprintf(w, "Over capacity: the benchmark does not run this cell: %d x (%d + %d output) tokens > kv_cache_size_tokens %d;\n",
 			x.Concurrency, x.Context, x.MaxOutput, x.KVTokens)

@@ -69,6 +69,10 @@ func stageSeed(seed uint64, st *protocol.Stage) uint64 {
 //
 // The tool sends one prompt to every stream of a cell, so the matrix runs with same_prompt 1.
 func RunMatrix(srv *sim.Server, proto *protocol.Protocol, opt Options) (*Result, error) {
+	if srv.Replicas > 1 {
+		return nil, fmt.Errorf("data_parallel_size = %d of model %q runs %d independent engines behind one API server: the benchmark matrix runs on one engine; simulate a workload instead (servesim simulate --workload ..., which deals the requests over the replicas), or give data_parallel_size 1",
+			srv.Replicas, srv.Deployment.Model.Name, srv.Replicas)
+	}
 	srv, err := WithSamePrompt(srv, 1)
 	if err != nil {
 		return nil, err
@@ -400,12 +404,18 @@ func (s *Session) Cell(j *protocol.Job, o CellOptions) (*CellRun, error) {
 // WithSamePrompt returns srv with the workload-level parameter same_prompt set to share (the
 // fraction of a batch's requests that carry one prompt, which concentrates MoE routing; see
 // param.Values.RoutingConcentration): srv itself when it already has it, else a server rebuilt
-// with it.
+// with it. The rebuilt server keeps srv's replicas (srv.Deployment is then one replica's) and its
+// step-by-step mode.
 func WithSamePrompt(srv *sim.Server, share float64) (*sim.Server, error) {
 	if srv.Params[param.SamePrompt] == share {
 		return srv, nil
 	}
 	p := srv.Params
 	p[param.SamePrompt] = share
-	return sim.NewServer(srv.Deployment, p)
+	out, err := sim.NewServer(srv.Deployment, p)
+	if err != nil {
+		return nil, err
+	}
+	out.Replicas, out.StepByStep = srv.Replicas, srv.StepByStep
+	return out, nil
 }

@@ -39,7 +39,9 @@
 // # Block pool
 //
 // Pool follows vllm/v1/core/block_pool.py (BlockPool) and FreeKVCacheBlockQueue in
-// kv_cache_utils.py. All groups draw equal blocks from one pool. A block has a reference count; at
+// kv_cache_utils.py. All groups draw equal blocks from one pool. vLLM's free queue is a doubly
+// linked list; here it is an array in queue order whose entries for blocks taken off the middle
+// are left stale and skipped, the same order without chasing links. A block has a reference count; at
 // zero it joins the tail of the free queue, and may keep its cached content there. Allocation
 // takes the head of the queue (the least recently used block) and only then evicts its content.
 // A request frees its blocks in reverse order (vllm/v1/core/single_type_kv_cache_manager.py), so
@@ -69,7 +71,10 @@
 // request with that id looks up (FindHit flushes the prefix, prompt and own ids of the request
 // first). An evicted pending block just leaves its list. Sequence numbers keep blocks with the
 // same hash in the order vLLM would have entered them, so every lookup answers as with an eager
-// index; in a trace where no prompt is shared, no block ever enters it. With
+// index; in a trace where no prompt is shared, no block ever enters it. A pending block does not
+// even carry its hash: it keeps the request's content (a chain source) and its block index, and
+// the chained hash, the same function of the content as the request's own, is computed when the
+// block enters the index. With
 // Manager.DeferUnique (package sim's fast mode) a request's generated blocks are not even listed
 // until a preemption frees them (CommitAll): only that request could hit them.
 //

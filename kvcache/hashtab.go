@@ -121,3 +121,43 @@ func (t *hashTable) each(f func(Hash, BlockID)) {
 		}
 	}
 }
+
+// keyTable maps a content key to the index of its pending list: a hashTable (the keys are
+// content ids, spread by its Fibonacci hashing), with key 0, which hashTable reserves, apart.
+// FindHit asks it for every admission attempt, most often for keys without a list.
+type keyTable struct {
+	t    hashTable
+	zero int32 // key 0's list plus one; 0 for none
+}
+
+func (k *keyTable) get(key uint64) (int32, bool) {
+	if key == 0 {
+		return k.zero - 1, k.zero != 0
+	}
+	i, ok := k.t.get(Hash(key))
+	return int32(i), ok
+}
+
+func (k *keyTable) put(key uint64, i int32) {
+	if key == 0 {
+		k.zero = i + 1
+		return
+	}
+	k.t.set(Hash(key), BlockID(i))
+}
+
+func (k *keyTable) del(key uint64) {
+	if key == 0 {
+		k.zero = 0
+		return
+	}
+	k.t.del(Hash(key))
+}
+
+// each calls f for every key and list, in no meaningful order (tests and invariant checks only).
+func (k *keyTable) each(f func(uint64, int32)) {
+	if k.zero != 0 {
+		f(0, k.zero-1)
+	}
+	k.t.each(func(h Hash, i BlockID) { f(uint64(h), int32(i)) })
+}

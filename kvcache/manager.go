@@ -46,6 +46,18 @@ func (c *Content) blockID(i, bt int) uint64 {
 	return c.UniqueID
 }
 
+// runEnd is the first block after j whose content id may differ from block j's (blockID).
+func (c *Content) runEnd(j, bt int) int {
+	end := (j + 1) * bt
+	switch {
+	case end <= c.PrefixTokens:
+		return c.PrefixTokens / bt
+	case end <= c.PromptTokens:
+		return c.PromptTokens / bt
+	}
+	return math.MaxInt
+}
+
 // blockKey is the content key of tokens [i*bt, (i+1)*bt): the content id, made position- and
 // block-size-specific by an odd-multiplier offset. At a given position it is a bijection of the
 // id, so two blocks with the same parent chain get different chained hashes whenever their ids
@@ -66,6 +78,9 @@ type Table struct {
 	base []int
 	// hashed[g] counts blocks (attention) or boundaries (state) already entered in the cache.
 	hashed []int
+	// src[g] is the pool's chain source of group g's pending blocks plus one (0: none yet), held
+	// until Free.
+	src    []int32
 	chains []chain
 	// hit blocks found by FindHit, per group, to be touched on Admit; hitState the recurrent-state
 	// checkpoints the hit resumes from, to be marked recently used on Admit.
@@ -119,7 +134,8 @@ func (m *Manager) NewTable() *Table {
 		return t
 	}
 	n := len(m.L.Groups)
-	return &Table{Blocks: make([][]BlockID, n), base: make([]int, n), hashed: make([]int, n), hitBlocks: make([][]BlockID, n)}
+	return &Table{Blocks: make([][]BlockID, n), base: make([]int, n), hashed: make([]int, n), src: make([]int32, n),
+		hitBlocks: make([][]BlockID, n)}
 }
 
 // Release frees t's blocks and keeps the table, emptied, for a later NewTable: a request that
@@ -156,24 +172,39 @@ func (t *Table) chainUpTo(c *Content, bt, n int) []uint64 {
 		t.chains = append(t.chains, chain{bt: bt})
 		ch = &t.chains[len(t.chains)-1]
 	}
-	for j := len(ch.hashes); j < n; j++ {
-		var parent uint64 = 0xcafef00d
-		if j > 0 {
-			parent = ch.hashes[j-1]
-		}
-		ch.hashes = append(ch.hashes, mix(parent, c.blockKey(j, bt)))
-	}
+	ch.hashes = extendChain(ch.hashes, c, bt, n)
 	return ch.hashes
 }
 
-// blockHash is block i's chained hash salted with group g (vLLM keys its cache by hash and group).
+// extendChain appends to hashes, the chained content hashes of c's first blocks at block size
+// bt, those of the blocks up to n-1.
+func extendChain(hashes []uint64, c *Content, bt, n int) []uint64 {
+	for j := len(hashes); j < n; j++ {
+		var parent uint64 = chainSeed
+		if j > 0 {
+			parent = hashes[j-1]
+		}
+		hashes = append(hashes, mix(parent, c.blockKey(j, bt)))
+	}
+	return hashes
+}
+
+// chainSeed is the parent of a chain's first block.
+const chainSeed = 0xcafef00d
+
+// saltHash is a chained hash salted with a group's salt (vLLM keys its cache by hash and group).
 // The salt is xored in: within a group a bijection of the chain, across groups a random offset.
-func (m *Manager) blockHash(t *Table, c *Content, g, i int) Hash {
-	h := Hash(m.salts[g] ^ t.chainHash(c, m.L.Groups[g].BlockTokens, i))
+func saltHash(salt, chain uint64) Hash {
+	h := Hash(salt ^ chain)
 	if h == 0 {
 		h = 1
 	}
 	return h
+}
+
+// blockHash is block i's chained hash salted with group g.
+func (m *Manager) blockHash(t *Table, c *Content, g, i int) Hash {
+	return saltHash(m.salts[g], t.chainHash(c, m.L.Groups[g].BlockTokens, i))
 }
 
 // groupHit returns the longest hit <= limit that group g supports, in tokens.
@@ -182,9 +213,14 @@ func (m *Manager) groupHit(t *Table, c *Content, g, limit int) int {
 	bt := gr.BlockTokens
 	switch gr.Kind {
 	case arch.SpecFull:
-		n := 0
+		// The chain is extended only as far as the lookups go (most prompts miss at once).
+		var chain []uint64
+		salt, n := m.salts[g], 0
 		for (n+1)*bt <= limit {
-			if _, ok := m.Pool.Lookup(m.blockHash(t, c, g, n)); !ok {
+			if n == len(chain) {
+				chain = t.chainUpTo(c, bt, n+1)
+			}
+			if _, ok := m.Pool.Lookup(saltHash(salt, chain[n])); !ok {
 				break
 			}
 			n++
@@ -241,8 +277,11 @@ func (m *Manager) fixedPoint(t *Table, c *Content, limit int) int {
 // are remembered in t for Admit.
 func (m *Manager) FindHit(t *Table, c *Content, tokens int) int {
 	if m.Caching && tokens > 1 {
-		// Blocks committed with any of this content's ids are the only ones it can hit.
-		m.Pool.Flush(c.PrefixID)
+		// Blocks committed with any of this content's ids are the only ones it can hit (the
+		// shared prefix's only when it has tokens: no block of it is keyed by it otherwise).
+		if c.PrefixTokens > 0 {
+			m.Pool.Flush(c.PrefixID)
+		}
 		m.Pool.Flush(c.PromptID)
 		m.Pool.Flush(c.UniqueID)
 	}
@@ -280,8 +319,9 @@ func (m *Manager) FindHit(t *Table, c *Content, tokens int) int {
 		if gr.Kind == arch.SpecSliding {
 			first = max(0, n-cdiv(gr.Window, gr.BlockTokens))
 		}
+		chain, salt := t.chainUpTo(c, gr.BlockTokens, n), m.salts[g]
 		for i := first; i < n; i++ {
-			b, _ := m.Pool.Lookup(m.blockHash(t, c, g, i))
+			b, _ := m.Pool.Lookup(saltHash(salt, chain[i]))
 			t.hitBlocks[g] = append(t.hitBlocks[g], b)
 		}
 	}
@@ -371,6 +411,18 @@ func (m *Manager) Grow(t *Table, tokens int) bool {
 	if tokens <= t.fits {
 		return true // a decoding request crosses a block boundary once in many steps
 	}
+	if gs := m.L.Groups; len(gs) == 1 && gs[0].Kind == arch.SpecFull {
+		// One full-attention group (most models): what the loops below do, without them.
+		bt := gs[0].BlockTokens
+		if n := cdiv(tokens, bt) - len(t.Blocks[0]); n > 0 {
+			if n > m.Pool.NumFree() {
+				return false
+			}
+			t.Blocks[0], _ = m.Pool.Allocate(t.Blocks[0], n)
+		}
+		t.fits = (t.base[0] + len(t.Blocks[0])) * bt
+		return true
+	}
 	need := 0
 	for g := range m.L.Groups {
 		need += m.blocksNeeded(t, g, tokens)
@@ -452,17 +504,21 @@ func (m *Manager) Commit(t *Table, c *Content, computed int) {
 					full = min(full, lim)
 				}
 				if t.hashed[g] < full {
-					chain, salt, blocks := t.chainUpTo(c, bt, full), m.salts[g], t.Blocks[g]
-					for ; t.hashed[g] < full; t.hashed[g]++ {
-						j := t.hashed[g]
-						if i := j - t.base[g]; i >= 0 && i < len(blocks) {
-							h := Hash(salt ^ chain[j])
-							if h == 0 {
-								h = 1
-							}
-							m.Pool.SetHashLazy(blocks[i], h, c.blockID(j, bt))
-						}
+					// The blocks are entered pending, their hashes computed only if a lookup
+					// flushes them into the index (Pool.setChainRunLazy).
+					if t.src[g] == 0 {
+						t.src[g] = m.Pool.newSrc(c, bt, m.salts[g]) + 1
 					}
+					// Blocks before base are no longer held; each run of one content id goes
+					// in at once.
+					src, blocks, base := t.src[g]-1, t.Blocks[g], t.base[g]
+					end := min(full, base+len(blocks))
+					for j := max(t.hashed[g], base); j < end; {
+						k := min(c.runEnd(j, bt), end)
+						m.Pool.setChainRunLazy(blocks[j-base:k-base], src, j, c.blockID(j, bt))
+						j = k
+					}
+					t.hashed[g] = full
 				}
 			}
 			if gr.Kind == arch.SpecSliding {
@@ -518,6 +574,10 @@ func (m *Manager) Free(t *Table) {
 		t.Blocks[g] = t.Blocks[g][:0]
 		t.base[g] = 0
 		t.hashed[g] = 0
+		if t.src[g] != 0 {
+			m.Pool.releaseSrc(t.src[g] - 1)
+			t.src[g] = 0
+		}
 	}
 }
 

@@ -1,6 +1,9 @@
 package kvcache
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // BlockID indexes a block in the pool.
 type BlockID int32
@@ -12,24 +15,61 @@ const NoBlock BlockID = -1
 // block, salted with the group it belongs to. Zero means "not hashed".
 type Hash uint64
 
+// blockMeta is what the pool keeps per block, 32 bytes (two blocks a cache line): the fields
+// every allocation and free touch. The order in which contents were entered (seq) is kept apart,
+// in Pool.seqs: only entering a block in the index reads it.
 type blockMeta struct {
-	ref        int32
-	prev, next BlockID // free-queue links (valid while ref == 0)
+	ref int32
+	// qs is the stamp of the block's entry in the free queue (Pool.q), 0 when it is not on the
+	// queue: an entry whose stamp differs from its block's is stale (the block was taken off).
+	qs uint32
 	// dupPrev, dupNext link the blocks cached under the same hash, oldest first (valid while
-	// hash != 0 and not pending); while pending, they link the blocks of its pending list.
+	// hash != 0 and not pending); while pending, dupPrev is the index of its entry in its
+	// pending list.
 	dupPrev, dupNext BlockID
-	list             int32 // the pending list it is on (valid while pending)
-	hash             Hash
-	seq              uint64 // when the content was entered (SetHash order)
-	inFree           bool
-	pending          bool // content entered with SetHashLazy and not yet in the index
+	// list is the pending list the block is on plus one; 0 when it is not pending (its content
+	// was not entered with SetHashLazy, or has since entered the index).
+	list int32
+	// src is, for a block entered with setChainRunLazy and still pending, its chain source plus
+	// one, and hash is then its block index plus one: the hash is computed only if the block
+	// enters the index. 0 otherwise (hash is the content hash).
+	src  int32
+	hash Hash
 }
 
-// pendList is the blocks of one content key entered with SetHashLazy and not yet flushed, linked
-// through their dupPrev and dupNext, oldest first.
+// chainSrc is where the hashes of pending blocks come from: a request's content, a block size and
+// a group salt. Its hashes are computed only when one of its blocks enters the index, walking
+// the chain from the last one computed (last, of block lastJ; blocks enter in chain order);
+// refs counts its pending blocks, plus one while a table commits into it.
+type chainSrc struct {
+	c     Content
+	bt    int
+	salt  uint64
+	last  uint64
+	lastJ int32
+	refs  int32
+}
+
+// qEntry is an entry of the free queue: a block and the stamp it was queued with.
+type qEntry struct {
+	b     BlockID
+	stamp uint32
+}
+
+// pendList is the blocks of one content key entered with SetHashLazy and not yet flushed, oldest
+// first, with when each was entered. An entry is live while its block is pending on this list
+// with this entry's index (blockMeta.dupPrev); an evicted block just leaves a stale entry, so
+// evicting touches no other block. live counts the live entries; the list is dropped when it
+// reaches zero, and compacted when stale entries would make it grow.
 type pendList struct {
-	key        uint64
-	head, tail BlockID
+	key  uint64
+	live int32
+	ents []pendEnt
+}
+
+type pendEnt struct {
+	b   BlockID
+	seq uint64
 }
 
 // Pool is vLLM's BlockPool: a fixed number of equal blocks shared by every KV-cache group, a free
@@ -44,26 +84,40 @@ type pendList struct {
 // handed out, so a new pool costs nothing per block: a run that uses a few blocks of a large
 // cache does not pay for the rest.
 type Pool struct {
-	// meta holds the metadata of blocks 0 .. used-1, those handed out at least once, in chunks
-	// of metaChunk blocks made as they are needed: a pool whose run uses a few blocks of a large
-	// cache neither clears nor copies metadata for the rest.
-	meta       []*[metaChunk]blockMeta
-	used       int
-	numBlocks  int
-	head, tail BlockID // the linked part of the free queue, after the fresh blocks
-	numFree    int     // fresh blocks plus the linked queue
+	// meta holds the metadata of blocks 0 .. used-1, those handed out at least once, made as
+	// they are needed: a pool whose run uses a few blocks of a large cache neither clears nor
+	// copies metadata for the rest (it grows by appending, amortised). seqs[b] is when block b's
+	// content was entered (SetHash and SetHashLazy order), valid while it is in the index; a
+	// pending block's is in its list entry.
+	meta      []blockMeta
+	seqs      []uint64
+	used      int
+	numBlocks int
+	// q[qh:] is the part of the free queue after the fresh blocks, least recently used first,
+	// with stale entries (blocks taken off the queue by Touch) left in place and skipped: popping
+	// reads the queue in order instead of chasing links from block to block. stamp numbers the
+	// entries (0 is never used); the queue is compacted when stale entries fill it, so a stale
+	// entry lives for fewer than cap(q) pushes and a wrapped stamp never matches one.
+	q       []qEntry
+	qh      int
+	stamp   uint32
+	numFree int // fresh blocks plus the live entries of q
 	// cached maps a hash to the oldest block holding it; the others follow through dupNext.
 	cached    hashTable
 	numHashed int
 	seq       uint64
 	// lists indexes, by content key, the lists of blocks entered with SetHashLazy that no lookup
-	// has needed yet (pendList in slots of pend, free slots in pendFree). A pending block is
-	// unlinked when evicted, and an empty list dropped, so they hold at most one entry per block.
-	lists    map[uint64]int32
+	// has needed yet (pendList in slots of pend, free slots in pendFree). A pending block's
+	// entry goes stale when it is evicted, a list is dropped when it has no live entry and
+	// compacted before stale entries make it grow, so the lists stay within twice the blocks.
+	lists    keyTable
 	pend     []pendList
 	pendFree []int32
 	lastKey  uint64 // the key of the last SetHashLazy and its list: consecutive calls share it
 	lastList int32
+	// srcs holds the chain sources of pending blocks (setChainRunLazy), free slots in srcFree.
+	srcs    []chainSrc
+	srcFree []int32
 	// gen changes whenever the index changes (a block enters or leaves it), so a prefix lookup
 	// can be reused: after flushing its keys, a request's lookups see only the index.
 	gen uint64
@@ -71,16 +125,12 @@ type Pool struct {
 	Evictions int64
 }
 
-// metaChunk is the number of blocks whose metadata is made at once (a power of two; a chunk is a
-// small allocation, under 32 KiB).
-const metaChunk = 1 << 9
-
 // m returns block b's metadata.
-func (p *Pool) m(b BlockID) *blockMeta { return &p.meta[b/metaChunk][b&(metaChunk-1)] }
+func (p *Pool) m(b BlockID) *blockMeta { return &p.meta[b] }
 
 // NewPool returns a pool of n free, empty blocks.
 func NewPool(n int) *Pool {
-	return &Pool{numBlocks: n, head: NoBlock, tail: NoBlock, numFree: n, lastList: -1}
+	return &Pool{numBlocks: n, numFree: n, lastList: -1}
 }
 
 // NumBlocks is the pool size.
@@ -107,34 +157,56 @@ func (p *Pool) Usage() float64 {
 	return 1 - float64(p.numFree)/float64(p.numBlocks)
 }
 
+// pushTail puts block b, which is not on the free queue, at its tail (most recently used).
 func (p *Pool) pushTail(b BlockID) {
-	m := p.m(b)
-	m.prev, m.next, m.inFree = p.tail, NoBlock, true
-	if p.tail != NoBlock {
-		p.m(p.tail).next = b
-	} else {
-		p.head = b
+	if len(p.q) == cap(p.q) {
+		p.compact(1)
 	}
-	p.tail = b
+	p.stamp++
+	if p.stamp == 0 {
+		p.stamp = 1
+	}
+	p.m(b).qs = p.stamp
+	p.q = append(p.q, qEntry{b, p.stamp})
 	p.numFree++
 }
 
+// compact drops the stale entries of the free queue, and makes room for extra more entries and
+// for at least as many again as are live (so compacting costs O(1) per entry pushed).
+func (p *Pool) compact(extra int) {
+	live := p.numFree - (p.numBlocks - p.used)
+	q := p.q[:0]
+	if c := max(2*(live+extra), 64); cap(p.q) < c {
+		q = make([]qEntry, 0, c)
+	}
+	for _, e := range p.q[p.qh:] {
+		if p.m(e.b).qs == e.stamp {
+			q = append(q, e)
+		}
+	}
+	if len(q) != live {
+		panic(fmt.Sprintf("kvcache: free queue holds %d live blocks, %d counted", len(q), live))
+	}
+	p.q, p.qh = q, 0
+}
+
+// growMeta makes room for more block metadata: twice as much, up to the pool size (a run that
+// hands out every block ends with exactly numBlocks entries).
+func (p *Pool) growMeta() {
+	c := min(p.numBlocks, max(2*cap(p.meta), 256))
+	meta, seqs := make([]blockMeta, len(p.meta), c), make([]uint64, len(p.seqs), c)
+	copy(meta, p.meta)
+	copy(seqs, p.seqs)
+	p.meta, p.seqs = meta, seqs
+}
+
+// unlink takes block b off the free queue; its entry goes stale.
 func (p *Pool) unlink(b BlockID) {
 	m := p.m(b)
-	if !m.inFree {
+	if m.qs == 0 {
 		panic(fmt.Sprintf("kvcache: unlink of block %d that is not free", b))
 	}
-	if m.prev != NoBlock {
-		p.m(m.prev).next = m.next
-	} else {
-		p.head = m.next
-	}
-	if m.next != NoBlock {
-		p.m(m.next).prev = m.prev
-	} else {
-		p.tail = m.prev
-	}
-	m.prev, m.next, m.inFree = NoBlock, NoBlock, false
+	m.qs = 0
 	p.numFree--
 }
 
@@ -143,37 +215,61 @@ func (p *Pool) popFree() BlockID {
 	if p.used < p.numBlocks {
 		// A block never handed out: the head of the queue, with nothing cached.
 		b := BlockID(p.used)
-		if p.used&(metaChunk-1) == 0 {
-			p.meta = append(p.meta, new([metaChunk]blockMeta))
-		}
 		p.used++
-		*p.m(b) = blockMeta{prev: NoBlock, next: NoBlock}
+		if len(p.meta) == cap(p.meta) {
+			p.growMeta()
+		}
+		p.meta = append(p.meta, blockMeta{dupPrev: NoBlock, dupNext: NoBlock})
+		p.seqs = append(p.seqs, 0)
 		p.numFree--
 		return b
 	}
-	b := p.head
-	if b == NoBlock {
-		panic("kvcache: popFree on an empty free queue")
+	for p.qh < len(p.q) {
+		e := p.q[p.qh]
+		p.qh++
+		m := p.m(e.b)
+		if m.qs != e.stamp {
+			continue // taken off the queue since
+		}
+		m.qs = 0
+		p.numFree--
+		if p.qh == len(p.q) {
+			p.q, p.qh = p.q[:0], 0
+		}
+		if m.hash != 0 {
+			p.evict(e.b)
+		}
+		return e.b
 	}
-	p.unlink(b)
-	p.evict(b)
-	return b
+	panic("kvcache: popFree on an empty free queue")
 }
 
 // evict drops block b's content; other blocks with the same content keep it cached.
 func (p *Pool) evict(b BlockID) {
-	m := p.m(b)
-	if m.hash == 0 {
+	if m := p.m(b); m.hash != 0 {
+		p.evictHashed(b, m)
+	}
+}
+
+// evictHashed is evict for block b, with metadata m, that holds content.
+func (p *Pool) evictHashed(b BlockID, m *blockMeta) {
+	p.Evictions++
+	if m.list == 0 {
+		p.unhash(b)
 		return
 	}
-	if m.pending {
-		p.unpend(b)
-		m.hash = 0
-		p.numHashed--
-	} else {
-		p.unhash(b)
+	// Pending: its list entry goes stale.
+	li := m.list - 1
+	m.list, m.dupPrev, m.hash = 0, NoBlock, 0
+	p.numHashed--
+	if s := m.src; s != 0 {
+		m.src = 0
+		p.releaseSrc(s - 1)
 	}
-	p.Evictions++
+	l := &p.pend[li]
+	if l.live--; l.live == 0 {
+		p.dropList(li)
+	}
 }
 
 // hash enters block b under content h, among the blocks already cached with h in the order their
@@ -181,7 +277,7 @@ func (p *Pool) evict(b BlockID) {
 // index later than younger ones may have, so its place is found by its sequence number).
 func (p *Pool) hash(b BlockID, h Hash) {
 	p.seq++
-	p.m(b).seq = p.seq
+	p.seqs[b] = p.seq
 	p.index(b, h)
 	p.numHashed++
 	p.gen++
@@ -190,19 +286,20 @@ func (p *Pool) hash(b BlockID, h Hash) {
 // index links block b, whose seq is set, into h's list.
 func (p *Pool) index(b BlockID, h Hash) {
 	m := p.m(b)
-	m.hash, m.pending, m.dupPrev, m.dupNext = h, false, NoBlock, NoBlock
+	m.hash, m.list, m.dupPrev, m.dupNext = h, 0, NoBlock, NoBlock
 	first, dup := p.cached.insert(h, b)
 	if !dup {
 		return
 	}
-	if p.m(first).seq > m.seq {
+	seq := p.seqs[b]
+	if p.seqs[first] > seq {
 		m.dupNext = first
 		p.m(first).dupPrev = b
 		p.cached.set(h, b)
 		return
 	}
 	prev := first
-	for next := p.m(prev).dupNext; next != NoBlock && p.m(next).seq < m.seq; next = p.m(next).dupNext {
+	for next := p.m(prev).dupNext; next != NoBlock && p.seqs[next] < seq; next = p.m(next).dupNext {
 		prev = next
 	}
 	m.dupPrev, m.dupNext = prev, p.m(prev).dupNext
@@ -223,29 +320,127 @@ func (p *Pool) SetHashLazy(b BlockID, h Hash, key uint64) {
 	if m.hash != 0 || h == 0 {
 		return
 	}
+	m.hash = h
+	p.pendBlock(b, m, key)
+}
+
+// newSrc returns a chain source for content c at block size bt with group salt salt, held by
+// its caller until releaseSrc.
+func (p *Pool) newSrc(c *Content, bt int, salt uint64) int32 {
+	var i int32
+	if k := len(p.srcFree); k > 0 {
+		i = p.srcFree[k-1]
+		p.srcFree = p.srcFree[:k-1]
+	} else {
+		i = int32(len(p.srcs))
+		p.srcs = append(p.srcs, chainSrc{})
+	}
+	s := &p.srcs[i]
+	*s = chainSrc{c: *c, bt: bt, salt: salt, lastJ: -1, refs: 1}
+	return i
+}
+
+// releaseSrc drops one reference on chain source i.
+func (p *Pool) releaseSrc(i int32) {
+	s := &p.srcs[i]
+	if s.refs--; s.refs == 0 {
+		p.srcFree = append(p.srcFree, i)
+	}
+}
+
+// srcHash is the hash of block j of chain source i: what Manager.blockHash gives the request.
+func (p *Pool) srcHash(i int32, j int) Hash {
+	s := &p.srcs[i]
+	k, h := int(s.lastJ), s.last
+	if j < k {
+		k = -1 // an earlier block: from the start again
+	}
+	for ; k < j; k++ {
+		parent := h
+		if k < 0 {
+			parent = chainSeed
+		}
+		h = mix(parent, s.c.blockKey(k+1, s.bt))
+	}
+	s.lastJ, s.last = int32(k), h
+	return saltHash(s.salt, h)
+}
+
+// setChainRunLazy is SetHashLazy for blocks[k], block j0+k of chain source src, for every k,
+// all under content key key: a block's hash is computed only if it enters the index (Flush),
+// which a request with a private prompt never makes it do.
+func (p *Pool) setChainRunLazy(blocks []BlockID, src int32, j0 int, key uint64) {
+	if p.lastList < 0 || p.lastKey != key {
+		p.lastKey, p.lastList = key, p.listFor(key)
+	}
+	li := p.lastList
+	l := &p.pend[li]
+	if len(l.ents)+len(blocks) > cap(l.ents) {
+		if int(l.live) <= len(l.ents)/2 {
+			p.compactList(li)
+		}
+		l.ents = slices.Grow(l.ents, len(blocks))
+	}
+	ents, seq, meta, n := l.ents, p.seq, p.meta, int32(0)
+	for k, b := range blocks {
+		m := &meta[b]
+		if m.hash != 0 {
+			continue
+		}
+		seq++
+		m.hash, m.src, m.list, m.dupPrev, m.dupNext = Hash(j0+k+1), src+1, li+1, BlockID(len(ents)), NoBlock
+		ents = append(ents, pendEnt{b, seq})
+		n++
+	}
+	l.ents, p.seq = ents, seq
+	l.live += n
+	p.srcs[src].refs += n
+	p.numHashed += int(n)
+	if l.live == 0 {
+		p.dropList(li) // made for nothing: every block already held content
+	}
+}
+
+// pendBlock puts block b, whose content was just set, at the tail of key's pending list.
+func (p *Pool) pendBlock(b BlockID, m *blockMeta, key uint64) {
 	p.seq++
-	m.hash, m.seq, m.pending = h, p.seq, true
 	if p.lastList < 0 || p.lastKey != key {
 		p.lastKey, p.lastList = key, p.listFor(key)
 	}
 	l := &p.pend[p.lastList]
-	m.list, m.dupPrev, m.dupNext = p.lastList, l.tail, NoBlock
-	if l.tail != NoBlock {
-		p.m(l.tail).dupNext = b
-	} else {
-		l.head = b
+	if len(l.ents) == cap(l.ents) && int(l.live) <= len(l.ents)/2 {
+		p.compactList(p.lastList)
 	}
-	l.tail = b
+	m.list, m.dupPrev, m.dupNext = p.lastList+1, BlockID(len(l.ents)), NoBlock
+	l.ents = append(l.ents, pendEnt{b, p.seq})
+	l.live++
 	p.numHashed++
+}
+
+// live reports whether entry k of pending list i is live.
+func (p *Pool) live(i int32, k int, e pendEnt) bool {
+	m := p.m(e.b)
+	return m.list == i+1 && m.dupPrev == BlockID(k)
+}
+
+// compactList drops the stale entries of pending list i.
+func (p *Pool) compactList(i int32) {
+	l := &p.pend[i]
+	n := 0
+	for k, e := range l.ents {
+		if p.live(i, k, e) {
+			p.m(e.b).dupPrev = BlockID(n)
+			l.ents[n] = e
+			n++
+		}
+	}
+	l.ents = l.ents[:n]
 }
 
 // listFor returns the pending list of key, made empty if it has none.
 func (p *Pool) listFor(key uint64) int32 {
-	if i, ok := p.lists[key]; ok {
+	if i, ok := p.lists.get(key); ok {
 		return i
-	}
-	if p.lists == nil {
-		p.lists = make(map[uint64]int32)
 	}
 	var i int32
 	if k := len(p.pendFree); k > 0 {
@@ -255,50 +450,40 @@ func (p *Pool) listFor(key uint64) int32 {
 		i = int32(len(p.pend))
 		p.pend = append(p.pend, pendList{})
 	}
-	p.pend[i] = pendList{key: key, head: NoBlock, tail: NoBlock}
-	p.lists[key] = i
+	l := &p.pend[i]
+	l.key, l.live, l.ents = key, 0, l.ents[:0]
+	p.lists.put(key, i)
 	return i
 }
 
 // dropList forgets the pending list i (empty or flushed).
 func (p *Pool) dropList(i int32) {
-	delete(p.lists, p.pend[i].key)
+	p.lists.del(p.pend[i].key)
 	p.pendFree = append(p.pendFree, i)
 	if p.lastList == i {
 		p.lastList = -1
 	}
 }
 
-// unpend takes pending block b off its list.
-func (p *Pool) unpend(b BlockID) {
-	m := p.m(b)
-	l := &p.pend[m.list]
-	if m.dupPrev != NoBlock {
-		p.m(m.dupPrev).dupNext = m.dupNext
-	} else {
-		l.head = m.dupNext
-	}
-	if m.dupNext != NoBlock {
-		p.m(m.dupNext).dupPrev = m.dupPrev
-	} else {
-		l.tail = m.dupPrev
-	}
-	m.pending, m.dupPrev, m.dupNext = false, NoBlock, NoBlock
-	if l.head == NoBlock {
-		p.dropList(m.list)
-	}
-}
-
 // Flush enters the pending blocks of content key into the index.
 func (p *Pool) Flush(key uint64) {
-	i, ok := p.lists[key]
+	i, ok := p.lists.get(key)
 	if !ok {
 		return
 	}
-	for b := p.pend[i].head; b != NoBlock; {
-		next := p.m(b).dupNext
-		p.index(b, p.m(b).hash)
-		b = next
+	for k, e := range p.pend[i].ents {
+		if !p.live(i, k, e) {
+			continue
+		}
+		m := p.m(e.b)
+		h := m.hash
+		if s := m.src; s != 0 {
+			h = p.srcHash(s-1, int(h)-1)
+			m.src = 0
+			p.releaseSrc(s - 1)
+		}
+		p.seqs[e.b] = e.seq
+		p.index(e.b, h)
 	}
 	p.dropList(i)
 	p.gen++
@@ -330,10 +515,36 @@ func (p *Pool) Allocate(dst []BlockID, n int) ([]BlockID, bool) {
 	if n > p.numFree {
 		return dst, false
 	}
-	for i := 0; i < n; i++ {
-		b := p.popFree()
-		p.m(b).ref = 1
+	dst = slices.Grow(dst, n)
+	for ; n > 0 && p.used < p.numBlocks; n-- {
+		b := p.popFree() // never handed out: the head of the queue
+		p.meta[b].ref = 1
 		dst = append(dst, b)
+	}
+	if n == 0 {
+		return dst, true
+	}
+	// popFree over the queue, in one loop.
+	p.numFree -= n
+	q, qh, meta := p.q, p.qh, p.meta
+	for n > 0 {
+		e := q[qh]
+		qh++
+		m := &meta[e.b]
+		if m.qs != e.stamp {
+			continue // taken off the queue since
+		}
+		m.qs, m.ref = 0, 1
+		if m.hash != 0 {
+			p.evictHashed(e.b, m)
+		}
+		dst = append(dst, e.b)
+		n--
+	}
+	if qh == len(q) {
+		p.q, p.qh = q[:0], 0
+	} else {
+		p.qh = qh
 	}
 	return dst, true
 }
@@ -355,7 +566,7 @@ func (p *Pool) Touch(b BlockID) {
 }
 
 // IsFree reports whether block b is on the free queue (counted by NumFree).
-func (p *Pool) IsFree(b BlockID) bool { return p.m(b).inFree }
+func (p *Pool) IsFree(b BlockID) bool { return p.m(b).qs != 0 }
 
 // SetHash records that block b now holds content h, making it findable by Lookup. When other
 // blocks already hold h, b joins them: vLLM does not deduplicate, and keeps every block in its
@@ -371,17 +582,29 @@ func (p *Pool) SetHash(b BlockID, h Hash) {
 // Free drops one reference on each block. Blocks whose count reaches zero join the free queue in
 // reverse order, so a request's tail blocks are evicted before its head (vLLM's free order).
 func (p *Pool) Free(blocks []BlockID) {
+	if len(p.q)+len(blocks) > cap(p.q) {
+		p.compact(len(blocks))
+	}
+	// pushTail for each block reaching zero, in one loop (the queue has room for them all).
+	q, stamp, meta, freed := p.q, p.stamp, p.meta, 0
 	for i := len(blocks) - 1; i >= 0; i-- {
 		b := blocks[i]
-		m := p.m(b)
+		m := &meta[b]
 		if m.ref <= 0 {
 			panic(fmt.Sprintf("kvcache: double free of block %d", b))
 		}
 		m.ref--
 		if m.ref == 0 {
-			p.pushTail(b)
+			if stamp++; stamp == 0 {
+				stamp = 1
+			}
+			m.qs = stamp
+			q = append(q, qEntry{b, stamp})
+			freed++
 		}
 	}
+	p.q, p.stamp = q, stamp
+	p.numFree += freed
 }
 
 // CacheDetached stores content h in a block that no request holds: the least recently used free
@@ -396,7 +619,7 @@ func (p *Pool) CacheDetached(h Hash, key uint64) {
 	}
 	p.Flush(key)
 	if b, ok := p.cached.get(h); ok {
-		if p.m(b).inFree {
+		if p.m(b).qs != 0 {
 			p.unlink(b)
 			p.pushTail(b)
 		}
@@ -409,10 +632,8 @@ func (p *Pool) CacheDetached(h Hash, key uint64) {
 
 // flushAll enters every pending block into the index (tests only).
 func (p *Pool) flushAll() {
-	keys := make([]uint64, 0, len(p.lists))
-	for k := range p.lists {
-		keys = append(keys, k)
-	}
+	var keys []uint64
+	p.lists.each(func(k uint64, _ int32) { keys = append(keys, k) })
 	for _, k := range keys {
 		p.Flush(k)
 	}
@@ -424,10 +645,21 @@ func (p *Pool) freeQueue() []BlockID {
 	for b := p.used; b < p.numBlocks; b++ {
 		q = append(q, BlockID(b))
 	}
-	for b := p.head; b != NoBlock; b = p.m(b).next {
-		q = append(q, b)
+	for _, e := range p.q[p.qh:] {
+		if p.m(e.b).qs == e.stamp {
+			q = append(q, e.b)
+		}
 	}
 	return q
+}
+
+// hashOf is block b's content hash, 0 if none, computed if it is pending (tests only).
+func (p *Pool) hashOf(b BlockID) Hash {
+	m := p.m(b)
+	if m.src != 0 {
+		return p.srcHash(m.src-1, int(m.hash)-1)
+	}
+	return m.hash
 }
 
 // Ref returns the reference count of block b (for tests and invariant checks).
@@ -441,41 +673,75 @@ func (p *Pool) Ref(b BlockID) int {
 // CheckInvariants verifies the free queue and counts; it panics on a broken invariant.
 func (p *Pool) CheckInvariants() {
 	n := p.numBlocks - p.used // fresh blocks
-	for b := p.head; b != NoBlock; b = p.m(b).next {
-		if p.m(b).ref != 0 || !p.m(b).inFree {
-			panic(fmt.Sprintf("kvcache: block %d in free queue with ref %d", b, p.m(b).ref))
+	queued := 0
+	for _, e := range p.q[p.qh:] {
+		if p.m(e.b).qs != e.stamp {
+			continue
+		}
+		if p.m(e.b).ref != 0 {
+			panic(fmt.Sprintf("kvcache: block %d in free queue with ref %d", e.b, p.m(e.b).ref))
 		}
 		n++
 		if n > p.numBlocks {
-			panic("kvcache: free queue has a cycle")
+			panic("kvcache: free queue holds a block twice")
 		}
+	}
+	for b := BlockID(0); int(b) < p.used; b++ {
+		if p.m(b).qs != 0 {
+			queued++
+		}
+	}
+	if queued != n-(p.numBlocks-p.used) {
+		panic(fmt.Sprintf("kvcache: %d blocks marked free, %d on the free queue", queued, n-(p.numBlocks-p.used)))
 	}
 	if n != p.numFree {
 		panic(fmt.Sprintf("kvcache: free queue length %d != numFree %d", n, p.numFree))
 	}
 	hashed, entries, pending := 0, 0, 0
 	for b := BlockID(0); int(b) < p.used; b++ {
-		if p.m(b).pending {
+		if p.m(b).list != 0 {
 			pending++
 		}
 	}
-	for key, i := range p.lists {
+	p.lists.each(func(key uint64, i int32) {
 		l := &p.pend[i]
-		if l.key != key || l.head == NoBlock {
+		if l.key != key || l.live <= 0 {
 			panic(fmt.Sprintf("kvcache: pending list %d of key %x is empty or under key %x", i, key, l.key))
 		}
-		for x, prev := l.head, NoBlock; x != NoBlock; prev, x = x, p.m(x).dupNext {
-			if m := p.m(x); !m.pending || m.list != i || m.dupPrev != prev || (m.dupNext == NoBlock && l.tail != x) {
-				panic(fmt.Sprintf("kvcache: pending list of key %x broken at block %d", key, x))
+		live := 0
+		for k, e := range l.ents {
+			if k > 0 && l.ents[k-1].seq >= e.seq {
+				panic(fmt.Sprintf("kvcache: pending list of key %x out of order at entry %d", key, k))
 			}
-			hashed++
-			if hashed > p.used {
-				panic("kvcache: pending list has a cycle")
+			if p.live(i, k, e) {
+				live++
 			}
 		}
-	}
+		if live != int(l.live) {
+			panic(fmt.Sprintf("kvcache: pending list of key %x has %d live entries, %d counted", key, live, l.live))
+		}
+		hashed += live
+	})
 	if hashed != pending {
 		panic(fmt.Sprintf("kvcache: %d blocks pending, %d in pending lists", pending, hashed))
+	}
+	srcPending := make([]int32, len(p.srcs))
+	for b := BlockID(0); int(b) < p.used; b++ {
+		if m := p.m(b); m.src != 0 {
+			if m.list == 0 {
+				panic(fmt.Sprintf("kvcache: block %d has a chain source but is not pending", b))
+			}
+			srcPending[m.src-1]++
+		}
+	}
+	released := make([]bool, len(p.srcs))
+	for _, i := range p.srcFree {
+		released[i] = true
+	}
+	for i := range p.srcs {
+		if r := p.srcs[i].refs; released[i] != (r == 0) || r < srcPending[i] || r > srcPending[i]+1 {
+			panic(fmt.Sprintf("kvcache: chain source %d has %d references, %d pending blocks", i, r, srcPending[i]))
+		}
 	}
 	p.cached.each(func(h Hash, b BlockID) {
 		entries++
@@ -483,10 +749,10 @@ func (p *Pool) CheckInvariants() {
 			panic(fmt.Sprintf("kvcache: block %d is first for hash %x but has a predecessor", b, h))
 		}
 		for x, prev := b, NoBlock; x != NoBlock; prev, x = x, p.m(x).dupNext {
-			if p.m(x).hash != h || p.m(x).dupPrev != prev || p.m(x).pending {
+			if p.m(x).hash != h || p.m(x).dupPrev != prev || p.m(x).list != 0 {
 				panic(fmt.Sprintf("kvcache: cached map says block %d holds %x, block says %x", x, h, p.m(x).hash))
 			}
-			if prev != NoBlock && p.m(prev).seq >= p.m(x).seq {
+			if prev != NoBlock && p.seqs[prev] >= p.seqs[x] {
 				panic(fmt.Sprintf("kvcache: blocks %d and %d with hash %x out of order", prev, x, h))
 			}
 			hashed++

@@ -268,9 +268,11 @@ func BenchmarkPoolAllocateFree(b *testing.B) {
 	}
 }
 
-// TestPoolLargeLazyMetadata allocates a pool over several metadata chunks: blocks come out in id
-// order from the never-used range, every one once, then from the free queue in LRU order.
+// TestPoolLargeLazyMetadata allocates a large pool in a few calls, the metadata growing as blocks
+// are handed out: blocks come out in id order from the never-used range, every one once, then
+// from the free queue in LRU order.
 func TestPoolLargeLazyMetadata(t *testing.T) {
+	const metaChunk = 1 << 9
 	const n = 3*metaChunk + 5
 	p := NewPool(n)
 	a, _ := p.Allocate(nil, metaChunk+1)

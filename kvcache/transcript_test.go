@@ -244,7 +244,7 @@ func (h *kvHarness) run(t *testing.T, cmd string) string {
 			}
 			var names []string
 			for _, b := range bs {
-				names = append(names, fmt.Sprintf("%d=%s", b, h.lbl(h.m.Pool.m(b).hash)))
+				names = append(names, fmt.Sprintf("%d=%s", b, h.lbl(h.m.Pool.hashOf(b))))
 			}
 			fmt.Fprintf(&out, "; g%d reuses %s", g, strings.Join(names, " "))
 		}
@@ -287,7 +287,7 @@ func (h *kvHarness) run(t *testing.T, cmd string) string {
 		var q []string
 		for _, b := range p.freeQueue() {
 			if int(b) < p.used && p.m(b).hash != 0 {
-				hs := p.m(b).hash
+				hs := p.hashOf(b)
 				q = append(q, fmt.Sprintf("%d=%s", b, h.lbl(hs)))
 			} else {
 				q = append(q, strconv.Itoa(int(b)))

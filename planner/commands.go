@@ -221,7 +221,7 @@ func (p *Plan) WriteRow(w io.Writer, index int) error {
 		return nil
 	}
 	fmt.Fprintf(w, "Flags        kv %s, spec %s, max-num-batched-tokens %d, max-num-seqs %d, gpu-memory-utilization %.2f, max-model-len %d\n",
-		kvText(c.KVCacheDType), specText(c.SpecTokens), c.MaxNumBatchedTokens, c.MaxNumSeqs, c.GPUMemoryUtilization, c.MaxModelLen)
+		kvText(c.KVCacheDType), c.specLabel(), c.MaxNumBatchedTokens, c.MaxNumSeqs, c.GPUMemoryUtilization, c.MaxModelLen)
 	if r.Note != "" {
 		fmt.Fprintf(w, "Note         %s\n", r.Note)
 	}

@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"fmt"
+	"github.com/servesim/servesim/model/deploy"
 	"reflect"
 	"strings"
 	"testing"
@@ -57,7 +59,7 @@ func TestLaunchCommandsRoundTrip(t *testing.T) {
 				t.Fatal(err)
 			}
 			sim.Quantization = want.Quantization // a label the planner prints as the variant's format
-			if sim != want {
+			if !sim.Equal(&want) {
 				t.Fatalf("row %d: the planner simulates\n%+v\nbut its command gives\n%+v", c.index, sim, want)
 			}
 			if c.config.Weights != "native" && !strings.Contains(l.Serve, "--quantization fp8") {
@@ -81,13 +83,17 @@ func TestLaunchCommandsRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatalf("row %d: %s: %v", c.index, l.Serve, err)
 			}
-			if b.Deployment.Engine != want {
+			if !b.Deployment.Engine.Equal(&want) {
 				t.Errorf("row %d: %s\nimports as %+v\nwant      %+v", c.index, l.Serve, b.Deployment.Engine, want)
 			}
 			if !reflect.DeepEqual(b.Deployment.Model, variant(q.Model, c.config.Weights)) {
 				t.Errorf("row %d: %s: the imported model differs from the row's (%s weights)", c.index, l.Serve, c.config.Weights)
 			}
-			if (c.config.SpecTokens > 0) != (b.Deployment.Drafter != nil) || c.config.SpecTokens > 0 && !reflect.DeepEqual(b.Deployment.Drafter, q.Drafter) {
+			if m := c.config.SpecMethod; m != "" && b.Deployment.Engine.Speculative.Method != m {
+				t.Errorf("row %d: %s: speculative method %q, want the row's %q", c.index, l.Serve, b.Deployment.Engine.Speculative.Method, m)
+			}
+			drafter := c.config.SpecTokens > 0 && deploy.NeedsDrafter(c.config.SpecMethod)
+			if drafter != (b.Deployment.Drafter != nil) || drafter && !reflect.DeepEqual(b.Deployment.Drafter, q.Drafter) {
 				t.Errorf("row %d: %s: drafter %v, want %v", c.index, l.Serve, b.Deployment.Drafter, q.Drafter)
 			}
 			if b.Deployment.Hardware.Count != c.config.TP {
@@ -123,5 +129,75 @@ func TestCommandsSeedCurrent(t *testing.T) {
 	}
 	if !strings.HasPrefix(l.Bench, "vllm bench serve --backend vllm --model nvidia/GLM-5.3-Flash-NVFP4 --dataset-name random --random-input-len 131072 --random-output-len 4096 --num-prompts 16 --max-concurrency 16") {
 		t.Errorf("bench: %s", l.Bench)
+	}
+}
+
+// TestSpecMethodsSwept: plan sweeps the speculative methods a model supports. DeepSeek-R1's
+// checkpoint has one MTP layer (num_nextn_predict_layers 1), so mtp is swept at every k (k above
+// n_predict 1 is a multiple of it); ngram needs nothing but the target; with no drafter described
+// the question's DFlash/EAGLE is not. Each row's launch command carries its --speculative-config
+// and imports back to the row's engine, without a drafter model for mtp and ngram.
+func TestSpecMethodsSwept(t *testing.T) {
+	r := seedResolved(t)
+	ms, err := ModelsFor(r.Deployment, "deepseek-ai/DeepSeek-R1", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &workload.Spec{Name: "fixed", Kind: workload.KindClosed, Closed: workload.Closed{Requests: 64, Concurrency: 8},
+		Lengths: workload.Lengths{InputTokens: 2000, OutputTokens: 500}}
+	q := ScenarioQuestion(r, ms, w, gpus(t, "H200"),
+		Space{Counts: []int{8}, TP: []int{8}, EP: []bool{true}, MaxNumSeqs: []int{64}, MaxNumBatchedTokens: []int{8192}, KVCacheDTypes: []string{"auto"},
+			SpecTokens: []int{0, 1, 3}, GPUMemoryUtilization: []float64{0.9}})
+	q.Engine.Version = ""
+	if err := q.validate(); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, o := range q.specOptions() {
+		got = append(got, fmt.Sprintf("%s/%d", o.method, o.k))
+	}
+	if want := "/0 mtp/1 ngram/1 mtp/3 ngram/3"; strings.Join(got, " ") != want {
+		t.Errorf("speculative options %q, want %q", strings.Join(got, " "), want)
+	}
+	cands, _ := q.enumerate()
+	p := &Plan{Question: q.info()}
+	seen := map[string]bool{}
+	for _, c := range cands {
+		if c.key == "" {
+			continue
+		}
+		row := &Result{Index: c.index, Config: c.config}
+		l, err := p.Launch(row)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _, _, err := p.RowEngine(row)
+		if err != nil {
+			t.Fatal(err)
+		}
+		words, err := vllmcmd.Split(l.Serve)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := scenario.New()
+		if _, err := s.ApplyVLLM(words); err != nil {
+			t.Fatal(err)
+		}
+		s.Hardware.GPU, s.Engine.Version = c.config.GPU, want.Version
+		b, err := s.Build()
+		if err != nil {
+			t.Fatalf("row %d: %s: %v", c.index, l.Serve, err)
+		}
+		if !b.Deployment.Engine.Equal(&want) || b.Deployment.Drafter != nil {
+			t.Errorf("row %d: %s\nimports as %+v (drafter %v)\nwant      %+v", c.index, l.Serve, b.Deployment.Engine, b.Deployment.Drafter, want)
+		}
+		m := c.config.SpecMethod
+		if m != "" && !strings.Contains(l.Serve, `"method":"`+m+`"`) {
+			t.Errorf("row %d: %s: no --speculative-config with method %s", c.index, l.Serve, m)
+		}
+		seen[m] = true
+	}
+	if !seen["mtp"] || !seen["ngram"] || !seen[""] {
+		t.Errorf("methods in rows: %v, want off, mtp and ngram", seen)
 	}
 }

@@ -33,8 +33,13 @@
 //
 // Rows are enumerated in a fixed order: GPU kind (catalog order) x weights variant x GPU count x
 // TP (largest first; the rest of the count is data-parallel replicas) x expert parallel x KV-cache
-// dtype x speculative tokens (0 = off) x max-num-batched-tokens x max-num-seqs x
-// gpu-memory-utilization. A hardware layout that no flag combination can load is one row, pruned
+// dtype x speculative setting x max-num-batched-tokens x max-num-seqs x
+// gpu-memory-utilization. The speculative settings (Question.specOptions) are off and, for each
+// k > 0 of the space, every method the model supports: the question's own (DFlash, EAGLE, a draft
+// model) when its drafter is described, mtp when the checkpoint has MTP layers
+// (num_nextn_predict_layers; k at most n_predict or a multiple of it), and ngram always (prompt
+// lookup needs nothing but the target). A row's launch command carries its --speculative-config.
+// A hardware layout that no flag combination can load is one row, pruned
 // with its reason:
 //
 //	format    the GPU has no tensor cores for a weight format (NVFP4 on H100): servesim does

@@ -34,23 +34,38 @@ type layout struct {
 	ep      bool
 	// Set when no flag combination can load it.
 	stage, reason string
-	// The layout's parameters, chosen once for its rows without and with a drafter
-	// (Question.params; index 1: with): the choice depends on the GPU, TP, engine, model and
-	// drafter, never on the other swept flags, and cost about a fifth of a screen per row.
-	paramsOnce [2]sync.Once
-	params     [2]layoutParams
-	// The parameters' provenance, likewise (Question.Provenance; the speculative-acceptance
-	// group applies with a drafter only).
-	provOnce [2]sync.Once
-	prov     [2]param.Summary
+	// The layout's parameters and their provenance, chosen once per speculative setting
+	// (layoutMemo): the choice depends on the GPU, TP, engine, model and speculative setting,
+	// never on the other swept flags, and cost about a fifth of a screen per row.
+	memoMu sync.Mutex
+	memo   map[string]*layoutMemo
 }
 
-// drafted is the memo index of a deployment: 1 with a drafter, else 0.
-func drafted(d *deploy.Deployment) int {
-	if d.Drafter != nil {
-		return 1
+// layoutMemo is a layout's parameters (Question.params) and provenance (Question.Provenance)
+// for its rows of one speculative setting.
+type layoutMemo struct {
+	paramsOnce, provOnce sync.Once
+	params               layoutParams
+	prov                 param.Summary
+}
+
+// memoFor is the memo of d's rows: keyed by the speculative method, its draft model, k, the
+// drafter's KV dtype and whether a drafter is loaded (the provenance's speculative groups and
+// the method's priors follow them).
+func (l *layout) memoFor(d *deploy.Deployment) *layoutMemo {
+	s := &d.Engine.Speculative
+	k := fmt.Sprintf("%s|%s|%d|%s|%t", s.Method, s.Model, s.NumTokens, s.KVCacheDType, d.Drafter != nil)
+	l.memoMu.Lock()
+	defer l.memoMu.Unlock()
+	if l.memo == nil {
+		l.memo = map[string]*layoutMemo{}
 	}
-	return 0
+	m := l.memo[k]
+	if m == nil {
+		m = &layoutMemo{}
+		l.memo[k] = m
+	}
+	return m
 }
 
 type layoutParams struct {
@@ -111,6 +126,48 @@ func (q *Question) specTokens() []int {
 	}
 	if len(out) == 0 {
 		out = []int{0}
+	}
+	return out
+}
+
+// specOption is one speculative setting of the sweep: a method and its draft tokens (0: off).
+type specOption struct {
+	method string
+	k      int
+}
+
+// baseSpecMethod is the method the question's flags (or base engine) give, "dflash" when none.
+func (q *Question) baseSpecMethod() string {
+	a := q.rowSpec().baseArgs()
+	if a.Speculative != nil && a.Speculative.Method != "" {
+		return a.Speculative.Method
+	}
+	return "dflash"
+}
+
+// specOptions lists the speculative settings swept: off; for each k > 0 of the space, the
+// question's method with its drafter (when a drafter is described), mtp when the checkpoint has
+// multi-token-prediction layers (k at most n_predict or a multiple of it, vLLM's rule), and ngram
+// (prompt lookup needs nothing but the target). EAGLE heads and draft models need their
+// description (--drafter), so they are swept only as the question's method.
+func (q *Question) specOptions() []specOption {
+	var out []specOption
+	base := q.baseSpecMethod()
+	for _, k := range q.Space.SpecTokens {
+		if k == 0 {
+			out = append(out, specOption{})
+			continue
+		}
+		if q.Drafter != nil && deploy.NeedsDrafter(base) {
+			out = append(out, specOption{base, k})
+		}
+		if n := q.Model.MTPLayers; n > 0 && (k <= n || k%n == 0) {
+			out = append(out, specOption{"mtp", k})
+		}
+		out = append(out, specOption{"ngram", k})
+	}
+	if len(out) == 0 {
+		out = []specOption{{}}
 	}
 	return out
 }
@@ -218,10 +275,17 @@ func (rs rowSpec) args(c *Config) deploy.EngineArgs {
 		if e.Speculative != nil {
 			method, kv = e.Speculative.Method, e.Speculative.KVCacheDType
 		}
+		if c.SpecMethod != "" && c.SpecMethod != method {
+			method, kv = c.SpecMethod, ""
+		}
 		if method == "" {
 			method = "dflash"
 		}
-		e.Speculative = &deploy.Speculative{Method: method, Model: rs.drafter, NumTokens: c.SpecTokens, KVCacheDType: kv}
+		model := rs.drafter
+		if !deploy.NeedsDrafter(method) {
+			model = ""
+		}
+		e.Speculative = &deploy.Speculative{Method: method, Model: model, NumTokens: c.SpecTokens, KVCacheDType: kv}
 	} else {
 		e.Speculative = &deploy.Speculative{}
 	}
@@ -247,7 +311,7 @@ func (q *Question) deployment(l *layout, c *Config) (*deploy.Deployment, error) 
 		return nil, err
 	}
 	d := &deploy.Deployment{Model: l.arch, Hardware: hardware.Machine{GPU: l.gpu, Count: l.tp}, Engine: e}
-	if c.SpecTokens > 0 {
+	if c.SpecTokens > 0 && deploy.NeedsDrafter(e.Speculative.Method) {
 		d.Drafter = q.Drafter
 	}
 	return d, nil
@@ -265,21 +329,20 @@ func (q *Question) params(d *deploy.Deployment, native bool) (param.Values, stri
 // layoutProvenance is q.Provenance for the layout's rows, taken on the first and kept, as
 // layoutParams (q.Provenance must be set).
 func (q *Question) layoutProvenance(l *layout, d *deploy.Deployment) param.Summary {
-	i := drafted(d)
-	l.provOnce[i].Do(func() { l.prov[i] = q.Provenance(d, l.weights == "native") })
-	return l.prov[i]
+	m := l.memoFor(d)
+	m.provOnce.Do(func() { m.prov = q.Provenance(d, l.weights == "native") })
+	return m.prov
 }
 
-// layoutParams is q.params for the layout's rows, chosen on the first and kept: every row of a
-// layout has its GPU, TP, engine and model, and the rows with a drafter have the same one (d is
-// that row's deployment).
+// layoutParams is q.params for the layout's rows of d's speculative setting, chosen on the first
+// and kept: every row of a layout has its GPU, TP, engine and model (d is that row's deployment).
 func (q *Question) layoutParams(l *layout, d *deploy.Deployment) (param.Values, string, string, error) {
-	i := drafted(d)
-	l.paramsOnce[i].Do(func() {
-		lp := &l.params[i]
+	m := l.memoFor(d)
+	m.paramsOnce.Do(func() {
+		lp := &m.params
 		lp.values, lp.src, lp.from, lp.err = q.params(d, l.weights == "native")
 	})
-	lp := &l.params[i]
+	lp := &m.params
 	return lp.values, lp.src, lp.from, lp.err
 }
 
@@ -331,14 +394,14 @@ func anyPositive(v []int) bool {
 }
 
 // enumerate lists every row of the sweep in a fixed order: GPU kind, weights, count, TP (largest
-// first), EP, then KV dtype, speculative tokens, batched tokens, max-num-seqs, utilization.
+// first), EP, then KV dtype, speculative method and tokens, batched tokens, max-num-seqs, utilization.
 func (q *Question) enumerate() ([]candidate, []string) {
 	var out []candidate
 	notes := append([]string(nil), q.Notes...)
-	if q.Drafter == nil && anyPositive(q.Space.SpecTokens) {
-		notes = append(notes, fmt.Sprintf("speculative decoding not swept: no drafter description for %s (give --drafter NAME|FILE)", q.ModelRef))
+	if q.Drafter == nil && anyPositive(q.Space.SpecTokens) && deploy.NeedsDrafter(q.baseSpecMethod()) {
+		notes = append(notes, fmt.Sprintf("speculative decoding with %s not swept: no drafter description for %s (give --drafter NAME|FILE); mtp (when the checkpoint has MTP layers) and ngram are", q.baseSpecMethod(), q.ModelRef))
 	}
-	specs := q.specTokens()
+	specs := q.specOptions()
 	perReplica := q.Workload.MaxConcurrency()
 	mml := q.maxModelLen()
 	for gi := range q.GPUs {
@@ -369,7 +432,7 @@ func (q *Question) enumerate() ([]candidate, []string) {
 									for _, mns := range q.Space.MaxNumSeqs {
 										for _, u := range q.Space.GPUMemoryUtilization {
 											c := base
-											c.KVCacheDType, c.SpecTokens, c.MaxNumBatchedTokens, c.MaxNumSeqs, c.GPUMemoryUtilization, c.MaxModelLen = kv, k, mbt, mns, u, mml
+											c.KVCacheDType, c.SpecMethod, c.SpecTokens, c.MaxNumBatchedTokens, c.MaxNumSeqs, c.GPUMemoryUtilization, c.MaxModelLen = kv, k.method, k.k, mbt, mns, u, mml
 											// Rows that differ only in a max-num-seqs the workload never reaches
 											// simulate identically.
 											eff := mns
@@ -377,7 +440,7 @@ func (q *Question) enumerate() ([]candidate, []string) {
 												eff = conc
 											}
 											key := strings.Join([]string{strconv.Itoa(gi), w, strconv.Itoa(count), strconv.Itoa(tp), strconv.FormatBool(ep), kv,
-												strconv.Itoa(k), strconv.Itoa(mbt), strconv.Itoa(eff), strconv.FormatFloat(u, 'g', -1, 64)}, "|")
+												k.method, strconv.Itoa(k.k), strconv.Itoa(mbt), strconv.Itoa(eff), strconv.FormatFloat(u, 'g', -1, 64)}, "|")
 											out = append(out, candidate{index: len(out), config: c, lay: l, key: key})
 										}
 									}

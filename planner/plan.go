@@ -504,7 +504,7 @@ func frontierConcurrency() []int {
 
 func capacityFrontier(r *Result, out int) Frontier {
 	c := &r.Config
-	f := Frontier{Index: r.Index, Label: fmt.Sprintf("%s, %s KV, util %.2f, mbt %d, %s", c.Label(), kvText(c.KVCacheDType), c.GPUMemoryUtilization, c.MaxNumBatchedTokens, specText(c.SpecTokens)), OutputTokens: out}
+	f := Frontier{Index: r.Index, Label: fmt.Sprintf("%s, %s KV, util %.2f, mbt %d, %s", c.Label(), kvText(c.KVCacheDType), c.GPUMemoryUtilization, c.MaxNumBatchedTokens, c.specLabel()), OutputTokens: out}
 	room := c.MaxModelLen - out - 64
 	kv := r.KVTokens
 	for _, ctx := range frontierContexts() {

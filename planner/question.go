@@ -235,9 +235,12 @@ type Config struct {
 	EP    bool   `json:"ep"`
 	// Weights is the checkpoint variant ("native", "fp8", "bf16"); WeightFormat the format of
 	// its largest part (the routed experts of a MoE model), for display.
-	Weights              string  `json:"weights"`
-	WeightFormat         string  `json:"weight_format"`
-	KVCacheDType         string  `json:"kv_cache_dtype,omitempty"`
+	Weights      string `json:"weights"`
+	WeightFormat string `json:"weight_format"`
+	KVCacheDType string `json:"kv_cache_dtype,omitempty"`
+	// SpecMethod is the speculative method of a row with SpecTokens > 0 ("" before methods were
+	// swept: the question's).
+	SpecMethod           string  `json:"spec_method,omitempty"`
 	SpecTokens           int     `json:"spec_tokens"`
 	MaxNumBatchedTokens  int     `json:"max_num_batched_tokens,omitempty"`
 	MaxNumSeqs           int     `json:"max_num_seqs,omitempty"`
@@ -250,7 +253,7 @@ type Config struct {
 func (c *Config) sameDeployment(o *Config) bool {
 	kv := func(s string) arch.DType { e := deploy.EngineConfig{KVCacheDType: s}; return e.KVDType() }
 	return strings.EqualFold(c.GPU, o.GPU) && c.Count == o.Count && c.TP == o.TP && c.DP == o.DP && c.EP == o.EP &&
-		c.Weights == o.Weights && kv(c.KVCacheDType) == kv(o.KVCacheDType) && c.SpecTokens == o.SpecTokens &&
+		c.Weights == o.Weights && kv(c.KVCacheDType) == kv(o.KVCacheDType) && c.SpecTokens == o.SpecTokens && (c.SpecTokens == 0 || o.SpecMethod == "" || c.SpecMethod == "" || c.SpecMethod == o.SpecMethod) &&
 		c.MaxNumBatchedTokens == o.MaxNumBatchedTokens && c.MaxNumSeqs == o.MaxNumSeqs &&
 		c.GPUMemoryUtilization == o.GPUMemoryUtilization && c.MaxModelLen == o.MaxModelLen
 }
@@ -271,7 +274,7 @@ func (c *Config) Label() string {
 func CurrentConfig(d *deploy.Deployment) *Config {
 	e := &d.Engine
 	return &Config{GPU: d.Hardware.GPU.Name, Count: d.Hardware.Count, TP: e.TensorParallel, DP: e.DataParallel, EP: e.ExpertParallel && e.TensorParallel*e.DataParallel > 1,
-		Weights: "native", KVCacheDType: e.KVCacheDType, SpecTokens: e.SpecTokens(), MaxNumBatchedTokens: e.MaxNumBatchedTokens,
+		Weights: "native", KVCacheDType: e.KVCacheDType, SpecMethod: specMethodOf(e), SpecTokens: e.SpecTokens(), MaxNumBatchedTokens: e.MaxNumBatchedTokens,
 		MaxNumSeqs: e.MaxNumSeqs, GPUMemoryUtilization: e.GPUMemoryUtilization, MaxModelLen: e.MaxModelLen}
 }
 
@@ -373,4 +376,12 @@ func (SourceWidths) Interval(src scenario.Source, metric string, v float64) (lo,
 		return v * (1 - w), v * (1 + w), true
 	}
 	return 0, 0, false
+}
+
+// specMethodOf is the speculative method of an engine, "" with speculation off.
+func specMethodOf(e *deploy.EngineConfig) string {
+	if e.SpecTokens() == 0 {
+		return ""
+	}
+	return e.Speculative.Method
 }

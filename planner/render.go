@@ -93,6 +93,14 @@ func kvText(s string) string {
 	return s
 }
 
+// specLabel is a row's speculative setting: "off", or its method and draft tokens ("mtp k3").
+func (c *Config) specLabel() string {
+	if c.SpecTokens == 0 || c.SpecMethod == "" {
+		return specText(c.SpecTokens)
+	}
+	return c.SpecMethod + " " + specText(c.SpecTokens)
+}
+
 func specText(k int) string {
 	if k == 0 {
 		return "off"
@@ -246,7 +254,7 @@ func (p *Plan) WriteTable(w io.Writer, o TableOptions) error {
 			fmt.Fprintln(w)
 			if current.Status == "pruned" {
 				fmt.Fprintf(w, "Current configuration (%s, %s KV, %s, %d batched tokens, max-num-seqs %d, utilization %.2f): pruned: %s\n",
-					current.Config.Label(), current.Config.KVCacheDType, specText(current.Config.SpecTokens), current.Config.MaxNumBatchedTokens,
+					current.Config.Label(), current.Config.KVCacheDType, current.Config.specLabel(), current.Config.MaxNumBatchedTokens,
 					current.Config.MaxNumSeqs, current.Config.GPUMemoryUtilization, current.Reason)
 			} else {
 				fmt.Fprintf(w, "Current configuration (the scenario's), rank %d of %d:\n", current.Rank, c.Met+c.Missed)
@@ -557,7 +565,7 @@ func (p *Plan) wideColumns(checks []string, qs string, hasIntervals bool, sets m
 			status += " (current)"
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%d\t%s\t%.2f\t%s\t%s\t%s\t%s\t%s\t%s\t", r.Rank, cf.Label(), cf.WeightFormat, kvText(cf.KVCacheDType),
-			specText(cf.SpecTokens), cf.MaxNumBatchedTokens, mnsText(r, sets), cf.GPUMemoryUtilization, money(r.PriceHour), money(r.CostPerMTok),
+			cf.specLabel(), cf.MaxNumBatchedTokens, mnsText(r, sets), cf.GPUMemoryUtilization, money(r.PriceHour), money(r.CostPerMTok),
 			num(pf.OutputTokS), num(pf.TTFTq), num(pf.TPOTq), num(pf.UserTokSq))
 		for _, c := range checks {
 			fmt.Fprintf(tw, "%s\t", headroomOf(pf, c))
@@ -615,6 +623,17 @@ func (p *Plan) compactColumns(checks []string, qs string, sets map[int][]int) (s
 	return head, line
 }
 
+// sweptSpec reports whether any row of the plan decodes speculatively (then a row without says
+// "no spec").
+func (p *Plan) sweptSpec() bool {
+	for i := range p.Results {
+		if p.Results[i].Config.SpecTokens > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // flagsText is a row's key flags in a few words: "KV fp8, mbt 4096, mns 64, util 0.90".
 func (p *Plan) flagsText(r *Result, sets map[int][]int) string {
 	c := &r.Config
@@ -624,8 +643,8 @@ func (p *Plan) flagsText(r *Result, sets map[int][]int) string {
 	}
 	parts = append(parts, "KV "+strings.TrimSuffix(kvText(c.KVCacheDType), "(bf16)"))
 	if c.SpecTokens > 0 {
-		parts = append(parts, "spec "+specText(c.SpecTokens))
-	} else if sp := p.Question.Space.SpecTokens; anyPositive(sp) && p.Question.DrafterArch != nil {
+		parts = append(parts, "spec "+c.specLabel())
+	} else if p.sweptSpec() {
 		parts = append(parts, "no spec")
 	}
 	parts = append(parts, fmt.Sprintf("mbt %d", c.MaxNumBatchedTokens), "mns "+mnsText(r, sets), fmt.Sprintf("util %.2f", c.GPUMemoryUtilization))

@@ -51,7 +51,7 @@ func TestSeedLaunchCommandImports(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Deployment.Engine != want.Deployment.Engine {
+	if !got.Deployment.Engine.Equal(&want.Deployment.Engine) {
 		t.Errorf("imported engine differs from the seed scenario:\n got %+v\nwant %+v", got.Deployment.Engine, want.Deployment.Engine)
 	}
 	if !reflect.DeepEqual(got.Deployment.Model, want.Deployment.Model) || !reflect.DeepEqual(got.Deployment.Drafter, want.Deployment.Drafter) ||

@@ -247,7 +247,7 @@ func (s *Scenario) Build() (*Built, error) {
 		b.Notes = append(b.Notes, fmt.Sprintf("hardware.count %d: the engine's TP %d x PP %d x DP %d", count, e.TensorParallel, e.PipelineParallel, e.DataParallel))
 	}
 	d := &deploy.Deployment{Model: a, Hardware: hardware.Machine{GPU: gpu, Count: count}, Engine: e}
-	if e.Speculative.Enabled() && e.Speculative.Method != "ngram" && e.Speculative.Method != "ngram_gpu" {
+	if e.Speculative.Enabled() && deploy.NeedsDrafter(e.Speculative.Method) {
 		name := s.Model.Drafter
 		if name == "" {
 			name = e.Speculative.Model
@@ -262,10 +262,13 @@ func (s *Scenario) Build() (*Built, error) {
 			if err != nil {
 				if notSim == nil {
 					notSim = &deploy.NotSimulatedError{What: fmt.Sprintf("engine.speculative.model = %q", name),
-						Why: "the drafter's description is needed to simulate its cost: " + err.Error()}
+						Why: "the drafter's description is needed to simulate its cost: " + err.Error() +
+							" (give the draft model's config.json: a directory or file as speculative.model, or model.drafter in a scenario)"}
 				}
+			} else if d.Drafter, err = deploy.DraftHead(e.Speculative.Method, dm.Arch, a); err != nil {
+				return nil, err
 			} else {
-				d.Drafter, b.DrafterFrom = dm.Arch, dm.From
+				b.DrafterFrom = dm.From
 			}
 		}
 	}

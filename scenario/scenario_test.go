@@ -2,12 +2,15 @@ package scenario
 
 import (
 	"bytes"
+	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/servesim/servesim/model/deploy"
 	"github.com/servesim/servesim/model/param"
+	"github.com/servesim/servesim/sim"
 )
 
 func TestDefaultResolves(t *testing.T) {
@@ -92,7 +95,7 @@ func TestResolveErrors(t *testing.T) {
 		{func(s *Scenario) { s.Engine.TensorParallel = deploy.Ptr(3); s.Hardware.Count = 3 }, "does not divide"},
 		{func(s *Scenario) { s.Hardware.GPU = "" }, "hardware.gpu: not given: want a GPU name (--gpu NAME"},
 		{func(s *Scenario) { s.Model.Name = "" }, "model: not given"},
-		{func(s *Scenario) { s.Engine.PipelineParallel = deploy.Ptr(2); s.Hardware.Count = 8 }, "engine.pipeline_parallel_size = 2: not simulated yet: pipeline parallelism"},
+		{func(s *Scenario) { s.Engine.PipelineParallel = deploy.Ptr(2); s.Hardware.Count = 8 }, "engine.pipeline_parallel_size = 2 with engine.speculative.method = \"dflash\": not simulated yet: speculative decoding across pipeline stages"},
 		{func(s *Scenario) { s.Hardware.Count = 8 }, "hardware.count = 8"},
 	} {
 		s := Default()
@@ -239,7 +242,7 @@ func TestPartialFileTakesVLLMDefaults(t *testing.T) {
 	want := deploy.EngineConfig{Name: "vllm", Version: deploy.DefaultVersion, TensorParallel: 4, DataParallel: 1, PipelineParallel: 1,
 		MaxModelLen: 131072, GPUMemoryUtilization: 0.92, KVCacheDType: "fp8", MaxNumBatchedTokens: 8192, MaxNumSeqs: 8,
 		ChunkedPrefill: true, PrefixCaching: true, AsyncScheduling: true, MaxCaptureSize: 16, Quantization: "NVFP4"}
-	if e != want {
+	if !e.Equal(&want) {
 		t.Errorf("partial file: engine\n got %+v\nwant %+v (vLLM's defaults, not the seed's)", e, want)
 	}
 	if r.Deployment.Drafter != nil || r.Deployment.Hardware.Count != 4 {
@@ -255,5 +258,38 @@ func TestErrorLines(t *testing.T) {
 	_, err = Parse([]byte("[hardware]\ngpus = 4\n"), "x.toml")
 	if err == nil || !strings.HasPrefix(err.Error(), "x.toml:2: unknown key \"hardware.gpus\"") {
 		t.Errorf("err = %v, want x.toml:2: unknown key", err)
+	}
+}
+
+// TestAcceptanceFromScenario: a scenario's [engine.speculative] acceptance (the per-position rates
+// vLLM reports) or mean_acceptance_length replaces the method's prior; without them the prior
+// named after its public figure is used (mtp: DeepSeek-V3's 85 % first-position acceptance).
+func TestAcceptanceFromScenario(t *testing.T) {
+	base := "[model]\nname = \"deepseek-ai/DeepSeek-R1\"\n\n[hardware]\ngpu = \"H200\"\n\n[engine]\ntensor_parallel_size = 8\nmax_model_len = 32768\n\n[engine.speculative]\nmethod = \"mtp\"\nnum_speculative_tokens = 3\n"
+	for _, c := range []struct {
+		extra, source string
+		first, mean   float64
+	}{
+		{"", "prior: DeepSeek-V3 Technical Report", 0.85, 1 + 0.85 + 0.85*0.68 + 0.85*0.68*0.544},
+		{"acceptance = [0.9, 0.7, 0.5]\n", "engine.speculative.acceptance", 0.9, 3.1},
+		{"mean_acceptance_length = 2.2\n", "engine.speculative.mean_acceptance_length 2.2", 0, 2.2},
+	} {
+		s, err := Parse([]byte(base+c.extra), "s.toml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := s.Resolve(ResolveOptions{Uncalibrated: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := r.Deployment.Acceptance(&r.Params)
+		if !strings.HasPrefix(a.Source, c.source) || math.Abs(a.Mean()-c.mean) > 1e-9 || (c.first > 0 && math.Abs(a.Rates[0]-c.first) > 1e-12) {
+			t.Errorf("%q: acceptance %v (mean %.4f, %s), want from %q, mean %.4f", c.extra, a.Rates, a.Mean(), a.Source, c.source, c.mean)
+		}
+		if srv, err := sim.NewServer(r.Deployment, r.Params); err != nil {
+			t.Fatal(err)
+		} else if got := srv.SchedulerConfig().AcceptCDF; !slices.Equal(got, a.Rates) {
+			t.Errorf("%q: the scheduler draws from %v, want %v", c.extra, got, a.Rates)
+		}
 	}
 }

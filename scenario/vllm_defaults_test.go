@@ -2,6 +2,8 @@ package scenario
 
 import (
 	"errors"
+	"github.com/servesim/servesim/model/param"
+	"github.com/servesim/servesim/sim"
 	"os"
 	"path/filepath"
 	"slices"
@@ -78,7 +80,7 @@ func v28(edit func(e *deploy.EngineConfig)) deploy.EngineConfig {
 // version where it matters). Every setting the line does not give must equal vLLM's default for
 // that version, GPU and model, written out here by hand from the rules (not computed by the code
 // under test); the model is read from the Hugging Face cache; what vLLM runs but servesim does not
-// simulate yet (pipeline and data parallelism, MTP, a drafter without a description) is recorded
+// simulate yet (a drafter without a description) is recorded
 // faithfully and refused with the reason; an unknown model is an error saying how to give its
 // config.
 func TestVLLMServeLines(t *testing.T) {
@@ -144,10 +146,15 @@ func TestVLLMServeLines(t *testing.T) {
 			}),
 			count: 4},
 		{name: "Llama-3.1-8B DP2", gpu: "H100",
-			cmd:    "vllm serve meta-llama/Llama-3.1-8B-Instruct --data-parallel-size 2",
-			want:   v28(func(e *deploy.EngineConfig) { e.DataParallel, e.MaxModelLen = 2, 131072 }),
-			count:  2,
-			notSim: "engine.data_parallel_size = 2: not simulated yet"},
+			cmd:   "vllm serve meta-llama/Llama-3.1-8B-Instruct --data-parallel-size 2",
+			want:  v28(func(e *deploy.EngineConfig) { e.DataParallel, e.MaxModelLen = 2, 131072 }),
+			count: 2,
+			check: func(t *testing.T, b *Built) {
+				// A dense model's DP ranks are independent engines: simulated as 2 replicas.
+				if r, n := b.Deployment.ReplicaDeployment(); n != 2 || r.Hardware.Count != 1 {
+					t.Errorf("DP2 dense: %d replicas on %d GPU(s), want 2 of 1", n, r.Hardware.Count)
+				}
+			}},
 		{name: "Llama-3.1-8B on vLLM 0.11 (late-2025 defaults)", gpu: "H100", version: "0.11.0",
 			cmd: "vllm serve meta-llama/Llama-3.1-8B-Instruct",
 			want: v28(func(e *deploy.EngineConfig) {
@@ -173,8 +180,7 @@ func TestVLLMServeLines(t *testing.T) {
 				e.TensorParallel, e.MaxModelLen, e.Quantization = 8, 163840, "fp8"
 				e.Speculative = deploy.Speculative{Method: "mtp", NumTokens: 1}
 			}),
-			count:  8,
-			notSim: `engine.speculative.method = "mtp": not simulated yet`},
+			count: 8},
 		{name: "DeepSeek-R1 DP8 EP with DeepEP low-latency (DP attention) on H200", gpu: "H200",
 			cmd: "vllm serve deepseek-ai/DeepSeek-R1 --data-parallel-size 8 --enable-expert-parallel --all2all-backend deepep_low_latency",
 			// data-parallel MoE with a batched all-to-all: 256 tokens; seqs then min(1024, 256).
@@ -182,15 +188,40 @@ func TestVLLMServeLines(t *testing.T) {
 				e.DataParallel, e.ExpertParallel, e.All2AllBackend, e.MaxModelLen, e.Quantization = 8, true, "deepep_low_latency", 163840, "fp8"
 				e.MaxNumBatchedTokens, e.MaxNumSeqs, e.MaxCaptureSize = 256, 256, 256
 			}),
-			count:  8,
-			notSim: "engine.data_parallel_size = 8: not simulated yet"},
+			count: 8,
+			check: func(t *testing.T, b *Built) {
+				// A MoE model's DP ranks step together: one engine of 8 lockstep ranks.
+				if b.Deployment.DataParallelMode() != deploy.DPLockstep || b.Deployment.LockstepRanks() != 8 || b.Deployment.Engine.EPSize() != 8 {
+					t.Errorf("DP8 EP: mode %v, %d ranks, EP %d; want 8 lockstep ranks, EP 8", b.Deployment.DataParallelMode(), b.Deployment.LockstepRanks(), b.Deployment.Engine.EPSize())
+				}
+			}},
 		{name: "DeepSeek-R1 TP8 PP2 on H100", gpu: "H100",
 			cmd: "vllm serve deepseek-ai/DeepSeek-R1 --tensor-parallel-size 8 --pipeline-parallel-size 2",
 			want: v28(func(e *deploy.EngineConfig) {
 				e.TensorParallel, e.PipelineParallel, e.MaxModelLen, e.Quantization = 8, 2, 163840, "fp8"
 			}),
+			count: 16,
+			check: func(t *testing.T, b *Built) {
+				// 61 layers in 2 stages: the first holds 31.
+				if b.Deployment.StageLayers() != 31 {
+					t.Errorf("PP2: %d layers on the busiest stage, want 31", b.Deployment.StageLayers())
+				}
+			}},
+		{name: "Llama-3.1-70B TP4 PP2 on L40S", gpu: "L40S",
+			cmd: "vllm serve meta-llama/Llama-3.1-70B-Instruct --tensor-parallel-size 4 --pipeline-parallel-size 2 --max-model-len 16384",
+			// 48 GB: the < 70 GiB tier, 2,048 tokens and 256 sequences.
+			want: v28(func(e *deploy.EngineConfig) {
+				e.TensorParallel, e.PipelineParallel, e.MaxModelLen, e.MaxNumBatchedTokens, e.MaxNumSeqs = 4, 2, 16384, 2048, 256
+			}),
+			count: 8},
+		{name: "DeepSeek-R1 PP2 with MTP (not simulated: drafting across stages)", gpu: "H200",
+			cmd: `vllm serve deepseek-ai/DeepSeek-R1 --tensor-parallel-size 8 --pipeline-parallel-size 2 --speculative-config '{"method":"mtp","num_speculative_tokens":1}'`,
+			want: v28(func(e *deploy.EngineConfig) {
+				e.TensorParallel, e.PipelineParallel, e.MaxModelLen, e.Quantization = 8, 2, 163840, "fp8"
+				e.Speculative = deploy.Speculative{Method: "mtp", NumTokens: 1}
+			}),
 			count:  16,
-			notSim: "engine.pipeline_parallel_size = 2: not simulated yet"},
+			notSim: "engine.pipeline_parallel_size = 2 with engine.speculative.method = \"mtp\": not simulated yet"},
 		{name: "GLM-5-FP8 TP8 EP MTP on B200 (k from the checkpoint)", gpu: "B200",
 			cmd: `vllm serve zai-org/GLM-5-FP8 -tp 8 --enable-expert-parallel --tool-call-parser glm47 --reasoning-parser glm45 --speculative-config '{"method":"mtp","model":"zai-org/GLM-5-FP8"}'`,
 			// >= 160 GiB tier (v0.28): 16,384 / 1,024; sparse MLA: kv fp8; k = num_nextn_predict_layers 1.
@@ -198,8 +229,7 @@ func TestVLLMServeLines(t *testing.T) {
 				e.TensorParallel, e.ExpertParallel, e.MaxModelLen, e.KVCacheDType, e.MaxNumBatchedTokens, e.Quantization = 8, true, 202752, "fp8", 16384, "fp8"
 				e.Speculative = deploy.Speculative{Method: "mtp", Model: "zai-org/GLM-5-FP8", NumTokens: 1}
 			}),
-			count:  8,
-			notSim: `engine.speculative.method = "mtp": not simulated yet`},
+			count: 8},
 		{name: "gpt-oss-120b MXFP4 on B200, vLLM 0.27 (no 160 GiB tier yet)", gpu: "B200", version: "0.27.0",
 			cmd: "vllm serve openai/gpt-oss-120b --async-scheduling",
 			// yarn: 4096 x 32 = 131072.
@@ -265,7 +295,7 @@ func TestVLLMServeLines(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := c.want
-			if got := b.Deployment.Engine; got != want {
+			if got := b.Deployment.Engine; !got.Equal(&want) {
 				t.Errorf("engine\n got %+v\nwant %+v", got, want)
 			}
 			if n := max(c.count, 1); b.Deployment.Hardware.Count != n {
@@ -288,11 +318,17 @@ func TestVLLMServeLines(t *testing.T) {
 			if c.check != nil {
 				c.check(t, b)
 			}
+			if c.notSim == "" {
+				// What imports simulates: the server starts (weights and one request fit).
+				if _, err := sim.NewServer(b.Deployment, param.Priors()); err != nil {
+					t.Errorf("the imported deployment does not start: %v", err)
+				}
+			}
 			// The resolved scenario, written and read back, resolves to the same engine.
 			back := New()
 			back.Engine, back.Model, back.Hardware = b.Resolved.Engine, b.Resolved.Model, b.Resolved.Hardware
 			b2, err2 := back.Build()
-			if (err2 == nil) != (err == nil) || b2 == nil || b2.Deployment.Engine != b.Deployment.Engine {
+			if (err2 == nil) != (err == nil) || b2 == nil || !b2.Deployment.Engine.Equal(&b.Deployment.Engine) {
 				t.Errorf("the resolved scenario does not resolve to itself: %v", err2)
 			}
 		})

@@ -14,7 +14,8 @@
 //	budget = max_num_batched_tokens
 //	RUNNING, in admission order:
 //	    n = tokens still to compute (1 + k for a decoding request with k drafts),
-//	        capped by the budget and by max_model_len - computed
+//	        capped by the budget and by max_model_len - 1 - computed (no input position past
+//	        the model's length: a request near it verifies fewer drafts)
 //	    grow its blocks to computed + n (+ k lookahead slots when the step samples); when the
 //	    pool is short, preempt the NEWEST running request (free its blocks, put it at the front
 //	    of WAITING, it recomputes later) and retry; if it preempted itself, stop
@@ -28,8 +29,8 @@
 //
 // Chunked prefill: a prompt is computed in chunks of whatever budget is left; without chunked
 // prefill a prompt that does not fit the remaining budget waits. Hybrid models in the align
-// prefix-caching mode (Config.AlignBlock) cut every chunk but the last at a block boundary, so
-// the recurrent state can be checkpointed there.
+// prefix-caching mode (Config.AlignBlock) cut every prompt chunk but the last at a block
+// boundary, so the recurrent state can be checkpointed there; verify entries are not cut.
 //
 // # Applying a step (Update)
 //

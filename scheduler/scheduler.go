@@ -16,6 +16,10 @@ type Config struct {
 	ChunkedPrefill      bool
 	// SpecTokens is k; 0 without speculative decoding.
 	SpecTokens int
+	// MaxEntryTokens > 0 caps one request's tokens in a step below MaxNumBatchedTokens: with
+	// pipeline stages or data-parallel ranks in one engine, the step's budget is the sum of the
+	// micro-batches' or ranks' own budgets, and a request runs in one of them (package sim).
+	MaxEntryTokens int
 	// AlignBlock > 0 cuts non-final prefill chunks at multiples of this many tokens (hybrid
 	// models in "align" prefix-caching mode).
 	AlignBlock int
@@ -210,13 +214,21 @@ func (s *Scheduler) preemptLast(b *Batch) *Request {
 }
 
 // chunk applies the model-length cap, the budget and chunk alignment to a request needing need
-// tokens from start; it returns 0 when nothing can be scheduled.
-func (s *Scheduler) chunk(start, need, budget int) int {
-	n := min(need, budget, s.cfg.MaxModelLen-1-start+1)
+// tokens from start, known of them prompt or generated tokens (the rest drafts to verify); it
+// returns 0 when nothing can be scheduled. The cap is vLLM's: no input position past
+// max_model_len - 1, so a decoding request near the end verifies fewer drafts
+// (min(n, max_model_len - 1 - num_computed_tokens), vllm/v1/core/sched/scheduler.py). Only a
+// prompt chunk that leaves known tokens for later is cut at an aligned block (vLLM's
+// _mamba_block_aligned_split, for requests without output): verify entries are not.
+func (s *Scheduler) chunk(start, known, need, budget int) int {
+	n := min(need, budget, s.cfg.MaxModelLen-1-start)
+	if c := s.cfg.MaxEntryTokens; c > 0 {
+		n = min(n, c)
+	}
 	if n <= 0 {
 		return 0
 	}
-	if n < need && s.cfg.AlignBlock > 0 {
+	if n < known && s.cfg.AlignBlock > 0 {
 		n = (start+n)/s.cfg.AlignBlock*s.cfg.AlignBlock - start
 	}
 	return max(n, 0)
@@ -249,7 +261,7 @@ func (s *Scheduler) scheduleRunning(r *Request, budget int, b *Batch) (int, bool
 	k := s.cfg.SpecTokens
 	known := r.NumTokens() - r.Computed
 	need := known + r.Drafts
-	n := s.chunk(r.Computed, need, budget)
+	n := s.chunk(r.Computed, known, need, budget)
 	if n <= 0 {
 		return 0, true
 	}
@@ -284,10 +296,10 @@ func (s *Scheduler) admit(budget int, b *Batch) {
 		total := r.NumTokens()
 		hit := s.kv.FindHit(r.table, &r.Content, total)
 		need := total - hit
-		if !s.cfg.ChunkedPrefill && need > budget {
+		if !s.cfg.ChunkedPrefill && (need > budget || (s.cfg.MaxEntryTokens > 0 && need > s.cfg.MaxEntryTokens)) {
 			break
 		}
-		n := s.chunk(hit, need, budget)
+		n := s.chunk(hit, need, need, budget)
 		if n <= 0 {
 			break
 		}

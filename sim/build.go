@@ -2,7 +2,6 @@ package sim
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/servesim/servesim/kvcache"
 	"github.com/servesim/servesim/model/cost"
@@ -21,6 +20,11 @@ type Server struct {
 	// StepByStep makes NewEngine's engines run step by step (Config.StepByStep), the reference
 	// the fast mode is tested against.
 	StepByStep bool
+	// Replicas is the number of independent engines the server stands for: the data-parallel
+	// size of a model without MoE layers (deploy.DPReplicas), whose engine cores run
+	// independently behind the API server; Memory, Layout, Cost and NewEngine are one replica's.
+	// 1 otherwise. Workload runs deal the requests over them (package workload).
+	Replicas int
 }
 
 // NewServer sizes the KV cache and builds the cost model. It fails, with the numbers, when the
@@ -32,13 +36,19 @@ func NewServer(d *deploy.Deployment, p param.Values) (*Server, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{Deployment: d, Params: p}
+	s := &Server{Deployment: d, Params: p, Replicas: 1}
+	if r, n := d.ReplicaDeployment(); n > 1 {
+		s.Deployment, s.Replicas = r, n
+		d = r
+	}
 	s.Memory = d.Memory(&p)
 	if msg := s.Memory.FitError(); msg != "" {
 		return nil, fmt.Errorf("%s on %d x %s: %s", d.Model.Name, d.Hardware.Count, d.Hardware.GPU.Name, msg)
 	}
 	e := &d.Engine
-	l, err := kvcache.NewLayout(d.KVSpecs(&p), s.Memory.AvailableKV, kvcache.Options{
+	// Data-parallel ranks stepping together (a MoE model) are one engine here: their KV pools
+	// add up (each rank's is this budget).
+	l, err := kvcache.NewLayout(d.KVSpecs(&p), s.Memory.AvailableKV*float64(d.LockstepRanks()), kvcache.Options{
 		BlockSize: e.BlockSize, SpecTokens: e.SpecTokens(), MaxModelLen: e.MaxModelLen,
 		MaxNumBatchedTokens: e.MaxNumBatchedTokens, PrefixCaching: e.PrefixCaching})
 	if err != nil {
@@ -52,17 +62,32 @@ func NewServer(d *deploy.Deployment, p param.Values) (*Server, error) {
 // SchedulerConfig is the step policy's configuration for this server.
 func (s *Server) SchedulerConfig() scheduler.Config {
 	e := &s.Deployment.Engine
+	acc := s.Deployment.Acceptance(&s.Params)
 	cfg := scheduler.Config{
 		MaxNumBatchedTokens: e.MaxNumBatchedTokens,
 		MaxNumSeqs:          e.MaxNumSeqs,
 		MaxModelLen:         e.MaxModelLen,
 		ChunkedPrefill:      e.ChunkedPrefill,
 		SpecTokens:          e.SpecTokens(),
-		AcceptCDF:           s.Params.AcceptanceCDF(e.SpecTokens()),
+		AcceptCDF:           acc.Rates,
 	}
-	if s.Params[param.AcceptLateRatio] != 1 {
-		cfg.LateAcceptCDF = s.Params.LateAcceptanceCDF(e.SpecTokens())
-		cfg.AcceptSwitch = int(math.Round(s.Params[param.AcceptSwitchTokens]))
+	if acc.Late != nil {
+		cfg.LateAcceptCDF = acc.Late
+		cfg.AcceptSwitch = acc.Switch
+	}
+	if e.SpecTokens() > 0 && e.Speculative.Method == "draft_model" {
+		// A draft model needs one more slot per request for its drafting (vLLM's
+		// max_num_new_slots_for_drafting = 1): the step's budget is max_num_batched_tokens -
+		// max_num_seqs (vllm/v1/core/sched/scheduler.py, max_num_scheduled_tokens).
+		cfg.MaxNumBatchedTokens = max(e.MaxNumBatchedTokens-e.MaxNumSeqs, 1)
+	}
+	if n := s.Deployment.LockstepRanks() * max(e.PipelineParallel, 1); n > 1 {
+		// Pipeline micro-batches in flight and lockstep data-parallel ranks each have their own
+		// token budget (and each rank its own max_num_seqs); a request runs in one of them, so
+		// its chunk stays within one budget (package cost prices the busiest part).
+		cfg.MaxEntryTokens = cfg.MaxNumBatchedTokens
+		cfg.MaxNumBatchedTokens *= n
+		cfg.MaxNumSeqs *= s.Deployment.LockstepRanks()
 	}
 	if s.Layout.Hybrid && e.PrefixCaching {
 		cfg.AlignBlock = s.Layout.BlockSize

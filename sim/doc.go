@@ -2,6 +2,14 @@
 // event queue, the API server in front of it, the vLLM scheduler and KV cache inside it, a cost
 // model for step times, and a record per request of what its client saw.
 //
+// Parallel deployments (build.go): a server of a dense model with data_parallel_size D stands for
+// D independent replicas (Server.Replicas; its memory, layout, cost model and engines are one
+// replica's, and package workload deals requests over them); pipeline stages and the lockstep
+// data-parallel ranks of a MoE model run in one engine whose scheduler has the sum of the
+// micro-batches' or ranks' token budgets (each request's chunk within one budget,
+// scheduler.Config.MaxEntryTokens), D x max_num_seqs and D ranks' KV pools, the step priced on the
+// busiest micro-batch or rank (package cost, parallel.go).
+//
 // Reading order: queue.go (event classes and their total order), engine.go (Engine, Config,
 // RequestSpec, Record, Chunk, Hooks: Submit, Cancel, At, the Run methods, and the step loop in its
 // two modes), build.go (Server: a deployment sized into a memory budget, a KV-cache layout and a

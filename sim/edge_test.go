@@ -1,16 +1,18 @@
 package sim_test
 
 import (
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/servesim/servesim/model/cost"
 	"github.com/servesim/servesim/scenario"
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/vtime"
 )
 
-// Engine edge cases found by issue 15 ("Nothing quietly wrong"). They belong to the engine
-// (issue 16): each test reproduces its bug and is skipped until the engine is fixed. Remove the
-// t.Skip line to see it fail.
+// Engine edge cases found by issue 15 ("Nothing quietly wrong"), fixed in the engine: each test
+// reproduces the bug it was written for.
 
 func seedServer(t *testing.T) *sim.Server {
 	t.Helper()
@@ -29,15 +31,19 @@ func seedServer(t *testing.T) *sim.Server {
 // of max-model-len (here exactly 1,048,576 = 1,048,000 + 576) must finish. With DFlash k = 7 (the
 // seed; any k >= 3) the scheduler cannot fit its 1 + k verify tokens (k lookahead slots) near the
 // end of the context: the request stops a few tokens short and never finishes (the engine goes
-// idle with it unfinished, or, in a run with a client, idles to its 30-day guard).
+// idle with it unfinished, or, in a run with a client, idles to its 30-day guard). The scheduler
+// cut every entry shorter than its 1 + k tokens at an aligned block (the hybrid align mode), which
+// for a verify entry capped by max_model_len is 0 tokens; vLLM aligns only prompt chunks, and caps
+// the verified tokens at max_model_len - 1 - computed.
 func TestEdgeRequestAtMaxModelLenFinishes(t *testing.T) {
-	t.Skip("issue 16 engineer: a 1,048,000-token prompt with 576 output tokens on the seed (DFlash k=7, max-model-len 1,048,576) never finishes; the engine idles to its 30-day guard")
+
 	srv := seedServer(t)
 	mml := srv.Deployment.Engine.MaxModelLen
 	if k := srv.Deployment.Engine.SpecTokens(); k < 3 {
 		t.Fatalf("the seed's speculative k = %d; the bug needs k >= 3", k)
 	}
-	for _, slack := range []int{0, 1, 2} {
+	for i, slack := range []int{0, 1, 2, 0} {
+		srv.StepByStep = i == 3 // the reference mode too
 		e := srv.NewEngine(1)
 		rec := e.Submit(sim.RequestSpec{PromptTokens: 1_048_000 - slack, MaxTokens: mml - 1_048_000})
 		err := e.RunUntilIdle()
@@ -62,9 +68,10 @@ func (c slowCost) Step(s *cost.StepShape) cost.StepCost {
 // TestEdgeHugeStepDoesNotWrap: a step longer than 2^63 ns must not wrap: vtime.FromSeconds
 // converts 1e19 ns to a negative int64, the engine clamps it to 1 ns, and the run reports TPOT
 // 0.00 ms (seen with a GPU of 1 B/s bandwidth). Either the step saturates (and the run stops at
-// its guard with an error) or it is refused; it must never come out fast.
+// its guard with an error) or it is refused; it must never come out fast. The engine refuses it:
+// the run stops with ErrLimit, naming the step and its binding term.
 func TestEdgeHugeStepDoesNotWrap(t *testing.T) {
-	t.Skip("issue 16 engineer: a step longer than 2^63 ns wraps and is clamped to 1 ns (a GPU with 1 B/s bandwidth reported TPOT 0.00 ms)")
+
 	srv := seedServer(t)
 	e := sim.New(sim.Config{Scheduler: srv.SchedulerConfig(), Layout: srv.Layout,
 		EagleDrop: srv.Deployment.Engine.Speculative.EagleFamily(), Cost: slowCost{srv.Cost}, Seed: 1})
@@ -75,5 +82,14 @@ func TestEdgeHugeStepDoesNotWrap(t *testing.T) {
 		if tpot < 1e9 {
 			t.Errorf("steps of 1e10 s: finished at %v with TPOT %.3g s", e.Now(), tpot)
 		}
+	}
+	if !errors.Is(err, sim.ErrLimit) || !strings.Contains(err.Error(), "step 1 ") || !strings.Contains(err.Error(), "lasts 1e+10 s") {
+		t.Errorf("steps of 1e10 s: err = %v, want ErrLimit naming step 1 and its 1e+10 s", err)
+	}
+	if got := vtime.FromSeconds(1e10); got != vtime.MaxDuration {
+		t.Errorf("FromSeconds(1e10) = %d, want MaxDuration (saturated)", got)
+	}
+	if got := vtime.Time(5).Add(vtime.MaxDuration); got != vtime.Never {
+		t.Errorf("Add past the clock's range = %d, want Never", got)
 	}
 }

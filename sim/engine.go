@@ -272,7 +272,7 @@ func (e *Engine) RunningIntegral() float64 {
 
 // maybeStep starts a step if the GPU is idle and there is work.
 func (e *Engine) maybeStep() {
-	if e.busy || !e.sched.HasWork() {
+	if e.busy || e.err != nil || !e.sched.HasWork() {
 		return
 	}
 	if e.fast {
@@ -295,6 +295,9 @@ func (e *Engine) maybeStep() {
 	d := vtime.FromSeconds(c.TotalSeconds)
 	if d <= 0 {
 		d = 1
+	}
+	if e.tooLong(&c, d) {
+		return
 	}
 	e.busy = true
 	e.Steps++
@@ -344,6 +347,10 @@ func (e *Engine) maybeSpan() {
 		if en.Emits {
 			n.EmitSeqs++
 		}
+		n.MaxTokens = max(n.MaxTokens, en.Tokens)
+	}
+	if b.Lazy.Implicit > 0 {
+		n.MaxTokens = max(n.MaxTokens, 1)
 	}
 	if n != e.totalsOf || e.Steps == 0 {
 		e.totalsOf, e.totals = n, e.fc.StepTotals(&n)
@@ -351,6 +358,9 @@ func (e *Engine) maybeSpan() {
 	c := e.fc.StepFinish(e.totals, b.Lazy.Sum)
 	e.LastStep = c
 	d := max(vtime.FromSeconds(c.TotalSeconds), 1)
+	if e.tooLong(&c, d) {
+		return
+	}
 	e.spanDur = append(e.spanDur[:0], d)
 	end := e.now.Add(d)
 	if b.Lazy.Span > 1 {
@@ -359,6 +369,9 @@ func (e *Engine) maybeSpan() {
 			limit = min(limit, e.q.peekAt())
 		}
 		slope := b.Lazy.Slope.Total()
+		if c.SeqShare > 0 {
+			slope *= c.SeqShare
+		}
 		for j := int64(1); j < min(b.Lazy.Span, maxSpan); j++ {
 			dj := max(vtime.FromSeconds(e.fc.Wall(c.GPUSeconds+float64(j)*slope, c.CPUSeconds)), 1)
 			if end.Add(dj) > limit {
@@ -373,6 +386,20 @@ func (e *Engine) maybeSpan() {
 	e.Steps += int64(len(e.spanDur))
 	e.BusyTime += end.Sub(e.now)
 	e.push(event{at: end, class: classStep})
+}
+
+// tooLong stops the run, with an error naming the step and what makes it long, when a step of
+// duration d starting now would end past the run's simulated-time limit (a step of 1e10 s from
+// a GPU with 1 B/s of bandwidth, say). Durations saturate (vtime.FromSeconds, Time.Add), so
+// such a step never wraps around into a short one.
+func (e *Engine) tooLong(c *cost.StepCost, d vtime.Duration) bool {
+	if e.now.Add(d) <= e.cfg.MaxSimTime {
+		return false
+	}
+	b := c.Binding()
+	e.fail(fmt.Errorf("%w: step %d at %v lasts %.4g s (%s %.4g s of GPU %.4g s, CPU %.4g s): it would end past the simulated-time limit %v",
+		ErrLimit, e.Steps+1, e.now, c.TotalSeconds, b, c.Seconds[b], c.GPUSeconds, c.CPUSeconds, e.cfg.MaxSimTime))
+	return true
 }
 
 func (e *Engine) fail(err error) {

@@ -7,8 +7,9 @@
 // bench).
 //
 // The cost model computes step times in float seconds; FromSeconds converts such a value once,
-// rounding to the nearest nanosecond, and panics on a negative, NaN or infinite input (a broken
-// invariant in the caller, not bad input). Seconds and Milliseconds convert back to floats for
+// rounding to the nearest nanosecond, saturating at MaxDuration (2^63 ns, about 292 years) rather
+// than wrapping, and panics on a negative, NaN or infinite input (a broken invariant in the
+// caller, not bad input). Time.Add saturates at Never the same way. Seconds and Milliseconds convert back to floats for
 // reporting only; String prints seconds with six decimals.
 //
 // The package has one file, vtime.go, and no state.

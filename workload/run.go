@@ -26,6 +26,12 @@ type Options struct {
 	Progress func(done, total int)
 }
 
+// replicas is the number of engines a run deals its requests over: Options.Replicas times the
+// server's own data-parallel replicas (sim.Server.Replicas).
+func (o Options) replicas(srv *sim.Server) int {
+	return max(o.Replicas, 1) * max(srv.Replicas, 1)
+}
+
 // SeedFor is the seed a run uses: the spec's, else the caller's.
 func (s *Spec) SeedFor(o Options) uint64 {
 	if s.HasSeed {
@@ -55,7 +61,7 @@ func Run(srv *sim.Server, s *Spec, o Options) (*Metrics, error) {
 		return runVLLMBench(srv, s, o)
 	}
 	seed := s.SeedFor(o)
-	r := max(o.Replicas, 1)
+	r := o.replicas(srv)
 	var parts []part
 	switch s.Kind {
 	case KindBench:

@@ -45,7 +45,7 @@ func runVLLMBench(srv *sim.Server, s *Spec, o Options) (*Metrics, error) {
 		return nil, err
 	}
 	seed := s.SeedFor(o)
-	r := max(o.Replicas, 1)
+	r := o.replicas(srv)
 	active := r
 	var concs []int
 	if b.MaxConcurrency > 0 {

@@ -99,7 +99,7 @@ func TestBadInputs(t *testing.T) {
 		{[]string{"capacity", "--vllm-cmd", "vllm serve glm-5.3-flash"}, 1, "hardware.gpu: not given: want a GPU name (--gpu NAME"},
 		{[]string{"capacity", "--gpu", "B200", "--vllm-cmd", "vllm serve glm-5.3-flash"}, 1, "engine.max_model_len: not given, and model \"glm-5.3-flash\" does not say its context length"},
 		{[]string{"capacity", "--gpu", "B200", "--vllm-cmd", "vllm serve meta-llama/Llama-9-1T"}, 1, "huggingface-cli download meta-llama/Llama-9-1T config.json"},
-		{[]string{"capacity", "--gpu", "B200", "--model-config", "../../model/hf/testdata/llama-3.1-8b", "--vllm-cmd", "vllm serve meta-llama/Llama-3.1-8B -pp 2"}, 1, "pipeline_parallel_size = 2: not simulated yet"},
+		{[]string{"capacity", "--gpu", "B200", "--model-config", "../../model/hf/testdata/llama-3.1-8b", "--vllm-cmd", "vllm serve meta-llama/Llama-3.1-8B -pp 2 --speculative-config '{\"method\":\"ngram\",\"num_speculative_tokens\":3}'"}, 1, "pipeline_parallel_size = 2 with engine.speculative.method = \"ngram\": not simulated yet"},
 		{[]string{"capacity", "--gpu", "B200", "--model-config", "../../model/hf/testdata/llama-3.1-8b", "--vllm-cmd", "vllm serve meta-llama/Llama-3.1-8B --max-model-len 1M"}, 1, "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1"},
 		{[]string{"capacity", "--gpus", "-2"}, 2, "--gpus -2"},
 		{[]string{"capacity", "--vllm-version", "latest"}, 2, `--vllm-version "latest"`},

@@ -96,6 +96,10 @@ type Arch struct {
 	// SharesTargetEmbeddings marks a draft model that reuses the target model's embedding table and
 	// lm_head (EAGLE, DFlash): they are neither stored nor counted twice.
 	SharesTargetEmbeddings bool `toml:"shares_target_embeddings,omitempty"`
+	// DraftVocab > 0 gives a draft model that shares the target's embedding table its own lm_head
+	// over a reduced vocabulary of this many tokens (EAGLE-3's draft_vocab_size, with a d2t map
+	// back to the target's).
+	DraftVocab int `toml:"draft_vocab,omitempty" json:",omitempty"`
 	// EncoderParams counts the weights of a modality encoder the checkpoint carries (a vision tower
 	// and its projector): vLLM loads them (in EmbedDType, split over TP), but text requests do not
 	// run them, so they count in memory and in the total, not in the active parameters or the step.
@@ -150,8 +154,8 @@ func (a *Arch) Normalize() error {
 	if a.KVCacheDType != "" && a.KVCacheDType != BF16 && a.KVCacheDType != FP16 && a.KVCacheDType != FP8 {
 		return fmt.Errorf("model %q: kv_cache_dtype = %q: want bf16, fp16 or fp8", a.Name, a.KVCacheDType)
 	}
-	if a.EncoderParams < 0 || a.MaxModelLen < 0 || a.MTPLayers < 0 {
-		return fmt.Errorf("model %q: encoder_params, max_model_len and mtp_layers must be >= 0", a.Name)
+	if a.EncoderParams < 0 || a.MaxModelLen < 0 || a.MTPLayers < 0 || a.DraftVocab < 0 {
+		return fmt.Errorf("model %q: encoder_params, max_model_len, mtp_layers and draft_vocab must be >= 0", a.Name)
 	}
 	for i := range a.Layers {
 		g := &a.Layers[i]

@@ -57,7 +57,8 @@ func (w *WeightSet) Bytes() float64 {
 // `servesim model show` all read it). The order is fixed: for each layer group its attention
 // projections, then its dense MLP, or its shared experts, router and routed experts, then its
 // small weights; after the layers the embedding table and the lm_head (absent when tied or shared
-// with the target model), then a modality encoder when the model has one. Sets with zero weights
+// with the target model; a drafter with a reduced vocabulary, DraftVocab, has its own lm_head),
+// then a modality encoder when the model has one. Sets with zero weights
 // are listed too.
 func (a *Arch) WeightSets() []WeightSet {
 	h := a.Hidden
@@ -91,6 +92,10 @@ func (a *Arch) WeightSets() []WeightSet {
 			lm.Rows = int64(a.Vocab)
 			out = append(out, lm)
 		}
+	} else if a.DraftVocab > 0 {
+		lm := one(PartLMHead, a.EmbedDType, 1, int64(a.DraftVocab)*int64(h))
+		lm.Rows = int64(a.DraftVocab)
+		out = append(out, lm)
 	}
 	if a.EncoderParams > 0 {
 		out = append(out, one(PartEncoder, a.EmbedDType, 1, a.EncoderParams))

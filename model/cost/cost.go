@@ -66,10 +66,18 @@ type Model struct {
 	draftLayers       float64
 	draftFixedSeconds float64
 	// the multi-token-prediction layer, when the checkpoint has one
-	mtp              *mtpLayer
+	mtp *mtpLayer
+	// the drafting of eagle, eagle3, draft_model and ngram (spec.go)
+	spec             *specDrafter
 	maxCaptureTokens int
 	graphs           bool
 	async            bool
+	// parallel ranks in one engine (parallel.go): pipeline stages, data-parallel ranks stepping
+	// together; 1 and 1 without them
+	pp, ranks     int
+	moeRanks      float64 // the MoE layers see the tokens of this many ranks (ranks; 1)
+	moeLayerCount float64 // MoE layers, for the data-parallel exchange
+	dpDispatch    bool    // an all-to-all backend (DeepEP, NIXL EP): top_k copies per token
 }
 
 // expectedMaxNormal is the expected maximum of n independent standard normal variables, tabulated
@@ -112,7 +120,9 @@ func New(d *deploy.Deployment, p param.Values) *Model {
 	}
 	ep := e.EPSize()
 	c.elemPasses = d.Model.ElementwisePasses(c.tp, ep) + p[param.ActPasses]
-	c.moe = moeFor(d.Model, c.kern, c.tp, ep, p.RoutingConcentration())
+	// Without expert parallel the experts are TP-sharded over every rank that steps together:
+	// tp x the data-parallel ranks of a lockstep engine.
+	c.moe = moeFor(d.Model, c.kern, c.tp*d.LockstepRanks(), ep, p.RoutingConcentration())
 	if !d.Model.SharesTargetEmbeddings {
 		lm := float64(d.Model.Vocab) * c.hidden / float64(c.tp)
 		c.lmHead = gemm{bytes: lm * d.Model.EmbedDType.BytesPerParam(), params: lm, rate: c.kern.GEMMRate(d.Model.EmbedDType)}
@@ -120,7 +130,7 @@ func New(d *deploy.Deployment, p param.Values) *Model {
 	c.customAR, _ = d.CustomAllReduce()
 	c.fixedSeconds = float64(d.Model.LayerKernels()+1) * c.kern.KernelFixedSeconds()
 	n := float64(c.tp)
-	if d.Drafter != nil && e.Speculative.Enabled() {
+	if d.Drafter != nil && e.Speculative.Enabled() && e.Speculative.Method == "dflash" {
 		c.draft = true
 		c.specK = e.SpecTokens()
 		var b, prm float64
@@ -144,10 +154,14 @@ func New(d *deploy.Deployment, p param.Values) *Model {
 	} else if e.Speculative.Enabled() {
 		c.specK = e.SpecTokens()
 	}
+	// The checkpoint's MTP layer: the mtp method drafts with it (mtpTotals, mtpSeq); MTP costs it
+	// on request.
 	c.mtp = newMTPLayer(c, d)
+	c.spec = newSpecDrafter(c, d, &p)
 	c.graphs = !e.EnforceEager
 	c.maxCaptureTokens = e.MaxCaptureSize
 	c.async = e.AsyncScheduling
+	c.initParallel(d)
 	return c
 }
 
@@ -340,7 +354,10 @@ func (c *Model) tokenTerms(t float64, logits float64, st *StepCost) {
 	for _, x := range c.dense {
 		c.gemmTime(x, t, st, TermWeights)
 	}
-	c.moeTime(c.moe, t, st)
+	c.moeTime(c.moe, t*c.moeRanks, st)
+	if c.ranks > 1 {
+		st.Seconds[TermAllReduce] += c.dpExchangeSeconds(t)
+	}
 	c.gemmTime(c.lmHead, logits, st, TermWeights)
 	// The vocab-parallel lm_head's fp32 logits are gathered across the TP ranks before sampling
 	// (vLLM vllm/model_executor/layers/logits_processor.py).
@@ -358,6 +375,15 @@ func (c *Model) Step(s *StepShape) StepCost {
 	var st StepCost
 	if len(s.Seqs) == 0 {
 		return st
+	}
+	if c.split() {
+		// Priced from the totals and the requests' own terms, as the fast mode does.
+		n := s.Counts()
+		var per SeqSeconds
+		for _, w := range s.Seqs {
+			per = per.Add(c.Seq(w))
+		}
+		return c.StepSum(&n, per)
 	}
 	t := float64(s.Tokens)
 	// Logit rows: every verified position of decode entries, one row per other emitting entry
@@ -380,6 +406,12 @@ func (c *Model) Step(s *StepShape) StepCost {
 	}
 	if c.draft && s.EmitSeqs > 0 {
 		c.drafterTime(s, &st)
+	}
+	if c.spec != nil {
+		c.specStep(s, &st)
+	}
+	if c.mtpDrafts() {
+		c.mtpStep(s, &st)
 	}
 	st.Seconds[TermOverhead] += c.p[param.StepOverheadUS]*1e-6 + c.fixedSeconds
 	for _, v := range st.Seconds {
@@ -424,8 +456,15 @@ func (c *Model) drafterTime(s *StepShape, st *StepCost) {
 	}
 }
 
-// TokensPerStep is the expected tokens a decoding request emits per step (tau).
-func (c *Model) TokensPerStep() float64 { return c.p.MeanEmitted(c.specK) }
+// TokensPerStep is the expected tokens a decoding request emits per step (tau), early in an
+// output.
+func (c *Model) TokensPerStep() float64 {
+	if c.specK == 0 {
+		return 1
+	}
+	a := c.d.Acceptance(&c.p)
+	return a.Mean()
+}
 
 // FrontendSeconds is the API-server time before a prompt of n tokens reaches the engine.
 func (c *Model) FrontendSeconds(n int) float64 {

@@ -137,20 +137,48 @@ func (k *Kernels) AllReduceSeconds(ranks int, bytes float64, custom bool) float6
 // AllGatherSeconds is one NCCL all-gather leaving bytes (the gathered whole) on every rank: half
 // an all-reduce's latency and (n - 1) / n of the bytes through each link.
 func (k *Kernels) AllGatherSeconds(ranks int, bytes float64) float64 {
+	return k.AllGatherAcross(ranks, ranks, bytes)
+}
+
+// AllGatherAcross is AllGatherSeconds for a group of ranks GPUs spread over gpus GPUs (the
+// data-parallel ranks of one tensor-parallel rank: their fabric is that of all gpus GPUs). An
+// NCCL reduce-scatter of the same whole moves the same bytes through each link and is priced
+// alike.
+func (k *Kernels) AllGatherAcross(ranks, gpus int, bytes float64) float64 {
 	if ranks <= 1 || bytes <= 0 {
 		return 0
 	}
 	n := float64(ranks)
-	f := k.gpu.CollectiveFabric(ranks)
+	f := k.gpu.CollectiveFabric(gpus)
 	return k.p[param.NCCLLatencyUS]*1e-6/2 + bytes*(n-1)/n/(f.BytesPerS*k.p[param.NCCLBWEff])
+}
+
+// AllToAllSeconds is one all-to-all among ranks GPUs spread over gpus GPUs in which every rank
+// holds bytes and sends the (n - 1) / n of them that belong to its peers (an expert-parallel
+// dispatch or combine), as concurrent point-to-point transfers to every peer (NCCL's grouped
+// send/recv): SendRecvSeconds' model, a copy kernel's fixed time and the bytes leaving each rank
+// at nccl_bw_eff of the fabric. An assumption: no all-to-all profile checks it (DeepEP's and
+// NIXL's kernels are not NCCL's).
+func (k *Kernels) AllToAllSeconds(ranks, gpus int, bytes float64) float64 {
+	if ranks <= 1 {
+		return 0
+	}
+	n := float64(ranks)
+	return k.SendRecvAcross(gpus, bytes*(n-1)/n)
 }
 
 // SendRecvSeconds is one NCCL point-to-point transfer of bytes between two GPUs of one fabric:
 // a copy kernel (its fixed time) moving the bytes at nccl_bw_eff of the link.
 func (k *Kernels) SendRecvSeconds(bytes float64) float64 {
+	return k.SendRecvAcross(2, bytes)
+}
+
+// SendRecvAcross is SendRecvSeconds between two GPUs of a group of gpus GPUs (a pipeline's
+// stages: over the GPU link when the group fits in one link domain, else PCIe).
+func (k *Kernels) SendRecvAcross(gpus int, bytes float64) float64 {
 	if bytes <= 0 {
 		return 0
 	}
-	f := k.gpu.CollectiveFabric(2)
+	f := k.gpu.CollectiveFabric(gpus)
 	return k.KernelFixedSeconds() + bytes/(f.BytesPerS*k.p[param.NCCLBWEff])
 }

@@ -17,6 +17,8 @@ type mtpLayer struct {
 	attn    []attnGroup
 	passes  float64 // elementwise traffic per token: the layer's, and the two input norms
 	kernels int     // per pass: the layer's kernels, eh_proj and the lm_head
+	// moeLayers is the layer's MoE layers (1 or 0), for the data-parallel exchange.
+	moeLayers float64
 }
 
 // newMTPLayer prepares d's MTP module, or returns nil when the checkpoint has none.
@@ -38,12 +40,16 @@ func newMTPLayer(c *Model, d *deploy.Deployment) *mtpLayer {
 	m := &mtpLayer{group: g,
 		proj:  gemm{bytes: proj * dt.BytesPerParam(), params: proj, rate: c.kern.GEMMRate(dt)},
 		dense: denseGEMMs(one, c.kern, c.tp),
-		moe:   moeFor(one, c.kern, c.tp, ep, c.p.RoutingConcentration()),
-		attn:  attnFor(one, c.tp, e.KVDType()),
+		// Its experts are placed like the target's (over the lockstep data-parallel ranks too).
+		moe:  moeFor(one, c.kern, c.tp*d.LockstepRanks(), ep, c.p.RoutingConcentration()),
+		attn: attnFor(one, c.tp, e.KVDType()),
 		// The layer's elementwise traffic, and RMSNorm of the embedding and of the hidden state
 		// (enorm, hnorm: read and write each).
 		passes:  one.ElementwisePasses(c.tp, ep) + c.p[param.ActPasses] + 4,
 		kernels: one.LayerKernels() + 2,
+	}
+	for _, x := range m.moe {
+		m.moeLayers += x.layers
 	}
 	return m
 }
@@ -77,45 +83,31 @@ type MTPCost struct {
 // the first pass over every scheduled token, each pass after over one token per emitting request;
 // with fewer MTP layers than k the one layer is run again): per pass eh_proj on [norm(embedding);
 // norm(hidden)], the layer's attention over each request's context, its routed experts (the
-// busiest rank's coverage of the pass's tokens, as in the target's layers) and shared experts,
-// two all-reduces, the lm_head on one row per emitting request and the logits' gather, and the
-// fixed time of its kernels. ok is false when the model has no MTP layer (or k < 1).
+// busiest rank's coverage of the pass's tokens, as in the target's layers; with lockstep
+// data-parallel ranks the tokens of all of them, and their exchange) and shared experts, two
+// all-reduces, the lm_head on one row per emitting request and the logits' gather, and the fixed
+// time of its kernels. The first pass runs even when no request emits (it writes the layer's
+// cache for the scheduled tokens, whose hidden states exist only in this step); the later ones
+// need an emitting request. ok is false when the model has no MTP layer (or k < 1).
+//
+// With speculative method mtp, Step and the fast mode (StepTotals, Seq) add the same passes to
+// the drafter term (mtpTotals, mtpSeq).
 func (c *Model) MTP(s *StepShape, k int) (cost MTPCost, ok bool) {
 	m := c.mtp
-	if m == nil || k < 1 || s.EmitSeqs == 0 {
+	if m == nil || k < 1 || len(s.Seqs) == 0 {
 		return MTPCost{}, m != nil && k >= 1
 	}
 	for i := 0; i < k; i++ {
+		rows := mtpRows(i, s.Tokens, s.EmitSeqs)
+		if rows == 0 {
+			break
+		}
 		var st StepCost
-		rows := s.EmitSeqs
-		if i == 0 {
-			rows = s.Tokens
-		}
-		r := float64(rows)
-		logits := float64(s.EmitSeqs)
-		c.gemmTime(m.proj, r, &st, TermWeights)
-		for _, x := range m.dense {
-			c.gemmTime(x, r, &st, TermWeights)
-		}
 		var pass MTPPass
-		for j := range m.moe {
-			loaded, er := m.moe[j].touch(r)
-			pass.ExpertsRead += loaded * m.moe[j].layers
-			pass.ExpertRows = er
-		}
-		c.moeTime(m.moe, r, &st)
-		c.gemmTime(c.lmHead, logits, &st, TermWeights)
-		st.Seconds[TermAllReduce] += c.gatherSeconds(logits*c.vocab*4) + c.allReduceSeconds(r, 2)
-		st.Seconds[TermCompute] += c.kern.ElementwiseSeconds(m.passes * r * c.hidden * 2)
+		pass.ExpertsRead, pass.ExpertRows = c.mtpPassTotals(float64(rows), float64(s.EmitSeqs), &st)
 		for _, w := range s.Seqs {
-			switch {
-			case i == 0:
-				c.attnTime(m.attn, w, &st, TermAttention, TermState)
-			case w.Emits:
-				c.attnTime(m.attn, SeqWork{Start: w.Start + w.Tokens + i - 1, Tokens: 1, Decode: true}, &st, TermAttention, TermState)
-			}
+			c.mtpPassAttn(w, i, &st, TermAttention, TermState)
 		}
-		st.Seconds[TermOverhead] += float64(m.kernels) * c.kern.KernelFixedSeconds()
 		for t, v := range st.Seconds {
 			cost.Terms.Seconds[t] += v
 			pass.Seconds += v
@@ -127,6 +119,95 @@ func (c *Model) MTP(s *StepShape, k int) (cost MTPCost, ok bool) {
 		cost.Terms.GPUSeconds += v
 	}
 	return cost, true
+}
+
+// mtpRows is the rows of pass i (from 0) of a step of tokens scheduled tokens and emit emitting
+// requests.
+func mtpRows(i, tokens, emit int) int {
+	if i == 0 {
+		return tokens
+	}
+	return emit
+}
+
+// mtpPassTotals adds the batch-wide part of one MTP pass over r rows with logits rows of the
+// lm_head: eh_proj, the layer's GEMMs and routed experts, the lm_head, the logits' gather, two
+// all-reduces, the elementwise traffic and the kernels' fixed time. It returns, summed over the
+// layer's MoE weight sets, the routed experts the busiest rank reads and the rows each runs.
+func (c *Model) mtpPassTotals(r, logits float64, st *StepCost) (read, rows float64) {
+	m := c.mtp
+	c.gemmTime(m.proj, r, st, TermWeights)
+	for _, x := range m.dense {
+		c.gemmTime(x, r, st, TermWeights)
+	}
+	e := r * c.moeRanks
+	for j := range m.moe {
+		loaded, er := m.moe[j].touch(e)
+		read += loaded * m.moe[j].layers
+		rows = er
+	}
+	c.moeTime(m.moe, e, st)
+	if c.ranks > 1 {
+		st.Seconds[TermAllReduce] += c.dpExchangeLayers(r, m.moeLayers)
+	}
+	c.gemmTime(c.lmHead, logits, st, TermWeights)
+	st.Seconds[TermAllReduce] += c.gatherSeconds(logits*c.vocab*4) + c.allReduceSeconds(r, 2)
+	st.Seconds[TermCompute] += c.kern.ElementwiseSeconds(m.passes * r * c.hidden * 2)
+	st.Seconds[TermOverhead] += float64(m.kernels) * c.kern.KernelFixedSeconds()
+	return read, rows
+}
+
+// mtpPassAttn adds request w's attention in MTP pass i (from 0): over its scheduled tokens in the
+// first, over one token after them in each later one when it emits.
+func (c *Model) mtpPassAttn(w SeqWork, i int, st *StepCost, term, stateTerm Term) {
+	switch {
+	case i == 0:
+		c.attnTime(c.mtp.attn, w, st, term, stateTerm)
+	case w.Emits:
+		c.attnTime(c.mtp.attn, SeqWork{Start: w.Start + w.Tokens + i - 1, Tokens: 1, Decode: true}, st, term, stateTerm)
+	}
+}
+
+// mtpDrafts reports whether the engine drafts with the checkpoint's MTP layer (speculative
+// method mtp; k above the checkpoint's n_predict runs the layer again, as vLLM does).
+func (c *Model) mtpDrafts() bool {
+	return c.mtp != nil && c.specK > 0 && c.d.Engine.Speculative.Method == "mtp"
+}
+
+// mtpTotals adds the batch-wide part of the mtp method's k passes to the drafter term.
+func (c *Model) mtpTotals(n *StepCounts, st *StepCost) {
+	if n.Seqs == 0 {
+		return
+	}
+	var d StepCost
+	for i := 0; i < c.specK; i++ {
+		rows := mtpRows(i, n.Tokens, n.EmitSeqs)
+		if rows == 0 {
+			break
+		}
+		c.mtpPassTotals(float64(rows), float64(n.EmitSeqs), &d)
+	}
+	for _, v := range d.Seconds {
+		st.Seconds[TermDrafter] += v
+	}
+}
+
+// mtpSeq is request w's share of the mtp method's passes: its attention on the MTP layer.
+func (c *Model) mtpSeq(w SeqWork) float64 {
+	var d StepCost
+	for i := 0; i < c.specK; i++ {
+		c.mtpPassAttn(w, i, &d, TermDrafter, TermDrafter)
+	}
+	return d.Seconds[TermDrafter]
+}
+
+// mtpStep adds the mtp method's whole drafting of a step (Step's walk).
+func (c *Model) mtpStep(s *StepShape, st *StepCost) {
+	n := s.Counts()
+	c.mtpTotals(&n, st)
+	for _, w := range s.Seqs {
+		st.Seconds[TermDrafter] += c.mtpSeq(w)
+	}
 }
 
 // HasMTP reports whether the deployment's checkpoint carries an MTP layer the model can cost.

@@ -38,11 +38,18 @@ func (a SeqSeconds) Total() float64 { return a.Attention + a.State + a.Drafter }
 // StepCounts are the batch totals Step reads besides the requests' own terms (StepShape's).
 type StepCounts struct {
 	Seqs, Tokens, DecodeSeqs, DecodeTokens, EmitSeqs int
+	// MaxTokens is the most tokens one request runs in the step (its chunk): with pipeline
+	// stages or data-parallel ranks the busiest micro-batch holds at least that request.
+	MaxTokens int
 }
 
 // Counts returns the totals of s.
 func (s *StepShape) Counts() StepCounts {
-	return StepCounts{Seqs: len(s.Seqs), Tokens: s.Tokens, DecodeSeqs: s.DecodeSeqs, DecodeTokens: s.DecodeTokens, EmitSeqs: s.EmitSeqs}
+	n := StepCounts{Seqs: len(s.Seqs), Tokens: s.Tokens, DecodeSeqs: s.DecodeSeqs, DecodeTokens: s.DecodeTokens, EmitSeqs: s.EmitSeqs}
+	for _, w := range s.Seqs {
+		n.MaxTokens = max(n.MaxTokens, w.Tokens)
+	}
+	return n
 }
 
 // Seq returns the terms Step adds for request work w: its attention and state on every layer
@@ -55,6 +62,12 @@ func (c *Model) Seq(w SeqWork) SeqSeconds {
 		var d StepCost
 		c.attnTime(c.draftAttn, SeqWork{Start: w.Start + w.Tokens, Tokens: 1 + c.specK, Decode: true}, &d, TermDrafter, TermDrafter)
 		out.Drafter = d.Seconds[TermDrafter]
+	}
+	if c.spec != nil {
+		out.Drafter += c.specSeq(w)
+	}
+	if c.mtpDrafts() {
+		out.Drafter += c.mtpSeq(w)
 	}
 	return out
 }
@@ -69,6 +82,14 @@ func (c *Model) StepSum(n *StepCounts, per SeqSeconds) StepCost {
 // requests' own, and the CPU time); a caller pricing many steps with equal totals computes it
 // once.
 func (c *Model) StepTotals(n *StepCounts) StepCost {
+	if c.split() {
+		return c.splitTotals(n)
+	}
+	return c.stepTotals(n)
+}
+
+// stepTotals is StepTotals of one batch on one rank.
+func (c *Model) stepTotals(n *StepCounts) StepCost {
 	var st StepCost
 	if n.Seqs == 0 {
 		return st
@@ -97,6 +118,12 @@ func (c *Model) StepTotals(n *StepCounts) StepCost {
 		d.Seconds[TermDrafter] += c.draftFixedSeconds
 		st.Seconds[TermDrafter] += d.Seconds[TermDrafter]
 	}
+	if c.spec != nil {
+		c.specTotals(n, &st)
+	}
+	if c.mtpDrafts() {
+		c.mtpTotals(n, &st)
+	}
 	st.Seconds[TermOverhead] += c.p[param.StepOverheadUS]*1e-6 + c.fixedSeconds
 	st.CPUSeconds = (c.p[param.CPUStepUS] + c.p[param.CPUPerReqUS]*float64(n.Seqs)) * 1e-6
 	return st
@@ -107,6 +134,10 @@ func (c *Model) StepTotals(n *StepCounts) StepCost {
 func (c *Model) StepFinish(st StepCost, per SeqSeconds) StepCost {
 	if st.Seconds == ([NumTerms]float64{}) && st.CPUSeconds == 0 {
 		return st // no request
+	}
+	if st.SeqShare > 0 {
+		// The busiest micro-batch's or rank's share of the requests' own terms.
+		per = per.Scale(st.SeqShare)
 	}
 	st.Seconds[TermAttention] += per.Attention
 	st.Seconds[TermState] += per.State

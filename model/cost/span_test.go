@@ -55,6 +55,29 @@ func TestStepSumMatchesStep(t *testing.T) {
 			}
 		}
 	}
+	// The other speculative methods: MTP on DeepSeek-R1 (TP 8), the dense model with an EAGLE-3
+	// head of its width, a draft model (itself), ngram.
+	for _, sp := range []deploy.Speculative{{Method: "mtp", NumTokens: 2}} {
+		d := r1(t, 0, sp)
+		vs = append(vs, variant{"deepseek-r1 " + sp.Method, d})
+	}
+	head := &arch.Arch{Name: "head", Family: "eagle3", Hidden: 4096, Vocab: 32000, SharesTargetEmbeddings: true, DraftVocab: 8000,
+		ExtraParamsPerLayer: 3 * 4096 * 4096, Layers: []arch.LayerGroup{{Count: 1, Attn: arch.Attention{Kind: arch.AttnGQA, Heads: 32, KVHeads: 8, HeadDim: 128},
+			FFN: arch.FFN{Kind: arch.FFNDense, Intermediate: 14336}}}}
+	if err := head.Normalize(); err != nil {
+		t.Fatal(err)
+	}
+	for _, sp := range []deploy.Speculative{{Method: "eagle3", NumTokens: 4}, {Method: "draft_model", NumTokens: 3}, {Method: "ngram", NumTokens: 3}} {
+		d := denseDeployment(t, 4096)
+		d.Engine.Speculative = sp
+		switch sp.Method {
+		case "eagle3":
+			d.Drafter = head
+		case "draft_model":
+			d.Drafter = d.Model
+		}
+		vs = append(vs, variant{"dense " + sp.Method, d})
+	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, v := range vs {
 		c := New(v.d, param.Priors())

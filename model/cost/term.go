@@ -44,6 +44,9 @@ type StepCost struct {
 	GPUSeconds   float64           `json:"GPU"`   // GPU-side time
 	CPUSeconds   float64           `json:"CPU"`   // CPU scheduling time for the step
 	TotalSeconds float64           `json:"Total"` // wall time of the step
+	// SeqShare, when above 0, is the fraction of the requests' own terms (SeqSeconds) the step
+	// takes: the busiest micro-batch's or data-parallel rank's share (parallel.go); 0 is all.
+	SeqShare float64 `json:"-"`
 }
 
 // Binding returns the largest term.

@@ -60,7 +60,7 @@ func Ptr[T any](v T) *T { return &v }
 
 // ArgsOf returns e as flags that give every setting, so that Resolve returns e itself.
 func ArgsOf(e EngineConfig) EngineArgs {
-	spec := e.Speculative
+	spec := e.Speculative.Clone()
 	return EngineArgs{
 		Name: e.Name, Version: e.Version,
 		TensorParallel: Ptr(e.TensorParallel), DataParallel: Ptr(e.DataParallel), PipelineParallel: Ptr(e.PipelineParallel),
@@ -110,7 +110,7 @@ func (a EngineArgs) Clone() EngineArgs {
 		c.KVCacheDType = Ptr(*a.KVCacheDType)
 	}
 	if a.Speculative != nil {
-		s := *a.Speculative
+		s := a.Speculative.Clone()
 		c.Speculative = &s
 	}
 	return c

@@ -150,7 +150,7 @@ func (r *resolver) run() (EngineConfig, error) {
 	// Speculative decoding: off unless --speculative-config; an absent k comes from the draft's
 	// n_predict (vllm/config/speculative.py).
 	if a.Speculative != nil {
-		s := *a.Speculative
+		s := a.Speculative.Clone()
 		if s.Method != "" && s.NumTokens == 0 {
 			switch {
 			case s.Method == "mtp" && s.Model == "":
@@ -464,7 +464,7 @@ func Minimize(a EngineArgs, t Target) (EngineArgs, error) {
 	m := a.Clone()
 	same := func() bool {
 		got, _, err := Resolve(m, t)
-		return err == nil && got == want
+		return err == nil && got.Equal(&want)
 	}
 	ints := []**int{&m.TensorParallel, &m.PipelineParallel, &m.DataParallel, &m.MaxModelLen, &m.MaxNumBatchedTokens,
 		&m.MaxNumSeqs, &m.BlockSize, &m.MaxCaptureSize}

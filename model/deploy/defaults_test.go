@@ -134,7 +134,7 @@ func TestMinimize(t *testing.T) {
 		t.Errorf("Minimize kept %+v", m)
 	}
 	back, _, err := Resolve(m, tgt)
-	if err != nil || back != full {
+	if err != nil || !back.Equal(&full) {
 		t.Errorf("the minimized flags resolve to %+v, %v; want %+v", back, err, full)
 	}
 }

@@ -32,22 +32,19 @@ func (d *Deployment) Validate() error {
 		return fmt.Errorf("hardware.count = %d: must be a positive integer", d.Hardware.Count)
 	}
 	if e.GPUs() != d.Hardware.Count {
-		return fmt.Errorf("engine uses tensor_parallel_size %d x data_parallel_size %d = %d GPUs but hardware.count = %d", e.TensorParallel, e.DataParallel, e.GPUs(), d.Hardware.Count)
+		return fmt.Errorf("engine uses tensor_parallel_size %d x pipeline_parallel_size %d x data_parallel_size %d = %d GPUs but hardware.count = %d",
+			e.TensorParallel, e.PipelineParallel, e.DataParallel, e.GPUs(), d.Hardware.Count)
 	}
-	if e.PipelineParallel != 1 {
-		return &NotSimulatedError{fmt.Sprintf("engine.pipeline_parallel_size = %d", e.PipelineParallel),
-			"pipeline parallelism (layer stages, their hand-offs and bubbles) is not modelled; only 1 is simulated"}
+	if e.PipelineParallel > 1 && e.Speculative.Enabled() {
+		return &NotSimulatedError{fmt.Sprintf("engine.pipeline_parallel_size = %d with engine.speculative.method = %q", e.PipelineParallel, e.Speculative.Method),
+			"speculative decoding across pipeline stages (the drafter on the last stage, its hand-offs) is not modelled; pipeline parallel is simulated without it"}
 	}
-	if e.DataParallel != 1 {
-		return &NotSimulatedError{fmt.Sprintf("engine.data_parallel_size = %d", e.DataParallel),
-			"data-parallel engine cores inside one server (their load balancing, and MoE ranks stepping together) are not modelled; only 1 is simulated (run DP replicas as separate deployments)"}
+	if l := d.Model.NumLayers(); e.PipelineParallel > l {
+		return fmt.Errorf("engine.pipeline_parallel_size = %d: more stages than the %d layers of model %q", e.PipelineParallel, l, d.Model.Name)
 	}
 	if s := &e.Speculative; s.Enabled() && !slices.Contains(SimulatedSpecMethods(), s.Method) {
-		why := fmt.Sprintf("the simulator runs %s", strings.Join(SimulatedSpecMethods(), ", "))
-		if s.Method == "mtp" {
-			why = "the checkpoint's multi-token-prediction layers are not described as a drafter; " + why
-		}
-		return &NotSimulatedError{fmt.Sprintf("engine.speculative.method = %q", s.Method), why}
+		return &NotSimulatedError{fmt.Sprintf("engine.speculative.method = %q", s.Method),
+			fmt.Sprintf("the simulator runs %s", strings.Join(SimulatedSpecMethods(), ", "))}
 	}
 	tp := e.TensorParallel
 	for i, g := range d.Model.Layers {
@@ -68,11 +65,7 @@ func (d *Deployment) Validate() error {
 			}
 		}
 	}
-	if d.Engine.Speculative.Enabled() && d.Engine.Speculative.Method != "ngram" && d.Drafter == nil {
-		return &NotSimulatedError{fmt.Sprintf("engine.speculative.method = %q", e.Speculative.Method),
-			fmt.Sprintf("the simulation needs the draft model's description (speculative.model = %q is not known)", e.Speculative.Model)}
-	}
-	return nil
+	return d.validateSpec()
 }
 
 // NotSimulatedError is a configuration vLLM runs that the simulator does not simulate yet. A
@@ -80,6 +73,59 @@ func (d *Deployment) Validate() error {
 // with the reason rather than simulate something else.
 type NotSimulatedError struct {
 	What, Why string
+}
+
+// DataParallelMode says how the data-parallel ranks of the deployment are simulated (vLLM
+// vllm/v1/engine/core.py, DPEngineCoreProc; reference vllm-defaults.md, Parallelism):
+//
+//	DPNone      data_parallel_size 1
+//	DPReplicas  a model without MoE layers: the engine cores run independently, each its own
+//	            scheduler, budget and KV pool; the API server spreads the requests over them. They
+//	            are simulated as that many replicas of the DP = 1 engine (ReplicaDeployment)
+//	DPLockstep  a MoE model: the ranks step together (the MoE layers span every rank, idle ranks
+//	            run dummy batches), so one engine holds the D ranks' requests and the step is
+//	            priced on the busiest rank (package cost)
+func (d *Deployment) DataParallelMode() DPMode {
+	switch {
+	case d.Engine.DataParallel <= 1:
+		return DPNone
+	case d.Model.IsMoE():
+		return DPLockstep
+	}
+	return DPReplicas
+}
+
+// DPMode is how data-parallel ranks are simulated (Deployment.DataParallelMode).
+type DPMode int
+
+// The data-parallel modes.
+const (
+	DPNone DPMode = iota
+	DPReplicas
+	DPLockstep
+)
+
+// ReplicaDeployment is one data-parallel replica of a DPReplicas deployment: the same engine
+// with data_parallel_size 1 on tensor x pipeline GPUs, and the number of replicas. Other
+// deployments come back as they are, with 1.
+func (d *Deployment) ReplicaDeployment() (*Deployment, int) {
+	if d.DataParallelMode() != DPReplicas {
+		return d, 1
+	}
+	r := *d
+	n := r.Engine.DataParallel
+	r.Engine.DataParallel = 1
+	r.Hardware.Count = r.Engine.GPUs()
+	return &r, n
+}
+
+// LockstepRanks is the number of data-parallel ranks one simulated engine holds: D for a
+// DPLockstep deployment, else 1.
+func (d *Deployment) LockstepRanks() int {
+	if d.DataParallelMode() == DPLockstep {
+		return d.Engine.DataParallel
+	}
+	return 1
 }
 
 func (e *NotSimulatedError) Error() string { return e.What + ": not simulated yet: " + e.Why }

@@ -4,7 +4,7 @@
 // Reading order: engine.go (EngineConfig: the `vllm serve` settings that change the simulation;
 // Speculative), args.go (EngineArgs: the flags as given, nil meaning "not given"), defaults.go
 // (Resolve: vLLM's defaults for the flags not given, by engine version, GPU and model; Minimize),
-// deployment.go (Deployment, Validate, NotSimulatedError), memory.go (weights per GPU,
+// deployment.go (Deployment, Validate, NotSimulatedError, the data-parallel modes), memory.go (weights per GPU,
 // MemoryBudget, KVSpecs), quantization.go (ApplyQuantization: --quantization against the
 // checkpoint, online fp8).
 //
@@ -61,6 +61,20 @@
 // Values the user gave are kept as given (vLLM adjusts only unset ones). The release boundaries
 // between the rule sets are not all verified; defaults.go says which.
 //
+// # Parallelism (deployment.go, memory.go; the step's pricing is in package cost, parallel.go)
+//
+//	tensor parallel    1/TP of the heads and dense weights per GPU, as vLLM shards them
+//	pipeline parallel  P stages of contiguous layers (vLLM get_pp_indices: equal split, leftovers
+//	                   to the stages before the last): the most loaded GPU holds ceil(L / P) layers'
+//	                   weights and KV cache and the input embedding (StageLayers, StageFraction);
+//	                   speculative decoding with P > 1 is refused (NotSimulatedError)
+//	data parallel      DataParallelMode: a model without MoE layers runs D independent engine
+//	                   cores, simulated as D replicas of the DP 1 engine (ReplicaDeployment;
+//	                   sim.Server.Replicas); a MoE model's D ranks step together (DPLockstep):
+//	                   one engine holds the D ranks (LockstepRanks), each GPU with the whole
+//	                   attention and dense layers and its share of the experts (1/(TP x D) of each
+//	                   without expert parallel, ceil(E / (TP x D)) whole experts with it)
+//
 // # Determinism
 //
 // Pure functions on values; no goroutines, no global mutable state, no randomness.
@@ -71,7 +85,10 @@
 // determine_available_memory):
 //
 //	available = memory x gpu_memory_utilization - weights - activation peak - non-torch - CUDA graphs
-//	activation peak = activation_buffers x max_num_batched_tokens x hidden x 2 bytes
+//	activation peak = activation_buffers x T x hidden x 2 bytes          (T <= 32,768 tokens)
+//	                  or the chunk's, plus per token beyond it the residual stream and the
+//	                  largest unchunked intermediate of one layer, at least the sampler's
+//	                  hidden states and max_num_seqs rows of fp32 logits  (ActivationPeak)
 //
 // with activation_buffers, non_torch_gib and cudagraph_gib calibrated parameters (model/param).
 // Weights per GPU come from arch.Arch.WeightSets: attention, dense MLP, shared experts and

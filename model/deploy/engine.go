@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -19,6 +20,27 @@ type Speculative struct {
 	NumTokens int `toml:"num_speculative_tokens"`
 	// KVCacheDType of the drafter's layers ("auto" = the drafter's weight dtype, bf16).
 	KVCacheDType string `toml:"kv_cache_dtype,omitempty"`
+
+	// Acceptance overrides the method's acceptance prior (not a vLLM key: the scenario's
+	// [engine.speculative] table): the per-position rates P(accepted >= i) for i = 1..k, as vLLM's
+	// spec-decode metrics report them (vllm:spec_decode_num_accepted_tokens_per_pos over
+	// num_drafts), non-increasing, in [0, 1].
+	Acceptance []float64 `toml:"acceptance,omitempty" json:",omitempty"`
+	// MeanAcceptanceLength overrides the prior's level instead: 1 + accepted drafts per step with
+	// k drafts, as vLLM reports it (in [1, 1 + k]); the per-position shape stays the prior's.
+	MeanAcceptanceLength float64 `toml:"mean_acceptance_length,omitempty" json:",omitempty"`
+}
+
+// Equal reports whether s and o are the same configuration.
+func (s *Speculative) Equal(o *Speculative) bool {
+	return s.Method == o.Method && s.Model == o.Model && s.NumTokens == o.NumTokens && s.KVCacheDType == o.KVCacheDType &&
+		slices.Equal(s.Acceptance, o.Acceptance) && s.MeanAcceptanceLength == o.MeanAcceptanceLength
+}
+
+// Clone returns a copy that shares no storage with s.
+func (s Speculative) Clone() Speculative {
+	s.Acceptance = slices.Clone(s.Acceptance)
+	return s
 }
 
 // SpecMethods are the methods vLLM's SpeculativeConfig accepts (vllm/config/speculative.py,
@@ -28,10 +50,22 @@ func SpecMethods() []string {
 		"extract_hidden_states", "mtp", "dflash", "dspark", "custom_class"}
 }
 
-// SimulatedSpecMethods are the methods the simulator runs: those with a draft model description
-// (draft_model and the EAGLE family, DFlash) and ngram (prompt lookup, no drafter weights).
+// SimulatedSpecMethods are the methods the simulator runs: mtp (the target checkpoint's
+// multi-token-prediction layers), those with a draft model description (DFlash, the EAGLE heads,
+// draft_model) and ngram (prompt lookup on the CPU, no drafter weights).
 func SimulatedSpecMethods() []string {
-	return []string{"dflash", "eagle", "eagle3", "draft_model", "ngram"}
+	return []string{"dflash", "eagle", "eagle3", "mtp", "draft_model", "ngram"}
+}
+
+// NeedsDrafter reports whether the method runs a separate draft model whose description the
+// simulation needs: the EAGLE heads, DFlash and draft_model (mtp runs the target's own layers,
+// ngram no model).
+func NeedsDrafter(method string) bool {
+	switch method {
+	case "dflash", "eagle", "eagle3", "draft_model":
+		return true
+	}
+	return false
 }
 
 // CanonicalSpecMethod spells a method the way vLLM does after reading it: the model-specific MTP
@@ -69,6 +103,25 @@ func (s *Speculative) validate(resolved bool) error {
 	}
 	if s.NumTokens < 0 || s.NumTokens > 32 || (resolved && s.NumTokens == 0) {
 		return fmt.Errorf("engine.speculative.num_speculative_tokens = %d: must be in 1..32", s.NumTokens)
+	}
+	if len(s.Acceptance) > 0 && s.MeanAcceptanceLength != 0 {
+		return fmt.Errorf("engine.speculative: acceptance and mean_acceptance_length are exclusive: give the per-position rates or the mean length")
+	}
+	if n := len(s.Acceptance); n > 0 {
+		if s.NumTokens > 0 && n != s.NumTokens {
+			return fmt.Errorf("engine.speculative.acceptance has %d rates for num_speculative_tokens = %d: want one per draft position, P(accepted >= i) as vLLM reports it", n, s.NumTokens)
+		}
+		for i, v := range s.Acceptance {
+			if !(v >= 0 && v <= 1) {
+				return fmt.Errorf("engine.speculative.acceptance[%d] = %v: must be in [0, 1]", i, v)
+			}
+			if i > 0 && v > s.Acceptance[i-1] {
+				return fmt.Errorf("engine.speculative.acceptance[%d] = %v exceeds acceptance[%d] = %v: the rates P(accepted >= i) cannot grow with i", i, v, i-1, s.Acceptance[i-1])
+			}
+		}
+	}
+	if v := s.MeanAcceptanceLength; v != 0 && !(v >= 1 && (s.NumTokens == 0 || v <= float64(1+s.NumTokens))) {
+		return fmt.Errorf("engine.speculative.mean_acceptance_length = %v: must be in [1, 1 + num_speculative_tokens = %d]", v, 1+s.NumTokens)
 	}
 	return nil
 }
@@ -140,6 +193,14 @@ func DefaultEngineConfig() EngineConfig {
 		AsyncScheduling:      true,
 		MaxCaptureSize:       512,
 	}
+}
+
+// Equal reports whether e and o are the same configuration (EngineConfig holds a slice, the
+// acceptance override, so == does not compare it).
+func (e *EngineConfig) Equal(o *EngineConfig) bool {
+	a, b := *e, *o
+	a.Speculative, b.Speculative = Speculative{}, Speculative{}
+	return reflect.DeepEqual(a, b) && e.Speculative.Equal(&o.Speculative)
 }
 
 // KVDType is the KV-cache storage type.

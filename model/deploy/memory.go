@@ -23,8 +23,9 @@ func (w WeightBytes) Total() float64 {
 
 // archWeightsPerGPU splits a model's weights over tp ranks, routers and small weights replicated,
 // routed experts over ep ranks when ep > 1 (the most loaded rank holds ceil(E/ep) experts) or
-// split like the rest otherwise (vLLM vllm/model_executor/layers/fused_moe/layer.py).
-func archWeightsPerGPU(a *arch.Arch, tp, ep int) WeightBytes {
+// split over moeTP ranks otherwise (tp, or tp x dp when data-parallel ranks share the MoE layers;
+// vLLM vllm/model_executor/layers/fused_moe/layer.py).
+func archWeightsPerGPU(a *arch.Arch, tp, ep, moeTP int) WeightBytes {
 	var w WeightBytes
 	t := float64(tp)
 	for _, s := range a.WeightSets() {
@@ -33,6 +34,8 @@ func archWeightsPerGPU(a *arch.Arch, tp, ep int) WeightBytes {
 		case s.Replicated():
 		case s.Part == arch.PartRoutedExperts && ep > 1:
 			b *= math.Ceil(float64(s.Experts)/float64(ep)) / float64(s.Experts)
+		case s.Part == arch.PartRoutedExperts:
+			b /= float64(moeTP)
 		default:
 			b /= t
 		}
@@ -60,14 +63,49 @@ func archWeightsPerGPU(a *arch.Arch, tp, ep int) WeightBytes {
 	return w
 }
 
-// WeightsPerGPU is the per-GPU weight memory of the target model and the drafter.
+// WeightsPerGPU is the per-GPU weight memory of the target model and the drafter. With pipeline
+// parallel the most loaded GPU is one of the first stage: vLLM's get_pp_indices splits the
+// layers equally, leftovers to the stages before the last, so it holds ceil(L / P) of the L
+// layers and the input embedding, and the last stage the output head (StageLayers).
 func (d *Deployment) WeightsPerGPU() WeightBytes {
 	tp := d.Engine.TensorParallel
-	w := archWeightsPerGPU(d.Model, tp, d.Engine.EPSize())
-	if d.Drafter != nil && d.Engine.Speculative.Enabled() {
-		w.Drafter = archWeightsPerGPU(d.Drafter, tp, 1).Total()
+	moeTP := tp * d.LockstepRanks()
+	w := archWeightsPerGPU(d.Model, tp, d.Engine.EPSize(), moeTP)
+	if pp := d.Engine.PipelineParallel; pp > 1 {
+		f := d.StageFraction()
+		w.Attention *= f
+		w.DenseMLP *= f
+		w.SharedExperts *= f
+		w.RoutedExperts *= f
+		w.Router *= f
+		w.Extra *= f
+		w.LMHead = 0
+	}
+	if da := d.DrafterArch(); da != nil {
+		ep := 1
+		if d.Engine.Speculative.Method == "mtp" {
+			ep = d.Engine.EPSize() // the MTP layer's experts are placed like the target's
+		}
+		w.Drafter = archWeightsPerGPU(da, tp, ep, moeTP).Total()
 	}
 	return w
+}
+
+// StageLayers is the number of layers the most loaded pipeline stage holds: ceil(L / P) (vLLM
+// vllm/distributed/utils.py, get_pp_indices); L without pipeline parallel.
+func (d *Deployment) StageLayers() int {
+	l := d.Model.NumLayers()
+	pp := max(d.Engine.PipelineParallel, 1)
+	return (l + pp - 1) / pp
+}
+
+// StageFraction is StageLayers over the model's layers: the share of the per-layer weights and
+// KV cache on the most loaded stage's GPUs (1 without pipeline parallel).
+func (d *Deployment) StageFraction() float64 {
+	if d.Engine.PipelineParallel <= 1 {
+		return 1
+	}
+	return float64(d.StageLayers()) / float64(d.Model.NumLayers())
 }
 
 // MemoryBudget is vLLM's per-GPU accounting (vLLM vllm/v1/worker/gpu_worker.py,
@@ -93,13 +131,88 @@ func (d *Deployment) Memory(p *param.Values) MemoryBudget {
 	m.TotalBytes = d.Hardware.GPU.MemoryBytes()
 	m.RequestedBytes = m.TotalBytes * d.Engine.GPUMemoryUtilization
 	m.Weights = d.WeightsPerGPU()
-	m.ActivationPeak = p[param.ActivationBuffers] * float64(d.Engine.MaxNumBatchedTokens) * float64(d.Model.Hidden) * arch.BF16.BytesPerParam()
+	m.ActivationPeak = d.ActivationPeak(p)
 	m.NonTorch = p[param.NonTorchGiB] * (1 << 30)
 	if !d.Engine.EnforceEager {
 		m.CUDAGraphs = p[param.CUDAGraphGiB] * (1 << 30)
 	}
 	m.AvailableKV = m.RequestedBytes - m.NonKV()
 	return m
+}
+
+// ActivationChunkTokens is the batch size up to which every activation of vLLM's profile run grows
+// with its tokens, and from which its chunked workspaces stop growing: vLLM's fused-MoE chunk
+// (VLLM_FUSED_MOE_CHUNK_SIZE, 32,768 tokens; vllm/envs.py), which also bounds the attention
+// backends' prefill workspaces in practice.
+const ActivationChunkTokens = 32768
+
+// ActivationPeak is the peak activation memory of vLLM's profile run (vllm/v1/worker/
+// gpu_model_runner.py, profile_run: a forward over max_num_batched_tokens tokens, then the
+// sampler over max_num_seqs rows) on one GPU:
+//
+//	T <= C   activation_buffers x T x hidden x 2 B: every activation grows with the tokens
+//	T > C    activation_buffers x C x hidden x 2 B, plus for each token beyond C the residual
+//	         stream (hidden_states and residual, 2 x hidden bf16) and the largest intermediate of
+//	         one layer that vLLM does not chunk (ActivationPerToken: a dense MLP's gate-up and
+//	         SiLU outputs, or the attention projections' outputs, split by TP); the MoE and
+//	         attention workspaces stay the size of a chunk, and a layer's intermediates are freed
+//	         before the next layer's
+//	sampler  the hidden states of T tokens and the fp32 logits and probabilities of at most
+//	         max_num_seqs rows (vLLM samples the last token of each sequence only)
+//
+// with C = ActivationChunkTokens; the peak is the larger of the forward and the sampler. A
+// whole-prompt batch (max_num_batched_tokens = max_model_len, 163,840 for DeepSeek-R1) reserves
+// about 16 GiB per GPU, not the 55 GiB a linear buffer per token would; up to C the value is the
+// linear one (the seed's 8,192 tokens keep it).
+func (d *Deployment) ActivationPeak(p *param.Values) float64 {
+	t := d.Engine.MaxNumBatchedTokens
+	if t <= ActivationChunkTokens {
+		return p[param.ActivationBuffers] * float64(t) * float64(d.Model.Hidden) * arch.BF16.BytesPerParam()
+	}
+	h := float64(d.Model.Hidden)
+	forward := p[param.ActivationBuffers]*ActivationChunkTokens*h*2 + float64(t-ActivationChunkTokens)*d.ActivationPerToken()
+	rows := float64(min(t, d.Engine.MaxNumSeqs))
+	sampler := float64(t)*h*2 + 2*rows*float64(d.Model.Vocab)*4
+	return math.Max(forward, sampler)
+}
+
+// ActivationPerToken is the activation bytes per token beyond the chunked workspaces (see
+// ActivationPeak): the residual stream, 2 x hidden bf16, plus the largest unchunked intermediate of
+// one layer per GPU: a dense MLP's (or shared experts') gate-up output and SiLU-and-mul result,
+// 3 x intermediate / TP bf16 (2 x for an ungated MLP), or the attention's q, k, v and output
+// projections' outputs, (q + k + v + o widths) / TP bf16, whichever is larger.
+func (d *Deployment) ActivationPerToken() float64 {
+	tp := float64(d.Engine.TensorParallel)
+	h := float64(d.Model.Hidden)
+	var layer float64
+	for _, g := range d.Model.Layers {
+		f := &g.FFN
+		act := 3.0
+		if f.NotGated {
+			act = 2
+		}
+		var mlp float64
+		switch f.Kind {
+		case arch.FFNDense:
+			mlp = act * float64(f.Intermediate) / tp
+		case arch.FFNMoE:
+			mlp = act * float64(f.SharedExperts*f.SharedIntermediate) / tp
+		}
+		// The projections' outputs: their weights per token of input width hidden.
+		attn := float64(g.Attn.ProjParams) / h / tp
+		layer = math.Max(layer, math.Max(mlp, attn))
+	}
+	return (2*h + layer) * 2
+}
+
+// ActivationDetail says how ActivationPeak was counted, for people.
+func (d *Deployment) ActivationDetail(p *param.Values) string {
+	t := d.Engine.MaxNumBatchedTokens
+	if t <= ActivationChunkTokens {
+		return fmt.Sprintf("%g buffers x %d tokens x hidden %d x 2 B", p[param.ActivationBuffers], t, d.Model.Hidden)
+	}
+	return fmt.Sprintf("%g buffers x %d tokens x hidden %d x 2 B (workspaces up to the %d-token chunk), + %d tokens x %.0f B (residual stream and the largest unchunked layer intermediate)",
+		p[param.ActivationBuffers], ActivationChunkTokens, d.Model.Hidden, ActivationChunkTokens, t-ActivationChunkTokens, d.ActivationPerToken())
 }
 
 // FitError explains why a deployment cannot hold its weights, or "" when it can.
@@ -134,16 +247,28 @@ func (d *Deployment) KVSpecs(p *param.Values) []arch.KVSpec {
 		s := g.Attn.Mixer().KVSpec(tp, kv)
 		s.Name = string(g.Attn.Kind)
 		s.StateBytes *= stateScale
-		add(s, g.Count)
+		n := g.Count
+		if pp := d.Engine.PipelineParallel; pp > 1 {
+			// Each stage caches its own layers only; the most loaded holds ceil(count / P) of
+			// each kind.
+			n = (n + pp - 1) / pp
+		}
+		add(s, n)
 	}
-	if d.Drafter != nil && d.Engine.Speculative.Enabled() {
+	if da := d.DrafterArch(); da != nil {
+		// DFlash's drafter keeps its cache in bf16 unless its own kv_cache_dtype says otherwise;
+		// the other drafters' layers are built with the engine's cache config (its
+		// kv_cache_dtype), unless the speculative config gives one.
 		dkv := arch.BF16
+		if d.Engine.Speculative.Method != "dflash" {
+			dkv = kv
+		}
 		if s := d.Engine.Speculative.KVCacheDType; s != "" && s != "auto" {
 			if dt, err := arch.ParseDType(s); err == nil {
 				dkv = dt
 			}
 		}
-		for _, g := range d.Drafter.Layers {
+		for _, g := range da.Layers {
 			s := g.Attn.Mixer().KVSpec(tp, dkv)
 			s.Name = "drafter_" + string(g.Attn.Kind)
 			add(s, g.Count)

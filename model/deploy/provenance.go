@@ -7,12 +7,14 @@ import (
 )
 
 // ParamUses says which parameter groups the deployment's predictions depend on: collectives with
-// more than one tensor-parallel, expert-parallel or data-parallel rank, acceptance with
-// speculative decoding, routing for MoE models.
+// more than one tensor-parallel, expert-parallel, pipeline or lockstep data-parallel rank,
+// acceptance with speculative decoding, the ngram drafter's CPU cost with method ngram, routing
+// for MoE models.
 func (d *Deployment) ParamUses() param.Uses {
 	e := &d.Engine
-	return param.Uses{Collectives: e.TensorParallel > 1 || e.EPSize() > 1 || e.PipelineParallel > 1,
-		Speculative: e.SpecTokens() > 0, MoE: d.Model.IsMoE()}
+	return param.Uses{Collectives: e.TensorParallel > 1 || e.EPSize() > 1 || e.PipelineParallel > 1 || d.LockstepRanks() > 1,
+		Speculative: e.SpecTokens() > 0, MoE: d.Model.IsMoE(),
+		Ngram: e.SpecTokens() > 0 && e.Speculative.Method == "ngram"}
 }
 
 // Provenance is the provenance summary of parameters resolved for d (param.Summarize over the

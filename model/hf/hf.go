@@ -112,6 +112,9 @@ type rawConfig struct {
 	NumMTPModules         *int  `json:"num_mtp_modules"`
 	UseMTP                *bool `json:"use_mtp"`
 
+	// EAGLE-3 draft heads: the reduced vocabulary of their own lm_head.
+	DraftVocabSize *int `json:"draft_vocab_size"`
+
 	// Context length (vLLM's _get_and_verify_max_len reads these).
 	MaxPositionEmbeddings *float64        `json:"max_position_embeddings"`
 	NPositions            *float64        `json:"n_positions"`
@@ -394,7 +397,78 @@ func parse(cfgJSON, quantJSON []byte, name, file, quantFile string) (*arch.Arch,
 	if err := a.Normalize(); err != nil {
 		return nil, fmt.Errorf("hf: %s: %w", file, err)
 	}
+	if head := eagleHeadKind(c.Architectures); head != "" {
+		if err := EagleHead(a, head, r.opt("draft_vocab_size", c.DraftVocabSize, 0, 1, maxVocab)); err != nil {
+			return nil, fmt.Errorf("hf: %s: %w", file, err)
+		}
+		if r.err != nil {
+			return nil, r.err
+		}
+	}
 	return a, nil
+}
+
+// eagleHeadKind reads an EAGLE draft head from a config's architectures: "eagle3" for
+// LlamaForCausalLMEagle3 (and other *Eagle3* classes), "eagle" for EAGLE-1 heads
+// (EagleLlamaForCausalLM, LlamaForCausalLMEagle), "" otherwise.
+func eagleHeadKind(archs []string) string {
+	for _, a := range archs {
+		l := strings.ToLower(a)
+		switch {
+		case strings.Contains(l, "eagle3"):
+			return "eagle3"
+		case strings.Contains(l, "eagle"):
+			return "eagle"
+		}
+	}
+	return ""
+}
+
+// EagleHead turns a small llama-like model a, read from a draft head's config.json, into the
+// EAGLE head vLLM runs (vllm/model_executor/models/llama_eagle.py, llama_eagle3.py): it shares
+// the target's embedding table; an EAGLE-1 head also its lm_head, and fuses [embedding; target
+// hidden] with fc (2 hidden -> hidden); an EAGLE-3 head fuses three of the target's hidden states
+// with fc (3 hidden -> hidden), its first layer's q/k/v projections read [embedding; hidden] (2
+// hidden wide), and it has its own lm_head over draftVocab tokens (draft_vocab_size; 0: the full
+// vocabulary). fc is replicated on every rank (counted in the small per-layer weights). kind is
+// "eagle" or "eagle3".
+func EagleHead(a *arch.Arch, kind string, draftVocab int) error {
+	h := int64(a.Hidden)
+	layers := int64(a.NumLayers())
+	var fc int64
+	switch kind {
+	case "eagle":
+		fc = 2 * h * h
+	case "eagle3":
+		fc = 3 * h * h
+		if draftVocab == 0 {
+			draftVocab = a.Vocab
+		}
+		a.DraftVocab = draftVocab
+		g := &a.Layers[0]
+		if g.Attn.Kind != arch.AttnGQA {
+			return fmt.Errorf("EAGLE-3 head: layers[0] has %s attention: want a llama-like (GQA) layer", g.Attn.Kind)
+		}
+		first := *g
+		first.Count = 1
+		at := &first.Attn
+		// q and k/v read 2 hidden: the projections gain hidden x (q + k + v).
+		at.ProjParams += h * int64(at.Heads*at.HeadDim+at.KVHeads*(at.HeadDim+at.VHeadDim))
+		if g.Count > 1 {
+			g.Count--
+			a.Layers = append([]arch.LayerGroup{first}, a.Layers...)
+		} else {
+			*g = first
+		}
+	default:
+		return fmt.Errorf("EAGLE head %q: want eagle or eagle3", kind)
+	}
+	a.Family = kind
+	a.SharesTargetEmbeddings = true
+	a.TiedEmbed = false
+	a.ExtraParamsPerLayer += (fc + layers/2) / layers
+	a.Notes = append(a.Notes, fmt.Sprintf("%s draft head: embedding shared with the target; fc %d x %d replicated on every rank", kind, fc/h, h))
+	return nil
 }
 
 // decode unmarshals JSON, naming the offending field of a type mismatch.

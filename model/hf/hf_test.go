@@ -16,7 +16,9 @@ import (
 // The testdata/<model>/config.json files are written from the published Hugging Face configs
 // (the fields that matter here, plus some that do not, to show they are ignored); glm-5 is the
 // published zai-org/GLM-5-FP8 config, a copy of the built-in one (data/models). minimax-m2 is
-// transcribed from the MiniMaxAI/MiniMax-M2 model card values, not a byte copy. The built-in
+// transcribed from the MiniMaxAI/MiniMax-M2 model card values, not a byte copy; eagle3-llama3.1-8b
+// is an EAGLE-3 head config written after yuhuili/EAGLE3-LLaMA3.1-Instruct-8B's published fields
+// (not a byte copy). The built-in
 // configs are checked against the published figures in published_test.go.
 
 // shape is one (attention kind, window, ffn kind) bucket and its layer count.

@@ -63,6 +63,9 @@ const (
 	// The workload.
 	SamePrompt // share of a batch's requests that carry one and the same prompt (0: all different)
 
+	// Speculative decoding's CPU drafter.
+	NgramNsPerToken // ngram prompt lookup: CPU time per token of a request's context scanned per step
+
 	// Count is the number of parameters.
 	Count
 )
@@ -183,6 +186,9 @@ func defs() [Count]Def {
 
 		{SamePrompt, "same_prompt", "fraction", 0, 0, 1,
 			"share of the batch's requests that carry one and the same prompt: the routing concentration is exp((1 - s) ln routing_alpha + s ln routing_alpha_same_prompt); the llm-inference-bench matrix sends one prompt per cell (1), vllm bench's random and ShareGPT datasets different ones (0)", "weights read (MoE expert coverage)", false, LevelWorkload, false},
+
+		{NgramNsPerToken, "ngram_ns_per_token", "ns/token", 2, 0.1, 50,
+			"CPU time of vLLM's ngram proposer (a compiled KMP search for the last prompt_lookup tokens) per token of a request's context, per request and step; it runs between steps with asynchronous scheduling off", "drafter (ngram, CPU)", true, LevelEngine, false},
 	}
 }
 

@@ -87,6 +87,8 @@ func GroupOf(id ID) (Group, bool) {
 // only for MoE models.
 type Uses struct {
 	Collectives, Speculative, MoE bool
+	// Ngram: speculative method ngram, whose CPU drafter ngram_ns_per_token prices.
+	Ngram bool
 }
 
 func (u Uses) uses(g Group) bool {
@@ -103,6 +105,8 @@ func (u Uses) usesParam(id ID) bool {
 	switch id {
 	case RoutingAlpha, RoutingAlphaSame:
 		return u.MoE
+	case NgramNsPerToken:
+		return u.Ngram
 	}
 	return true
 }
