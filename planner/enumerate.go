@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/servesim/servesim/model/arch"
 	"github.com/servesim/servesim/model/deploy"
@@ -33,6 +34,44 @@ type layout struct {
 	ep      bool
 	// Set when no flag combination can load it.
 	stage, reason string
+	// The layout's parameters and their provenance, chosen once per speculative setting
+	// (layoutMemo): the choice depends on the GPU, TP, engine, model and speculative setting,
+	// never on the other swept flags, and cost about a fifth of a screen per row.
+	memoMu sync.Mutex
+	memo   map[string]*layoutMemo
+}
+
+// layoutMemo is a layout's parameters (Question.params) and provenance (Question.Provenance)
+// for its rows of one speculative setting.
+type layoutMemo struct {
+	paramsOnce, provOnce sync.Once
+	params               layoutParams
+	prov                 param.Summary
+}
+
+// memoFor is the memo of d's rows: keyed by the speculative method, its draft model, k, the
+// drafter's KV dtype and whether a drafter is loaded (the provenance's speculative groups and
+// the method's priors follow them).
+func (l *layout) memoFor(d *deploy.Deployment) *layoutMemo {
+	s := &d.Engine.Speculative
+	k := fmt.Sprintf("%s|%s|%d|%s|%t", s.Method, s.Model, s.NumTokens, s.KVCacheDType, d.Drafter != nil)
+	l.memoMu.Lock()
+	defer l.memoMu.Unlock()
+	if l.memo == nil {
+		l.memo = map[string]*layoutMemo{}
+	}
+	m := l.memo[k]
+	if m == nil {
+		m = &layoutMemo{}
+		l.memo[k] = m
+	}
+	return m
+}
+
+type layoutParams struct {
+	values    param.Values
+	src, from string
+	err       error
 }
 
 // candidate is one row of the sweep: a configuration, or a layout pruned before its flags were
@@ -287,6 +326,26 @@ func (q *Question) params(d *deploy.Deployment, native bool) (param.Values, stri
 	return p, string(src), from, err
 }
 
+// layoutProvenance is q.Provenance for the layout's rows, taken on the first and kept, as
+// layoutParams (q.Provenance must be set).
+func (q *Question) layoutProvenance(l *layout, d *deploy.Deployment) param.Summary {
+	m := l.memoFor(d)
+	m.provOnce.Do(func() { m.prov = q.Provenance(d, l.weights == "native") })
+	return m.prov
+}
+
+// layoutParams is q.params for the layout's rows of d's speculative setting, chosen on the first
+// and kept: every row of a layout has its GPU, TP, engine and model (d is that row's deployment).
+func (q *Question) layoutParams(l *layout, d *deploy.Deployment) (param.Values, string, string, error) {
+	m := l.memoFor(d)
+	m.paramsOnce.Do(func() {
+		lp := &m.params
+		lp.values, lp.src, lp.from, lp.err = q.params(d, l.weights == "native")
+	})
+	lp := &m.params
+	return lp.values, lp.src, lp.from, lp.err
+}
+
 // checkLayout prunes a layout no flag combination can load: a weight format the GPU lacks, a
 // TP/EP size that does not divide the model, or weights that do not fit even with the most
 // memory the swept flags leave (the highest utilization, the smallest batch, no drafter).
@@ -314,7 +373,7 @@ func (q *Question) checkLayout(l *layout) {
 		l.stage, l.reason = StageParallel, err.Error()
 		return
 	}
-	p, _, _, err := q.params(d, l.weights == "native")
+	p, _, _, err := q.layoutParams(l, d)
 	if err != nil {
 		l.stage, l.reason = StageMemory, err.Error()
 		return
