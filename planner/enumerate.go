@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -145,10 +146,10 @@ func (q *Question) baseSpecMethod() string {
 	return "dflash"
 }
 
-// specOptions lists the speculative settings swept: off; for each k > 0 of the space, the
-// question's method with its drafter (when a drafter is described), mtp when the checkpoint has
-// multi-token-prediction layers (k at most n_predict or a multiple of it, vLLM's rule), and ngram
-// (prompt lookup needs nothing but the target). EAGLE heads and draft models need their
+// specOptions lists the speculative settings swept: off; for each k > 0 of the space and the
+// methods Space.SpecMethods allows (auto: the question's method with its drafter, when a drafter is
+// described, and mtp when the checkpoint has multi-token-prediction layers, k at most n_predict or
+// a multiple of it, vLLM's rule; ngram only when listed). EAGLE heads and draft models need their
 // description (--drafter), so they are swept only as the question's method.
 func (q *Question) specOptions() []specOption {
 	var out []specOption
@@ -158,18 +159,31 @@ func (q *Question) specOptions() []specOption {
 			out = append(out, specOption{})
 			continue
 		}
-		if q.Drafter != nil && deploy.NeedsDrafter(base) {
+		if q.Drafter != nil && deploy.NeedsDrafter(base) && q.specAllowed(base) {
 			out = append(out, specOption{base, k})
 		}
-		if n := q.Model.MTPLayers; n > 0 && (k <= n || k%n == 0) {
+		if n := q.Model.MTPLayers; n > 0 && (k <= n || k%n == 0) && q.specAllowed("mtp") {
 			out = append(out, specOption{"mtp", k})
 		}
-		out = append(out, specOption{"ngram", k})
+		if q.specListed("ngram") {
+			out = append(out, specOption{"ngram", k})
+		}
 	}
 	if len(out) == 0 {
 		out = []specOption{{}}
 	}
 	return out
+}
+
+// specListed reports whether the method is named in Space.SpecMethods.
+func (q *Question) specListed(m string) bool {
+	return slices.Contains(q.Space.SpecMethods, m)
+}
+
+// specAllowed reports whether a method of the automatic set (the question's drafter method, mtp)
+// is swept: when SpecMethods is empty or holds auto, or names it.
+func (q *Question) specAllowed(m string) bool {
+	return len(q.Space.SpecMethods) == 0 || q.specListed("auto") || q.specListed(m)
 }
 
 // maxModelLen is the max_model_len a candidate starts with: the space's, else the flags', else
@@ -399,7 +413,10 @@ func (q *Question) enumerate() ([]candidate, []string) {
 	var out []candidate
 	notes := append([]string(nil), q.Notes...)
 	if q.Drafter == nil && anyPositive(q.Space.SpecTokens) && deploy.NeedsDrafter(q.baseSpecMethod()) {
-		notes = append(notes, fmt.Sprintf("speculative decoding with %s not swept: no drafter description for %s (give --drafter NAME|FILE); mtp (when the checkpoint has MTP layers) and ngram are", q.baseSpecMethod(), q.ModelRef))
+		notes = append(notes, fmt.Sprintf("speculative decoding with %s not swept: no drafter description for %s (give --drafter NAME|FILE); mtp is, when the checkpoint has MTP layers", q.baseSpecMethod(), q.ModelRef))
+	}
+	if anyPositive(q.Space.SpecTokens) && !q.specListed("ngram") {
+		notes = append(notes, "ngram (prompt lookup) not swept: its acceptance depends on how much of each output repeats its prompt, which a length-only workload does not say; add --spec-methods auto,ngram to sweep it at servesim's prior")
 	}
 	specs := q.specOptions()
 	perReplica := q.Workload.MaxConcurrency()

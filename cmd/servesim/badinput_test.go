@@ -142,6 +142,7 @@ func TestBadInputs(t *testing.T) {
 		{[]string{"fit", "--workers", "-1"}, 2, "--workers -1: want a positive number of parallel simulations (or 0: all CPUs)"},
 		{[]string{"fit", "--max-iter", "-1"}, 2, "--max-iter -1: want a positive number of iterations per start (or 0: the method's)"},
 		{[]string{"plan", "--context", "128K", "--users", "16", "--max-gpus", "0"}, 2, "--max-gpus 0: want a number of GPUs in 1..4096"},
+		{[]string{"plan", "--context", "128K", "--users", "16", "--spec-methods", "medusa"}, 2, `--spec-methods "medusa": want auto, mtp, ngram`},
 		{[]string{"plan", "--context", "128K", "--users", "16", "--workers", "-1"}, 2, "--workers -1: want a positive number"},
 		{[]string{"plan", "--context", "128K", "--users", "16", "--top", "0"}, 2, "--top 0: want a positive number of layouts"},
 		{[]string{"plan", "--context", "128K", "--users", "16", "--explain-row", "-5"}, 2, "--explain-row -5: want a row index >= 0"},

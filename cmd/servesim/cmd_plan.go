@@ -189,6 +189,7 @@ Example:
 			mbt := fs.String("max-num-batched-tokens", intsText(def.MaxNumBatchedTokens), "max-num-batched-tokens values, `list`")
 			kvs := fs.String("kv-cache-dtype", strings.Join(def.KVCacheDTypes, ","), "KV-cache dtypes, `list` (auto = bf16)")
 			spec := fs.String("spec", specText(def.SpecTokens), "speculative decoding: off and/or numbers of draft tokens, `list`")
+			specMethods := fs.String("spec-methods", "auto", "speculative methods swept for each k, `list`: auto (the scenario's drafter method and mtp when the checkpoint has MTP layers), mtp, ngram (prompt lookup: only when listed, its acceptance depends on the prompts' text), dflash, eagle, eagle3, draft_model")
 			util := fs.String("gpu-memory-utilization", utilText(def.GPUMemoryUtilization), "gpu-memory-utilization values, `list`")
 			weights := fs.String("weights", strings.Join(def.Weights, ","), "checkpoint variants, `list`: auto, native, fp8, bf16")
 			mml := fs.Int("max-model-len", 0, "max-model-len (`tokens`; default: the scenario's)")
@@ -331,6 +332,12 @@ Example:
 						return usagef("--spec: %q: want off or a number of draft tokens (1..32)", f)
 					}
 					sp.SpecTokens = append(sp.SpecTokens, k)
+				}
+				sp.SpecMethods = splitList(*specMethods)
+				for _, m := range sp.SpecMethods {
+					if err := planner.CheckSpecMethod(m); err != nil {
+						return usagef("--%v", err)
+					}
 				}
 				if sp.GPUMemoryUtilization, err = parseFloats("gpu-memory-utilization", *util); err != nil {
 					return err
