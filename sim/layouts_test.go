@@ -6,6 +6,7 @@ import (
 	"math"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -93,17 +94,17 @@ var layoutCases = []layoutCase{
 	{"seed-dflash", true, onceServer(func(t interface{ Fatal(...any) }) *Server { return seedLayoutServer(t, "") })},
 }
 
-// checkedCost wraps the cost model and records the first step duration, as the cost model gives
+// checkedCost wraps the cost model and fails at once on a step duration, as the cost model gives
 // it (before the engine rounds and clamps it), that is not positive and finite. It keeps the
 // fast mode: it is a SpanCoster when the wrapped model is.
 type checkedCost struct {
 	SpanCoster
-	bad string
+	fail func(format string, a ...any)
 }
 
 func (c *checkedCost) check(what string, s float64) {
-	if c.bad == "" && !(s > 0 && !math.IsInf(s, 0)) {
-		c.bad = fmt.Sprintf("%s lasts %v s", what, s)
+	if !(s > 0 && !math.IsInf(s, 0)) {
+		c.fail("the cost model says %s lasts %v s", what, s)
 	}
 }
 
@@ -251,11 +252,9 @@ func layoutRun(t *rapid.T, lc layoutCase, st *layoutStats) {
 	fail := func(format string, a ...any) {
 		t.Fatalf("at %v, step %d (%s): %s", eng.Now(), eng.Steps, map[bool]string{true: "fast", false: "step by step"}[eng.Fast()], fmt.Sprintf(format, a...))
 	}
+	cc.fail = fail
 	observe := func() bool {
-		if cc.bad != "" {
-			fail("%s", cc.bad)
-		}
-		if used := pool.NumBlocks() - pool.NumFree(); pool.NumFree() < 0 || used > l.NumBlocks || pool.NumBlocks() != l.NumBlocks {
+		if used := pool.NumBlocks() - pool.NumFree(); pool.NumFree() < 0 || pool.NumFree() > pool.NumBlocks() || used > l.NumBlocks || pool.NumBlocks() != l.NumBlocks {
 			fail("pool: %d of %d blocks free (layout %d)", pool.NumFree(), pool.NumBlocks(), l.NumBlocks)
 		}
 		pool.CheckInvariants()
@@ -368,4 +367,45 @@ func anySent[T any](xs []T, f func(T) bool) bool {
 		}
 	}
 	return false
+}
+
+// TestHybridBudgetBelowBlockRefused: a hybrid model with prefix caching cuts prompt chunks at
+// its KV-cache block (2,272 tokens on the seed, raised to hold a state page). With
+// max_num_batched_tokens below it, every prompt longer than the budget was cut to 0 tokens and
+// never admitted: the run stopped with "request at the head of the queue does not fit in the KV
+// cache even with the engine idle", a wrong reason (found by TestEngineInvariantsLayouts). The
+// deployment is now refused at start with the numbers; without prefix caching, or with a budget
+// of one block, long prompts run.
+func TestHybridBudgetBelowBlockRefused(t *testing.T) {
+	build := func(budget int, prefix bool) (*Server, error) {
+		sc, err := scenario.Load(filepath.Join("testdata", "agree", "seed-nospec.toml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := sc.Resolve(scenario.ResolveOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Deployment.Engine.MaxModelLen, r.Deployment.Engine.MaxNumBatchedTokens = layoutMML, budget
+		r.Deployment.Engine.PrefixCaching = prefix
+		return NewServer(r.Deployment, r.Params)
+	}
+	_, err := build(512, true)
+	if err == nil || !strings.Contains(err.Error(), "max_num_batched_tokens 512") || !strings.Contains(err.Error(), "block of 2272 tokens") {
+		t.Fatalf("budget 512 below the seed's 2272-token block with prefix caching: err = %v, want a refusal naming both", err)
+	}
+	for _, c := range []struct {
+		budget int
+		prefix bool
+	}{{512, false}, {2272, true}} {
+		srv, err := build(c.budget, c.prefix)
+		if err != nil {
+			t.Fatalf("budget %d, prefix caching %v: %v", c.budget, c.prefix, err)
+		}
+		e := srv.NewEngine(1)
+		rec := e.Submit(RequestSpec{PromptTokens: 5000, MaxTokens: 4, PromptID: 1})
+		if err := e.RunUntilIdle(); err != nil || !rec.Finished {
+			t.Errorf("budget %d, prefix caching %v: a 5000-token prompt finished %v, err %v", c.budget, c.prefix, rec.Finished, err)
+		}
+	}
 }
