@@ -54,8 +54,10 @@
 // Standard errors by the delta method: Cov(u) = s^2 (J^T J)^-1 at the optimum, s^2 = loss /
 // (informative residuals - free parameters), through the pseudo-inverse on the parameters the
 // residuals see, mapped to parameter units with dv/du. ParamEstimate.AtBound warns when a value
-// sits within 1 % of a bound. CrossValidate refits on the standard splits (concurrency <= 8, context
-// <= 64K, five folds by cell) and reports the held-out errors.
+// sits within 1 % of a bound. CrossValidate refits on the standard splits (the lower half of the
+// measured concurrencies, of the contexts: concurrency <= 8 and context <= 64K on the seed; five
+// folds by cell) and reports the held-out errors. Report.Priors are the training cells' errors
+// under the deployment's priors, and Report.Warnings name the metrics a fit left worse than them.
 //
 // # Several sources at once
 //

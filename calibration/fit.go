@@ -411,8 +411,9 @@ func Fit(p *Problem, s *Settings) (*Result, error) {
 	for i, j := range stepIdx {
 		stderr[j] = subErr[i]
 	}
-	// Every cell at the optimum, for train and test errors.
-	outs := ev.simulate([]param.Values{res.Params})
+	// Every cell at the optimum, for train and test errors, and under the deployment's priors
+	// (the reference a fit should improve on; not counted as an evaluation of the fit).
+	outs := ev.simulate([]param.Values{res.Params, prior})
 	if outs[0].err != nil {
 		return nil, fmt.Errorf("fitted parameters do not give a runnable server: %w", outs[0].err)
 	}
@@ -455,9 +456,14 @@ func Fit(p *Problem, s *Settings) (*Result, error) {
 			rep.ExcludeFilters = append(rep.ExcludeFilters, p.Exclude[i].String())
 		}
 	}
+	if outs[1].err == nil {
+		pe := CellErrors(outs[1].matrix, p.Measured, p.trains)
+		rep.Priors = &pe
+		rep.Warnings = append(rep.Warnings, WorseThanPriors(&rep.Train, &pe, "training cells")...)
+	}
 	rep.Worst = worstCells(res.Comparison, 8)
 	rep.Loss = bestLoss
-	rep.Evaluations = ev.evals
+	rep.Evaluations = ev.evals - 1 // the priors' reference run
 	rep.Starts = st.Starts
 	rep.Seed = st.Seed
 	rep.Converged = converged

@@ -94,6 +94,10 @@ func TestFitRecoversKnownParameters(t *testing.T) {
 	if fit.Report.Train.DecodeTotalMAPE > 2 {
 		t.Errorf("in-sample decode MAPE %.2f%% on self-generated data, want < 2%%", fit.Report.Train.DecodeTotalMAPE)
 	}
+	// The priors are the reference: their errors are reported, and this fit beats them.
+	if pr := fit.Report.Priors; pr == nil || pr.DecodeTotalMAPE <= fit.Report.Train.DecodeTotalMAPE || len(fit.Report.Warnings) > 0 {
+		t.Errorf("priors' errors %+v, fit's %+v, warnings %q", pr, fit.Report.Train, fit.Report.Warnings)
+	}
 	if fit.Report.Parameters["mem_bw_eff"].StdErr <= 0 {
 		t.Errorf("mem_bw_eff has no standard error")
 	}

@@ -77,6 +77,39 @@ type Report struct {
 	Status         string      `json:"status"`
 	// KVTokens is the measured kv_cache_size_tokens that pinned the memory terms (0 = none).
 	KVTokens int `json:"kv_tokens,omitempty"`
+	// Priors are the errors on the training cells under the deployment's priors
+	// (deploy.Deployment.Priors: the GPU generation's where known, else the generic ones), the
+	// reference the fit should improve on.
+	Priors *Errors `json:"priors,omitempty"`
+	// Warnings say where the fit ends worse than the priors and which cross-validation splits
+	// the matrix could not make.
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// WorseThanPriors lists the metrics on which fitted ends worse than prior (by more than 0.1
+// percentage point of error, or fewer statuses matched), one warning each, naming the cells
+// compared: e.g. "decode TTFT MdAPE on the training cells 12.3% after the fit, 9.8% under the
+// priors (the fit trades it for the weighted loss: see --weights)".
+func WorseThanPriors(fitted, prior *Errors, cells string) []string {
+	var out []string
+	for _, m := range []struct {
+		name string
+		f, p float64
+	}{
+		{"decode total MAPE", fitted.DecodeTotalMAPE, prior.DecodeTotalMAPE},
+		{"decode per-request MAPE", fitted.DecodePerRequestMAPE, prior.DecodePerRequestMAPE},
+		{"prefill MAPE", fitted.PrefillMAPE, prior.PrefillMAPE},
+		{"decode TTFT MdAPE", fitted.TTFTMdAPE, prior.TTFTMdAPE},
+		{"decode TBT MAPE", fitted.TBTMAPE, prior.TBTMAPE},
+	} {
+		if m.f >= 0 && m.p >= 0 && m.f > m.p+0.1 {
+			out = append(out, fmt.Sprintf("%s on the %s: %.1f%% after the fit, %.1f%% under the priors (the fit trades it for the weighted loss; see --weights)", m.name, cells, m.f, m.p))
+		}
+	}
+	if fitted.StatusMatched < prior.StatusMatched {
+		out = append(out, fmt.Sprintf("statuses on the %s: %d/%d match after the fit, %d/%d under the priors", cells, fitted.StatusMatched, fitted.StatusCells, prior.StatusMatched, prior.StatusCells))
+	}
+	return out
 }
 
 // WriteJSON writes the report as indented JSON: the file `servesim fit --report` writes and

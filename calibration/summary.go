@@ -49,6 +49,9 @@ func WriteSummary(w io.Writer, r *Report) error {
 		trainName = "train (" + r.TrainFilter + ")"
 	}
 	row(trainName, &r.Train)
+	if r.Priors != nil {
+		row("the same cells, priors", r.Priors)
+	}
 	if r.Test != nil {
 		row("test (the rest)", r.Test)
 	}
@@ -65,6 +68,12 @@ func WriteSummary(w io.Writer, r *Report) error {
 		for _, c := range r.Worst {
 			fmt.Fprintf(w, "  %-22s %-26s predicted %10.1f measured %10.1f  %5.1f%%\n", c.Cell, c.Metric, c.Predicted, c.Measured, c.APE)
 		}
+	}
+	for _, m := range r.Warnings {
+		fmt.Fprintf(w, "\nwarning: %s", m)
+	}
+	if len(r.Warnings) > 0 {
+		fmt.Fprintln(w)
 	}
 	if len(atBound) > 0 {
 		sort.Strings(atBound)

@@ -66,12 +66,17 @@ func countText(n, low int) string {
 	return strconv.Itoa(n)
 }
 
-// floatText formats v with the given decimals, blank when v is NaN or infinite.
+// floatText formats v with the given decimals, blank when v is NaN or infinite; a value that
+// rounds to zero has no sign.
 func floatText(v float64, decimals int) string {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return ""
 	}
-	return strconv.FormatFloat(v, 'f', decimals, 64)
+	s := strconv.FormatFloat(v, 'f', decimals, 64)
+	if strings.HasPrefix(s, "-") && strings.Trim(s, "-0.") == "" {
+		return s[1:] // -0.004 at 2 decimals is 0.00, not -0.00
+	}
+	return s
 }
 
 // ParseCSV parses CSV as WriteCSV writes it. The header must name each column of CSVHeader once
@@ -123,13 +128,14 @@ func csvReadError(name string, err error, want string) error {
 }
 
 // csvColumns maps each column name to its index, requiring exactly the columns of CSVHeader
-// (and allowing the interval columns of WriteCSVBand, which are not measurements).
+// (and allowing the interval columns of WriteCSVBand and param_source of WriteResultCSV, which
+// are not measurements).
 func csvColumns(name string, header []string) (map[string]int, error) {
 	want := CSVHeader()
 	cols := map[string]int{}
 	for i, h := range header {
 		h = strings.TrimSpace(h)
-		if containsString(IntervalHeader(), h) {
+		if h == colParamSource || containsString(IntervalHeader(), h) {
 			continue
 		}
 		if !containsString(want, h) {

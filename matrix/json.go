@@ -122,13 +122,24 @@ type matrixJSON struct {
 	Decode  []json.RawMessage `json:"decode"`
 }
 
-// ParseJSON parses a matrix as WriteJSON writes it. Unknown fields and trailing data are errors;
+// ParseJSON parses a matrix as WriteJSON writes it, or the predicted matrix of a result as
+// WriteResultJSON writes it ('servesim matrix --format json'). Unknown fields and trailing data are errors;
 // a cell without context_tokens gets its label times 1,024. Errors name the line (syntax) or the
 // cell ("decode[3]").
 func ParseJSON(r io.Reader, name string) (*Matrix, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, &ParseError{Name: name, Want: "readable input", Err: err}
+	}
+	// A result (WriteResultJSON) gives its predicted matrix.
+	var probe map[string]json.RawMessage
+	if json.Unmarshal(data, &probe) == nil && probe["predicted"] != nil && probe["info"] == nil {
+		var rj struct {
+			Predicted json.RawMessage `json:"predicted"`
+		}
+		if err := json.Unmarshal(data, &rj); err == nil && len(rj.Predicted) > 0 && string(rj.Predicted) != "null" {
+			data = rj.Predicted
+		}
 	}
 	var mj matrixJSON
 	dec := json.NewDecoder(bytes.NewReader(data))

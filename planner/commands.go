@@ -237,6 +237,15 @@ func (p *Plan) WriteRow(w io.Writer, index int) error {
 		q := fmt.Sprintf("p%g", 100*pf.Quantile)
 		fmt.Fprintf(w, "Predicted    %s output tok/s; TTFT p50 %s ms, %s %s ms; TPOT p50 %s ms, %s %s ms; %s tok/s per user; %s (%s parameters)\n",
 			num(pf.OutputTokS), num(pf.TTFTp50), q, num(pf.TTFTq), num(pf.TPOTp50), q, num(pf.TPOTq), num(pf.UserTokS), pf.Status, r.Source)
+		for _, c := range pf.Checks {
+			fmt.Fprintf(w, "Objective    %s\n", c.Text())
+		}
+		if o := pf.Overload; o != nil {
+			fmt.Fprintf(w, "Overloaded   %s binds: %s\n", o.Binds, o.Message)
+		}
+		if r.Screened && p.Search != nil {
+			fmt.Fprintf(w, "Screened     these figures are from the first %d of %d requests (the fast search's screen); --exhaustive simulates every row in full\n", p.Search.ScreenRequests, p.Search.Requests)
+		}
 	}
 	e, args, t, err := p.RowEngine(r)
 	if err != nil {

@@ -147,7 +147,7 @@ func TestSpecMethodsSwept(t *testing.T) {
 		Lengths: workload.Lengths{InputTokens: 2000, OutputTokens: 500}}
 	q := ScenarioQuestion(r, ms, w, gpus(t, "H200"),
 		Space{Counts: []int{8}, TP: []int{8}, EP: []bool{true}, MaxNumSeqs: []int{64}, MaxNumBatchedTokens: []int{8192}, KVCacheDTypes: []string{"auto"},
-			SpecTokens: []int{0, 1, 3}, GPUMemoryUtilization: []float64{0.9}})
+			SpecTokens: []int{0, 1, 3}, GPUMemoryUtilization: []float64{0.9}, SpecMethods: []string{"auto", "ngram"}})
 	q.Engine.Version = ""
 	if err := q.validate(); err != nil {
 		t.Fatal(err)
@@ -199,5 +199,51 @@ func TestSpecMethodsSwept(t *testing.T) {
 	}
 	if !seen["mtp"] || !seen["ngram"] || !seen[""] {
 		t.Errorf("methods in rows: %v, want off, mtp and ngram", seen)
+	}
+}
+
+// TestNgramOnlyWhenAsked: by default the sweep holds the automatic methods (DeepSeek-R1: mtp) and
+// says why ngram is not swept; listing ngram adds it; "mtp" alone drops nothing the model lacks;
+// an unknown method is refused naming the flag.
+func TestNgramOnlyWhenAsked(t *testing.T) {
+	r := seedResolved(t)
+	ms, err := ModelsFor(r.Deployment, "deepseek-ai/DeepSeek-R1", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &workload.Spec{Name: "fixed", Kind: workload.KindClosed, Closed: workload.Closed{Requests: 64, Concurrency: 8},
+		Lengths: workload.Lengths{InputTokens: 2000, OutputTokens: 500}}
+	for _, c := range []struct {
+		methods []string
+		want    string
+		note    bool
+	}{
+		{nil, "/0 mtp/1 mtp/3", true},
+		{[]string{"auto"}, "/0 mtp/1 mtp/3", true},
+		{[]string{"ngram"}, "/0 ngram/1 ngram/3", false},
+		{[]string{"auto", "ngram"}, "/0 mtp/1 ngram/1 mtp/3 ngram/3", false},
+	} {
+		q := ScenarioQuestion(r, ms, w, gpus(t, "H200"),
+			Space{Counts: []int{8}, TP: []int{8}, EP: []bool{true}, MaxNumSeqs: []int{64}, MaxNumBatchedTokens: []int{8192}, KVCacheDTypes: []string{"auto"},
+				SpecTokens: []int{0, 1, 3}, GPUMemoryUtilization: []float64{0.9}, SpecMethods: c.methods})
+		if err := q.validate(); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, o := range q.specOptions() {
+			got = append(got, fmt.Sprintf("%s/%d", o.method, o.k))
+		}
+		if strings.Join(got, " ") != c.want {
+			t.Errorf("%v: options %q, want %q", c.methods, strings.Join(got, " "), c.want)
+		}
+		_, notes := q.enumerate()
+		has := strings.Contains(strings.Join(notes, "\n"), "ngram (prompt lookup) not swept")
+		if has != c.note {
+			t.Errorf("%v: ngram note %v, want %v (notes %q)", c.methods, has, c.note, notes)
+		}
+	}
+	sp := Space{SpecMethods: []string{"medusa"}}
+	if err := sp.normalize(); err == nil || !strings.Contains(err.Error(), `spec-methods "medusa"`) {
+		t.Errorf("unknown method: %v", err)
 	}
 }

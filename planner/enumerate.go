@@ -2,8 +2,10 @@ package planner
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/servesim/servesim/model/arch"
 	"github.com/servesim/servesim/model/deploy"
@@ -33,6 +35,44 @@ type layout struct {
 	ep      bool
 	// Set when no flag combination can load it.
 	stage, reason string
+	// The layout's parameters and their provenance, chosen once per speculative setting
+	// (layoutMemo): the choice depends on the GPU, TP, engine, model and speculative setting,
+	// never on the other swept flags, and cost about a fifth of a screen per row.
+	memoMu sync.Mutex
+	memo   map[string]*layoutMemo
+}
+
+// layoutMemo is a layout's parameters (Question.params) and provenance (Question.Provenance)
+// for its rows of one speculative setting.
+type layoutMemo struct {
+	paramsOnce, provOnce sync.Once
+	params               layoutParams
+	prov                 param.Summary
+}
+
+// memoFor is the memo of d's rows: keyed by the speculative method, its draft model, k, the
+// drafter's KV dtype and whether a drafter is loaded (the provenance's speculative groups and
+// the method's priors follow them).
+func (l *layout) memoFor(d *deploy.Deployment) *layoutMemo {
+	s := &d.Engine.Speculative
+	k := fmt.Sprintf("%s|%s|%d|%s|%t", s.Method, s.Model, s.NumTokens, s.KVCacheDType, d.Drafter != nil)
+	l.memoMu.Lock()
+	defer l.memoMu.Unlock()
+	if l.memo == nil {
+		l.memo = map[string]*layoutMemo{}
+	}
+	m := l.memo[k]
+	if m == nil {
+		m = &layoutMemo{}
+		l.memo[k] = m
+	}
+	return m
+}
+
+type layoutParams struct {
+	values    param.Values
+	src, from string
+	err       error
 }
 
 // candidate is one row of the sweep: a configuration, or a layout pruned before its flags were
@@ -106,10 +146,10 @@ func (q *Question) baseSpecMethod() string {
 	return "dflash"
 }
 
-// specOptions lists the speculative settings swept: off; for each k > 0 of the space, the
-// question's method with its drafter (when a drafter is described), mtp when the checkpoint has
-// multi-token-prediction layers (k at most n_predict or a multiple of it, vLLM's rule), and ngram
-// (prompt lookup needs nothing but the target). EAGLE heads and draft models need their
+// specOptions lists the speculative settings swept: off; for each k > 0 of the space and the
+// methods Space.SpecMethods allows (auto: the question's method with its drafter, when a drafter is
+// described, and mtp when the checkpoint has multi-token-prediction layers, k at most n_predict or
+// a multiple of it, vLLM's rule; ngram only when listed). EAGLE heads and draft models need their
 // description (--drafter), so they are swept only as the question's method.
 func (q *Question) specOptions() []specOption {
 	var out []specOption
@@ -119,18 +159,31 @@ func (q *Question) specOptions() []specOption {
 			out = append(out, specOption{})
 			continue
 		}
-		if q.Drafter != nil && deploy.NeedsDrafter(base) {
+		if q.Drafter != nil && deploy.NeedsDrafter(base) && q.specAllowed(base) {
 			out = append(out, specOption{base, k})
 		}
-		if n := q.Model.MTPLayers; n > 0 && (k <= n || k%n == 0) {
+		if n := q.Model.MTPLayers; n > 0 && (k <= n || k%n == 0) && q.specAllowed("mtp") {
 			out = append(out, specOption{"mtp", k})
 		}
-		out = append(out, specOption{"ngram", k})
+		if q.specListed("ngram") {
+			out = append(out, specOption{"ngram", k})
+		}
 	}
 	if len(out) == 0 {
 		out = []specOption{{}}
 	}
 	return out
+}
+
+// specListed reports whether the method is named in Space.SpecMethods.
+func (q *Question) specListed(m string) bool {
+	return slices.Contains(q.Space.SpecMethods, m)
+}
+
+// specAllowed reports whether a method of the automatic set (the question's drafter method, mtp)
+// is swept: when SpecMethods is empty or holds auto, or names it.
+func (q *Question) specAllowed(m string) bool {
+	return len(q.Space.SpecMethods) == 0 || q.specListed("auto") || q.specListed(m)
 }
 
 // maxModelLen is the max_model_len a candidate starts with: the space's, else the flags', else
@@ -287,6 +340,26 @@ func (q *Question) params(d *deploy.Deployment, native bool) (param.Values, stri
 	return p, string(src), from, err
 }
 
+// layoutProvenance is q.Provenance for the layout's rows, taken on the first and kept, as
+// layoutParams (q.Provenance must be set).
+func (q *Question) layoutProvenance(l *layout, d *deploy.Deployment) param.Summary {
+	m := l.memoFor(d)
+	m.provOnce.Do(func() { m.prov = q.Provenance(d, l.weights == "native") })
+	return m.prov
+}
+
+// layoutParams is q.params for the layout's rows of d's speculative setting, chosen on the first
+// and kept: every row of a layout has its GPU, TP, engine and model (d is that row's deployment).
+func (q *Question) layoutParams(l *layout, d *deploy.Deployment) (param.Values, string, string, error) {
+	m := l.memoFor(d)
+	m.paramsOnce.Do(func() {
+		lp := &m.params
+		lp.values, lp.src, lp.from, lp.err = q.params(d, l.weights == "native")
+	})
+	lp := &m.params
+	return lp.values, lp.src, lp.from, lp.err
+}
+
 // checkLayout prunes a layout no flag combination can load: a weight format the GPU lacks, a
 // TP/EP size that does not divide the model, or weights that do not fit even with the most
 // memory the swept flags leave (the highest utilization, the smallest batch, no drafter).
@@ -314,7 +387,7 @@ func (q *Question) checkLayout(l *layout) {
 		l.stage, l.reason = StageParallel, err.Error()
 		return
 	}
-	p, _, _, err := q.params(d, l.weights == "native")
+	p, _, _, err := q.layoutParams(l, d)
 	if err != nil {
 		l.stage, l.reason = StageMemory, err.Error()
 		return
@@ -340,7 +413,10 @@ func (q *Question) enumerate() ([]candidate, []string) {
 	var out []candidate
 	notes := append([]string(nil), q.Notes...)
 	if q.Drafter == nil && anyPositive(q.Space.SpecTokens) && deploy.NeedsDrafter(q.baseSpecMethod()) {
-		notes = append(notes, fmt.Sprintf("speculative decoding with %s not swept: no drafter description for %s (give --drafter NAME|FILE); mtp (when the checkpoint has MTP layers) and ngram are", q.baseSpecMethod(), q.ModelRef))
+		notes = append(notes, fmt.Sprintf("speculative decoding with %s not swept: no drafter description for %s (give --drafter NAME|FILE); mtp is, when the checkpoint has MTP layers", q.baseSpecMethod(), q.ModelRef))
+	}
+	if anyPositive(q.Space.SpecTokens) && !q.specListed("ngram") {
+		notes = append(notes, "ngram (prompt lookup) not swept: its acceptance depends on how much of each output repeats its prompt, which a length-only workload does not say; add --spec-methods auto,ngram to sweep it at servesim's prior")
 	}
 	specs := q.specOptions()
 	perReplica := q.Workload.MaxConcurrency()

@@ -33,6 +33,21 @@ type Perf struct {
 	Goodput float64          `json:"goodput_fraction"`
 	Checks  []workload.Check `json:"checks,omitempty"`
 	Met     bool             `json:"met"`
+	// Overload is set when the arrivals outran the row (an open loop or trace): it names the
+	// limit that binds (arrival rate above capacity, max-num-seqs, KV cache).
+	Overload *workload.Overload `json:"overload,omitempty"`
+}
+
+// MissText says what the row misses, each objective as its value against its limit, and which
+// limit binds when the arrivals outran it ("" when it meets every objective).
+func (p *Perf) MissText() string {
+	if p == nil || p.Met {
+		return ""
+	}
+	if s := workload.MissText(p.Checks, p.Overload); s != "" {
+		return s
+	}
+	return p.Status
 }
 
 // Interval is a prediction interval for one metric (from the Uncertainty hook).
@@ -51,7 +66,9 @@ type outcome struct {
 	kvTokens      int
 	perf          *Perf
 	intervals     []Interval
-	prov          *param.Summary
+	// screened: perf is from the workload's first requests only (the search's screen).
+	screened bool
+	prov     *param.Summary
 }
 
 // server builds one replica's server for a candidate. When one max_model_len request does not fit
@@ -62,7 +79,7 @@ func (q *Question) server(l *layout, cfg Config) (srv *sim.Server, mml int, note
 	if err != nil {
 		return nil, 0, "", "", "", err
 	}
-	p, src, from, err := q.params(d, l.weights == "native")
+	p, src, from, err := q.layoutParams(l, d)
 	if err != nil {
 		return nil, 0, "", src, from, err
 	}
@@ -86,7 +103,10 @@ func (q *Question) server(l *layout, cfg Config) (srv *sim.Server, mml int, note
 }
 
 // evaluate builds the candidate's server and simulates the workload on it.
-func (q *Question) evaluate(c *candidate) outcome {
+func (q *Question) evaluate(c *candidate) outcome { return q.evaluateSpec(c, q.Workload) }
+
+// evaluateSpec builds the candidate's server and simulates spec (the workload or its screen).
+func (q *Question) evaluateSpec(c *candidate, spec *workload.Spec) outcome {
 	l := c.lay
 	var o outcome
 	srv, mml, note, src, from, err := q.server(l, c.config)
@@ -97,7 +117,7 @@ func (q *Question) evaluate(c *candidate) outcome {
 		return o
 	}
 	o.kvTokens = srv.Layout.KVCacheSizeTokens
-	if b := benchCell(q.Workload); b != nil {
+	if b := benchCell(spec); b != nil {
 		proto := b.Protocol()
 		tokens, err := proto.FitContext(b.Context, o.mml)
 		conc := (b.Concurrency + l.dp - 1) / l.dp
@@ -112,14 +132,14 @@ func (q *Question) evaluate(c *candidate) outcome {
 			return o
 		}
 	}
-	m, err := workload.Run(srv, q.Workload, workload.Options{Seed: q.Seed, Replicas: l.dp})
+	m, err := workload.Run(srv, spec, workload.Options{Seed: q.Seed, Replicas: l.dp})
 	if err != nil {
 		o.stage, o.reason = StageSimulation, err.Error()
 		return o
 	}
 	o.perf = perfOf(m)
 	if q.Provenance != nil {
-		s := q.Provenance(srv.Deployment, l.weights == "native")
+		s := q.layoutProvenance(l, srv.Deployment)
 		o.prov = &s
 		o.intervals = provenanceIntervals(&s, o.perf)
 	} else if q.Uncertainty != nil {
@@ -141,7 +161,7 @@ func perfOf(m *workload.Metrics) *Perf {
 		q = m.SLO.Q()
 	}
 	p := &Perf{Status: m.Status, OutputTokS: m.OutputTokS, TotalTokS: m.TotalTokS, RequestsPerS: m.RequestsPerS, Quantile: q,
-		TTFTp50: m.TTFT.P50, TPOTp50: m.TPOT.P50, UserTokS: m.UserTokS, Preemptions: m.Preemptions, KVPeak: m.KV.Peak, Met: true}
+		TTFTp50: m.TTFT.P50, TPOTp50: m.TPOT.P50, UserTokS: m.UserTokS, Preemptions: m.Preemptions, KVPeak: m.KV.Peak, Met: true, Overload: m.Overload}
 	// The quantile of each metric: exact from the checks when an objective names it, else the
 	// summary quantile nearest at or above it.
 	p.TTFTq = distAt(m.TTFT, q)

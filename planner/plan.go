@@ -10,7 +10,6 @@ import (
 	"math"
 	"sort"
 
-	"github.com/servesim/servesim/internal/workpool"
 	"github.com/servesim/servesim/model/arch"
 	"github.com/servesim/servesim/model/deploy"
 	"github.com/servesim/servesim/model/hardware"
@@ -49,6 +48,9 @@ type Result struct {
 	KVTokens  int        `json:"kv_cache_size_tokens,omitempty"`
 	Perf      *Perf      `json:"perf,omitempty"`
 	Intervals []Interval `json:"intervals,omitempty"`
+	// Screened: Perf (and Status) come from the search's screen, the workload's first requests,
+	// not from the whole workload (Plan.Search says how many).
+	Screened bool `json:"screened,omitempty"`
 	// Provenance is the parameters' provenance by group (what the intervals widen with).
 	Provenance *param.Summary `json:"provenance,omitempty"`
 	// Launch is how to run the row (plan --show-commands; AddCommands fills it).
@@ -138,6 +140,8 @@ type Plan struct {
 	Counts   Counts     `json:"counts"`
 	Results  []Result   `json:"results"`
 	Frontier []Frontier `json:"frontier"`
+	// Search says how the fast passes evaluated the rows (nil: every row in full).
+	Search *Search `json:"search,omitempty"`
 }
 
 // Options control a planning run.
@@ -147,8 +151,18 @@ type Options struct {
 	Workers int
 	// Shard selects a slice of the sweep (zero value: all of it).
 	Shard Shard
+	// Exhaustive simulates every row in full. Otherwise an open loop at a constant rate or a
+	// closed loop is searched in passes (Question.search): a screen of every row on the first
+	// requests, then full simulations of the rows that can still reach the top Exact rows or be
+	// the best of their hardware layout. The top Exact rows are those of the exhaustive sweep.
+	Exhaustive bool
+	// Exact is the number of top rows the passes rank exactly (0: DefaultExact).
+	Exact int
+	// Start, if set, is called once before the bulk of the simulations with what the run will
+	// do and its measured cost per simulation.
+	Start func(Estimate)
 	// Progress, if set, is called (from one goroutine at a time) as simulations finish.
-	Progress func(done, total int)
+	Progress func(Progress)
 }
 
 func sourceOf(s string) scenario.Source { return scenario.Source(s) }
@@ -291,11 +305,16 @@ func Run(q *Question, o Options) (*Plan, error) {
 			jobs = append(jobs, i)
 		}
 	}
-	outs := make(map[string]*outcome, len(jobs))
-	results := make([]outcome, len(jobs))
-	workpool.Run(len(jobs), o.Workers, func(j int) { results[j] = q.evaluate(&cands[jobs[j]]) }, o.Progress)
-	for j, i := range jobs {
-		outs[cands[i].key] = &results[j]
+	rows := map[string]int{}
+	for _, i := range mine {
+		if k := cands[i].key; k != "" {
+			rows[k]++
+		}
+	}
+	outs, search := q.search(cands, jobs, rows, o)
+	if !search.Exhaustive {
+		// An exhaustive plan says nothing of its search, so that merged shards equal it.
+		p.Search = search
 	}
 	for _, i := range mine {
 		c := &cands[i]
@@ -324,6 +343,7 @@ func Run(q *Question, o Options) (*Plan, error) {
 		}
 		r.Perf = out.perf
 		r.Intervals = out.intervals
+		r.Screened = out.screened
 		r.Provenance = out.prov
 		r.Status = "ok"
 		if !out.perf.Met {
@@ -652,6 +672,10 @@ func Merge(plans []*Plan, names []string, partial bool) (*Plan, error) {
 	}
 	have := make([]string, count)
 	out := &Plan{Format: FormatVersion, Fingerprint: first.Fingerprint, Question: first.Question, Rows: first.Rows, Notes: first.Notes}
+	if count == 1 {
+		// One unsharded plan: its search (shards are always exhaustive).
+		out.Search = first.Search
+	}
 	for i, p := range plans {
 		n, idx := 1, 0
 		if p.Shard != nil {

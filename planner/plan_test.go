@@ -64,9 +64,9 @@ func TestSeedConfigMatchesMatrix(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Two rows: the seed's DFlash k = 7 and ngram k = 7 (prompt lookup needs no drafter).
-	if len(p.Results) != 2 || p.Results[0].Config.SpecMethod != "dflash" || p.Results[1].Config.SpecMethod != "ngram" {
-		t.Fatalf("%d rows, want 2 (dflash and ngram, k = 7)", len(p.Results))
+	// One row: the seed's DFlash k = 7 (ngram is swept only when --spec-methods names it).
+	if len(p.Results) != 1 || p.Results[0].Config.SpecMethod != "dflash" {
+		t.Fatalf("%d rows, want 1 (dflash k = 7)", len(p.Results))
 	}
 	row := p.Results[0]
 	if !row.Current || row.Status != "ok" || row.Perf == nil {

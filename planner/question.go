@@ -86,11 +86,17 @@ type Space struct {
 	// the count is data-parallel replicas.
 	TP []int `json:"tp,omitempty"`
 	// EP lists the expert-parallel settings (default: on and off for MoE models with TP > 1).
-	EP                   []bool    `json:"ep,omitempty"`
-	MaxNumSeqs           []int     `json:"max_num_seqs"`
-	MaxNumBatchedTokens  []int     `json:"max_num_batched_tokens"`
-	KVCacheDTypes        []string  `json:"kv_cache_dtypes"`
-	SpecTokens           []int     `json:"spec_tokens"` // 0 = off
+	EP                  []bool   `json:"ep,omitempty"`
+	MaxNumSeqs          []int    `json:"max_num_seqs"`
+	MaxNumBatchedTokens []int    `json:"max_num_batched_tokens"`
+	KVCacheDTypes       []string `json:"kv_cache_dtypes"`
+	SpecTokens          []int    `json:"spec_tokens"` // 0 = off
+	// SpecMethods lists the speculative methods swept for each k > 0: "auto" (the default) is the
+	// question's method when its drafter is described plus mtp when the checkpoint has MTP
+	// layers; "ngram" adds prompt lookup, whose acceptance depends on how much of each output
+	// repeats its prompt's text — something a length-only workload does not say, so it is swept
+	// only when asked for; "mtp" or the question's method alone restrict the sweep to them.
+	SpecMethods          []string  `json:"spec_methods,omitempty"`
 	GPUMemoryUtilization []float64 `json:"gpu_memory_utilization"`
 	// Weights lists the checkpoint variants: "native" (as described), "fp8" or "bf16" (every
 	// projection, MLP and expert in that format), or "auto": native where the GPU runs its
@@ -115,6 +121,15 @@ func DefaultSpace() Space {
 		GPUMemoryUtilization: []float64{0.90, 0.92, 0.95},
 		Weights:              []string{"auto"},
 	}
+}
+
+// CheckSpecMethod refuses a --spec-methods entry the sweep does not know.
+func CheckSpecMethod(m string) error {
+	switch m {
+	case "auto", "ngram", "mtp", "dflash", "eagle", "eagle3", "draft_model":
+		return nil
+	}
+	return fmt.Errorf("spec-methods %q: want auto, mtp, ngram or the question's drafter method (dflash, eagle, eagle3, draft_model)", m)
 }
 
 // normalize fills defaults and checks the lists, naming the flag-style field.
@@ -148,6 +163,11 @@ func (s *Space) normalize() error {
 	}
 	if len(s.Weights) == 0 {
 		s.Weights = d.Weights
+	}
+	for _, m := range s.SpecMethods {
+		if err := CheckSpecMethod(m); err != nil {
+			return err
+		}
 	}
 	for _, c := range s.Counts {
 		if c < 1 || c > s.MaxGPUs {

@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/servesim/servesim/internal/numfmt"
+	"github.com/servesim/servesim/workload"
 )
 
 // TableOptions control the text rendering.
@@ -21,6 +22,9 @@ type TableOptions struct {
 	All bool
 	// Commands prints the launch commands of every row shown (else of the best row only).
 	Commands bool
+	// Wide prints every column (each swept flag, latencies at p50 and the quantile, headroom,
+	// parameter source, interval) instead of the compact table.
+	Wide bool
 }
 
 func money(v float64) string {
@@ -140,6 +144,10 @@ func (p *Plan) WriteTable(w io.Writer, o TableOptions) error {
 	qi := &p.Question
 	fmt.Fprintf(w, "Question     %s: %s\n", qi.Model, qi.WorkloadDesc)
 	fmt.Fprintf(w, "Objectives   %s\n", p.objectives())
+	if s := p.Search; s != nil && !s.Exhaustive {
+		fmt.Fprintf(w, "Search       fast: every row screened on its first %d of %d requests; %s in full (the rows that could reach the top %d or lead their layout); --exhaustive for all\n",
+			s.ScreenRequests, s.Requests, commas(int64(s.Full)), s.Exact)
+	}
 	c := p.Counts
 	var stages []string
 	for _, s := range []string{StageFormat, StageParallel, StageMemory, StageCapacity, StageSimulation} {
@@ -207,56 +215,37 @@ func (p *Plan) WriteTable(w io.Writer, o TableOptions) error {
 		}
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		checks := p.checkNames()
-		head := "rank\thardware\tweights\tkv\tspec\tmbt\tmns\tutil\t$/h\t$/M tok\tout tok/s\tTTFT " + qs + "\tTPOT " + qs + "\tuser tok/s\t"
-		for _, c := range checks {
-			head += checkLabel(c) + " headroom\t"
+		var head string
+		var line func(tw io.Writer, r *Result)
+		if o.Wide {
+			head, line = p.wideColumns(checks, qs, hasIntervals, sets)
+		} else {
+			head, line = p.compactColumns(checks, qs, sets)
 		}
-		head += "source\t"
-		if hasIntervals {
-			head += "out tok/s interval\t"
-		}
-		fmt.Fprintln(tw, head+"status\t")
-		line := func(tw io.Writer, r *Result) {
-			cf := &r.Config
-			pf := r.Perf
-			status := r.Status
-			if status == "missed" {
-				status = "misses " + missedText(pf)
-			}
-			if r.Current {
-				status += " (current)"
-			}
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%d\t%s\t%.2f\t%s\t%s\t%s\t%s\t%s\t%s\t", r.Rank, cf.Label(), cf.WeightFormat, kvText(cf.KVCacheDType),
-				cf.specLabel(), cf.MaxNumBatchedTokens, mnsText(r, sets), cf.GPUMemoryUtilization, money(r.PriceHour), money(r.CostPerMTok),
-				num(pf.OutputTokS), num(pf.TTFTq), num(pf.TPOTq), num(pf.UserTokSq))
-			for _, c := range checks {
-				fmt.Fprintf(tw, "%s\t", headroomOf(pf, c))
-			}
-			fmt.Fprintf(tw, "%s\t", r.SourceLabel())
-			if hasIntervals {
-				iv := ""
-				for _, x := range r.Intervals {
-					if x.Metric == "output_tok_s" {
-						iv = num(x.Lo) + ".." + num(x.Hi)
-					}
-				}
-				fmt.Fprintf(tw, "%s\t", iv)
-			}
-			fmt.Fprintf(tw, "%s\t\n", status)
-		}
+		fmt.Fprintln(tw, head)
 		for _, r := range rows {
 			line(tw, r)
 		}
 		if len(others) > 0 {
 			// A row of empty cells keeps the columns aligned across the separator.
-			fmt.Fprintf(tw, "\t(best of other GPUs)%s\n", strings.Repeat("\t", strings.Count(head+"status\t", "\t")-1))
+			fmt.Fprintf(tw, "\t(best of other GPUs)%s\n", strings.Repeat("\t", strings.Count(head, "\t")-1))
 			for _, r := range others {
 				line(tw, r)
 			}
 		}
 		tw.Flush()
-		fmt.Fprintf(w, "  weights: the routed-expert (or MLP) format; mbt: max-num-batched-tokens; mns: max-num-seqs (a range: values the workload never reaches simulate alike);\n")
-		fmt.Fprintf(w, "  user tok/s: 1000 / TPOT %s; headroom: each objective's margin as a share of its limit; source: parameters calibrated on this GPU, transferred from another, or priors.\n", qs)
+		if o.Wide {
+			fmt.Fprintf(w, "  weights: the routed-expert (or MLP) format; mbt: max-num-batched-tokens; mns: max-num-seqs (a range: values the workload never reaches simulate alike);\n")
+			fmt.Fprintf(w, "  user tok/s: 1000 / TPOT %s; headroom: each objective's margin as a share of its limit; source: parameters calibrated on this GPU, transferred from another, or priors.\n", qs)
+		} else {
+			fmt.Fprintf(w, "  flags: weights if not the checkpoint's, KV-cache dtype, speculative tokens, max-num-batched-tokens (mbt), max-num-seqs (mns: a range simulates alike),\n")
+			fmt.Fprintf(w, "  gpu-memory-utilization; --wide for every column (p50s, headroom, parameter source, interval), --explain-row N for one row in full.\n")
+		}
+		if sr := p.screenedShown(append(rows, others...)); sr > 0 && p.Search != nil {
+			s := p.Search
+			fmt.Fprintf(w, "  ~: judged from a screen of the first %d requests, not the full %d (%d rows shown); ranks 1-%d are simulated in full and ranked as\n", s.ScreenRequests, s.Requests, sr, s.Exact)
+			fmt.Fprintf(w, "  --exhaustive ranks them, rows below may move.\n")
+		}
 		if note := unsupportedNote(rows, others); note != "" {
 			fmt.Fprintln(w, note)
 		}
@@ -270,7 +259,7 @@ func (p *Plan) WriteTable(w io.Writer, o TableOptions) error {
 			} else {
 				fmt.Fprintf(w, "Current configuration (the scenario's), rank %d of %d:\n", current.Rank, c.Met+c.Missed)
 				tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-				fmt.Fprintln(tw, head+"status\t")
+				fmt.Fprintln(tw, head)
 				line(tw, current)
 				tw.Flush()
 				if current.Perf != nil {
@@ -534,4 +523,171 @@ func (p *Plan) writeLaunches(w io.Writer, rows, others []*Result, all bool) {
 			fmt.Fprintf(w, "    note: %s\n", n)
 		}
 	}
+}
+
+// screenedShown counts the shown rows whose figures come from a screen.
+func (p *Plan) screenedShown(rows []*Result) int {
+	n := 0
+	for _, r := range rows {
+		if r.Screened {
+			n++
+		}
+	}
+	return n
+}
+
+// wideColumns is the table with every column: each swept flag, throughput, latencies at the
+// quantile, per-user rate, each objective's headroom, the parameter source, the interval.
+func (p *Plan) wideColumns(checks []string, qs string, hasIntervals bool, sets map[int][]int) (string, func(io.Writer, *Result)) {
+	head := "rank\thardware\tweights\tkv\tspec\tmbt\tmns\tutil\t$/h\t$/M tok\tout tok/s\tTTFT " + qs + "\tTPOT " + qs + "\tuser tok/s\t"
+	for _, c := range checks {
+		head += checkLabel(c) + " headroom\t"
+	}
+	head += "source\t"
+	if hasIntervals {
+		head += "out tok/s interval\t"
+	}
+	head += "status\t"
+	line := func(tw io.Writer, r *Result) {
+		cf := &r.Config
+		pf := r.Perf
+		status := r.Status
+		if status == "missed" {
+			status = "misses " + missedText(pf)
+			if pf.Overload != nil {
+				status += " (" + pf.Overload.Binds + ")"
+			}
+		}
+		if r.Screened {
+			status += " ~"
+		}
+		if r.Current {
+			status += " (current)"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%d\t%s\t%.2f\t%s\t%s\t%s\t%s\t%s\t%s\t", r.Rank, cf.Label(), cf.WeightFormat, kvText(cf.KVCacheDType),
+			cf.specLabel(), cf.MaxNumBatchedTokens, mnsText(r, sets), cf.GPUMemoryUtilization, money(r.PriceHour), money(r.CostPerMTok),
+			num(pf.OutputTokS), num(pf.TTFTq), num(pf.TPOTq), num(pf.UserTokSq))
+		for _, c := range checks {
+			fmt.Fprintf(tw, "%s\t", headroomOf(pf, c))
+		}
+		fmt.Fprintf(tw, "%s\t", r.SourceLabel())
+		if hasIntervals {
+			iv := ""
+			for _, x := range r.Intervals {
+				if x.Metric == "output_tok_s" {
+					iv = num(x.Lo) + ".." + num(x.Hi)
+				}
+			}
+			fmt.Fprintf(tw, "%s\t", iv)
+		}
+		fmt.Fprintf(tw, "%s\t\n", status)
+	}
+	return head, line
+}
+
+// compactColumns is the default table: rank, hardware, the row's key flags, cost, throughput,
+// the objectives' metrics and the answer (meets, or what it misses and which limit binds).
+func (p *Plan) compactColumns(checks []string, qs string, sets map[int][]int) (string, func(io.Writer, *Result)) {
+	if len(checks) == 0 {
+		checks = []string{"ttft_ms", "tpot_ms"}
+	}
+	head := "rank\thardware\tflags\t$/h\t$/M tok\tout tok/s\t"
+	for _, c := range checks {
+		head += checkLabel(c) + " " + qs + "\t"
+	}
+	head += "  answer"
+	line := func(tw io.Writer, r *Result) {
+		cf := &r.Config
+		pf := r.Perf
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t", r.Rank, cf.Label(), p.flagsText(r, sets), money(r.PriceHour), money(r.CostPerMTok), num(pf.OutputTokS))
+		for _, c := range checks {
+			fmt.Fprintf(tw, "%s\t", metricText(pf, c))
+		}
+		ans := "meets"
+		if r.Status == "missed" {
+			ans = "misses " + shortMiss(pf)
+		} else if p.Question.Workload == nil || !p.Question.Workload.SLO.Any() {
+			ans = pf.Status
+		}
+		if r.Screened {
+			ans = "~" + ans
+		}
+		if r.Current {
+			ans += " (current)"
+		}
+		if r.SourceLabel() == "PRIORS ONLY" {
+			ans += " (PRIORS ONLY)"
+		}
+		fmt.Fprintf(tw, "  %s\n", ans)
+	}
+	return head, line
+}
+
+// sweptSpec reports whether any row of the plan decodes speculatively (then a row without says
+// "no spec").
+func (p *Plan) sweptSpec() bool {
+	for i := range p.Results {
+		if p.Results[i].Config.SpecTokens > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// flagsText is a row's key flags in a few words: "KV fp8, mbt 4096, mns 64, util 0.90".
+func (p *Plan) flagsText(r *Result, sets map[int][]int) string {
+	c := &r.Config
+	var parts []string
+	if c.Weights != "native" {
+		parts = append(parts, c.WeightFormat+" weights")
+	}
+	parts = append(parts, "KV "+strings.TrimSuffix(kvText(c.KVCacheDType), "(bf16)"))
+	if c.SpecTokens > 0 {
+		parts = append(parts, "spec "+c.specLabel())
+	} else if p.sweptSpec() {
+		parts = append(parts, "no spec")
+	}
+	parts = append(parts, fmt.Sprintf("mbt %d", c.MaxNumBatchedTokens), "mns "+mnsText(r, sets), fmt.Sprintf("util %.2f", c.GPUMemoryUtilization))
+	return strings.Join(parts, ", ")
+}
+
+// metricText is a row's value of an objective's metric, in a person's units.
+func metricText(p *Perf, name string) string {
+	switch name {
+	case "ttft_ms":
+		return workload.Latency(p.TTFTq)
+	case "tpot_ms":
+		if p.TPOTq == 0 {
+			return "n/a"
+		}
+		return workload.Latency(p.TPOTq)
+	case "e2e_ms":
+		return workload.Latency(p.E2Eq)
+	case "user_tok_s":
+		return num(p.UserTokSq)
+	}
+	return "-"
+}
+
+// shortMiss is a missed row's answer in the compact table: "TTFT 318 s > 500 ms; KV cache binds".
+func shortMiss(p *Perf) string {
+	var parts []string
+	for _, c := range p.Checks {
+		if c.Met || c.Undefined {
+			continue
+		}
+		if c.Name == "user_tok_s" {
+			parts = append(parts, fmt.Sprintf("per-user %s < %s tok/s", num(c.Value), num(c.Limit)))
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s %s > %s", checkLabel(c.Name), workload.Latency(c.Value), workload.Latency(c.Limit)))
+	}
+	s := strings.Join(parts, ", ")
+	if s == "" {
+		s = p.Status
+	}
+	if p.Overload != nil {
+		s += "; " + p.Overload.Binds + " binds"
+	}
+	return s
 }

@@ -17,6 +17,9 @@ type Header struct {
 	Name    string // file stem, e.g. "decode-total-toks"
 	Title   string
 	Caption string
+	// Subject names what the figure is of, the model and GPUs ("GLM-5.3-Flash-NVFP4 on 4 x
+	// RTX-PRO-6000-Server"); it is drawn under the title, so a figure read on its own says so.
+	Subject string
 }
 
 // Meta returns the header (promoted to every chart that embeds one).
@@ -41,6 +44,24 @@ type Input struct {
 	Measured *matrix.Matrix
 	// Explain lists explained cells for the step-time bars; empty leaves the figure out.
 	Explain []*bench.Explanation
+	// Subject is every chart's Header.Subject: the model and GPUs.
+	Subject string
+}
+
+// withSubject sets the subject of every chart that has none.
+func withSubject(cs []Chart, subject string) []Chart {
+	for _, c := range cs {
+		if h, ok := c.(interface{ setSubject(string) }); ok {
+			h.setSubject(subject)
+		}
+	}
+	return cs
+}
+
+func (h *Header) setSubject(s string) {
+	if h.Subject == "" {
+		h.Subject = s
+	}
 }
 
 // Charts returns the figure set for in, in report order: decode curves, prefill curves, the
@@ -76,15 +97,20 @@ func Charts(in Input) []Chart {
 	if len(in.Explain) > 0 {
 		out = append(out, Terms(in.Explain))
 	}
-	return out
+	return withSubject(out, in.Subject)
 }
 
 // Figures draws every chart of Charts(in).
 func Figures(in Input) []*Figure {
-	charts := Charts(in)
+	return Draw(Charts(in))
+}
+
+// Draw draws charts, each with its subject under its title.
+func Draw(charts []Chart) []*Figure {
 	out := make([]*Figure, len(charts))
 	for i, c := range charts {
 		out[i] = c.Figure()
+		out[i].SetSubject(c.Meta().Subject)
 	}
 	return out
 }
@@ -194,4 +220,7 @@ func (e *errWriter) printf(format string, a ...any) {
 
 func writeHeader(ew *errWriter, kind string, h Header) {
 	ew.printf("%s %s\ntitle: %s\ncaption: %s\n", kind, h.Name, h.Title, h.Caption)
+	if h.Subject != "" {
+		ew.printf("subject: %s\n", h.Subject)
+	}
 }

@@ -30,8 +30,12 @@ const (
 // right, so it never covers data.
 type Figure struct {
 	Header
-	// Panels are drawn left to right with equal widths.
+	// Panels are drawn left to right with equal widths, in Rows rows (0 or 1: one row).
 	Panels []*plot.Plot
+	Rows   int
+	// Heading, when set, is drawn centred above the panels (a figure of several panels: the
+	// chart's title and subject; a single panel carries them in its own title).
+	Heading string
 	// Legend is drawn to the right of the panels, top-aligned; nil for none.
 	Legend *plot.Legend
 	// Width and Height are the figure's size (DefaultWidth x DefaultHeight when zero).
@@ -55,6 +59,13 @@ func (f *Figure) Draw(c draw.Canvas) {
 	c.Fill(c.Rectangle.Path())
 	pad := vg.Points(8)
 	area := draw.Crop(c, pad, -pad, pad, -pad)
+	if f.Heading != "" {
+		st := textStyle(titleSize, black())
+		st.XAlign, st.YAlign = draw.XCenter, draw.YTop
+		h := st.Rectangle(f.Heading).Size().Y
+		c.FillText(st, vg.Point{X: (area.Min.X + area.Max.X) / 2, Y: area.Max.Y}, f.Heading)
+		area.Max.Y -= h + vg.Points(8)
+	}
 	if f.Legend != nil {
 		lw := f.Legend.Rectangle(area).Size().X
 		legendArea := area
@@ -71,13 +82,33 @@ func (f *Figure) Draw(c draw.Canvas) {
 	if n == 0 {
 		return
 	}
+	rows := max(f.Rows, 1)
+	cols := (n + rows - 1) / rows
 	gap := vg.Points(18)
-	w := (area.Size().X - gap*vg.Length(n-1)) / vg.Length(n)
+	w := (area.Size().X - gap*vg.Length(cols-1)) / vg.Length(cols)
+	h := (area.Size().Y - gap*vg.Length(rows-1)) / vg.Length(rows)
 	for i, p := range f.Panels {
+		r, col := i/cols, i%cols
 		pc := area
-		pc.Min.X = area.Min.X + vg.Length(i)*(w+gap)
+		pc.Min.X = area.Min.X + vg.Length(col)*(w+gap)
 		pc.Max.X = pc.Min.X + w
+		pc.Max.Y = area.Max.Y - vg.Length(r)*(h+gap)
+		pc.Min.Y = pc.Max.Y - h
 		p.Draw(pc)
+	}
+}
+
+// SetSubject puts the subject (the model and GPUs) under the figure's title: in the heading of a
+// figure with one, else in its first panel's title.
+func (f *Figure) SetSubject(subject string) {
+	if subject == "" {
+		return
+	}
+	switch {
+	case f.Heading != "":
+		f.Heading += "\n" + subject
+	case len(f.Panels) > 0:
+		f.Panels[0].Title.Text += "\n" + subject
 	}
 }
 

@@ -355,6 +355,9 @@ func (l polyline) Plot(c draw.Canvas, p *plot.Plot) {
 
 // Figure draws the chart.
 func (lc *LineChart) Figure() *Figure {
+	if lc.ByContext && len(lc.Contexts) > smallMultiplesFrom {
+		return lc.smallMultiples()
+	}
 	p := newPlot(lc.Title, lc.XLabel, lc.YLabel)
 	mx := configureAxis(&p.X, lc.XScale, lc.XTicks, lc.XMin, lc.XMax)
 	my := configureAxis(&p.Y, lc.YScale, nil, lc.YMin, lc.YMax)
@@ -438,4 +441,101 @@ func glyphThumbs(gs []draw.GlyphStyle) []plot.Thumbnailer {
 		out[i] = glyphThumb{g}
 	}
 	return out
+}
+
+// smallMultiplesFrom: a decode chart with more contexts than this draws one panel per context,
+// since lines of nearby contexts lie on one another.
+const smallMultiplesFrom = 4
+
+// smallMultiples draws a decode chart as one panel per context (two rows, shared axes): the
+// predicted line and the measured markers of that context in its colour, the other contexts'
+// predicted lines in light grey behind them for comparison.
+func (lc *LineChart) smallMultiples() *Figure {
+	n := len(lc.Contexts)
+	rows := 2
+	cols := (n + rows - 1) / rows
+	_ = cols
+	f := &Figure{Header: lc.Header, Rows: rows, Heading: lc.Title + ": " + lc.YLabel, Width: 10 * vg.Inch, Height: 5.6 * vg.Inch}
+	// Every other concurrency is labelled: eight labels do not fit a small panel.
+	var ticks []Tick
+	for i, t := range lc.XTicks {
+		if i%2 == 1 {
+			t.Label = ""
+		}
+		ticks = append(ticks, t)
+	}
+	queued := map[SeriesKind]bool{}
+	hasMeas := false
+	for _, ctx := range lc.Contexts {
+		p := newPlot(ctx, "", "")
+		p.Title.Padding = vg.Points(3)
+		p.Title.TextStyle.Font = sansFont(labelSize)
+		mx := configureAxis(&p.X, lc.XScale, ticks, lc.XMin, lc.XMax)
+		my := configureAxis(&p.Y, lc.YScale, nil, lc.YMin, lc.YMax)
+		p.X.Tick.Label.Font = sansFont(tickSize - 1.5)
+		p.Y.Tick.Label.Font = sansFont(tickSize - 1.5)
+		p.Y.Label.TextStyle.Font = sansFont(labelSize - 1.5)
+		p.X.Label.TextStyle.Font = sansFont(labelSize - 1.5)
+		p.Add(gridLines{vertical: true})
+		line := func(s Series, ls draw.LineStyle) {
+			var seg []xy
+			for _, pt := range s.Points {
+				if pt.Break && len(seg) > 0 {
+					p.Add(polyline{seg, ls})
+					seg = nil
+				}
+				seg = append(seg, mx.xy(pt.X, pt.Y, my))
+			}
+			p.Add(polyline{seg, ls})
+		}
+		for _, s := range lc.Series {
+			if s.Kind == PredictedLine && s.Label != ctx {
+				line(s, draw.LineStyle{Color: lightGrey(), Width: vg.Points(0.8)})
+			}
+		}
+		var marks glyphs
+		for _, kind := range []SeriesKind{PredictedLine, MeasuredMarkers} {
+			for _, s := range lc.Series {
+				if s.Kind != kind || s.Label != ctx {
+					continue
+				}
+				if kind == PredictedLine {
+					line(s, draw.LineStyle{Color: PaletteColor(s.Color), Width: vg.Points(1.6)})
+				}
+				for _, pt := range s.Points {
+					q := pt.Status == matrix.RequestsQueued
+					queued[kind] = queued[kind] || q
+					switch {
+					case kind == PredictedLine && q:
+						marks.add(mx.xy(pt.X, pt.Y, my), predictedDot(pt.Color), queuedRing(pt.Color))
+					case kind == PredictedLine:
+						marks.add(mx.xy(pt.X, pt.Y, my), predictedDot(pt.Color))
+					default:
+						hasMeas = true
+						marks.add(mx.xy(pt.X, pt.Y, my), measuredMarker(pt.Color, pt.Status)...)
+					}
+				}
+			}
+		}
+		p.Add(&marks)
+		f.Panels = append(f.Panels, p)
+	}
+	l := newLegend()
+	addHeading(l, "Marks")
+	l.Add("predicted", lineThumb{draw.LineStyle{Color: darkGrey(), Width: vg.Points(1.6)}}, glyphThumb{predictedDot(-1)})
+	if hasMeas {
+		l.Add("measured", glyphThumbs(measuredMarker(-1, matrix.Valid))...)
+	}
+	if queued[MeasuredMarkers] {
+		l.Add("measured, queued", glyphThumbs(measuredMarker(-1, matrix.RequestsQueued))...)
+	}
+	if queued[PredictedLine] {
+		l.Add("predicted, queued", glyphThumb{predictedDot(-1)}, glyphThumb{queuedRing(-1)})
+	}
+	l.Add("other contexts", lineThumb{draw.LineStyle{Color: lightGrey(), Width: vg.Points(0.8)}})
+	l.Add("", heading{})
+	addHeading(l, "One panel per context;")
+	addHeading(l, "x: concurrency (log2)")
+	f.Legend = l
+	return f
 }

@@ -418,6 +418,28 @@ func TestTicks(t *testing.T) {
 			t.Errorf("logRange(%g, %g) = %g, %g; want %g, %g", tc.lo, tc.hi, lo, hi, tc.wlo, tc.whi)
 		}
 	}
+	// A narrow CDF panel labels about 16 characters (the E2E panel's "2,000 5,000 10,000 20,000"
+	// ran together): the powers of ten first, then the 5s, then the 2s.
+	for _, tc := range []struct {
+		lo, hi float64
+		want   string
+	}{
+		{10, 60, "10 20 50"},
+		{2, 20, "2 5 10 20"},
+		{1000, 20000, "1,000 10,000"},
+		{90, 4000, "100 500 1,000"},
+		{300, 700, ""}, // one tick: the automatic ones
+	} {
+		var s []string
+		for _, tk := range sparseLogTicks(tc.lo, tc.hi) {
+			if tk.Label != "" {
+				s = append(s, tk.Label)
+			}
+		}
+		if got := strings.Join(s, " "); got != tc.want {
+			t.Errorf("sparse log ticks %g..%g: got %q, want %q", tc.lo, tc.hi, got, tc.want)
+		}
+	}
 	for v, want := range map[float64]string{0: "0", 5: "5", 1500: "1,500", 1234567: "1,234,567", 0.25: "0.25", -2500: "-2,500"} {
 		if got := tickText(v); got != want {
 			t.Errorf("tickText(%g) = %q, want %q", v, got, want)

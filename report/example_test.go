@@ -37,7 +37,7 @@ func ExampleWrite() {
 		fmt.Printf("%s %s\n", m[1], m[2])
 	}
 	// Output:
-	// section scenario
+	// section answer
 	// section matrix
 	// section figures
 	// figure fig-decode-total-toks
@@ -46,4 +46,5 @@ func ExampleWrite() {
 	// figure fig-prefill-toks
 	// figure fig-prefill-ttft
 	// figure fig-status-map
+	// section scenario
 }

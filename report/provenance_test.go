@@ -17,4 +17,8 @@ func TestReportHowSure(t *testing.T) {
 			t.Errorf("report without %q", want)
 		}
 	}
+	// The answer a buyer reads first says it too, not only the configuration at the end.
+	if a, b := strings.Index(s, `id="answer"`), strings.Index(s, `id="capacity"`); a < 0 || b < a || !strings.Contains(s[a:b], "How sure") {
+		t.Errorf("the answer section lacks the How sure line")
+	}
 }

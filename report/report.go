@@ -14,6 +14,7 @@ import (
 
 	"github.com/servesim/servesim/bench"
 	"github.com/servesim/servesim/calibration"
+	"github.com/servesim/servesim/internal/buildinfo"
 	"github.com/servesim/servesim/internal/numfmt"
 	"github.com/servesim/servesim/matrix"
 	"github.com/servesim/servesim/model/param"
@@ -31,13 +32,25 @@ type Input struct {
 	// came from.
 	Measured     *matrix.Matrix
 	MeasuredName string
-	// Capacity is the text of bench.WriteCapacity (empty: the section is left out).
-	Capacity string
+	// Capacity is the text of bench.WriteCapacity (empty: the section is left out); CapacityData
+	// the same as data, for the capacity tables (nil: the text only).
+	Capacity     string
+	CapacityData *Capacity
+	// Sections are further results with their figures (a workload run, a plan), after the
+	// matrix.
+	Sections []Section
 	// Explain lists explained cells (the step-time figure and their term tables).
 	Explain []*bench.Explanation
 	// Fit is a calibration report (servesim fit --report); FitName says where it came from.
 	Fit     *calibration.Report
 	FitName string
+}
+
+// Section is a further result in the report: a title, a note, preformatted text and figures.
+type Section struct {
+	ID, Title, Note string
+	Text            string
+	Charts          []plots.Chart
 }
 
 // Write renders the report as one HTML page.
@@ -97,6 +110,11 @@ type page struct {
 	Measured []kv
 	Launch   string // the measured run's launch command
 	Capacity string
+	Answer   []kv
+	CapTable *table
+	MemTable *table
+	Sections []sectionView
+	Version  string
 	Summary  *table
 	Statuses string
 	Prefill  *table
@@ -137,6 +155,11 @@ type figureView struct {
 	SVG                template.HTML
 }
 
+type sectionView struct {
+	ID, Title, Note, Text string
+	Figures               []figureView
+}
+
 type explainView struct {
 	Cell string
 	Text string
@@ -144,7 +167,13 @@ type explainView struct {
 
 func buildPage(in *Input) (*page, error) {
 	r := in.Resolved
-	p := &page{CSS: template.CSS(pageFile("style.css")), Title: "servesim report", Subtitle: r.Scenario.Name}
+	p := &page{CSS: template.CSS(pageFile("style.css")), Title: "servesim report", Subtitle: Subject(r) + " · " + r.Scenario.Name, Version: buildinfo.Version()}
+	p.Answer = answerRows(in)
+	p.Nav = append(p.Nav, kv{"answer", "Answer"})
+	if in.CapacityData != nil {
+		p.CapTable = capacityTable(in.CapacityData)
+		p.MemTable = memoryTable(in.CapacityData)
+	}
 	p.Nav = append(p.Nav, kv{"scenario", "Scenario"})
 	p.Scenario = scenarioSections(r)
 	p.Params = paramsTable(r.Params)
@@ -152,7 +181,7 @@ func buildPage(in *Input) (*page, error) {
 		p.Measured = measuredRows(in.Measured, in.MeasuredName)
 		p.Launch = in.Measured.Info.LaunchCommand
 	}
-	if in.Capacity != "" {
+	if in.Capacity != "" || in.CapacityData != nil {
 		p.Capacity = in.Capacity
 		p.Nav = append(p.Nav, kv{"capacity", "Capacity"})
 	}
@@ -166,17 +195,21 @@ func buildPage(in *Input) (*page, error) {
 	p.Grids = decodeGrids(in.Predicted, in.Measured)
 	p.Nav = append(p.Nav, kv{"matrix", "Matrix"})
 
-	figs := plots.Figures(in.Figures())
-	for _, f := range figs {
-		svg, err := f.Bytes(plots.SVG)
-		if err != nil {
-			return nil, fmt.Errorf("report: figure %s: %w", f.Name, err)
-		}
-		p.Figures = append(p.Figures, figureView{ID: "fig-" + f.Name, Title: f.Title, Caption: f.Caption,
-			SVG: template.HTML(inlineSVG(svg, f.Title))})
+	figs, err := figureViews(plots.Figures(in.Figures()))
+	if err != nil {
+		return nil, err
 	}
+	p.Figures = figs
 	if len(p.Figures) > 0 {
 		p.Nav = append(p.Nav, kv{"figures", "Figures"})
+	}
+	for _, sec := range in.Sections {
+		fv, err := figureViews(plots.Draw(sec.Charts))
+		if err != nil {
+			return nil, err
+		}
+		p.Sections = append(p.Sections, sectionView{ID: sec.ID, Title: sec.Title, Note: sec.Note, Text: sec.Text, Figures: fv})
+		p.Nav = append(p.Nav, kv{sec.ID, sec.Title})
 	}
 	for _, x := range in.Explain {
 		var buf bytes.Buffer
@@ -192,7 +225,31 @@ func buildPage(in *Input) (*page, error) {
 		p.Fit = buildFit(in.Fit, in.FitName)
 		p.Nav = append(p.Nav, kv{"fit", "Fit"})
 	}
+	// The navigation follows the page: the scenario comes last.
+	for i, n := range p.Nav {
+		if n.K == "scenario" {
+			p.Nav = append(append(p.Nav[:i:i], p.Nav[i+1:]...), n)
+			break
+		}
+	}
 	return p, nil
+}
+
+// figureViews inlines figures as SVG.
+func figureViews(figs []*plots.Figure) ([]figureView, error) {
+	var out []figureView
+	for _, f := range figs {
+		svg, err := f.Bytes(plots.SVG)
+		if err != nil {
+			return nil, fmt.Errorf("report: figure %s: %w", f.Name, err)
+		}
+		title := f.Title
+		if f.Subject != "" {
+			title += " — " + f.Subject
+		}
+		out = append(out, figureView{ID: "fig-" + f.Name, Title: f.Title, Caption: f.Caption, SVG: template.HTML(inlineSVG(svg, title))})
+	}
+	return out, nil
 }
 
 // fontFallback lists common fonts with the metrics of a Liberation family (Sans, Serif, Mono),

@@ -46,6 +46,7 @@ func Simulate(r *scenario.Resolved, srv *sim.Server, meas *matrix.Matrix, measNa
 		return nil, err
 	}
 	in.Capacity = capacity.String()
+	in.CapacityData = CapacityOf(srv, &r.Scenario.Protocol)
 	if o.NoExplain {
 		return in, nil
 	}
@@ -85,5 +86,15 @@ func contextTokens(r *scenario.Resolved, pred *matrix.Matrix, label string) (int
 // Figures is the figure set's input: the predicted and measured matrices and the explained
 // cells.
 func (in *Input) Figures() plots.Input {
-	return plots.Input{Predicted: in.Predicted, Measured: in.Measured, Explain: in.Explain}
+	return plots.Input{Predicted: in.Predicted, Measured: in.Measured, Explain: in.Explain, Subject: Subject(in.Resolved)}
+}
+
+// Subject names a scenario's model and GPUs for figure titles: "GLM-5.3-Flash-NVFP4 on 4 x
+// RTX-PRO-6000-Server".
+func Subject(r *scenario.Resolved) string {
+	if r == nil || r.Deployment == nil || r.Deployment.Model == nil {
+		return ""
+	}
+	d := r.Deployment
+	return fmt.Sprintf("%s on %d x %s", d.Model.Name, d.Hardware.Count, d.Hardware.GPU.Name)
 }

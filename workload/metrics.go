@@ -20,7 +20,13 @@ type Dist struct {
 	P99    float64 `json:"p99"`
 	Max    float64 `json:"max"`
 	RelErr float64 `json:"rel_err,omitempty"`
+	// Curve is the distribution's quantile at q = i / CurvePoints for i = 0..CurvePoints (the
+	// minimum to the maximum), for figures (a CDF); not in the JSON.
+	Curve []float64 `json:"-"`
 }
+
+// CurvePoints is the number of steps of Dist.Curve.
+const CurvePoints = 100
 
 // KVSample is one sample of the engine's state.
 type KVSample struct {
@@ -316,6 +322,10 @@ func dist(sorted []float64) Dist {
 	d.P90 = quantile(sorted, 0.9)
 	d.P99 = quantile(sorted, 0.99)
 	d.Max = sorted[len(sorted)-1]
+	d.Curve = make([]float64, CurvePoints+1)
+	for i := range d.Curve {
+		d.Curve[i] = quantile(sorted, float64(i)/CurvePoints)
+	}
 	return d
 }
 

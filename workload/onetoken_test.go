@@ -39,7 +39,7 @@ func TestOneTokenTPOTUndefined(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := b.String()
-	for _, want := range []string{"SLO          met", "TPOT n/a", "per-user n/a", "Per user     n/a", "100.0% of requests meet every objective"} {
+	for _, want := range []string{"SLO          met", "TPOT p90 n/a", "per-user tok/s p90 n/a", "Per user     n/a", "100.0% of requests meet every objective"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}

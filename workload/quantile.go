@@ -204,5 +204,9 @@ func (m *summary) dist() Dist {
 	d.P90 = m.quantile(0.9)
 	d.P99 = m.quantile(0.99)
 	d.Max = m.h.max
+	d.Curve = make([]float64, CurvePoints+1)
+	for i := range d.Curve {
+		d.Curve[i] = m.quantile(float64(i) / CurvePoints)
+	}
 	return d
 }

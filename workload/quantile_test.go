@@ -3,6 +3,7 @@ package workload
 import (
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"sort"
 	"testing"
 )
@@ -35,7 +36,7 @@ func TestSampleSetExactThenBounded(t *testing.T) {
 		sum := s.summary()
 		got := sum.dist()
 		if n <= exactLimit {
-			if got != want {
+			if !reflect.DeepEqual(got, want) {
 				t.Fatalf("n=%d: %+v, want exactly %+v", n, got, want)
 			}
 			continue

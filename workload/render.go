@@ -149,7 +149,7 @@ func WriteTable(w io.Writer, m *Metrics) error {
 			fmt.Fprintf(tw, "%s\t0\tn/a\tn/a\tn/a\tn/a\tn/a\t\n", name)
 			return
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t\n", name, d.N, ms(d.Mean), ms(d.P50), ms(d.P90), ms(d.P99), ms(d.Max))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", name, commas(int64(d.N)), ms(d.Mean), ms(d.P50), ms(d.P90), ms(d.P99), ms(d.Max))
 	}
 	row("TTFT", m.TTFT)
 	row("TPOT", m.TPOT)
@@ -176,20 +176,10 @@ func WriteTable(w io.Writer, m *Metrics) error {
 		}
 		p("SLO          %s (p%g):", verdict, 100*m.SLO.Q())
 		for _, c := range g.Checks {
-			mark := "ok"
-			if !c.Met {
-				mark = "missed"
-			}
-			unit, cmp := " ms", "<="
-			name := strings.ToUpper(strings.TrimSuffix(c.Name, "_ms"))
-			if c.Name == "user_tok_s" {
-				unit, cmp, name = " tok/s", ">=", "per-user"
-			}
-			if c.Undefined {
-				p("  %s n/a (no request has more than one output token)", name)
-				continue
-			}
-			p("  %s %.4g%s %s %.4g %s (headroom %+.0f%%)", name, c.Value, unit, cmp, c.Limit, mark, 100*c.Headroom)
+			p("\n  %s", c.Text())
+		}
+		if !g.Met && m.Overload != nil {
+			p("\n  binds: %s", m.Overload.Binds)
 		}
 		p("\nGoodput      %.3g req/s, %s output tok/s (%.1f%% of requests meet every objective)\n", g.RequestsPerS, fmtRate(g.OutputTokS), 100*g.Fraction)
 	}

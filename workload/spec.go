@@ -201,7 +201,7 @@ const (
 // Parse reads a workload TOML strictly: an unknown key is an error naming it.
 func Parse(data []byte, name string) (*Spec, error) {
 	var s Spec
-	md, err := tomlx.Decode(data, name, &s, "the workload keys are in 'go doc github.com/servesim/servesim/workload'")
+	md, err := tomlx.Decode(data, name, &s, "'servesim workload --example' prints every key")
 	if err != nil {
 		return nil, err
 	}

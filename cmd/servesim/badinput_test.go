@@ -54,6 +54,7 @@ func TestBadInputs(t *testing.T) {
 	shardDup := plan("sharddup.json", `{"index":0,"count":2}`, 0, 0)
 	shardNegRow := plan("shardnegrow.json", `{"index":0,"count":2}`, 0, -1)
 	gpuEntry := "[[gpu]]\nname = \"RTX-PRO-6000-Server\"\nmemory_gib = 95.59\nbf16_tflops = 480\nfp8_tflops = 960\nfp4_tflops = 1920\nfp4_formats = [\"nvfp4\"]\nlink = \"pcie\"\nlink_gbps = 64\nlink_latency_us = 10\n"
+	notDir := writeFile(t, dir, "notadir", "")
 	nanGPU := writeFile(t, dir, "nangpu.toml", gpuEntry+"bandwidth_gbps = nan\n")
 	hugeGPU := writeFile(t, dir, "hugegpu.toml", strings.Replace(gpuEntry, "95.59", "1e300", 1)+"bandwidth_gbps = 1597\n")
 	negPrice := writeFile(t, dir, "negprice.toml", gpuEntry+"bandwidth_gbps = 1597\nprice_per_hour = -1\n")
@@ -141,10 +142,33 @@ func TestBadInputs(t *testing.T) {
 		{[]string{"fit", "--workers", "-1"}, 2, "--workers -1: want a positive number of parallel simulations (or 0: all CPUs)"},
 		{[]string{"fit", "--max-iter", "-1"}, 2, "--max-iter -1: want a positive number of iterations per start (or 0: the method's)"},
 		{[]string{"plan", "--context", "128K", "--users", "16", "--max-gpus", "0"}, 2, "--max-gpus 0: want a number of GPUs in 1..4096"},
+		{[]string{"plan", "--context", "128K", "--users", "16", "--spec-methods", "medusa"}, 2, `--spec-methods "medusa": want auto, mtp, ngram`},
 		{[]string{"plan", "--context", "128K", "--users", "16", "--workers", "-1"}, 2, "--workers -1: want a positive number"},
 		{[]string{"plan", "--context", "128K", "--users", "16", "--top", "0"}, 2, "--top 0: want a positive number of layouts"},
 		{[]string{"plan", "--context", "128K", "--users", "16", "--explain-row", "-5"}, 2, "--explain-row -5: want a row index >= 0"},
 		{[]string{"merge", "--top", "-1", shard1}, 2, "--top -1: want a positive number of layouts"},
+		// The buyer's-view flags (issue 15): --rate/--requests on a --workload, --plot, report --plan,
+		// --exhaustive, --quiet.
+		{[]string{"plan", "--workload", "chat", "--rate", "-1"}, 2, "--rate -1: want a positive number of requests per second"},
+		{[]string{"plan", "--workload", "chat", "--rate", "nan"}, 2, "--rate NaN: want a positive number of requests per second"},
+		{[]string{"plan", "--context", "8K", "--users", "2", "--rate", "3"}, 2, "--rate and --requests change a --workload"},
+		{[]string{"plan", "--workload", "chat", "--requests", "0"}, 2, "--requests 0: want a positive number of requests"},
+		{[]string{"plan", "--workload", "chat", "--exhaustive=maybe"}, 2, `invalid argument "maybe" for "--exhaustive" flag`},
+		{[]string{"plan", "--context", "8K", "--users", "2", "--gpus", "H200", "--plot", notDir, "--quiet"}, 1, "notadir: not a directory"},
+		{[]string{"simulate", "--workload", "chat", "--rate", "0"}, 2, "--rate 0: want a positive number of requests per second"},
+		{[]string{"simulate", "--workload", "chat", "--requests", "-5"}, 2, "--requests -5: want a positive number of requests"},
+		{[]string{"simulate", "--workload", "chat", "--requests", "5", "--plot", notDir}, 1, "notadir: not a directory"},
+		{[]string{"simulate", "--quiet=2"}, 2, `invalid argument "2" for "-q, --quiet" flag`},
+		{[]string{"report", "--rate", "2"}, 2, "--rate and --requests change a --workload"},
+		{[]string{"report", "--workload", "chat", "--rate", "inf"}, 2, "--rate +Inf: want a positive number of requests per second"},
+		{[]string{"report", "--plan", notDir}, 1, "--plan: " + notDir + ": not a servesim plan"},
+		{[]string{"report", "--plan", filepath.Join(dir, "absent-plan.json")}, 1, "--plan: "},
+		{[]string{"matrix", "--compare"}, 2, "--compare: only with --format csv"},
+		{[]string{"matrix", "--compare", "--format", "json"}, 2, "--compare: only with --format csv"},
+		{[]string{"workload"}, 2, "give --example, or one workload file or preset"},
+		{[]string{"workload", "--example", "chat"}, 2, `--example takes no argument (got "chat")`},
+		{[]string{"workload", "nosuchpreset"}, 2, "nosuchpreset"},
+		{[]string{"workload", filepath.Join(dir, "absent.toml")}, 1, "absent.toml"},
 		{[]string{"capacity", "--config", wrapTP}, 1, "engine.tensor_parallel_size = 4611686018427387905: must be at most 4096"},
 	}
 	for _, c := range cases {

@@ -22,6 +22,17 @@ type command struct {
 // env carries the output streams to a command.
 type env struct {
 	stdout, stderr io.Writer
+	// quiet (--quiet, every command): no progress and no informational lines on stderr; warnings
+	// and errors still print.
+	quiet bool
+}
+
+// info is where informational lines go: stderr, or nowhere with --quiet.
+func (e *env) info() io.Writer {
+	if e.quiet {
+		return io.Discard
+	}
+	return e.stderr
 }
 
 // usageError marks an error in how the command was called (exit 2).
@@ -51,6 +62,7 @@ func commands() []*command {
 		simulateCmd(),
 		validateCmd(),
 		versionCmd(),
+		workloadCmd(),
 	}
 }
 
@@ -99,7 +111,8 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 		if len(args) > 1 {
 			if c := findCommand(args[1]); c != nil {
 				fs := newFlagSet(c, stdout)
-				c.Setup(fs, &env{stdout, stderr})
+				c.Setup(fs, &env{stdout: stdout, stderr: stderr})
+				fs.BoolP("quiet", "q", false, "no progress or informational lines on stderr (warnings and errors still print)")
 				printCommandHelp(stdout, c, fs)
 				return 0
 			}
@@ -116,6 +129,7 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	fs := newFlagSet(c, stderr)
 	e := &env{stdout: stdout, stderr: stderr}
 	action := c.Setup(fs, e)
+	fs.BoolVarP(&e.quiet, "quiet", "q", false, "no progress or informational lines on stderr (warnings and errors still print)")
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			printCommandHelp(stdout, c, fs)

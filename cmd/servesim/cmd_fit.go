@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/spf13/pflag"
 
@@ -28,8 +27,12 @@ worker goroutines; each one is single-threaded and seeded, so a fit is reproduci
 
 --train FILTER selects training cells (the rest are test cells), e.g.
   --train 'concurrency<=8'      --train 'context<=64K'      --train 'phase=decode,concurrency<16'
---cv runs the standard splits: concurrency (train C <= 8, test C >= 16), context (train <= 64K,
-test >= 128K) and 5-fold by cell.
+--cv runs the standard splits: concurrency and context, each training on the lower half of the
+measured matrix's decode levels and testing on the upper half (on the seed: train C <= 8, test
+C >= 16; train <= 64K, test >= 128K; a 1K-8K matrix trains on <= 2K), and 5-fold by cell; a split
+the matrix cannot make is skipped with a warning.
+The summary shows the training cells' errors under the deployment's priors beside the fit's, and
+warns when a metric ends worse than under the priors.
 
 --exclude FILTER leaves measured outliers out of training and judging (reported apart); the seed
 scenario excludes its 16K prefill row, a first-use outlier ([fit] exclude in 'servesim config').
@@ -154,9 +157,10 @@ held-out with full workloads and validate's scoring, and check issue 14's accept
 					return err
 				}
 				var set *calibration.Settings
+				pr := newProgress(e, 0)
 				settings := func() *calibration.Settings {
 					return &calibration.Settings{Method: *method, Starts: *starts, MaxIter: *maxIter, Workers: *workers, Seed: *fitSeed, Weights: &wts,
-						Progress: fitProgress(e)}
+						Progress: fitProgress(pr)}
 				}
 				var freeIDs []param.ID
 				if *free != "" {
@@ -169,7 +173,7 @@ held-out with full workloads and validate's scoring, and check issue 14's accept
 					}
 				}
 				if results != nil {
-					return fitBench(e, r, results, &bf, fs, freeIDs, *kvTokens, settings(), *paramsOut, *reportOut, *measured)
+					return fitBench(e, pr, r, results, &bf, fs, freeIDs, *kvTokens, settings(), *paramsOut, *reportOut, *measured)
 				}
 				meas, _, err := loadMeasured(first(*measured), sf.isSeed(), r)
 				if err != nil {
@@ -188,21 +192,22 @@ held-out with full workloads and validate's scoring, and check issue 14's accept
 					return usagef("%s: %v", src, err)
 				}
 				set = settings()
-				fmt.Fprintf(e.stderr, "servesim fit: %s; starting from %s\n", r.Scenario.Name, r.ParamsFrom)
+				fmt.Fprintf(e.info(), "servesim fit: %s; starting from %s\n", r.Scenario.Name, r.ParamsFrom)
 				res, err := calibration.Fit(prob, set)
-				fmt.Fprintln(e.stderr)
+				pr.finish()
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(e.stderr, "servesim fit: done in %.1f s\n", res.Elapsed.Seconds())
+				fmt.Fprintf(e.info(), "servesim fit: done in %.1f s\n", res.Elapsed.Seconds())
 				rep := res.Report
 				if *cv {
-					splits, err := calibration.CrossValidate(prob, set)
-					fmt.Fprintln(e.stderr)
+					splits, warnings, err := calibration.CrossValidate(prob, set)
+					pr.finish()
 					if err != nil {
 						return err
 					}
 					rep.CV = splits
+					rep.Warnings = append(rep.Warnings, warnings...)
 				}
 				var buf bytes.Buffer
 				calibration.WriteSummary(&buf, &rep)
@@ -269,7 +274,7 @@ func benchResults(paths []string) ([]*vllmbench.Result, error) {
 }
 
 // fitBench fits the parameters to vllm bench serve result files.
-func fitBench(e *env, r *scenario.Resolved, results []*vllmbench.Result, bf *benchFlags, fs *pflag.FlagSet, free []param.ID,
+func fitBench(e *env, pr *progress, r *scenario.Resolved, results []*vllmbench.Result, bf *benchFlags, fs *pflag.FlagSet, free []param.ID,
 	kvTokens int, set *calibration.Settings, paramsOut, reportOut string, names []string) error {
 	o := bf.options(fs)
 	prob := &calibration.TargetProblem{Deployment: r.Deployment, Base: r.Params, Free: free, KVTokens: kvTokens, Seed: r.Scenario.Seed}
@@ -285,13 +290,13 @@ func fitBench(e *env, r *scenario.Resolved, results []*vllmbench.Result, bf *ben
 		printBenchNotes(e.stderr, "servesim fit: "+res.Name+": ", cmd, notes)
 		prob.Targets = append(prob.Targets, &calibration.BenchRun{Result: res, Spec: spec})
 	}
-	fmt.Fprintf(e.stderr, "servesim fit: %s on %d vllm bench result(s); starting from %s\n", r.Scenario.Name, len(results), r.ParamsFrom)
+	fmt.Fprintf(e.info(), "servesim fit: %s on %d vllm bench result(s); starting from %s\n", r.Scenario.Name, len(results), r.ParamsFrom)
 	res, err := calibration.FitTargets(prob, set)
-	fmt.Fprintln(e.stderr)
+	pr.finish()
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stderr, "servesim fit: done in %.1f s\n", res.Elapsed.Seconds())
+	fmt.Fprintf(e.info(), "servesim fit: done in %.1f s\n", res.Elapsed.Seconds())
 	rep := res.Report
 	var buf bytes.Buffer
 	calibration.WriteTargetSummary(&buf, &rep)
@@ -324,13 +329,10 @@ func measName(p string) string {
 	return p
 }
 
-func fitProgress(e *env) func(calibration.Progress) {
-	last := time.Time{}
+// fitProgress shows a fit's stage, evaluations and best loss (progress.status: in place on a
+// terminal, a line every ten seconds elsewhere).
+func fitProgress(pr *progress) func(calibration.Progress) {
 	return func(p calibration.Progress) {
-		if time.Since(last) < 500*time.Millisecond {
-			return
-		}
-		last = time.Now()
-		fmt.Fprintf(e.stderr, "\r  %-14s %5d evaluations  best loss %.4f  %5.1f s ", p.Stage, p.Evaluations, p.Best, p.Elapsed.Seconds())
+		pr.status("%-14s %5d evaluations  best loss %.4f  %5.1f s", p.Stage, p.Evaluations, p.Best, p.Elapsed.Seconds())
 	}
 }

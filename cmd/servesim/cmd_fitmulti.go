@@ -269,13 +269,14 @@ func fitMulti(e *env, sf *scenarioFlags, mf *multiFlags, bf *benchFlags, fs *pfl
 			rep.Notes[s.Name] = s.Notes
 		}
 		printNotes(e.stderr, srcs)
-		set.Progress = fitProgress(e)
+		pr := newProgress(e, 0)
+		set.Progress = fitProgress(pr)
 		res, err := calibration.FitMulti(&calibration.MultiProblem{Sources: srcs}, set)
-		fmt.Fprintln(e.stderr)
+		pr.finish()
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(e.stderr, "servesim fit: done in %.1f s, %d simulations\n", res.Elapsed.Seconds(), res.Evaluations)
+		fmt.Fprintf(e.info(), "servesim fit: done in %.1f s, %d simulations\n", res.Elapsed.Seconds(), res.Evaluations)
 		rep.Entries, rep.Loss, rep.DataLoss, rep.Status = res.Entries, res.Loss, res.DataLoss, res.Status
 		writeEntries(&buf, res)
 		// Predicted against measured on everything fitted (full workloads).
@@ -313,8 +314,10 @@ func fitMulti(e *env, sf *scenarioFlags, mf *multiFlags, bf *benchFlags, fs *pfl
 			if i == 0 {
 				printNotes(e.stderr, d.sources(all, all))
 			}
-			set.Progress = cvProgress(e.stderr, start, i, len(folds), f, set.MaxIter)
+			pr := newProgress(e, 0)
+			set.Progress = cvProgress(pr, start, i, len(folds), f, set.MaxIter)
 			res, err := calibration.FitMulti(&calibration.MultiProblem{Sources: srcs}, set)
+			pr.finish()
 			if err != nil {
 				return fmt.Errorf("fold %s: %w", f, err)
 			}
@@ -322,8 +325,8 @@ func fitMulti(e *env, sf *scenarioFlags, mf *multiFlags, bf *benchFlags, fs *pfl
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(e.stderr, "\r  fold %d/%d held out %s: fitted %d entries on %d sources in %.0f s (%d simulations, %s)%s\n",
-				i+1, len(folds), f, len(res.Entries), len(srcs), res.Elapsed.Seconds(), res.Evaluations, res.Status, strings.Repeat(" ", 10))
+			fmt.Fprintf(e.info(), "  fold %d/%d held out %s: fitted %d entries on %d sources in %.0f s (%d simulations, %s)\n",
+				i+1, len(folds), f, len(res.Entries), len(srcs), res.Elapsed.Seconds(), res.Evaluations, res.Status)
 			rep.HeldOut = append(rep.HeldOut, ho...)
 		}
 		what := "source"
@@ -388,16 +391,11 @@ func printNotes(w io.Writer, srcs []*calibration.MultiSource) {
 }
 
 // cvProgress reports a cross-validation's progress with an estimate of the time left.
-func cvProgress(w io.Writer, start time.Time, fold, folds int, name string, maxIter int) func(calibration.Progress) {
+func cvProgress(pr *progress, start time.Time, fold, folds int, name string, maxIter int) func(calibration.Progress) {
 	if maxIter <= 0 {
 		maxIter = 8
 	}
-	last := time.Time{}
 	return func(p calibration.Progress) {
-		if time.Since(last) < time.Second {
-			return
-		}
-		last = time.Now()
 		it := 0
 		fmt.Sscanf(p.Stage, "iteration %d", &it)
 		frac := math.Min(float64(it)/float64(maxIter+1), 0.95)
@@ -407,7 +405,7 @@ func cvProgress(w io.Writer, start time.Time, fold, folds int, name string, maxI
 		if done > 0.05 {
 			eta = fmt.Sprintf("~%.0f s", el/done*(float64(folds)-done))
 		}
-		fmt.Fprintf(w, "\r  fold %d/%d (held out %s): %-16s %6d simulations, loss %.4g, %.0f s, left %s   ", fold+1, folds, name, p.Stage, p.Evaluations, p.Best, el, eta)
+		pr.status("fold %d/%d (held out %s): %-16s %6d simulations, loss %.4g, %.0f s, left %s", fold+1, folds, name, p.Stage, p.Evaluations, p.Best, el, eta)
 	}
 }
 

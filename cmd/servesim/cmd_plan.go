@@ -3,17 +3,15 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"io"
-	"os"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/servesim/servesim/matrix"
 	"github.com/servesim/servesim/model/hardware"
 	"github.com/servesim/servesim/planner"
+	"github.com/servesim/servesim/plots"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -102,63 +100,6 @@ func parseShard(s string) (planner.Shard, error) {
 	return planner.Shard{Index: i, Count: n}, nil
 }
 
-// isTerminal reports whether w is a character device (a terminal).
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
-
-// progressBar draws a bar on stderr: redrawn in place at most ten times a second on a terminal,
-// else one line per tenth of the work (logs stay readable).
-func progressBar(w io.Writer, what string) (func(done, total int), func()) {
-	start := time.Now()
-	var last time.Time
-	drawn := false
-	tty := isTerminal(w)
-	lastTenth := -1
-	draw := func(done, total int) {
-		now := time.Now()
-		if !tty {
-			tenth := 0
-			if total > 0 {
-				tenth = done * 10 / total
-			}
-			if tenth == lastTenth {
-				return
-			}
-			lastTenth = tenth
-			fmt.Fprintf(w, "  %d/%d %s  %.1f s\n", done, total, what, now.Sub(start).Seconds())
-			return
-		}
-		if done < total && now.Sub(last) < 100*time.Millisecond {
-			return
-		}
-		last = now
-		const width = 30
-		fill := 0
-		if total > 0 {
-			fill = done * width / total
-		}
-		el := now.Sub(start).Seconds()
-		eta := ""
-		if done > 0 && done < total {
-			eta = fmt.Sprintf(", ~%.0f s left", el/float64(done)*float64(total-done))
-		}
-		fmt.Fprintf(w, "\r  [%s%s] %d/%d %s  %.1f s%s   ", strings.Repeat("#", fill), strings.Repeat(".", width-fill), done, total, what, el, eta)
-		drawn = true
-	}
-	finish := func() {
-		if drawn {
-			fmt.Fprintln(w)
-		}
-	}
-	return draw, finish
-}
-
 // defaultOutputTokens is plan's output length per request for --input-tokens questions: a long
 // chat or coding answer (vllm bench serve's random dataset defaults to 128, llm-inference-bench to
 // 4,096).
@@ -231,6 +172,8 @@ Example:
 			inTok := fs.String("input-tokens", "", "your question: prompt `tokens` per request (1000, 8K), closed loop at --users, 10 x --users requests (at least 100)")
 			outTok := fs.Int("output-tokens", 0, fmt.Sprintf("output `tokens` per request (default: %d with --input-tokens; the protocol's 4,096 with --context)", defaultOutputTokens))
 			wl := fs.String("workload", "", "workload `file` or preset instead of --context/--input-tokens and --users")
+			var wo workloadOverrides
+			wo.register(fs)
 			var bf benchFlags
 			bf.register(fs, false)
 			var slo sloFlags
@@ -246,6 +189,7 @@ Example:
 			mbt := fs.String("max-num-batched-tokens", intsText(def.MaxNumBatchedTokens), "max-num-batched-tokens values, `list`")
 			kvs := fs.String("kv-cache-dtype", strings.Join(def.KVCacheDTypes, ","), "KV-cache dtypes, `list` (auto = bf16)")
 			spec := fs.String("spec", specText(def.SpecTokens), "speculative decoding: off and/or numbers of draft tokens, `list`")
+			specMethods := fs.String("spec-methods", "auto", "speculative methods swept for each k, `list`: auto (the scenario's drafter method and mtp when the checkpoint has MTP layers), mtp, ngram (prompt lookup: only when listed, its acceptance depends on the prompts' text), dflash, eagle, eagle3, draft_model")
 			util := fs.String("gpu-memory-utilization", utilText(def.GPUMemoryUtilization), "gpu-memory-utilization values, `list`")
 			weights := fs.String("weights", strings.Join(def.Weights, ","), "checkpoint variants, `list`: auto, native, fp8, bf16")
 			mml := fs.Int("max-model-len", 0, "max-model-len (`tokens`; default: the scenario's)")
@@ -254,9 +198,12 @@ Example:
 			var format formatFlag[planResult]
 			format.register(fs, planFormats())
 			top := fs.Int("top", 25, "hardware layouts shown in the table (`N`)")
+			wide := fs.Bool("wide", false, "table: every column (flags, latencies at p50 and the quantile, headroom, source, interval) instead of the compact one")
+			exhaustive := fs.Bool("exhaustive", false, "simulate every row in full (default: screen every row on the first requests, then simulate in full the rows that can still reach the top 5 or be the best of their layout)")
 			all := fs.Bool("all", false, "table: every configuration that loads, not the best per layout")
 			showCmds := fs.Bool("show-commands", false, "print each row's `vllm serve` and `vllm bench serve` commands (table: every row shown; csv, json: every row)")
 			explainRow := fs.Int("explain-row", -1, "print row `N` (its index) in full: flags, vLLM's defaults, predictions, launch commands")
+			plotDir := fs.String("plot", "", "also draw the plan's figures (cost against SLO-feasible throughput, with the frontier) as PNG and SVG into `directory`")
 			var out outFlag
 			out.register(fs, "the plan")
 			return func(args []string) error {
@@ -316,6 +263,8 @@ Example:
 						return err
 					}
 					spec0 = s
+				case wo.used(fs):
+					return usagef("--rate and --requests change a --workload (file or preset)")
 				case *ctx != "" && *inTok != "":
 					return usagef("--context (the llm-inference-bench question) and --input-tokens (a fixed prompt length) are exclusive")
 				case *inTok != "":
@@ -384,6 +333,12 @@ Example:
 					}
 					sp.SpecTokens = append(sp.SpecTokens, k)
 				}
+				sp.SpecMethods = splitList(*specMethods)
+				for _, m := range sp.SpecMethods {
+					if err := planner.CheckSpecMethod(m); err != nil {
+						return usagef("--%v", err)
+					}
+				}
 				if sp.GPUMemoryUtilization, err = parseFloats("gpu-memory-utilization", *util); err != nil {
 					return err
 				}
@@ -411,6 +366,9 @@ Example:
 					spec0 = planner.BenchWorkload(&proto, *ctx, *users)
 				}
 				if err := slo.apply(fs, &spec0.SLO); err != nil {
+					return err
+				}
+				if err := wo.apply(fs, spec0); err != nil {
 					return err
 				}
 				if err := spec0.Validate(); err != nil {
@@ -446,15 +404,30 @@ Example:
 					// The embedded seed's engine version is the seed's, not the question's.
 					q.Engine.Version = sf.vllmVersion
 				}
-				fmt.Fprintf(e.stderr, "servesim: planning %s for %s\n", ms.ModelRef, spec0.Describe())
-				start := time.Now()
-				draw, finish := progressBar(e.stderr, "simulations")
-				p, err := planner.Run(q, planner.Options{Workers: *workers, Shard: sh, Progress: draw})
-				finish()
+				info := e.info()
+				fmt.Fprintf(info, "servesim: planning %s for %s\n", ms.ModelRef, spec0.Describe())
+				pr := newProgress(e, 0)
+				p, err := planner.Run(q, planner.Options{Workers: *workers, Shard: sh, Exhaustive: *exhaustive,
+					Start: func(est planner.Estimate) { pr.endLine(); fmt.Fprint(info, estimateText(est)) },
+					Progress: func(g planner.Progress) {
+						if g.Stage != "pilot" {
+							pr.update(stageText(g.Stage), g.Done, g.Total)
+						}
+					}})
+				pr.finish()
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(e.stderr, "servesim: %d rows, %d simulations in %.1f s\n", len(p.Results), p.Counts.Simulated, time.Since(start).Seconds())
+				fmt.Fprintf(info, "servesim: %s rows, %s in %s\n", commasInt(len(p.Results)), searchText(p), seconds(pr.elapsed().Seconds()))
+				if *plotDir != "" {
+					files, err := writeFigures(*plotDir, plots.Draw(p.Charts()), []plots.Format{plots.PNG, plots.SVG})
+					if err != nil {
+						return err
+					}
+					for _, f := range files {
+						fmt.Fprintf(info, "servesim: wrote %s (%s bytes)\n", f.path, groupThousands(f.size))
+					}
+				}
 				var buf bytes.Buffer
 				if *explainRow >= 0 {
 					if err := p.WriteRow(&buf, *explainRow); err != nil {
@@ -467,7 +440,7 @@ Example:
 						return err
 					}
 				}
-				if err := format.write(&buf, planResult{p, planner.TableOptions{Top: *top, All: *all, Commands: *showCmds}}); err != nil {
+				if err := format.write(&buf, planResult{p, planner.TableOptions{Top: *top, All: *all, Commands: *showCmds, Wide: *wide}}); err != nil {
 					return err
 				}
 				return out.write(e.stdout, &buf)

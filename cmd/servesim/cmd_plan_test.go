@@ -89,10 +89,20 @@ func TestPlanTable(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("plan: exit %d: %s", code, errs)
 	}
-	for _, want := range []string{"Objectives   TPOT p90 <= 40 ms", "RTX-PRO-6000-Server", "H200-SXM", "Capacity frontier", "Pruned", "calibrated"} {
+	for _, want := range []string{"Objectives   TPOT p90 <= 40 ms", "RTX-PRO-6000-Server", "H200-SXM", "Capacity frontier", "Pruned", "answer", "meets"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("plan table lacks %q:\n%s", want, out)
 		}
+	}
+	// The compact table fits a wide terminal; --wide has every column.
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, "rank") && strings.Contains(l, "hardware") && len(l) > 150 {
+			t.Errorf("compact table header is %d columns wide:\n%s", len(l), l)
+		}
+	}
+	code, wide, errs := runCLI(append(smallPlan, "--wide")...)
+	if code != 0 || !strings.Contains(wide, "calibrated") || !strings.Contains(wide, "TPOT headroom") {
+		t.Errorf("plan --wide: exit %d, lacks the source or headroom columns:\n%s\n%s", code, wide, errs)
 	}
 	if !strings.Contains(errs, "simulations") {
 		t.Errorf("no progress summary on stderr: %s", errs)

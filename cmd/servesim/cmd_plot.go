@@ -64,29 +64,8 @@ Example:
 				}
 				start := time.Now()
 				figs := plots.Figures(in.Figures())
-				type written struct {
-					path string
-					size int
-				}
-				var files []written
-				// Every figure goes to a temporary name first and all are renamed at the end, so
-				// an interrupted or failed run leaves the directory's old figures, not a mix.
-				batch := outputs.NewBatch()
-				defer batch.Abort()
-				for _, f := range figs {
-					for _, fm := range formats {
-						data, err := f.Bytes(fm)
-						if err != nil {
-							return fmt.Errorf("figure %s: %w", f.Name, err)
-						}
-						path := filepath.Join(*out, f.Name+"."+string(fm))
-						if err := batch.Add(path, data); err != nil {
-							return err
-						}
-						files = append(files, written{path, len(data)})
-					}
-				}
-				if err := batch.Commit(); err != nil {
+				files, err := writeFigures(*out, figs, formats)
+				if err != nil {
 					return err
 				}
 				width := 0
@@ -98,11 +77,43 @@ Example:
 						return err
 					}
 				}
-				fmt.Fprintf(e.stderr, "servesim: drew %d figures (%d files) in %.2f s\n", len(figs), len(figs)*len(formats), time.Since(start).Seconds())
+				fmt.Fprintf(e.info(), "servesim: drew %d figures (%d files) in %.2f s\n", len(figs), len(figs)*len(formats), time.Since(start).Seconds())
 				return nil
 			}
 		},
 	}
+}
+
+// written is a figure file and its size.
+type written struct {
+	path string
+	size int
+}
+
+// writeFigures writes each figure in each format into dir (created if needed). Every figure goes
+// to a temporary name first and all are renamed at the end, so an interrupted or failed run
+// leaves the directory's old figures, not a mix.
+func writeFigures(dir string, figs []*plots.Figure, formats []plots.Format) ([]written, error) {
+	if err := fsutil.EnsureDir(dir); err != nil {
+		return nil, err
+	}
+	var files []written
+	batch := outputs.NewBatch()
+	defer batch.Abort()
+	for _, f := range figs {
+		for _, fm := range formats {
+			data, err := f.Bytes(fm)
+			if err != nil {
+				return nil, fmt.Errorf("figure %s: %w", f.Name, err)
+			}
+			path := filepath.Join(dir, f.Name+"."+string(fm))
+			if err := batch.Add(path, data); err != nil {
+				return nil, err
+			}
+			files = append(files, written{path, len(data)})
+		}
+	}
+	return files, batch.Commit()
 }
 
 // figureFlags are the flags of the commands that draw a scenario's results (plot, report).
@@ -158,14 +169,16 @@ func (f *figureFlags) simulate(e *env) (*report.Input, error) {
 		return nil, err
 	}
 	srv.StepByStep = f.sf.stepByStep
-	fmt.Fprintf(e.stderr, "servesim: %s; parameters: %s (%s)\n", r.Scenario.Name, r.ParamsFrom, r.Source)
+	fmt.Fprintf(e.info(), "servesim: %s; parameters: %s (%s)\n", r.Scenario.Name, r.ParamsFrom, r.Source)
 	start := time.Now()
+	prog, finish := progressPrinter(e)
 	in, err := report.Simulate(r, srv, meas, measName, report.SimulateOptions{Explain: f.cells, NoExplain: f.explain == "none",
-		Progress: progressPrinter(e, start)})
+		Progress: prog})
+	finish()
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(e.stderr, "servesim: simulated %d cells in %.2f s\n", len(in.Predicted.Prefill)+len(in.Predicted.Decode), time.Since(start).Seconds())
+	fmt.Fprintf(e.info(), "servesim: simulated %d cells in %.2f s\n", len(in.Predicted.Prefill)+len(in.Predicted.Decode), time.Since(start).Seconds())
 	return in, nil
 }
 

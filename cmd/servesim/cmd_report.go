@@ -8,7 +8,12 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/servesim/servesim/calibration"
+	"github.com/servesim/servesim/internal/fsutil"
+	"github.com/servesim/servesim/planner"
+	"github.com/servesim/servesim/plots"
 	"github.com/servesim/servesim/report"
+	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/workload"
 )
 
 func reportCmd() *command {
@@ -20,15 +25,28 @@ else to be read (inline CSS and SVG figures, no JavaScript, no network): the sce
 model, engine flags, protocol, where the parameters come from), the capacity breakdown, the
 matrix as tables (predicted, measured and error, coloured by status and error size), every
 figure of 'servesim plot', the step-time terms of explained cells, and with --fit-report the
-fitted parameters with their uncertainties and cross-validation errors.
+fitted parameters with their uncertainties and cross-validation errors. The page opens with the
+answer (peak throughput, cost, one user's speed, time to first token, capacity, accuracy) and
+ends with the configuration simulated; its footer gives servesim's version.
+
+--workload adds a run of that workload on the scenario's server (as 'servesim simulate': its
+latencies, goodput under the --slo-* objectives, latency CDFs, KV cache and queue over time);
+--plan adds a plan ('servesim plan --format json' output: its table and its cost figure).
 
 Example:
   servesim fit --report fit.json --out params.toml
-  servesim report --params params.toml --fit-report fit.json --out report.html`,
+  servesim report --params params.toml --fit-report fit.json --out report.html
+  servesim report --workload chat --rate 4 --slo-ttft-ms 2000 --plan plan.json --out report.html`,
 		Setup: func(fs *pflag.FlagSet, e *env) func([]string) error {
 			var ff figureFlags
 			ff.register(fs)
 			fitPath := fs.String("fit-report", "", "fit report `file` (the JSON of 'servesim fit --report') to summarise")
+			wl := fs.String("workload", "", "also run this workload `file` or preset on the scenario's server and show it (latencies, goodput, figures)")
+			var wo workloadOverrides
+			wo.register(fs)
+			var slo sloFlags
+			slo.register(fs)
+			planPath := fs.String("plan", "", "also show a plan: the JSON `file` of 'servesim plan --format json'")
 			var out outFlag
 			out.register(fs, "the HTML report")
 			return func(args []string) error {
@@ -48,11 +66,65 @@ Example:
 						return fmt.Errorf("--fit-report: %w", err)
 					}
 				}
+				var spec *workload.Spec
+				if *wl != "" {
+					var err error
+					if spec, err = loadWorkload(*wl); err != nil {
+						return err
+					}
+					if err := wo.apply(fs, spec); err != nil {
+						return err
+					}
+					if err := slo.apply(fs, &spec.SLO); err != nil {
+						return err
+					}
+				} else if wo.used(fs) {
+					return usagef("--rate and --requests change a --workload (file or preset)")
+				}
+				var plan *planner.Plan
+				if *planPath != "" {
+					data, err := fsutil.ReadFile(*planPath, fsutil.MaxPlanBytes)
+					if err != nil {
+						return fmt.Errorf("--plan: %w", err)
+					}
+					if plan, err = planner.ReadJSON(bytes.NewReader(data), *planPath); err != nil {
+						return fmt.Errorf("--plan: %w", err)
+					}
+				}
 				in, err := ff.simulate(e)
 				if err != nil {
 					return err
 				}
 				in.Fit, in.FitName = fit, *fitPath
+				if spec != nil {
+					srv, err := sim.NewServer(in.Resolved.Deployment, in.Resolved.Params)
+					if err != nil {
+						return err
+					}
+					srv.StepByStep = ff.sf.stepByStep
+					m, err := workload.Run(srv, spec, workload.Options{Seed: in.Resolved.Scenario.Seed})
+					if err != nil {
+						return fmt.Errorf("--workload: %w", err)
+					}
+					var tb bytes.Buffer
+					if err := workload.WriteTable(&tb, m); err != nil {
+						return err
+					}
+					subject := report.Subject(in.Resolved)
+					if spec.Name != "" {
+						subject += ", " + spec.Name
+					}
+					in.Sections = append(in.Sections, report.Section{ID: "workload", Title: "Workload", Note: "servesim simulate: " + spec.Describe() + ".",
+						Text: tb.String(), Charts: plots.WorkloadCharts(m, subject)})
+				}
+				if plan != nil {
+					var tb bytes.Buffer
+					if err := plan.WriteTable(&tb, planner.TableOptions{Top: 15}); err != nil {
+						return err
+					}
+					in.Sections = append(in.Sections, report.Section{ID: "plan", Title: "Plan", Note: "servesim plan (" + *planPath + "): the best configuration of each hardware layout, ranked.",
+						Text: tb.String(), Charts: plan.Charts()})
+				}
 				start := time.Now()
 				var buf bytes.Buffer
 				if err := report.Write(&buf, in); err != nil {
@@ -62,7 +134,7 @@ Example:
 					return err
 				}
 				if out.path != "" {
-					fmt.Fprintf(e.stderr, "servesim: wrote %s (%s bytes) in %.2f s\n", out.path, groupThousands(buf.Len()), time.Since(start).Seconds())
+					fmt.Fprintf(e.info(), "servesim: wrote %s (%s bytes) in %.2f s\n", out.path, groupThousands(buf.Len()), time.Since(start).Seconds())
 				}
 				return nil
 			}

@@ -11,6 +11,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/servesim/servesim/internal/fsutil"
+	"github.com/servesim/servesim/plots"
+	"github.com/servesim/servesim/report"
 	"github.com/servesim/servesim/vllmbench"
 	"github.com/servesim/servesim/workload"
 )
@@ -135,8 +137,9 @@ was saved with --save-detailed, else from --vllm-bench, else the means) and show
 measurement: throughputs, TTFT, TPOT, ITL and E2EL mean, median and percentiles, with errors.
 Notes on stderr say what was assumed. --format csv and json then write the comparison.
 
-The workload file format is documented in 'go doc github.com/servesim/servesim/workload'. Results are deterministic:
-the same scenario, workload and seed give the same bytes.
+The workload file format: 'servesim workload --example' prints an annotated file with every key
+(it runs as it is; 'go doc github.com/servesim/servesim/workload' has the same and the metrics).
+Results are deterministic: the same scenario, workload and seed give the same bytes.
 
 Example:
   servesim simulate --workload chat --slo-ttft-ms 2000 --slo-tpot-ms 40
@@ -147,6 +150,8 @@ Example:
 			var sf scenarioFlags
 			sf.register(fs)
 			wl := fs.String("workload", "", "workload TOML `file`, trace file (.csv, .jsonl), or preset name")
+			var wo workloadOverrides
+			wo.register(fs)
 			var bf benchFlags
 			bf.register(fs, false)
 			measured := fs.String("measured", "", "a vllm bench serve --save-result JSON `file`: simulate its run and show predicted vs measured")
@@ -155,6 +160,7 @@ Example:
 			var slo sloFlags
 			slo.register(fs)
 			series := fs.String("series", "", "also write the KV-usage samples (t_s,kv_usage,running,waiting) as CSV to `file`")
+			plotDir := fs.String("plot", "", "also draw the run's figures (latency CDFs with the objectives, KV cache and queue over time) as PNG and SVG into `directory`")
 			var out outFlag
 			out.register(fs, "the results")
 			return func(args []string) error {
@@ -189,32 +195,43 @@ Example:
 				if err := slo.apply(fs, &spec.SLO); err != nil {
 					return err
 				}
+				if wo.used(fs) && *wl == "" {
+					return usagef("--rate and --requests change a --workload (file or preset)")
+				}
+				if err := wo.apply(fs, spec); err != nil {
+					return err
+				}
 				r, srv, err := sf.loadServer(e.stderr)
 				if err != nil {
 					return err
 				}
 				noteModelLen(e.stderr, spec, srv.Deployment.Engine.MaxModelLen)
-				fmt.Fprintf(e.stderr, "servesim: %s; parameters: %s (%s)\n", spec.Describe(), r.ParamsFrom, r.Source)
+				fmt.Fprintf(e.info(), "servesim: %s; parameters: %s (%s)\n", spec.Describe(), r.ParamsFrom, r.Source)
 				start := time.Now()
-				last := start
-				m, err := workload.Run(srv, spec, workload.Options{Seed: r.Scenario.Seed, Progress: func(done, total int) {
-					now := time.Now()
-					if now.Sub(start) < 2*time.Second || now.Sub(last) < time.Second {
-						return
-					}
-					last = now
-					fmt.Fprintf(e.stderr, "\r  %d/%d requests   ", done, total)
-				}})
+				pr := newProgress(e, 2*time.Second)
+				m, err := workload.Run(srv, spec, workload.Options{Seed: r.Scenario.Seed, Progress: func(done, total int) { pr.update("requests", done, total) }})
+				pr.finish()
 				if err != nil {
 					return err
 				}
-				if time.Since(start) >= 2*time.Second {
-					fmt.Fprintln(e.stderr)
-				}
-				fmt.Fprintf(e.stderr, "servesim: %d engine steps, %.0f s of server time in %.2f s\n", m.Steps, m.SimTimeS, time.Since(start).Seconds())
+				fmt.Fprintf(e.info(), "servesim: %d engine steps, %.0f s of server time in %.2f s\n", m.Steps, m.SimTimeS, time.Since(start).Seconds())
 				var buf bytes.Buffer
 				if err := format.write(&buf, workloadResult{spec: spec, resolved: r, metrics: m, measured: res}); err != nil {
 					return err
+				}
+				if *plotDir != "" {
+					subject := report.Subject(r)
+					if spec.Name != "" {
+						subject += ", " + spec.Name
+					}
+					figs := plots.Draw(plots.WorkloadCharts(m, subject))
+					files, err := writeFigures(*plotDir, figs, []plots.Format{plots.PNG, plots.SVG})
+					if err != nil {
+						return err
+					}
+					for _, f := range files {
+						fmt.Fprintf(e.info(), "servesim: wrote %s (%s bytes)\n", f.path, groupThousands(f.size))
+					}
 				}
 				if *series != "" {
 					var sb bytes.Buffer

@@ -64,3 +64,25 @@ func TestSimulate(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkloadExample: 'servesim workload --example' prints a file that simulate loads and runs;
+// a preset is described; bad uses are usage errors.
+func TestWorkloadExample(t *testing.T) {
+	code, out, errs := runCLI("workload", "--example")
+	if code != 0 || !strings.Contains(out, "kind = \"open\"") || !strings.Contains(out, "# [closed]") {
+		t.Fatalf("workload --example: exit %d: %s\n%s", code, errs, out)
+	}
+	path := put(t, t.TempDir(), "mine.toml", out)
+	code, sim, errs := runCLI("simulate", "--workload", path, "--requests", "40", "--quiet")
+	if code != 0 || !strings.Contains(sim, "open loop: poisson, 4 req/s, 40 requests") {
+		t.Errorf("simulate --workload (the example): exit %d: %s\n%s", code, errs, sim)
+	}
+	if code, out, _ := runCLI("workload", "chat"); code != 0 || !strings.HasPrefix(out, "chat: open loop: poisson, 2 req/s") {
+		t.Errorf("workload chat: exit %d: %q", code, out)
+	}
+	for _, args := range [][]string{{"workload"}, {"workload", "--example", "chat"}, {"workload", "chat", "rag"}, {"workload", "nosuch"}} {
+		if code, _, errs := runCLI(args...); code != 2 || errs == "" {
+			t.Errorf("%v: exit %d, want 2: %s", args, code, errs)
+		}
+	}
+}

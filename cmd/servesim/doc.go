@@ -10,7 +10,7 @@
 //	servesim <command> [flags] [arguments]
 //
 // Commands: matrix, capacity, explain, config, import, fit, plot, hardware, model, simulate,
-// plan, merge, report, version. Without --config a command uses the embedded seed scenario
+// plan, merge, report, version, workload. Without --config a command uses the embedded seed scenario
 // (package scenario), or an empty one when --vllm-cmd or --model-config gives the model; --gpu,
 // --gpus, --vllm-cmd (the engine flags and the model; every flag it leaves out takes vLLM's default),
 // --model-config, --vllm-version, --params, --uncalibrated and --seed change the hardware, the

@@ -69,20 +69,27 @@ func (f *formatFlag[T]) write(w io.Writer, v T) error {
 	return f.check()
 }
 
-// matrixResult is a simulated matrix and the measurements to compare it with (nil: none), and
-// its 80 % intervals.
+// matrixResult is a simulated matrix, the measurements to compare it with (nil: none), its 80 %
+// intervals, where its parameters come from, and whether the CSV carries the comparison
+// (--compare).
 type matrixResult struct {
 	pred, meas *matrix.Matrix
 	band       matrix.Band
+	params     matrix.Parameters
+	compare    bool
 }
 
 func matrixFormats() []format[matrixResult] {
 	return []format[matrixResult]{
 		{"table", func(w io.Writer, m matrixResult) error { return renderMatrixText(w, m, "table") }},
 		{"markdown", func(w io.Writer, m matrixResult) error { return renderMatrixText(w, m, "markdown") }},
-		// The predicted matrix alone, in the documented columns, then the intervals.
-		{"csv", func(w io.Writer, m matrixResult) error { return matrix.WriteCSVBand(w, m.pred, m.band) }},
-		{"json", func(w io.Writer, m matrixResult) error { return matrix.Render(w, m.pred, m.meas, "json") }},
+		// The predicted matrix in the documented columns, or with --compare the measured and
+		// error columns too; then the intervals and the parameter source.
+		{"csv", func(w io.Writer, m matrixResult) error {
+			return matrix.WriteResultCSV(w, m.pred, m.meas, m.params, m.band, m.compare)
+		}},
+		// One schema with or without measurements.
+		{"json", func(w io.Writer, m matrixResult) error { return matrix.WriteResultJSON(w, m.pred, m.meas, m.params) }},
 	}
 }
 

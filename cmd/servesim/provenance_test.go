@@ -53,7 +53,7 @@ func TestSimulateIntervals(t *testing.T) {
 		t.Errorf("simulate text: exit %d %s\n%s", code, errs, text)
 	}
 	code, csv, errs := runCLI("matrix", "--format", "csv", "--measured", "none")
-	if first, _, _ := strings.Cut(csv, "\n"); code != 0 || !strings.HasSuffix(first, ",ttft_ms_lo80,ttft_ms_hi80,tbt_ms_lo80,tbt_ms_hi80") {
+	if first, _, _ := strings.Cut(csv, "\n"); code != 0 || !strings.HasSuffix(first, ",ttft_ms_lo80,ttft_ms_hi80,tbt_ms_lo80,tbt_ms_hi80,param_source") {
 		t.Errorf("matrix csv header: exit %d %s\n%s", code, errs, first)
 	}
 }
