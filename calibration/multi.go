@@ -29,15 +29,31 @@ type Keys struct {
 	Model  string // the model's name
 }
 
-// KeysOf returns the deployment's keys.
+// KeysOf returns the deployment's keys. The engine key is the engine and its release series
+// ("vllm 0.7.x (V0)"): the engine-level values (per-step CPU and GPU overheads, memory
+// reserves, the API server) belong to the engine loop's code, which changes between minor
+// releases; patch releases and dev or nightly builds of one series share its values, so that
+// two GPUs measured on one series (dstack's H100 and MI300X on 0.6.3, H200 and MI300X on 0.7.x)
+// tell the engine's share of an error from the GPUs'. A version that does not parse is its own
+// key.
 func KeysOf(d *deploy.Deployment) Keys {
 	e := d.Engine.Name
 	if e == "" {
 		e = "vllm"
 	}
 	v := d.Engine.Version
-	if v == "" {
+	switch pv, err := deploy.ParseVersion(v); {
+	case v == "":
 		v = "(version not given)"
+	case err == nil:
+		v = fmt.Sprintf("%d.%d.x", pv.Major, pv.Minor)
+		if strings.EqualFold(e, "vllm") {
+			if deploy.IsV0(d.Engine.Version) {
+				v += " (V0)"
+			} else {
+				v += " (V1)"
+			}
+		}
 	}
 	return Keys{GPU: d.Hardware.GPU.Name, Engine: e + " " + v, Model: d.Model.Name}
 }
@@ -160,14 +176,25 @@ func (r *MultiResult) ParamsFor(d *deploy.Deployment) (param.Values, string) {
 	return p, "multi-source fit (" + strings.Join(parts, ", ") + "), priors elsewhere"
 }
 
-// sigmaOf is a prior's standard deviation in the fit's coordinate g (log for scale parameters):
-// half the width of the prior's band when it has one (the band taken as +-1 sigma), else a
-// quarter of the parameter's bounds.
+// sigmaOf is a prior's standard deviation in the fit's coordinate g (log for scale parameters),
+// from the prior's band when it has one, else a quarter of the parameter's bounds. A GPU
+// generation's band is the interval its value is believed to lie in (model/hardware.Prior),
+// drawn around public kernel profiles (Vidur's H100/A100 GEMMs, which the generation priors meet
+// within 6-9 % median APE: `servesim kernels`), so it is taken as +-2 sd; an engine or model
+// prior's band is an order-of-magnitude range from public write-ups (deploy.EnginePriors) and
+// is taken as +-1 sd. The difference matters where a GPU is covered by one source only: with
+// the GPU's band as +-1 sd, a source's engine-specific error (dstack's V0 runs on H100) was
+// cheaper to put on the GPU's kernel efficiencies than on its engine, and then mispredicted
+// every other source on that GPU.
 func sigmaOf(d *param.Def, o param.Origin) (float64, string) {
 	if o.Hi > o.Lo && o.Lo > 0 || (o.Hi > o.Lo && !d.Log) {
-		s := (gfun(d, o.Hi) - gfun(d, o.Lo)) / 2
+		sds := 1.0
+		if d.Level == param.LevelGPU {
+			sds = 2
+		}
+		s := (gfun(d, o.Hi) - gfun(d, o.Lo)) / (2 * sds)
 		if s > 0 {
-			return s, fmt.Sprintf("prior band [%.3g, %.3g] as +-1 sd", o.Lo, o.Hi)
+			return s, fmt.Sprintf("prior band [%.3g, %.3g] as +-%g sd", o.Lo, o.Hi, sds)
 		}
 	}
 	return (gfun(d, d.Hi) - gfun(d, d.Lo)) / 4, fmt.Sprintf("bounds [%g, %g] / 4", d.Lo, d.Hi)

@@ -31,7 +31,8 @@ func (d *Deployment) CustomAllReduce() (bool, string) {
 // Priors returns the deployment's parameter priors and where each comes from: the generic prior
 // of package param, replaced for GPU-level parameters by the GPU generation's (its collectives
 // over the fabric the TP group uses; model/hardware GenerationPriors). Engine-level priors are
-// the generic ones for every vLLM version (a calibration of the same version replaces them);
+// the generic ones, with the per-step CPU work of the engine generation (EnginePriors: V0
+// before 0.8, V1 from it; a calibration of the same version replaces them);
 // model-level ones too (act_passes 0: arch.Arch.ElementwisePasses counts the elementwise work the
 // architecture describes). Workload-level parameters take their generic prior (a prompt per
 // request: same_prompt 0); a benchmark that sends one prompt sets it (bench.WithSamePrompt).
@@ -62,6 +63,10 @@ func (d *Deployment) Priors() (param.Values, param.Provenance) {
 		case param.LevelWorkload:
 			prov[def.ID] = param.Origin{Kind: param.OriginWorkload, Detail: "set by what runs: 0 for workloads of different prompts, 1 for the llm-inference-bench matrix and bench cells (one prompt per cell)"}
 		}
+	}
+	for _, x := range EnginePriors(d.Engine.Name, d.Engine.Version) {
+		p[x.ID] = x.Value
+		prov[x.ID] = param.Origin{Kind: param.OriginPrior, Detail: fmt.Sprintf("%s prior [%.3g, %.3g]: %s", x.Generation, x.Lo, x.Hi, x.Source), Lo: x.Lo, Hi: x.Hi}
 	}
 	return p, prov
 }
