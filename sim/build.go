@@ -55,6 +55,25 @@ func NewServer(d *deploy.Deployment, p param.Values) (*Server, error) {
 		return nil, fmt.Errorf("%s on %d x %s: %w", d.Model.Name, d.Hardware.Count, d.Hardware.GPU.Name, err)
 	}
 	s.Layout = l
+	if c := s.SchedulerConfig(); c.AlignBlock > 0 {
+		// A hybrid model with prefix caching ("align" mode) cuts prompt chunks at its block, raised
+		// to hold a state page: a step budget below one block could never schedule a prompt longer
+		// than the budget (the run stopped with "does not fit in the KV cache even with the engine
+		// idle", TestHybridBudgetBelowBlockRefused). vLLM's configuration requires block_size <=
+		// max_num_batched_tokens in its Mamba "align" cache mode as well.
+		entry := c.MaxNumBatchedTokens // one request's share of a step
+		if c.MaxEntryTokens > 0 {
+			entry = c.MaxEntryTokens
+		}
+		if entry < c.AlignBlock {
+			slots := ""
+			if entry != e.MaxNumBatchedTokens {
+				slots = fmt.Sprintf(" (%d after the draft model's slots)", entry)
+			}
+			return nil, fmt.Errorf("%s on %d x %s: max_num_batched_tokens %d%s is below the KV-cache block of %d tokens at which a hybrid model with prefix caching cuts its prompt chunks, so no prompt longer than it could be scheduled: raise max_num_batched_tokens to at least %d or disable prefix caching",
+				d.Model.Name, d.Hardware.Count, d.Hardware.GPU.Name, e.MaxNumBatchedTokens, slots, c.AlignBlock, c.AlignBlock+e.MaxNumBatchedTokens-entry)
+		}
+	}
 	s.Cost = cost.New(d, p)
 	return s, nil
 }
