@@ -58,6 +58,11 @@ func Parse(args []string) (*Result, error) {
 	if err := p.flags(); err != nil {
 		return nil, err
 	}
+	if n := p.legacySpecTokens; n > 0 && p.legacySpecModel == "" && !p.specGiven {
+		// Without a method the count would read as speculation off, and the note and Format
+		// would disagree about it.
+		return nil, fmt.Errorf("--num-speculative-tokens %d without --speculative-model: vLLM rejects a token count without a draft model; for an MTP checkpoint write --speculative-config '{\"method\":\"mtp\",\"num_speculative_tokens\":%d}'", n, n)
+	}
 	p.finish()
 	return p.res, nil
 }

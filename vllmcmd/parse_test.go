@@ -279,6 +279,7 @@ func TestParseErrors(t *testing.T) {
 		{`vllm serve m --compilation-config '{"cudagraph_capture_sizes":[8,16],"max_cudagraph_capture_size":32}'`, "max_cudagraph_capture_size 32 disagrees with the largest of cudagraph_capture_sizes, 16"},
 		{`vllm serve m --model-loader-extra-config '{"num_threads":}'`, "--model-loader-extra-config: invalid JSON at offset 16"},
 		{`vllm serve m --num-speculative-tokens -1`, `--num-speculative-tokens "-1": want a positive integer`},
+		{`vllm serve m --num-speculative-tokens 3`, `--num-speculative-tokens 3 without --speculative-model: vLLM rejects`},
 		{"vllm serve m --max-model-len -1", "--max-model-len -1: vLLM fits the longest context the KV cache holds; servesim does not simulate that search"},
 		{"vllm serve m --max-model-len auto", "give a number"},
 		{"vllm serve m --performance-mode fast", `--performance-mode "fast": want balanced, throughput or interactivity`},
