@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"io"
 
 	"strings"
 	"time"
@@ -100,12 +99,12 @@ with --gpu alone the file's model_id is served with vLLM's defaults.`,
 					c, _ := pol.Choose(d)
 					return c.Summary
 				}
-				opt := validate.Options{Params: choose, Provenance: provenance, Workers: *workers, Progress: validateProgress(e.stderr, start), StepByStep: sf.stepByStep}
+				opt := validate.Options{Params: choose, Provenance: provenance, Workers: *workers, Progress: validateProgress(newProgress(e, 0)), StepByStep: sf.stepByStep}
 				if sf.seed.set {
 					opt.Seed = sf.seed.v
 				}
 				cases := validate.Map(rows, nil)
-				fmt.Fprintf(e.stderr, "servesim validate: %d rows (%d to simulate) from %d corpus file(s), %d result file(s)\n",
+				fmt.Fprintf(e.info(), "servesim validate: %d rows (%d to simulate) from %d corpus file(s), %d result file(s)\n",
 					len(rows), countExpressed(cases), len(args)-len(results), len(results))
 				outs := validate.Run(cases, opt)
 				if len(results) > 0 && (len(*sources) == 0 || sourceOK(*sources, validate.ResultSource)) {
@@ -117,7 +116,7 @@ with --gpu alone the file's model_id is served with vLLM's defaults.`,
 				}
 				rep := validate.NewReport(outs)
 				n, total := rep.Expressed()
-				fmt.Fprintf(e.stderr, "servesim validate: %d of %d rows expressed, %.1f s\n", n, total, time.Since(start).Seconds())
+				fmt.Fprintf(e.info(), "servesim validate: %d of %d rows expressed, %.1f s\n", n, total, time.Since(start).Seconds())
 				var buf bytes.Buffer
 				if err := ff.write(&buf, rep); err != nil {
 					return err
@@ -192,35 +191,13 @@ func prepareResults(e *env, sf *scenarioFlags, bf *benchFlags, fs *pflag.FlagSet
 	return out, nil
 }
 
-// validateProgress reports simulations done on stderr with the elapsed time and an estimate of
-// the time left: redrawn in place on a terminal, else a plain line per tenth of the work.
-func validateProgress(w io.Writer, start time.Time) func(done, total int, label string) {
-	tty := isTerminal(w)
-	lastTenth := -1
-	var last time.Time
-	return func(done, total int, _ string) {
-		now := time.Now()
-		el := now.Sub(start).Seconds()
-		eta := ""
-		if done > 0 && done < total {
-			eta = fmt.Sprintf(", ~%.0f s left", el/float64(done)*float64(total-done))
-		}
-		if !tty {
-			tenth := done * 10 / max(total, 1)
-			if tenth == lastTenth {
-				return
-			}
-			lastTenth = tenth
-			fmt.Fprintf(w, "  %d/%d simulations  %.1f s%s\n", done, total, el, eta)
-			return
-		}
-		if done < total && now.Sub(last) < 100*time.Millisecond {
-			return
-		}
-		last = now
-		fmt.Fprintf(w, "\r  %d/%d simulations  %.1f s%s   ", done, total, el, eta)
+// validateProgress reports simulations done through the shared reporter (redrawn in place on a
+// terminal, plain lines elsewhere, nothing with --quiet).
+func validateProgress(p *progress) func(done, total int, label string) {
+	return func(done, total int, label string) {
+		p.update("simulations", done, total, label)
 		if done == total {
-			fmt.Fprintln(w)
+			p.finish()
 		}
 	}
 }
