@@ -84,13 +84,15 @@ type pendEnt struct {
 // handed out, so a new pool costs nothing per block: a run that uses a few blocks of a large
 // cache does not pay for the rest.
 type Pool struct {
-	// meta holds the metadata of blocks 0 .. used-1, those handed out at least once, made as
-	// they are needed: a pool whose run uses a few blocks of a large cache neither clears nor
-	// copies metadata for the rest (it grows by appending, amortised). seqs[b] is when block b's
-	// content was entered (SetHash and SetHashLazy order), valid while it is in the index; a
-	// pending block's is in its list entry.
-	meta      []blockMeta
-	seqs      []uint64
+	// meta holds the metadata of blocks 0 .. used-1, those handed out at least once, in chunks
+	// of chunkLen blocks made as the blocks are first handed out: a pool whose run uses a few
+	// blocks of a large cache neither clears nor copies metadata for the rest, and a chunk,
+	// once made, never moves. seqs, in chunks of the same blocks, holds when block b's content
+	// was entered (SetHash and SetHashLazy order), valid while it is in the index; a pending
+	// block's is in its list entry. A seqs chunk is made when one of its blocks first enters
+	// the index: a run in which no block does (private prompts) makes none.
+	meta      []*metaChunk
+	seqs      []*seqChunk
 	used      int
 	numBlocks int
 	// q[qh:] is the part of the free queue after the fresh blocks, least recently used first,
@@ -125,12 +127,36 @@ type Pool struct {
 	Evictions int64
 }
 
+// chunkBits sets the blocks per metadata chunk, chunkLen: 256 blocks, 8 KiB of blockMeta.
+const (
+	chunkBits = 8
+	chunkLen  = 1 << chunkBits
+	chunkMask = chunkLen - 1
+)
+
+type (
+	metaChunk [chunkLen]blockMeta
+	seqChunk  [chunkLen]uint64
+)
+
 // m returns block b's metadata.
-func (p *Pool) m(b BlockID) *blockMeta { return &p.meta[b] }
+func (p *Pool) m(b BlockID) *blockMeta { return &p.meta[b>>chunkBits][b&chunkMask] }
+
+// seqOf returns where block b's sequence number is kept, making its chunk if needed.
+func (p *Pool) seqOf(b BlockID) *uint64 {
+	c := p.seqs[b>>chunkBits]
+	if c == nil {
+		c = new(seqChunk)
+		p.seqs[b>>chunkBits] = c
+	}
+	return &c[b&chunkMask]
+}
 
 // NewPool returns a pool of n free, empty blocks.
 func NewPool(n int) *Pool {
-	return &Pool{numBlocks: n, numFree: n, lastList: -1}
+	k := (n + chunkMask) >> chunkBits
+	p := &Pool{numBlocks: n, numFree: n, lastList: -1, meta: make([]*metaChunk, k), seqs: make([]*seqChunk, k)}
+	return p
 }
 
 // NumBlocks is the pool size.
@@ -190,14 +216,18 @@ func (p *Pool) compact(extra int) {
 	p.q, p.qh = q, 0
 }
 
-// growMeta makes room for more block metadata: twice as much, up to the pool size (a run that
-// hands out every block ends with exactly numBlocks entries).
-func (p *Pool) growMeta() {
-	c := min(p.numBlocks, max(2*cap(p.meta), 256))
-	meta, seqs := make([]blockMeta, len(p.meta), c), make([]uint64, len(p.seqs), c)
-	copy(meta, p.meta)
-	copy(seqs, p.seqs)
-	p.meta, p.seqs = meta, seqs
+// fresh hands out the first block never handed out, making its metadata chunk if it starts one.
+func (p *Pool) fresh() (BlockID, *blockMeta) {
+	b := BlockID(p.used)
+	p.used++
+	c := p.meta[b>>chunkBits]
+	if c == nil {
+		c = new(metaChunk)
+		p.meta[b>>chunkBits] = c
+	}
+	m := &c[b&chunkMask]
+	m.dupPrev, m.dupNext = NoBlock, NoBlock
+	return b, m
 }
 
 // unlink takes block b off the free queue; its entry goes stale.
@@ -214,13 +244,7 @@ func (p *Pool) unlink(b BlockID) {
 func (p *Pool) popFree() BlockID {
 	if p.used < p.numBlocks {
 		// A block never handed out: the head of the queue, with nothing cached.
-		b := BlockID(p.used)
-		p.used++
-		if len(p.meta) == cap(p.meta) {
-			p.growMeta()
-		}
-		p.meta = append(p.meta, blockMeta{dupPrev: NoBlock, dupNext: NoBlock})
-		p.seqs = append(p.seqs, 0)
+		b, _ := p.fresh()
 		p.numFree--
 		return b
 	}
@@ -277,11 +301,14 @@ func (p *Pool) evictHashed(b BlockID, m *blockMeta) {
 // index later than younger ones may have, so its place is found by its sequence number).
 func (p *Pool) hash(b BlockID, h Hash) {
 	p.seq++
-	p.seqs[b] = p.seq
+	*p.seqOf(b) = p.seq
 	p.index(b, h)
 	p.numHashed++
 	p.gen++
 }
+
+// seqAt is the sequence number of block b, which is in the index or entering it.
+func (p *Pool) seqAt(b BlockID) uint64 { return p.seqs[b>>chunkBits][b&chunkMask] }
 
 // index links block b, whose seq is set, into h's list.
 func (p *Pool) index(b BlockID, h Hash) {
@@ -291,15 +318,15 @@ func (p *Pool) index(b BlockID, h Hash) {
 	if !dup {
 		return
 	}
-	seq := p.seqs[b]
-	if p.seqs[first] > seq {
+	seq := p.seqAt(b)
+	if p.seqAt(first) > seq {
 		m.dupNext = first
 		p.m(first).dupPrev = b
 		p.cached.set(h, b)
 		return
 	}
 	prev := first
-	for next := p.m(prev).dupNext; next != NoBlock && p.seqs[next] < seq; next = p.m(next).dupNext {
+	for next := p.m(prev).dupNext; next != NoBlock && p.seqAt(next) < seq; next = p.m(next).dupNext {
 		prev = next
 	}
 	m.dupPrev, m.dupNext = prev, p.m(prev).dupNext
@@ -381,9 +408,9 @@ func (p *Pool) setChainRunLazy(blocks []BlockID, src int32, j0 int, key uint64) 
 		}
 		l.ents = slices.Grow(l.ents, len(blocks))
 	}
-	ents, seq, meta, n := l.ents, p.seq, p.meta, int32(0)
+	ents, seq, n := l.ents, p.seq, int32(0)
 	for k, b := range blocks {
-		m := &meta[b]
+		m := p.m(b)
 		if m.hash != 0 {
 			continue
 		}
@@ -482,7 +509,7 @@ func (p *Pool) Flush(key uint64) {
 			m.src = 0
 			p.releaseSrc(s - 1)
 		}
-		p.seqs[e.b] = e.seq
+		*p.seqOf(e.b) = e.seq
 		p.index(e.b, h)
 	}
 	p.dropList(i)
@@ -517,8 +544,9 @@ func (p *Pool) Allocate(dst []BlockID, n int) ([]BlockID, bool) {
 	}
 	dst = slices.Grow(dst, n)
 	for ; n > 0 && p.used < p.numBlocks; n-- {
-		b := p.popFree() // never handed out: the head of the queue
-		p.meta[b].ref = 1
+		b, m := p.fresh() // never handed out: the head of the queue
+		m.ref = 1
+		p.numFree--
 		dst = append(dst, b)
 	}
 	if n == 0 {
@@ -526,11 +554,11 @@ func (p *Pool) Allocate(dst []BlockID, n int) ([]BlockID, bool) {
 	}
 	// popFree over the queue, in one loop.
 	p.numFree -= n
-	q, qh, meta := p.q, p.qh, p.meta
+	q, qh := p.q, p.qh
 	for n > 0 {
 		e := q[qh]
 		qh++
-		m := &meta[e.b]
+		m := p.m(e.b)
 		if m.qs != e.stamp {
 			continue // taken off the queue since
 		}
@@ -586,10 +614,10 @@ func (p *Pool) Free(blocks []BlockID) {
 		p.compact(len(blocks))
 	}
 	// pushTail for each block reaching zero, in one loop (the queue has room for them all).
-	q, stamp, meta, freed := p.q, p.stamp, p.meta, 0
+	q, stamp, freed := p.q, p.stamp, 0
 	for i := len(blocks) - 1; i >= 0; i-- {
 		b := blocks[i]
-		m := &meta[b]
+		m := p.m(b)
 		if m.ref <= 0 {
 			panic(fmt.Sprintf("kvcache: double free of block %d", b))
 		}
@@ -752,7 +780,7 @@ func (p *Pool) CheckInvariants() {
 			if p.m(x).hash != h || p.m(x).dupPrev != prev || p.m(x).list != 0 {
 				panic(fmt.Sprintf("kvcache: cached map says block %d holds %x, block says %x", x, h, p.m(x).hash))
 			}
-			if prev != NoBlock && p.seqs[prev] >= p.seqs[x] {
+			if prev != NoBlock && p.seqAt(prev) >= p.seqAt(x) {
 				panic(fmt.Sprintf("kvcache: blocks %d and %d with hash %x out of order", prev, x, h))
 			}
 			hashed++
