@@ -2,6 +2,7 @@ package kvcache
 
 import (
 	"fmt"
+	"math"
 	"slices"
 )
 
@@ -20,8 +21,9 @@ type Hash uint64
 // in Pool.seqs: only entering a block in the index reads it.
 type blockMeta struct {
 	ref int32
-	// qs is the stamp of the block's entry in the free queue (Pool.q), 0 when it is not on the
-	// queue: an entry whose stamp differs from its block's is stale (the block was taken off).
+	// qs is the index plus one of the block's entry in the free queue (Pool.q), 0 when it is
+	// not on the queue: an entry at another index than its block's is stale (the block was
+	// taken off, and maybe queued again further on).
 	qs uint32
 	// dupPrev, dupNext link the blocks cached under the same hash, oldest first (valid while
 	// hash != 0 and not pending); while pending, dupPrev is the index of its entry in its
@@ -50,26 +52,23 @@ type chainSrc struct {
 	refs  int32
 }
 
-// qEntry is an entry of the free queue: a block and the stamp it was queued with.
-type qEntry struct {
-	b     BlockID
-	stamp uint32
-}
-
 // pendList is the blocks of one content key entered with SetHashLazy and not yet flushed, oldest
 // first, with when each was entered. An entry is live while its block is pending on this list
 // with this entry's index (blockMeta.dupPrev); an evicted block just leaves a stale entry, so
 // evicting touches no other block. live counts the live entries; the list is dropped when it
-// reaches zero, and compacted when stale entries would make it grow.
+// reaches zero, and compacted when stale entries would make it grow. An entry keeps its block's
+// sequence number as an offset from base (the pool's seq when the list was made), 8 bytes an
+// entry; a list whose offsets would pass 32 bits is flushed first (pendList).
 type pendList struct {
 	key  uint64
+	base uint64
 	live int32
 	ents []pendEnt
 }
 
 type pendEnt struct {
-	b   BlockID
-	seq uint64
+	b BlockID
+	d uint32 // the block's seq minus the list's base
 }
 
 // Pool is vLLM's BlockPool: a fixed number of equal blocks shared by every KV-cache group, a free
@@ -97,12 +96,12 @@ type Pool struct {
 	numBlocks int
 	// q[qh:] is the part of the free queue after the fresh blocks, least recently used first,
 	// with stale entries (blocks taken off the queue by Touch) left in place and skipped: popping
-	// reads the queue in order instead of chasing links from block to block. stamp numbers the
-	// entries (0 is never used); the queue is compacted when stale entries fill it, so a stale
-	// entry lives for fewer than cap(q) pushes and a wrapped stamp never matches one.
-	q       []qEntry
+	// reads the queue in order instead of chasing links from block to block. Entry i is live
+	// when its block's qs is i+1: an entry holds only the block, 4 bytes. The queue is compacted
+	// (its live entries renumbered) when stale entries fill it, and restarts at index 0 when
+	// popping empties it.
+	q       []BlockID
 	qh      int
-	stamp   uint32
 	numFree int // fresh blocks plus the live entries of q
 	// cached maps a hash to the oldest block holding it; the others follow through dupNext.
 	cached    hashTable
@@ -188,12 +187,8 @@ func (p *Pool) pushTail(b BlockID) {
 	if len(p.q) == cap(p.q) {
 		p.compact(1)
 	}
-	p.stamp++
-	if p.stamp == 0 {
-		p.stamp = 1
-	}
-	p.m(b).qs = p.stamp
-	p.q = append(p.q, qEntry{b, p.stamp})
+	p.q = append(p.q, b)
+	p.m(b).qs = uint32(len(p.q))
 	p.numFree++
 }
 
@@ -203,11 +198,12 @@ func (p *Pool) compact(extra int) {
 	live := p.numFree - (p.numBlocks - p.used)
 	q := p.q[:0]
 	if c := max(2*(live+extra), 64); cap(p.q) < c {
-		q = make([]qEntry, 0, c)
+		q = make([]BlockID, 0, c)
 	}
-	for _, e := range p.q[p.qh:] {
-		if p.m(e.b).qs == e.stamp {
-			q = append(q, e)
+	for i, b := range p.q[p.qh:] {
+		if m := p.m(b); m.qs == uint32(p.qh+i+1) {
+			q = append(q, b)
+			m.qs = uint32(len(q))
 		}
 	}
 	if len(q) != live {
@@ -249,10 +245,10 @@ func (p *Pool) popFree() BlockID {
 		return b
 	}
 	for p.qh < len(p.q) {
-		e := p.q[p.qh]
+		b := p.q[p.qh]
 		p.qh++
-		m := p.m(e.b)
-		if m.qs != e.stamp {
+		m := p.m(b)
+		if m.qs != uint32(p.qh) {
 			continue // taken off the queue since
 		}
 		m.qs = 0
@@ -261,9 +257,9 @@ func (p *Pool) popFree() BlockID {
 			p.q, p.qh = p.q[:0], 0
 		}
 		if m.hash != 0 {
-			p.evict(e.b)
+			p.evict(b)
 		}
-		return e.b
+		return b
 	}
 	panic("kvcache: popFree on an empty free queue")
 }
@@ -397,10 +393,7 @@ func (p *Pool) srcHash(i int32, j int) Hash {
 // all under content key key: a block's hash is computed only if it enters the index (Flush),
 // which a request with a private prompt never makes it do.
 func (p *Pool) setChainRunLazy(blocks []BlockID, src int32, j0 int, key uint64) {
-	if p.lastList < 0 || p.lastKey != key {
-		p.lastKey, p.lastList = key, p.listFor(key)
-	}
-	li := p.lastList
+	li := p.pendList(key, len(blocks))
 	l := &p.pend[li]
 	if len(l.ents)+len(blocks) > cap(l.ents) {
 		if int(l.live) <= len(l.ents)/2 {
@@ -408,18 +401,19 @@ func (p *Pool) setChainRunLazy(blocks []BlockID, src int32, j0 int, key uint64) 
 		}
 		l.ents = slices.Grow(l.ents, len(blocks))
 	}
-	ents, seq, n := l.ents, p.seq, int32(0)
+	ents, d, n := l.ents, uint32(p.seq-l.base), int32(0)
 	for k, b := range blocks {
 		m := p.m(b)
 		if m.hash != 0 {
 			continue
 		}
-		seq++
+		d++
 		m.hash, m.src, m.list, m.dupPrev, m.dupNext = Hash(j0+k+1), src+1, li+1, BlockID(len(ents)), NoBlock
-		ents = append(ents, pendEnt{b, seq})
+		ents = append(ents, pendEnt{b, d})
 		n++
 	}
-	l.ents, p.seq = ents, seq
+	l.ents = ents
+	p.seq += uint64(n)
 	l.live += n
 	p.srcs[src].refs += n
 	p.numHashed += int(n)
@@ -428,18 +422,30 @@ func (p *Pool) setChainRunLazy(blocks []BlockID, src int32, j0 int, key uint64) 
 	}
 }
 
-// pendBlock puts block b, whose content was just set, at the tail of key's pending list.
-func (p *Pool) pendBlock(b BlockID, m *blockMeta, key uint64) {
-	p.seq++
+// pendList returns the pending list of key, made empty if it has none, with room in its
+// offsets for n more blocks: a list whose offsets would pass 32 bits is flushed (the blocks
+// enter the index, which Flush allows at any time) and a new one made.
+func (p *Pool) pendList(key uint64, n int) int32 {
 	if p.lastList < 0 || p.lastKey != key {
 		p.lastKey, p.lastList = key, p.listFor(key)
 	}
-	l := &p.pend[p.lastList]
-	if len(l.ents) == cap(l.ents) && int(l.live) <= len(l.ents)/2 {
-		p.compactList(p.lastList)
+	if p.seq+uint64(n)-p.pend[p.lastList].base > math.MaxUint32 {
+		p.Flush(key)
+		p.lastKey, p.lastList = key, p.listFor(key)
 	}
-	m.list, m.dupPrev, m.dupNext = p.lastList+1, BlockID(len(l.ents)), NoBlock
-	l.ents = append(l.ents, pendEnt{b, p.seq})
+	return p.lastList
+}
+
+// pendBlock puts block b, whose content was just set, at the tail of key's pending list.
+func (p *Pool) pendBlock(b BlockID, m *blockMeta, key uint64) {
+	li := p.pendList(key, 1)
+	l := &p.pend[li]
+	if len(l.ents) == cap(l.ents) && int(l.live) <= len(l.ents)/2 {
+		p.compactList(li)
+	}
+	p.seq++
+	m.list, m.dupPrev, m.dupNext = li+1, BlockID(len(l.ents)), NoBlock
+	l.ents = append(l.ents, pendEnt{b, uint32(p.seq - l.base)})
 	l.live++
 	p.numHashed++
 }
@@ -478,7 +484,7 @@ func (p *Pool) listFor(key uint64) int32 {
 		p.pend = append(p.pend, pendList{})
 	}
 	l := &p.pend[i]
-	l.key, l.live, l.ents = key, 0, l.ents[:0]
+	l.key, l.base, l.live, l.ents = key, p.seq, 0, l.ents[:0]
 	p.lists.put(key, i)
 	return i
 }
@@ -498,6 +504,7 @@ func (p *Pool) Flush(key uint64) {
 	if !ok {
 		return
 	}
+	base := p.pend[i].base
 	for k, e := range p.pend[i].ents {
 		if !p.live(i, k, e) {
 			continue
@@ -509,7 +516,7 @@ func (p *Pool) Flush(key uint64) {
 			m.src = 0
 			p.releaseSrc(s - 1)
 		}
-		*p.seqOf(e.b) = e.seq
+		*p.seqOf(e.b) = base + uint64(e.d)
 		p.index(e.b, h)
 	}
 	p.dropList(i)
@@ -556,17 +563,17 @@ func (p *Pool) Allocate(dst []BlockID, n int) ([]BlockID, bool) {
 	p.numFree -= n
 	q, qh := p.q, p.qh
 	for n > 0 {
-		e := q[qh]
+		b := q[qh]
 		qh++
-		m := p.m(e.b)
-		if m.qs != e.stamp {
+		m := p.m(b)
+		if m.qs != uint32(qh) {
 			continue // taken off the queue since
 		}
 		m.qs, m.ref = 0, 1
 		if m.hash != 0 {
-			p.evictHashed(e.b, m)
+			p.evictHashed(b, m)
 		}
-		dst = append(dst, e.b)
+		dst = append(dst, b)
 		n--
 	}
 	if qh == len(q) {
@@ -614,7 +621,8 @@ func (p *Pool) Free(blocks []BlockID) {
 		p.compact(len(blocks))
 	}
 	// pushTail for each block reaching zero, in one loop (the queue has room for them all).
-	q, stamp, freed := p.q, p.stamp, 0
+	q := p.q
+	n0 := len(q)
 	for i := len(blocks) - 1; i >= 0; i-- {
 		b := blocks[i]
 		m := p.m(b)
@@ -623,16 +631,12 @@ func (p *Pool) Free(blocks []BlockID) {
 		}
 		m.ref--
 		if m.ref == 0 {
-			if stamp++; stamp == 0 {
-				stamp = 1
-			}
-			m.qs = stamp
-			q = append(q, qEntry{b, stamp})
-			freed++
+			q = append(q, b)
+			m.qs = uint32(len(q))
 		}
 	}
-	p.q, p.stamp = q, stamp
-	p.numFree += freed
+	p.q = q
+	p.numFree += len(q) - n0
 }
 
 // CacheDetached stores content h in a block that no request holds: the least recently used free
@@ -673,9 +677,9 @@ func (p *Pool) freeQueue() []BlockID {
 	for b := p.used; b < p.numBlocks; b++ {
 		q = append(q, BlockID(b))
 	}
-	for _, e := range p.q[p.qh:] {
-		if p.m(e.b).qs == e.stamp {
-			q = append(q, e.b)
+	for i, b := range p.q[p.qh:] {
+		if p.m(b).qs == uint32(p.qh+i+1) {
+			q = append(q, b)
 		}
 	}
 	return q
@@ -702,12 +706,12 @@ func (p *Pool) Ref(b BlockID) int {
 func (p *Pool) CheckInvariants() {
 	n := p.numBlocks - p.used // fresh blocks
 	queued := 0
-	for _, e := range p.q[p.qh:] {
-		if p.m(e.b).qs != e.stamp {
+	for i, b := range p.q[p.qh:] {
+		if p.m(b).qs != uint32(p.qh+i+1) {
 			continue
 		}
-		if p.m(e.b).ref != 0 {
-			panic(fmt.Sprintf("kvcache: block %d in free queue with ref %d", e.b, p.m(e.b).ref))
+		if p.m(b).ref != 0 {
+			panic(fmt.Sprintf("kvcache: block %d in free queue with ref %d", b, p.m(b).ref))
 		}
 		n++
 		if n > p.numBlocks {
@@ -738,7 +742,7 @@ func (p *Pool) CheckInvariants() {
 		}
 		live := 0
 		for k, e := range l.ents {
-			if k > 0 && l.ents[k-1].seq >= e.seq {
+			if k > 0 && l.ents[k-1].d >= e.d {
 				panic(fmt.Sprintf("kvcache: pending list of key %x out of order at entry %d", key, k))
 			}
 			if p.live(i, k, e) {
