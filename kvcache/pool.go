@@ -83,14 +83,16 @@ type pendEnt struct {
 // handed out, so a new pool costs nothing per block: a run that uses a few blocks of a large
 // cache does not pay for the rest.
 type Pool struct {
-	// meta holds the metadata of blocks 0 .. used-1, those handed out at least once, in chunks
-	// of chunkLen blocks made as the blocks are first handed out: a pool whose run uses a few
-	// blocks of a large cache neither clears nor copies metadata for the rest, and a chunk,
-	// once made, never moves. seqs, in chunks of the same blocks, holds when block b's content
-	// was entered (SetHash and SetHashLazy order), valid while it is in the index; a pending
-	// block's is in its list entry. A seqs chunk is made when one of its blocks first enters
-	// the index: a run in which no block does (private prompts) makes none.
-	meta      []*metaChunk
+	// meta holds the metadata of blocks 0 .. used-1, those handed out at least once (and zeros
+	// after them), flat: the hot loops index it directly. It is made as blocks are handed out,
+	// doubling from 256 blocks until it would hold an eighth of the pool, then at once for the
+	// whole pool: a run that uses a few blocks of a large cache does not clear metadata for the
+	// rest, and one that uses them all allocates at most 1.25 times the final array. seqs, in
+	// chunks of chunkLen blocks, holds when block b's content was entered (SetHash and
+	// SetHashLazy order), valid while it is in the index; a pending block's is in its list entry.
+	// A seqs chunk is made when one of its blocks first enters the index: a run in which no
+	// block does (private prompts) makes none.
+	meta      []blockMeta
 	seqs      []*seqChunk
 	used      int
 	numBlocks int
@@ -126,20 +128,17 @@ type Pool struct {
 	Evictions int64
 }
 
-// chunkBits sets the blocks per metadata chunk, chunkLen: 256 blocks, 8 KiB of blockMeta.
+// chunkBits sets the blocks per seqs chunk, chunkLen: 256 blocks, 2 KiB.
 const (
 	chunkBits = 8
 	chunkLen  = 1 << chunkBits
 	chunkMask = chunkLen - 1
 )
 
-type (
-	metaChunk [chunkLen]blockMeta
-	seqChunk  [chunkLen]uint64
-)
+type seqChunk [chunkLen]uint64
 
 // m returns block b's metadata.
-func (p *Pool) m(b BlockID) *blockMeta { return &p.meta[b>>chunkBits][b&chunkMask] }
+func (p *Pool) m(b BlockID) *blockMeta { return &p.meta[b] }
 
 // seqOf returns where block b's sequence number is kept, making its chunk if needed.
 func (p *Pool) seqOf(b BlockID) *uint64 {
@@ -154,7 +153,7 @@ func (p *Pool) seqOf(b BlockID) *uint64 {
 // NewPool returns a pool of n free, empty blocks.
 func NewPool(n int) *Pool {
 	k := (n + chunkMask) >> chunkBits
-	p := &Pool{numBlocks: n, numFree: n, lastList: -1, meta: make([]*metaChunk, k), seqs: make([]*seqChunk, k)}
+	p := &Pool{numBlocks: n, numFree: n, lastList: -1, seqs: make([]*seqChunk, k)}
 	return p
 }
 
@@ -212,18 +211,28 @@ func (p *Pool) compact(extra int) {
 	p.q, p.qh = q, 0
 }
 
-// fresh hands out the first block never handed out, making its metadata chunk if it starts one.
+// fresh hands out the first block never handed out, making room for its metadata if needed.
 func (p *Pool) fresh() (BlockID, *blockMeta) {
 	b := BlockID(p.used)
 	p.used++
-	c := p.meta[b>>chunkBits]
-	if c == nil {
-		c = new(metaChunk)
-		p.meta[b>>chunkBits] = c
+	if int(b) == len(p.meta) {
+		p.growMeta()
 	}
-	m := &c[b&chunkMask]
+	m := &p.meta[b]
 	m.dupPrev, m.dupNext = NoBlock, NoBlock
 	return b, m
+}
+
+// growMeta makes room for more block metadata: twice as much, from 256 blocks, or the whole
+// pool once that would be an eighth of it.
+func (p *Pool) growMeta() {
+	c := min(p.numBlocks, max(2*len(p.meta), 256))
+	if 8*c >= p.numBlocks {
+		c = p.numBlocks
+	}
+	meta := make([]blockMeta, c)
+	copy(meta, p.meta)
+	p.meta = meta
 }
 
 // unlink takes block b off the free queue; its entry goes stale.
@@ -401,9 +410,9 @@ func (p *Pool) setChainRunLazy(blocks []BlockID, src int32, j0 int, key uint64) 
 		}
 		l.ents = slices.Grow(l.ents, len(blocks))
 	}
-	ents, d, n := l.ents, uint32(p.seq-l.base), int32(0)
+	ents, d, n, meta := l.ents, uint32(p.seq-l.base), int32(0), p.meta
 	for k, b := range blocks {
-		m := p.m(b)
+		m := &meta[b]
 		if m.hash != 0 {
 			continue
 		}
@@ -561,11 +570,11 @@ func (p *Pool) Allocate(dst []BlockID, n int) ([]BlockID, bool) {
 	}
 	// popFree over the queue, in one loop.
 	p.numFree -= n
-	q, qh := p.q, p.qh
+	q, qh, meta := p.q, p.qh, p.meta
 	for n > 0 {
 		b := q[qh]
 		qh++
-		m := p.m(b)
+		m := &meta[b]
 		if m.qs != uint32(qh) {
 			continue // taken off the queue since
 		}
@@ -621,11 +630,11 @@ func (p *Pool) Free(blocks []BlockID) {
 		p.compact(len(blocks))
 	}
 	// pushTail for each block reaching zero, in one loop (the queue has room for them all).
-	q := p.q
+	q, meta := p.q, p.meta
 	n0 := len(q)
 	for i := len(blocks) - 1; i >= 0; i-- {
 		b := blocks[i]
-		m := p.m(b)
+		m := &meta[b]
 		if m.ref <= 0 {
 			panic(fmt.Sprintf("kvcache: double free of block %d", b))
 		}

@@ -272,9 +272,9 @@ func BenchmarkPoolAllocateFree(b *testing.B) {
 // are handed out: blocks come out in id order from the never-used range, every one once, then
 // from the free queue in LRU order.
 func TestPoolLargeLazyMetadata(t *testing.T) {
-	const n = 3*chunkLen + 5
+	const n = 3*256 + 5
 	p := NewPool(n)
-	a, _ := p.Allocate(nil, chunkLen+1)
+	a, _ := p.Allocate(nil, 256+1)
 	b, _ := p.Allocate(nil, n-len(a))
 	for i, x := range append(append([]BlockID(nil), a...), b...) {
 		if x != BlockID(i) {
