@@ -2,6 +2,7 @@ package kvcache
 
 import (
 	"fmt"
+	"math"
 	"slices"
 )
 
@@ -20,8 +21,9 @@ type Hash uint64
 // in Pool.seqs: only entering a block in the index reads it.
 type blockMeta struct {
 	ref int32
-	// qs is the stamp of the block's entry in the free queue (Pool.q), 0 when it is not on the
-	// queue: an entry whose stamp differs from its block's is stale (the block was taken off).
+	// qs is the index plus one of the block's entry in the free queue (Pool.q), 0 when it is
+	// not on the queue: an entry at another index than its block's is stale (the block was
+	// taken off, and maybe queued again further on).
 	qs uint32
 	// dupPrev, dupNext link the blocks cached under the same hash, oldest first (valid while
 	// hash != 0 and not pending); while pending, dupPrev is the index of its entry in its
@@ -50,26 +52,23 @@ type chainSrc struct {
 	refs  int32
 }
 
-// qEntry is an entry of the free queue: a block and the stamp it was queued with.
-type qEntry struct {
-	b     BlockID
-	stamp uint32
-}
-
 // pendList is the blocks of one content key entered with SetHashLazy and not yet flushed, oldest
 // first, with when each was entered. An entry is live while its block is pending on this list
 // with this entry's index (blockMeta.dupPrev); an evicted block just leaves a stale entry, so
 // evicting touches no other block. live counts the live entries; the list is dropped when it
-// reaches zero, and compacted when stale entries would make it grow.
+// reaches zero, and compacted when stale entries would make it grow. An entry keeps its block's
+// sequence number as an offset from base (the pool's seq when the list was made), 8 bytes an
+// entry; a list whose offsets would pass 32 bits is flushed first (pendList).
 type pendList struct {
 	key  uint64
+	base uint64
 	live int32
 	ents []pendEnt
 }
 
 type pendEnt struct {
-	b   BlockID
-	seq uint64
+	b BlockID
+	d uint32 // the block's seq minus the list's base
 }
 
 // Pool is vLLM's BlockPool: a fixed number of equal blocks shared by every KV-cache group, a free
@@ -84,23 +83,27 @@ type pendEnt struct {
 // handed out, so a new pool costs nothing per block: a run that uses a few blocks of a large
 // cache does not pay for the rest.
 type Pool struct {
-	// meta holds the metadata of blocks 0 .. used-1, those handed out at least once, made as
-	// they are needed: a pool whose run uses a few blocks of a large cache neither clears nor
-	// copies metadata for the rest (it grows by appending, amortised). seqs[b] is when block b's
-	// content was entered (SetHash and SetHashLazy order), valid while it is in the index; a
-	// pending block's is in its list entry.
+	// meta holds the metadata of blocks 0 .. used-1, those handed out at least once (and zeros
+	// after them), flat: the hot loops index it directly. It is made as blocks are handed out,
+	// doubling from 256 blocks until it would hold an eighth of the pool, then at once for the
+	// whole pool: a run that uses a few blocks of a large cache does not clear metadata for the
+	// rest, and one that uses them all allocates at most 1.25 times the final array. seqs, in
+	// chunks of chunkLen blocks, holds when block b's content was entered (SetHash and
+	// SetHashLazy order), valid while it is in the index; a pending block's is in its list entry.
+	// A seqs chunk is made when one of its blocks first enters the index: a run in which no
+	// block does (private prompts) makes none.
 	meta      []blockMeta
-	seqs      []uint64
+	seqs      []*seqChunk
 	used      int
 	numBlocks int
 	// q[qh:] is the part of the free queue after the fresh blocks, least recently used first,
 	// with stale entries (blocks taken off the queue by Touch) left in place and skipped: popping
-	// reads the queue in order instead of chasing links from block to block. stamp numbers the
-	// entries (0 is never used); the queue is compacted when stale entries fill it, so a stale
-	// entry lives for fewer than cap(q) pushes and a wrapped stamp never matches one.
-	q       []qEntry
+	// reads the queue in order instead of chasing links from block to block. Entry i is live
+	// when its block's qs is i+1: an entry holds only the block, 4 bytes. The queue is compacted
+	// (its live entries renumbered) when stale entries fill it, and restarts at index 0 when
+	// popping empties it.
+	q       []BlockID
 	qh      int
-	stamp   uint32
 	numFree int // fresh blocks plus the live entries of q
 	// cached maps a hash to the oldest block holding it; the others follow through dupNext.
 	cached    hashTable
@@ -125,12 +128,33 @@ type Pool struct {
 	Evictions int64
 }
 
+// chunkBits sets the blocks per seqs chunk, chunkLen: 256 blocks, 2 KiB.
+const (
+	chunkBits = 8
+	chunkLen  = 1 << chunkBits
+	chunkMask = chunkLen - 1
+)
+
+type seqChunk [chunkLen]uint64
+
 // m returns block b's metadata.
 func (p *Pool) m(b BlockID) *blockMeta { return &p.meta[b] }
 
+// seqOf returns where block b's sequence number is kept, making its chunk if needed.
+func (p *Pool) seqOf(b BlockID) *uint64 {
+	c := p.seqs[b>>chunkBits]
+	if c == nil {
+		c = new(seqChunk)
+		p.seqs[b>>chunkBits] = c
+	}
+	return &c[b&chunkMask]
+}
+
 // NewPool returns a pool of n free, empty blocks.
 func NewPool(n int) *Pool {
-	return &Pool{numBlocks: n, numFree: n, lastList: -1}
+	k := (n + chunkMask) >> chunkBits
+	p := &Pool{numBlocks: n, numFree: n, lastList: -1, seqs: make([]*seqChunk, k)}
+	return p
 }
 
 // NumBlocks is the pool size.
@@ -162,12 +186,8 @@ func (p *Pool) pushTail(b BlockID) {
 	if len(p.q) == cap(p.q) {
 		p.compact(1)
 	}
-	p.stamp++
-	if p.stamp == 0 {
-		p.stamp = 1
-	}
-	p.m(b).qs = p.stamp
-	p.q = append(p.q, qEntry{b, p.stamp})
+	p.q = append(p.q, b)
+	p.m(b).qs = uint32(len(p.q))
 	p.numFree++
 }
 
@@ -177,11 +197,12 @@ func (p *Pool) compact(extra int) {
 	live := p.numFree - (p.numBlocks - p.used)
 	q := p.q[:0]
 	if c := max(2*(live+extra), 64); cap(p.q) < c {
-		q = make([]qEntry, 0, c)
+		q = make([]BlockID, 0, c)
 	}
-	for _, e := range p.q[p.qh:] {
-		if p.m(e.b).qs == e.stamp {
-			q = append(q, e)
+	for i, b := range p.q[p.qh:] {
+		if m := p.m(b); m.qs == uint32(p.qh+i+1) {
+			q = append(q, b)
+			m.qs = uint32(len(q))
 		}
 	}
 	if len(q) != live {
@@ -190,14 +211,28 @@ func (p *Pool) compact(extra int) {
 	p.q, p.qh = q, 0
 }
 
-// growMeta makes room for more block metadata: twice as much, up to the pool size (a run that
-// hands out every block ends with exactly numBlocks entries).
+// fresh hands out the first block never handed out, making room for its metadata if needed.
+func (p *Pool) fresh() (BlockID, *blockMeta) {
+	b := BlockID(p.used)
+	p.used++
+	if int(b) == len(p.meta) {
+		p.growMeta()
+	}
+	m := &p.meta[b]
+	m.dupPrev, m.dupNext = NoBlock, NoBlock
+	return b, m
+}
+
+// growMeta makes room for more block metadata: twice as much, from 256 blocks, or the whole
+// pool once that would be an eighth of it.
 func (p *Pool) growMeta() {
-	c := min(p.numBlocks, max(2*cap(p.meta), 256))
-	meta, seqs := make([]blockMeta, len(p.meta), c), make([]uint64, len(p.seqs), c)
+	c := min(p.numBlocks, max(2*len(p.meta), 256))
+	if 8*c >= p.numBlocks {
+		c = p.numBlocks
+	}
+	meta := make([]blockMeta, c)
 	copy(meta, p.meta)
-	copy(seqs, p.seqs)
-	p.meta, p.seqs = meta, seqs
+	p.meta = meta
 }
 
 // unlink takes block b off the free queue; its entry goes stale.
@@ -214,21 +249,15 @@ func (p *Pool) unlink(b BlockID) {
 func (p *Pool) popFree() BlockID {
 	if p.used < p.numBlocks {
 		// A block never handed out: the head of the queue, with nothing cached.
-		b := BlockID(p.used)
-		p.used++
-		if len(p.meta) == cap(p.meta) {
-			p.growMeta()
-		}
-		p.meta = append(p.meta, blockMeta{dupPrev: NoBlock, dupNext: NoBlock})
-		p.seqs = append(p.seqs, 0)
+		b, _ := p.fresh()
 		p.numFree--
 		return b
 	}
 	for p.qh < len(p.q) {
-		e := p.q[p.qh]
+		b := p.q[p.qh]
 		p.qh++
-		m := p.m(e.b)
-		if m.qs != e.stamp {
+		m := p.m(b)
+		if m.qs != uint32(p.qh) {
 			continue // taken off the queue since
 		}
 		m.qs = 0
@@ -237,9 +266,9 @@ func (p *Pool) popFree() BlockID {
 			p.q, p.qh = p.q[:0], 0
 		}
 		if m.hash != 0 {
-			p.evict(e.b)
+			p.evict(b)
 		}
-		return e.b
+		return b
 	}
 	panic("kvcache: popFree on an empty free queue")
 }
@@ -277,11 +306,14 @@ func (p *Pool) evictHashed(b BlockID, m *blockMeta) {
 // index later than younger ones may have, so its place is found by its sequence number).
 func (p *Pool) hash(b BlockID, h Hash) {
 	p.seq++
-	p.seqs[b] = p.seq
+	*p.seqOf(b) = p.seq
 	p.index(b, h)
 	p.numHashed++
 	p.gen++
 }
+
+// seqAt is the sequence number of block b, which is in the index or entering it.
+func (p *Pool) seqAt(b BlockID) uint64 { return p.seqs[b>>chunkBits][b&chunkMask] }
 
 // index links block b, whose seq is set, into h's list.
 func (p *Pool) index(b BlockID, h Hash) {
@@ -291,15 +323,15 @@ func (p *Pool) index(b BlockID, h Hash) {
 	if !dup {
 		return
 	}
-	seq := p.seqs[b]
-	if p.seqs[first] > seq {
+	seq := p.seqAt(b)
+	if p.seqAt(first) > seq {
 		m.dupNext = first
 		p.m(first).dupPrev = b
 		p.cached.set(h, b)
 		return
 	}
 	prev := first
-	for next := p.m(prev).dupNext; next != NoBlock && p.seqs[next] < seq; next = p.m(next).dupNext {
+	for next := p.m(prev).dupNext; next != NoBlock && p.seqAt(next) < seq; next = p.m(next).dupNext {
 		prev = next
 	}
 	m.dupPrev, m.dupNext = prev, p.m(prev).dupNext
@@ -370,10 +402,7 @@ func (p *Pool) srcHash(i int32, j int) Hash {
 // all under content key key: a block's hash is computed only if it enters the index (Flush),
 // which a request with a private prompt never makes it do.
 func (p *Pool) setChainRunLazy(blocks []BlockID, src int32, j0 int, key uint64) {
-	if p.lastList < 0 || p.lastKey != key {
-		p.lastKey, p.lastList = key, p.listFor(key)
-	}
-	li := p.lastList
+	li := p.pendList(key, len(blocks))
 	l := &p.pend[li]
 	if len(l.ents)+len(blocks) > cap(l.ents) {
 		if int(l.live) <= len(l.ents)/2 {
@@ -381,18 +410,19 @@ func (p *Pool) setChainRunLazy(blocks []BlockID, src int32, j0 int, key uint64) 
 		}
 		l.ents = slices.Grow(l.ents, len(blocks))
 	}
-	ents, seq, meta, n := l.ents, p.seq, p.meta, int32(0)
+	ents, d, n, meta := l.ents, uint32(p.seq-l.base), int32(0), p.meta
 	for k, b := range blocks {
 		m := &meta[b]
 		if m.hash != 0 {
 			continue
 		}
-		seq++
+		d++
 		m.hash, m.src, m.list, m.dupPrev, m.dupNext = Hash(j0+k+1), src+1, li+1, BlockID(len(ents)), NoBlock
-		ents = append(ents, pendEnt{b, seq})
+		ents = append(ents, pendEnt{b, d})
 		n++
 	}
-	l.ents, p.seq = ents, seq
+	l.ents = ents
+	p.seq += uint64(n)
 	l.live += n
 	p.srcs[src].refs += n
 	p.numHashed += int(n)
@@ -401,18 +431,30 @@ func (p *Pool) setChainRunLazy(blocks []BlockID, src int32, j0 int, key uint64) 
 	}
 }
 
-// pendBlock puts block b, whose content was just set, at the tail of key's pending list.
-func (p *Pool) pendBlock(b BlockID, m *blockMeta, key uint64) {
-	p.seq++
+// pendList returns the pending list of key, made empty if it has none, with room in its
+// offsets for n more blocks: a list whose offsets would pass 32 bits is flushed (the blocks
+// enter the index, which Flush allows at any time) and a new one made.
+func (p *Pool) pendList(key uint64, n int) int32 {
 	if p.lastList < 0 || p.lastKey != key {
 		p.lastKey, p.lastList = key, p.listFor(key)
 	}
-	l := &p.pend[p.lastList]
-	if len(l.ents) == cap(l.ents) && int(l.live) <= len(l.ents)/2 {
-		p.compactList(p.lastList)
+	if p.seq+uint64(n)-p.pend[p.lastList].base > math.MaxUint32 {
+		p.Flush(key)
+		p.lastKey, p.lastList = key, p.listFor(key)
 	}
-	m.list, m.dupPrev, m.dupNext = p.lastList+1, BlockID(len(l.ents)), NoBlock
-	l.ents = append(l.ents, pendEnt{b, p.seq})
+	return p.lastList
+}
+
+// pendBlock puts block b, whose content was just set, at the tail of key's pending list.
+func (p *Pool) pendBlock(b BlockID, m *blockMeta, key uint64) {
+	li := p.pendList(key, 1)
+	l := &p.pend[li]
+	if len(l.ents) == cap(l.ents) && int(l.live) <= len(l.ents)/2 {
+		p.compactList(li)
+	}
+	p.seq++
+	m.list, m.dupPrev, m.dupNext = li+1, BlockID(len(l.ents)), NoBlock
+	l.ents = append(l.ents, pendEnt{b, uint32(p.seq - l.base)})
 	l.live++
 	p.numHashed++
 }
@@ -451,7 +493,7 @@ func (p *Pool) listFor(key uint64) int32 {
 		p.pend = append(p.pend, pendList{})
 	}
 	l := &p.pend[i]
-	l.key, l.live, l.ents = key, 0, l.ents[:0]
+	l.key, l.base, l.live, l.ents = key, p.seq, 0, l.ents[:0]
 	p.lists.put(key, i)
 	return i
 }
@@ -471,6 +513,7 @@ func (p *Pool) Flush(key uint64) {
 	if !ok {
 		return
 	}
+	base := p.pend[i].base
 	for k, e := range p.pend[i].ents {
 		if !p.live(i, k, e) {
 			continue
@@ -482,7 +525,7 @@ func (p *Pool) Flush(key uint64) {
 			m.src = 0
 			p.releaseSrc(s - 1)
 		}
-		p.seqs[e.b] = e.seq
+		*p.seqOf(e.b) = base + uint64(e.d)
 		p.index(e.b, h)
 	}
 	p.dropList(i)
@@ -517,8 +560,9 @@ func (p *Pool) Allocate(dst []BlockID, n int) ([]BlockID, bool) {
 	}
 	dst = slices.Grow(dst, n)
 	for ; n > 0 && p.used < p.numBlocks; n-- {
-		b := p.popFree() // never handed out: the head of the queue
-		p.meta[b].ref = 1
+		b, m := p.fresh() // never handed out: the head of the queue
+		m.ref = 1
+		p.numFree--
 		dst = append(dst, b)
 	}
 	if n == 0 {
@@ -528,17 +572,17 @@ func (p *Pool) Allocate(dst []BlockID, n int) ([]BlockID, bool) {
 	p.numFree -= n
 	q, qh, meta := p.q, p.qh, p.meta
 	for n > 0 {
-		e := q[qh]
+		b := q[qh]
 		qh++
-		m := &meta[e.b]
-		if m.qs != e.stamp {
+		m := &meta[b]
+		if m.qs != uint32(qh) {
 			continue // taken off the queue since
 		}
 		m.qs, m.ref = 0, 1
 		if m.hash != 0 {
-			p.evictHashed(e.b, m)
+			p.evictHashed(b, m)
 		}
-		dst = append(dst, e.b)
+		dst = append(dst, b)
 		n--
 	}
 	if qh == len(q) {
@@ -586,7 +630,8 @@ func (p *Pool) Free(blocks []BlockID) {
 		p.compact(len(blocks))
 	}
 	// pushTail for each block reaching zero, in one loop (the queue has room for them all).
-	q, stamp, meta, freed := p.q, p.stamp, p.meta, 0
+	q, meta := p.q, p.meta
+	n0 := len(q)
 	for i := len(blocks) - 1; i >= 0; i-- {
 		b := blocks[i]
 		m := &meta[b]
@@ -595,16 +640,12 @@ func (p *Pool) Free(blocks []BlockID) {
 		}
 		m.ref--
 		if m.ref == 0 {
-			if stamp++; stamp == 0 {
-				stamp = 1
-			}
-			m.qs = stamp
-			q = append(q, qEntry{b, stamp})
-			freed++
+			q = append(q, b)
+			m.qs = uint32(len(q))
 		}
 	}
-	p.q, p.stamp = q, stamp
-	p.numFree += freed
+	p.q = q
+	p.numFree += len(q) - n0
 }
 
 // CacheDetached stores content h in a block that no request holds: the least recently used free
@@ -645,9 +686,9 @@ func (p *Pool) freeQueue() []BlockID {
 	for b := p.used; b < p.numBlocks; b++ {
 		q = append(q, BlockID(b))
 	}
-	for _, e := range p.q[p.qh:] {
-		if p.m(e.b).qs == e.stamp {
-			q = append(q, e.b)
+	for i, b := range p.q[p.qh:] {
+		if p.m(b).qs == uint32(p.qh+i+1) {
+			q = append(q, b)
 		}
 	}
 	return q
@@ -674,12 +715,12 @@ func (p *Pool) Ref(b BlockID) int {
 func (p *Pool) CheckInvariants() {
 	n := p.numBlocks - p.used // fresh blocks
 	queued := 0
-	for _, e := range p.q[p.qh:] {
-		if p.m(e.b).qs != e.stamp {
+	for i, b := range p.q[p.qh:] {
+		if p.m(b).qs != uint32(p.qh+i+1) {
 			continue
 		}
-		if p.m(e.b).ref != 0 {
-			panic(fmt.Sprintf("kvcache: block %d in free queue with ref %d", e.b, p.m(e.b).ref))
+		if p.m(b).ref != 0 {
+			panic(fmt.Sprintf("kvcache: block %d in free queue with ref %d", b, p.m(b).ref))
 		}
 		n++
 		if n > p.numBlocks {
@@ -710,7 +751,7 @@ func (p *Pool) CheckInvariants() {
 		}
 		live := 0
 		for k, e := range l.ents {
-			if k > 0 && l.ents[k-1].seq >= e.seq {
+			if k > 0 && l.ents[k-1].d >= e.d {
 				panic(fmt.Sprintf("kvcache: pending list of key %x out of order at entry %d", key, k))
 			}
 			if p.live(i, k, e) {
@@ -752,7 +793,7 @@ func (p *Pool) CheckInvariants() {
 			if p.m(x).hash != h || p.m(x).dupPrev != prev || p.m(x).list != 0 {
 				panic(fmt.Sprintf("kvcache: cached map says block %d holds %x, block says %x", x, h, p.m(x).hash))
 			}
-			if prev != NoBlock && p.seqs[prev] >= p.seqs[x] {
+			if prev != NoBlock && p.seqAt(prev) >= p.seqAt(x) {
 				panic(fmt.Sprintf("kvcache: blocks %d and %d with hash %x out of order", prev, x, h))
 			}
 			hashed++

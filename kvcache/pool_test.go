@@ -272,10 +272,9 @@ func BenchmarkPoolAllocateFree(b *testing.B) {
 // are handed out: blocks come out in id order from the never-used range, every one once, then
 // from the free queue in LRU order.
 func TestPoolLargeLazyMetadata(t *testing.T) {
-	const metaChunk = 1 << 9
-	const n = 3*metaChunk + 5
+	const n = 3*256 + 5
 	p := NewPool(n)
-	a, _ := p.Allocate(nil, metaChunk+1)
+	a, _ := p.Allocate(nil, 256+1)
 	b, _ := p.Allocate(nil, n-len(a))
 	for i, x := range append(append([]BlockID(nil), a...), b...) {
 		if x != BlockID(i) {
@@ -297,4 +296,32 @@ func TestPoolLargeLazyMetadata(t *testing.T) {
 		t.Fatal("evicted content still cached")
 	}
 	p.CheckInvariants()
+}
+
+// TestPoolPendingOffsetsWrap: a pending list keeps its blocks' sequence numbers as 32-bit offsets
+// from its base; one that would pass 32 bits is flushed first, and the blocks still enter the
+// index in the order their contents were entered.
+func TestPoolPendingOffsetsWrap(t *testing.T) {
+	p := NewPool(4)
+	bs, _ := p.Allocate(nil, 3)
+	p.SetHashLazy(bs[0], 5, 1)
+	p.seq += 1 << 32 // as if 4G contents were entered since the list was made
+	p.SetHashLazy(bs[1], 5, 1)
+	if _, ok := p.Lookup(5); !ok {
+		t.Fatal("the list was not flushed before its offsets passed 32 bits")
+	}
+	p.SetHash(bs[2], 5)
+	p.CheckInvariants()
+	p.Flush(1)
+	p.CheckInvariants()
+	for _, want := range bs {
+		got, ok := p.Lookup(5)
+		if !ok || got != want {
+			t.Fatalf("Lookup(5) = %d %v, want block %d (entry order)", got, ok, want)
+		}
+		p.Free([]BlockID{want})
+		p.Allocate(nil, 2) // the never-used block, then want: its content evicted
+		p.Free([]BlockID{3})
+		p.CheckInvariants()
+	}
 }

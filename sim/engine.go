@@ -353,7 +353,9 @@ func (e *Engine) maybeSpan() {
 		n.MaxTokens = max(n.MaxTokens, 1)
 	}
 	if n != e.totalsOf || e.Steps == 0 {
-		e.totalsOf, e.totals = n, e.fc.StepTotals(&n)
+		// Through the field: &n would move n to the heap (an interface call), once per event.
+		e.totalsOf = n
+		e.totals = e.fc.StepTotals(&e.totalsOf)
 	}
 	c := e.fc.StepFinish(e.totals, b.Lazy.Sum)
 	e.LastStep = c
