@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"github.com/servesim/servesim/internal/fsutil"
 	"strconv"
 	"strings"
 
@@ -352,6 +353,12 @@ Example:
 				}
 				if err := out.check(); err != nil {
 					return err
+				}
+				if *plotDir != "" {
+					// Before the work: a --plot that cannot take figures fails now, not after the run.
+					if err := fsutil.EnsureDir(*plotDir); err != nil {
+						return fmt.Errorf("--plot: %w", err)
+					}
 				}
 
 				r, err := sf.load(e.stderr)

@@ -173,6 +173,12 @@ Example:
 				if err := out.check(); err != nil {
 					return err
 				}
+				if *plotDir != "" {
+					// Before the work: a --plot that cannot take figures fails now, not after the run.
+					if err := fsutil.EnsureDir(*plotDir); err != nil {
+						return fmt.Errorf("--plot: %w", err)
+					}
+				}
 				if *series != "" {
 					if err := fsutil.CheckWritable(*series); err != nil {
 						return err
