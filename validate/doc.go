@@ -90,7 +90,11 @@
 // plus a question"; the system-prompt length and the number of prompts groups come from the
 // notes ("system 100 + question 466 tok, groups per results/config.yaml 10x10": the effective
 // results/config.yaml, 10 groups; "10 groups x 50 prompts, system prompt 2000"), request i uses
-// group i mod groups, and the input is the recorded mean. inference-perf's token counts "are
+// group i mod groups, and the input is the recorded mean. inference-perf's shared_prefix data
+// (the constant-rate rows) is a pool of groups x prompts-per-group prompts (10x10: 100), generated
+// once and sent in turn, group by group, so request i repeats prompt i mod 100 whole, and with
+// prefix caching on (V1's default) only its first sending is prefilled beyond the system prompt.
+// inference-perf's token counts "are
 // client-side re-tokenised" and the server "most likely generated the full length" (1.3): the
 // simulation generates output_tokens_nominal, and the row's output_tokens (the client's count)
 // enters the output throughput and the derived TPOT, as in the row.

@@ -101,7 +101,7 @@ func (j *fitJob) predict(p param.Values, o *FitOptions) ([]*Prediction, error) {
 	srv.StepByStep = o.StepByStep
 	out := make([]*Prediction, len(j.cases))
 	if j.stages != nil {
-		st, err := runStages(srv, j.stages, c.stageLengths, c.stageGroups, o.Seed)
+		st, err := runStages(srv, j.stages, c.stageLengths, c.stageGroups, c.stagePerGroup, o.Seed)
 		if err != nil {
 			return nil, err
 		}

@@ -72,9 +72,12 @@ type Case struct {
 	// prediction is derived the same way.
 	DerivedTPOT bool `json:"-"`
 	// stageLengths are a constant-rate stage's input, generated output and shared-prefix tokens;
-	// stageGroups the number of distinct system prompts.
-	stageLengths [3]int
-	stageGroups  int
+	// stageGroups the number of distinct system prompts; stagePerGroup the number of distinct
+	// prompts (questions) in each group that the client cycles through, 0 when every request's
+	// question is new.
+	stageLengths  [3]int
+	stageGroups   int
+	stagePerGroup int
 	// measured and model are a prepared case's measurement and model id (no Row).
 	measured *Measured
 	model    string
@@ -352,7 +355,7 @@ func (c *Case) workload() error {
 		return fmt.Errorf("num_requests not recorded")
 	}
 	in, out := int(math.Round(r.InputTokens)), int(math.Round(r.OutputTokens))
-	prefix, groups := 0, 1
+	prefix, groups, perGroup := 0, 1, 0
 	if r.LenDist == "shared-prefix" {
 		m := systemRE().FindStringSubmatch(r.Notes)
 		if m == nil {
@@ -361,17 +364,28 @@ func (c *Case) workload() error {
 		prefix, _ = strconv.Atoi(m[1])
 		if g := groupsRE().FindStringSubmatch(r.Notes); g != nil {
 			groups, _ = strconv.Atoi(g[1])
+			if r.WorkloadKind == "constant-rate" {
+				perGroup, _ = strconv.Atoi(g[2])
+			}
 		} else if g := gspGroupRE().FindStringSubmatch(r.Notes); g != nil {
 			groups, _ = strconv.Atoi(g[1])
 		}
-		c.note("shared prefix: a %d-token system prompt in %d group(s) (from the notes; request i uses group i mod %d), the rest of the recorded mean input %d tokens unique", prefix, groups, groups, in)
+		if perGroup > 0 {
+			c.note("shared prefix: inference-perf's shared_prefix data generates %d group(s) x %d prompts (a %d-token system prompt per group, a question per prompt; from the notes) once and cycles through them in order, so request i sends prompt i mod %d: after the first %d requests every prompt is one the prefix cache has seen", groups, perGroup, prefix, groups*perGroup, groups*perGroup)
+		} else {
+			c.note("shared prefix: a %d-token system prompt in %d group(s) (from the notes; request i uses group i mod %d), the rest of the recorded mean input %d tokens unique", prefix, groups, groups, in)
+		}
 		if prefix >= in {
 			return fmt.Errorf("system prompt %d tokens is not shorter than the input %d", prefix, in)
 		}
 	}
 	switch r.WorkloadKind {
 	case "constant-rate":
-		return c.constantRate(in, prefix, groups)
+		if err := c.constantRate(in, prefix, groups); err != nil {
+			return err
+		}
+		c.stagePerGroup = perGroup
+		return nil
 	case "poisson-rate":
 		return c.poisson(in, out)
 	case "closed-loop-concurrency":

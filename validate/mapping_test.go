@@ -57,8 +57,8 @@ func TestMapRows(t *testing.T) {
 		if len(c.Stages) != 2 || c.Stages[0] != wantStages[0] || c.Stages[1] != wantStages[1] {
 			t.Errorf("%s: stages %+v, want %+v", c.ID, c.Stages, wantStages)
 		}
-		if c.stageLengths != [3]int{592, 247, 100} || c.stageGroups != 10 || !c.DerivedTPOT {
-			t.Errorf("%s: lengths %v, groups %d, derived TPOT %v; want [592 247 100], 10, true", c.ID, c.stageLengths, c.stageGroups, c.DerivedTPOT)
+		if c.stageLengths != [3]int{592, 247, 100} || c.stageGroups != 10 || c.stagePerGroup != 10 || !c.DerivedTPOT {
+			t.Errorf("%s: lengths %v, groups %d x %d, derived TPOT %v; want [592 247 100], 10 x 10, true", c.ID, c.stageLengths, c.stageGroups, c.stagePerGroup, c.DerivedTPOT)
 		}
 		if c.Args.Version != "" || intp(c.Args.TensorParallel) != 1 || intp(c.Args.MaxNumSeqs) != 128 || intp(c.Args.MaxNumBatchedTokens) != 2048 ||
 			intp(c.Args.MaxModelLen) != 4096 || c.Args.Usage != "" || c.Scoring != Absolute || c.Pipeline != 1 {

@@ -168,7 +168,7 @@ func runJob(j job, o Options, outcome func(*Case) *Outcome) {
 		approximations(x, &srv.Deployment.Engine)
 	}
 	if c.Stages != nil {
-		st, err := runStages(srv, c.Stages, c.stageLengths, c.stageGroups, o.Seed)
+		st, err := runStages(srv, c.Stages, c.stageLengths, c.stageGroups, c.stagePerGroup, o.Seed)
 		if err != nil {
 			for _, x := range j.cases {
 				x.refuse(ReasonRun, "%v", err)

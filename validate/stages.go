@@ -33,10 +33,34 @@ type stageStats struct {
 	generated               int
 }
 
-// runStages simulates the stages on srv. lengths = input, output, shared prefix; groups is the
-// number of distinct shared prefixes (request i uses i mod groups).
-func runStages(srv *sim.Server, stages []Stage, lengths [3]int, groups int, seed uint64) ([]stageStats, error) {
+// stageSpec is the n-th request (from 0) of a stage run: lengths = input, output, shared prefix.
+// Without a prompt pool (perGroup 0) every prompt is new beyond its group's prefix, the group
+// being n mod groups; with one, request n sends prompt p = n mod (groups x perGroup), whose group
+// is p / perGroup, so equal prompts share their whole content (and the prefix cache serves it).
+func stageSpec(n int, lengths [3]int, groups, perGroup int) sim.RequestSpec {
+	const promptBase, prefixBase = 1 << 62, 1 << 61
 	in, out, prefix := lengths[0], lengths[1], lengths[2]
+	spec := sim.RequestSpec{PromptTokens: in, MaxTokens: out, PromptID: promptBase | uint64(n+1), Tag: n}
+	group := n % max(groups, 1)
+	if perGroup > 0 {
+		p := n % (max(groups, 1) * perGroup)
+		spec.PromptID = promptBase | uint64(p+1)
+		group = p / perGroup
+	}
+	if prefix > 0 {
+		spec.PrefixID = prefixBase | uint64(group+1)
+		spec.PrefixTokens = prefix
+	}
+	return spec
+}
+
+// runStages simulates the stages on srv. lengths = input, output, shared prefix; groups is the
+// number of distinct shared prefixes (request i uses i mod groups). With perGroup > 0 the client
+// sends a fixed pool of groups x perGroup prompts in turn, group by group (inference-perf's
+// shared_prefix data: request i sends prompt p = i mod (groups x perGroup), of group p / perGroup),
+// so a prompt repeats with its whole content; else every request's prompt beyond the prefix is new.
+func runStages(srv *sim.Server, stages []Stage, lengths [3]int, groups, perGroup int, seed uint64) ([]stageStats, error) {
+	in, out := lengths[0], lengths[1]
 	if in+out > srv.Deployment.Engine.MaxModelLen {
 		return nil, fmt.Errorf("%d input + %d output tokens exceed max_model_len %d", in, out, srv.Deployment.Engine.MaxModelLen)
 	}
@@ -51,16 +75,10 @@ func runStages(srv *sim.Server, stages []Stage, lengths [3]int, groups int, seed
 	}
 	e := srv.NewEngine(seed)
 	next := 0
-	const promptBase, prefixBase = 1 << 62, 1 << 61
 	var arrive func(*sim.Engine)
 	arrive = func(e *sim.Engine) {
 		for next < len(reqs) && reqs[next].at <= e.Now() {
-			spec := sim.RequestSpec{PromptTokens: in, MaxTokens: out, PromptID: promptBase | uint64(next+1), Tag: next}
-			if prefix > 0 {
-				spec.PrefixID = prefixBase | uint64(next%max(groups, 1)+1)
-				spec.PrefixTokens = prefix
-			}
-			reqs[next].rec = e.Submit(spec)
+			reqs[next].rec = e.Submit(stageSpec(next, lengths, groups, perGroup))
 			next++
 		}
 		if next < len(reqs) {
