@@ -318,7 +318,7 @@ func (s *Session) Cell(j *protocol.Job, o CellOptions) (*CellRun, error) {
 	}
 	sched := e.Scheduler()
 	poll := func(at vtime.Time) protocol.Poll {
-		s := protocol.Poll{At: at, Running: sched.NumRunning(), Waiting: sched.NumWaiting(), Generated: e.Generated}
+		s := protocol.Poll{At: at, Running: sched.NumRunning(), Waiting: sched.NumWaiting() + e.Pending(), Generated: e.Generated}
 		for _, ok := range gotToken {
 			if ok {
 				s.Streaming++

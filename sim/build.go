@@ -123,5 +123,7 @@ func (s *Server) NewEngine(seed uint64) *Engine {
 		Cost:       s.Cost,
 		Seed:       seed,
 		StepByStep: s.StepByStep,
+
+		AsyncScheduling: s.Deployment.Engine.AsyncScheduling,
 	})
 }

@@ -35,6 +35,27 @@
 // and timers see both: a request that arrives exactly when a step ends waits for the following
 // step, like one arriving a nanosecond later (sim/testdata/steps.txt shows it).
 //
+// # Async scheduling
+//
+// With async scheduling (Config.AsyncScheduling, from deploy.Engine.AsyncScheduling, on by
+// default from the 2026 versions, see model/deploy) the engine core schedules step n+1 right after launching step n, while
+// n runs on the GPU, and keeps a queue of two batches (vllm/v1/engine/core.py,
+// EngineCore.step_with_batch_queue; vllm/v1/core/sched/async_scheduler.py, AsyncScheduler). A
+// request that arrives while step n runs is too late for step n+1, already scheduled: it can join
+// n+2 at the earliest. The engine models this at its scheduling points: when it schedules the step
+// starting at t(n+1), the scheduler sees only the arrivals at or before t(n), the start of the
+// step that just ended; later ones wait, in arrival order, in Engine's pending list (counted with
+// the waiting requests in metrics: vLLM has them in its waiting queue) and reach the scheduler at
+// the next scheduling point. On a busy engine a request's first token thus comes about the rest
+// of the running step, one whole step and its own prefill step after it arrives. A request that
+// reaches an idle engine starts at once (the engine schedules whenever nothing it can see is left
+// to run: no lag). Without async scheduling, step n+1 is scheduled when n ends, and sees every
+// request that arrived before. A request arriving at exactly t(n), processed after step n started
+// (see the event order above), is visible at t(n+1) in both modes. In the fast mode, a step
+// scheduled while arrivals are pending is a single step, not a span: the next scheduling point is
+// where some of them become visible. The cost side of async scheduling (CPU time overlapping GPU
+// time) is in package cost.
+//
 // The API server handles prompts one at a time (tokenisation is CPU-bound in one process): a
 // request sent at t reaches the scheduler at max(t, when the server is free) plus
 // StepCoster.FrontendSeconds(prompt), so a burst of long prompts arrives staggered.

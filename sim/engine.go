@@ -102,6 +102,10 @@ type Config struct {
 	// request (scheduler.Schedule, StepCoster.Step, scheduler.Update). Otherwise, when Cost is a
 	// SpanCoster, the engine runs in the fast mode (see doc.go), which agrees with it.
 	StepByStep bool
+	// AsyncScheduling is vLLM's async scheduling (deploy.Engine.AsyncScheduling): step n+1 is
+	// scheduled when step n starts, so a request that arrives while a step runs joins the step
+	// after the next one (see doc.go, "Async scheduling").
+	AsyncScheduling bool
 }
 
 // ErrLimit is returned when a run exceeds its event or simulated-time guard.
@@ -140,6 +144,11 @@ type Engine struct {
 	totals   cost.StepCost
 	// frontendFree is when the API server finishes the prompts it has accepted.
 	frontendFree vtime.Time
+	// Async scheduling: stepStart is when the running (or last) step started; pending holds, in
+	// arrival order, the arrivals the scheduler cannot see yet (they arrived after stepStart while
+	// the step ran, or after such arrivals).
+	stepStart vtime.Time
+	pending   []*Record
 
 	// src is the acceptance draws' source (Reseed restarts it).
 	src *rand.PCG
@@ -270,9 +279,41 @@ func (e *Engine) RunningIntegral() float64 {
 	return e.runIntegral + float64(e.lastRunCount)*e.now.Sub(e.lastRunT).Seconds()
 }
 
+// Pending is the number of requests that have reached the engine but that, with async
+// scheduling, the scheduler does not see yet (vLLM has them in its waiting queue, behind a step
+// already scheduled).
+func (e *Engine) Pending() int { return len(e.pending) }
+
+// release hands the scheduler the pending arrivals it sees when it schedules a step now: those
+// that arrived at or before the start of the step that just ended, or all of them when nothing
+// else is visible (the engine would idle: a request reaching an idle engine starts at once).
+func (e *Engine) release(all bool) {
+	n := 0
+	for n < len(e.pending) && (all || e.pending[n].Arrive <= e.stepStart) {
+		if rec := e.pending[n]; rec.Live() {
+			e.enqueue(rec)
+		}
+		n++
+	}
+	if n > 0 {
+		k := copy(e.pending, e.pending[n:])
+		clear(e.pending[k:])
+		e.pending = e.pending[:k]
+	}
+}
+
 // maybeStep starts a step if the GPU is idle and there is work.
 func (e *Engine) maybeStep() {
-	if e.busy || e.err != nil || !e.sched.HasWork() {
+	if e.busy || e.err != nil {
+		return
+	}
+	if len(e.pending) > 0 {
+		e.release(false)
+		if !e.sched.HasWork() {
+			e.release(true)
+		}
+	}
+	if !e.sched.HasWork() {
 		return
 	}
 	if e.fast {
@@ -282,6 +323,12 @@ func (e *Engine) maybeStep() {
 	e.sched.Schedule(&e.batch)
 	e.noteRunning()
 	if len(e.batch.Entries) == 0 {
+		if len(e.pending) > 0 {
+			// Nothing to run: the engine idles, so it sees every arrival.
+			e.release(true)
+			e.maybeStep()
+			return
+		}
 		if e.sched.NumRunning() == 0 && e.sched.NumWaiting() > 0 {
 			// Nothing runs and the head of the queue can never be admitted.
 			e.fail(fmt.Errorf("at %v: request at the head of the queue does not fit in the KV cache even with the engine idle", e.now))
@@ -300,6 +347,7 @@ func (e *Engine) maybeStep() {
 		return
 	}
 	e.busy = true
+	e.stepStart = e.now
 	e.Steps++
 	e.BusyTime += d
 	e.push(event{at: e.now.Add(d), class: classStep})
@@ -330,6 +378,11 @@ func (e *Engine) maybeSpan() {
 	e.sched.ScheduleLazy(b)
 	e.noteRunning()
 	if len(b.Entries) == 0 && b.Lazy.Implicit == 0 {
+		if len(e.pending) > 0 {
+			e.release(true)
+			e.maybeStep()
+			return
+		}
 		if e.sched.NumRunning() == 0 && e.sched.NumWaiting() > 0 {
 			e.fail(fmt.Errorf("at %v: request at the head of the queue does not fit in the KV cache even with the engine idle", e.now))
 		}
@@ -365,7 +418,9 @@ func (e *Engine) maybeSpan() {
 	}
 	e.spanDur = append(e.spanDur[:0], d)
 	end := e.now.Add(d)
-	if b.Lazy.Span > 1 {
+	if b.Lazy.Span > 1 && len(e.pending) == 0 {
+		// (With arrivals pending, the next step's scheduling sees some of them: a visibility
+		// point, so the span is this one step.)
 		limit := min(e.barrier, e.cfg.MaxSimTime)
 		if e.q.Len() > 0 {
 			limit = min(limit, e.q.peekAt())
@@ -385,6 +440,7 @@ func (e *Engine) maybeSpan() {
 	}
 	b.Lazy.Steps = len(e.spanDur)
 	e.busy = true
+	e.stepStart = e.now
 	e.Steps += int64(len(e.spanDur))
 	e.BusyTime += end.Sub(e.now)
 	e.push(event{at: end, class: classStep})
@@ -471,15 +527,26 @@ func (e *Engine) handle(ev event) {
 			return // cancelled before it reached the engine
 		}
 		rec.Arrive = e.now
-		req := &scheduler.Request{ID: rec.ID, MaxTokens: rec.Spec.MaxTokens}
-		req.Content = kvcache.Content{PrefixID: rec.Spec.PrefixID, PrefixTokens: rec.Spec.PrefixTokens,
-			PromptID: rec.Spec.PromptID, PromptTokens: rec.Spec.PromptTokens, UniqueID: uint64(rec.ID)<<20 ^ 0x9e3779b97f4a7c15}
-		rec.req = req
-		req.Owner = rec
-		e.sched.Add(req)
+		if e.cfg.AsyncScheduling && e.busy && (e.now > e.stepStart || len(e.pending) > 0) {
+			// The step after the running one was scheduled when it started: this request
+			// waits for the one after (doc.go, "Async scheduling").
+			e.pending = append(e.pending, rec)
+			return
+		}
+		e.enqueue(rec)
 	case classTimer:
 		ev.fn(e)
 	}
+}
+
+// enqueue puts an arrived request in the scheduler's waiting queue.
+func (e *Engine) enqueue(rec *Record) {
+	req := &scheduler.Request{ID: rec.ID, MaxTokens: rec.Spec.MaxTokens}
+	req.Content = kvcache.Content{PrefixID: rec.Spec.PrefixID, PrefixTokens: rec.Spec.PrefixTokens,
+		PromptID: rec.Spec.PromptID, PromptTokens: rec.Spec.PromptTokens, UniqueID: uint64(rec.ID)<<20 ^ 0x9e3779b97f4a7c15}
+	rec.req = req
+	req.Owner = rec
+	e.sched.Add(req)
 }
 
 // RunUntil processes every event up to and including time t, then sets the clock to t. It

@@ -260,7 +260,7 @@ func (r *runner) arm() {
 func (r *runner) sample(e *sim.Engine) {
 	r.armed = false
 	s := e.Scheduler()
-	r.col.kv.add(e.Now(), s.KV().Pool.Usage(), s.NumRunning(), s.NumWaiting())
+	r.col.kv.add(e.Now(), s.KV().Pool.Usage(), s.NumRunning(), s.NumWaiting()+e.Pending())
 	if w := r.col.watch; w != nil {
 		w.observe(e.Now(), r.live-s.NumRunning(), s.NumRunning(), s.KV().Pool.Usage())
 	}
