@@ -118,7 +118,8 @@ func (j *fitJob) predict(p param.Values, o *FitOptions) ([]*Prediction, error) {
 	return out, nil
 }
 
-// jobsOf groups expressed cases into simulations as Run does (a constant-rate experiment is one).
+// jobsOf groups expressed cases into simulations, for Run and the fit (a constant-rate experiment's
+// stages are one simulation).
 func jobsOf(cases []*Case) []job {
 	var jobs []job
 	groups := map[string]int{}

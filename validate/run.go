@@ -108,23 +108,7 @@ func Run(cases []*Case, o Options) []*Outcome {
 		out[i] = &Outcome{Case: c}
 		index[c] = i
 	}
-	var jobs []job
-	groups := map[string]int{}
-	for _, c := range cases {
-		if !c.Expressed() {
-			continue
-		}
-		if c.Stages != nil {
-			if j, ok := groups[c.Group]; ok {
-				jobs[j].cases = append(jobs[j].cases, c)
-				continue
-			}
-			groups[c.Group] = len(jobs)
-			jobs = append(jobs, job{cases: []*Case{c}, label: c.Group})
-			continue
-		}
-		jobs = append(jobs, job{cases: []*Case{c}, label: c.ID})
-	}
+	jobs := jobsOf(cases)
 	// Longest first, so that the last simulations to start are short ones (the makespan on a few
 	// workers); results go to their cases' slots, so the order changes nothing else.
 	sort.SliceStable(jobs, func(i, j int) bool { return jobs[i].cost() > jobs[j].cost() })
