@@ -2,6 +2,7 @@ package calibration
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -105,5 +106,35 @@ func TestFitMultiEngineErrorToEngine(t *testing.T) {
 	}
 	if g, _ := res.ParamsFor(&v1); g[param.CPUStepUS] != prior1[param.CPUStepUS] || g[param.CPUPerReqUS] != prior1[param.CPUPerReqUS] {
 		t.Errorf("V1 engine: cpu_step_us %.0f cpu_per_req_us %.1f, want its priors %.0f %.1f (not fitted)", g[param.CPUStepUS], g[param.CPUPerReqUS], prior1[param.CPUStepUS], prior1[param.CPUPerReqUS])
+	}
+}
+
+// TestMultiFreeV0NoGPU: by default a vLLM V0 run calibrates its engine's entries but none of its
+// GPU's, while a V1 run on the same deployment frees the GPU's memory bandwidth; an explicit
+// free list is taken as given.
+func TestMultiFreeV0NoGPU(t *testing.T) {
+	_, h := twoGPUs(t)
+	v0 := *h
+	v0.Engine.Version, v0.Engine.AsyncScheduling = "0.7.3", false
+	v1 := *h
+	v1.Engine.Version = deploy.DefaultVersion
+	levels := func(ids []param.ID) map[param.Level]int {
+		m := map[param.Level]int{}
+		for _, id := range ids {
+			m[id.Def().Level]++
+		}
+		return m
+	}
+	p := &MultiProblem{}
+	if l := levels(p.free(&MultiJob{Deployment: &v0})); l[param.LevelGPU] != 0 || l[param.LevelEngine] == 0 {
+		t.Errorf("V0 run frees %v by level, want no gpu-level and some engine-level", l)
+	}
+	f1 := p.free(&MultiJob{Deployment: &v1})
+	if l := levels(f1); l[param.LevelGPU] == 0 || !slices.Contains(f1, param.MemBWEff) {
+		t.Errorf("V1 run frees %v by level, want mem_bw_eff among its gpu-level ones", l)
+	}
+	p.Free = func(*MultiJob) []param.ID { return []param.ID{param.MemBWEff} }
+	if f := p.free(&MultiJob{Deployment: &v0}); len(f) != 1 || f[0] != param.MemBWEff {
+		t.Errorf("explicit free list on a V0 run: %v, want [mem_bw_eff]", f)
 	}
 }
