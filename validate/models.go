@@ -123,11 +123,57 @@ func resolveModel(id, weightDType string) (a *arch.Arch, from string, err error)
 	if err != nil {
 		return nil, "", fmt.Errorf("model %q: transcribed %s: %w", id, baseName, err)
 	}
+	if q, recipe, ok := checkpointQuant(id, t.patch); ok && wf != "" {
+		// The checkpoint's own quantization recipe: parsed as its quantization_config.
+		patch := map[string]any{"quantization_config": q}
+		if cfg, err = patchJSON(cfg, patch, false); err != nil {
+			return nil, "", err
+		}
+		if a, err = hf.Parse(cfg, id); err != nil {
+			return nil, "", fmt.Errorf("model %q: transcribed %s with its quantization: %w", id, baseName, err)
+		}
+		return a, fmt.Sprintf("architecture transcribed, not a config copy: %s; weights as the checkpoint stores them: %s", t.shape, recipe), nil
+	}
 	if wf != "" {
 		a = deploy.WithWeights(a, wf)
 	}
 	from = fmt.Sprintf("architecture transcribed, not a config copy: %s; weights %s as recorded", t.shape, strings.ToLower(weightDType))
 	return a, from, nil
+}
+
+// checkpointQuant is the quantization_config of a transcribed checkpoint whose published recipe
+// keeps some layers in 16 bits, with the recipe in words. patch is the base's transcription patch
+// (its layer count).
+//
+// meta-llama/Llama-3.1-405B-FP8 (FBGEMM row-wise fp8): "We apply FP8 quantization to most
+// parameters and activations in the feedforward network layers of the model, but we do not apply it
+// to parameters in the self-attention layers. Additionally, we do not perform quantization in the
+// first and last Transformer layers" (Llama Team, "The Llama 3 Herd of Models", arXiv:2407.21783,
+// section 6.2). The attention projections (a sixth of the weights) and two layers' MLPs stay bf16:
+// about 487 GB of weights where all-fp8 would be about 410 GB, 61 GB per GPU at TP 8, which sets
+// the KV cache left on an 80 GB H100.
+func checkpointQuant(id string, patch map[string]any) (q map[string]any, recipe string, ok bool) {
+	if strings.ToLower(id) != "meta-llama/llama-3.1-405b-fp8" {
+		return nil, "", false
+	}
+	layers, _ := patch["num_hidden_layers"].(int)
+	if layers < 2 {
+		return nil, "", false
+	}
+	var keep []any
+	for l := 0; l < layers; l++ {
+		for _, m := range []string{"q_proj", "k_proj", "v_proj", "o_proj"} {
+			keep = append(keep, fmt.Sprintf("model.layers.%d.self_attn.%s", l, m))
+		}
+		if l == 0 || l == layers-1 {
+			for _, m := range []string{"gate_proj", "up_proj", "down_proj"} {
+				keep = append(keep, fmt.Sprintf("model.layers.%d.mlp.%s", l, m))
+			}
+		}
+	}
+	keep = append(keep, "lm_head")
+	return map[string]any{"quant_method": "fbgemm_fp8", "activation_scale_ub": 1200.0, "modules_to_not_convert": keep},
+		"fbgemm_fp8 row-wise fp8 MLPs; self-attention and the first and last layers' MLPs bf16 (Llama 3 paper, section 6.2)", true
 }
 
 // builtinConfig is a built-in model's config.json with patch applied (Llama 4: to text_config).
