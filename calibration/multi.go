@@ -48,7 +48,7 @@ func KeysOf(d *deploy.Deployment) Keys {
 	case err == nil:
 		v = fmt.Sprintf("%d.%d.x", pv.Major, pv.Minor)
 		if strings.EqualFold(e, "vllm") {
-			if isVLLMV0(d) {
+			if d.RunsVLLMV0() {
 				v += " (V0)"
 			} else {
 				v += " (V1)"
@@ -129,7 +129,7 @@ func (p *MultiProblem) free(j *MultiJob) []param.ID {
 func multiFree(j *MultiJob) []param.ID {
 	d := j.Deployment
 	free := defaultFree(d, 0, j.SamePrompt)
-	if !isVLLMV0(d) {
+	if !d.RunsVLLMV0() {
 		return free
 	}
 	kept := free[:0]
@@ -139,11 +139,6 @@ func multiFree(j *MultiJob) []param.ID {
 		}
 	}
 	return kept
-}
-
-// isVLLMV0 reports whether d runs vLLM's V0 engine.
-func isVLLMV0(d *deploy.Deployment) bool {
-	return (d.Engine.Name == "" || strings.EqualFold(d.Engine.Name, "vllm")) && deploy.IsV0(d.Engine.Version)
 }
 
 // Entry is one fitted value: a parameter for one key of its level.

@@ -56,10 +56,14 @@ type IntervalReport struct {
 	Shipped  CoverageSet `json:"shipped"`
 	InSample CoverageSet `json:"in_sample"`
 	LOSO     CoverageSet `json:"leave_one_source_out"`
-	// Estimated are the prior widths estimated on every source, per metric (ln units); LOSOWidths
-	// per held-out source, those estimated without it.
-	Estimated  map[param.Metric]float64            `json:"estimated_prior_widths"`
-	LOSOWidths map[string]map[param.Metric]float64 `json:"loso_prior_widths"`
+	// Estimated are the prior widths estimated on every source, per metric (ln units), and
+	// EstimatedApprox the approximated engine's extra widths; LOSOWidths and LOSOApprox per
+	// held-out source, those estimated without it (a width no other source informs stays the
+	// shipped one).
+	Estimated       map[param.Metric]float64            `json:"estimated_prior_widths"`
+	EstimatedApprox map[param.Metric]float64            `json:"estimated_approximate_engine_widths"`
+	LOSOWidths      map[string]map[param.Metric]float64 `json:"loso_prior_widths"`
+	LOSOApprox      map[string]map[param.Metric]float64 `json:"loso_approximate_engine_widths"`
 }
 
 // scoredPoint is one primary, scored absolute comparison of a case with a provenance summary.
@@ -90,38 +94,54 @@ func scoredPoints(cases []CaseReport) []scoredPoint {
 	return out
 }
 
-// EstimatePriorWidths estimates the prior widths per metric from the points of rows resting on
-// priors only (every group prior): the 80th percentile of |ln(measured / predicted)| divided by
-// z_0.9, so that a central 80 % interval of that width holds 80 % of them. Sources in exclude are
-// left out. A metric without points keeps the shipped width.
-func estimatePriorWidths(pts []scoredPoint, exclude string) map[param.Metric]float64 {
-	abs := map[param.Metric][]float64{}
+// estimateWidths estimates the prior widths per metric from the points of rows resting on priors
+// only (every group prior) whose engine servesim expresses: the 80th percentile of
+// |ln(measured / predicted)| divided by z_0.9, so that a central 80 % interval of that width holds
+// 80 % of them; and the extra width of an approximated engine (vLLM V0) from such points of rows
+// of that engine: their own width less the prior width in quadrature. Sources in exclude are left
+// out. A width without points keeps the shipped one.
+func estimateWidths(pts []scoredPoint, exclude string) (prior, approx map[param.Metric]float64) {
+	exact, approxAbs := map[param.Metric][]float64{}, map[param.Metric][]float64{}
 	for _, p := range pts {
 		if p.source == exclude || p.prov.Class != param.ClassPrior {
 			continue
 		}
 		m := metricOf(p.family)
-		abs[m] = append(abs[m], math.Abs(p.logErr))
+		if p.prov.ApproxEngine != "" {
+			approxAbs[m] = append(approxAbs[m], math.Abs(p.logErr))
+		} else {
+			exact[m] = append(exact[m], math.Abs(p.logErr))
+		}
 	}
 	def := param.DefaultWidths()
-	out := map[param.Metric]float64{}
-	for _, m := range param.Metrics() {
-		v := abs[m]
-		if len(v) == 0 {
-			out[m] = def[param.ClassPrior][m]
-			continue
-		}
+	width := func(v []float64) float64 {
 		sort.Float64s(v)
-		out[m] = quantile(v, 0.8) / param.Z80
+		return quantile(v, 0.8) / param.Z80
 	}
-	return out
+	prior, approx = map[param.Metric]float64{}, map[param.Metric]float64{}
+	for _, m := range param.Metrics() {
+		prior[m] = def[param.ClassPrior][m]
+		if v := exact[m]; len(v) > 0 {
+			prior[m] = width(v)
+		}
+		approx[m] = def[param.ClassApproxEngine][m]
+		if v := approxAbs[m]; len(v) > 0 {
+			w := width(v)
+			approx[m] = math.Sqrt(math.Max(0, w*w-prior[m]*prior[m]))
+		}
+	}
+	return prior, approx
 }
 
-// withPrior is the shipped widths with the prior class's replaced.
-func withPrior(prior map[param.Metric]float64) param.WidthTable {
+// withEstimates is the shipped widths with the prior class's and the approximated engine's
+// replaced.
+func withEstimates(prior, approx map[param.Metric]float64) param.WidthTable {
 	t := param.DefaultWidths()
 	for m, v := range prior {
 		t[param.ClassPrior][m] = v
+	}
+	for m, v := range approx {
+		t[param.ClassApproxEngine][m] = v
 	}
 	return t
 }
@@ -175,18 +195,18 @@ func coverage(name string, pts []scoredPoint, widthsFor func(source string) para
 // rows have no absolute prediction to cover).
 func NewIntervalReport(cases []CaseReport) *IntervalReport {
 	pts := scoredPoints(cases)
-	ir := &IntervalReport{LOSOWidths: map[string]map[param.Metric]float64{}}
+	ir := &IntervalReport{LOSOWidths: map[string]map[param.Metric]float64{}, LOSOApprox: map[string]map[param.Metric]float64{}}
 	shipped := param.DefaultWidths()
 	ir.Shipped = coverage("shipped (param.Widths)", pts, func(string) param.WidthTable { return shipped })
-	ir.Estimated = estimatePriorWidths(pts, "")
-	est := withPrior(ir.Estimated)
+	ir.Estimated, ir.EstimatedApprox = estimateWidths(pts, "")
+	est := withEstimates(ir.Estimated, ir.EstimatedApprox)
 	ir.InSample = coverage("prior widths estimated on every source (in-sample)", pts, func(string) param.WidthTable { return est })
 	loso := map[string]param.WidthTable{}
 	for _, p := range pts {
 		if _, ok := loso[p.source]; !ok {
-			w := estimatePriorWidths(pts, p.source)
-			ir.LOSOWidths[p.source] = w
-			loso[p.source] = withPrior(w)
+			w, a := estimateWidths(pts, p.source)
+			ir.LOSOWidths[p.source], ir.LOSOApprox[p.source] = w, a
+			loso[p.source] = withEstimates(w, a)
 		}
 	}
 	ir.LOSO = coverage("prior widths estimated without the source scored (leave one source out)", pts, func(s string) param.WidthTable { return loso[s] })
@@ -232,16 +252,22 @@ func (ir *IntervalReport) WriteTable(w io.Writer) {
 		}
 		fmt.Fprintln(w)
 	}
-	fmt.Fprintln(w, "Prior widths (sigma_prior_*, ln units) estimated from rows at priors only:")
-	line("every source", ir.Estimated)
 	var ss []string
 	for s := range ir.LOSOWidths {
 		ss = append(ss, s)
 	}
 	sort.Strings(ss)
+	def := param.DefaultWidths()
+	fmt.Fprintln(w, "Prior widths (sigma_prior_*, ln units) estimated from rows at priors only of engines servesim expresses:")
+	line("every source", ir.Estimated)
 	for _, s := range ss {
 		line("without "+s, ir.LOSOWidths[s])
 	}
-	def := param.DefaultWidths()
 	line("shipped", def[param.ClassPrior])
+	fmt.Fprintln(w, "Approximated engine's extra widths (sigma_v0_engine_*, ln units) from rows at priors only of vLLM V0:")
+	line("every source", ir.EstimatedApprox)
+	for _, s := range ss {
+		line("without "+s, ir.LOSOApprox[s])
+	}
+	line("shipped", def[param.ClassApproxEngine])
 }

@@ -29,5 +29,8 @@ func (d *Deployment) Provenance(prov *param.Provenance) param.Summary {
 		s.Unsupported = true
 		s.Why = fmt.Sprintf("no measured data supports %s: its GPU priors are published figures and another generation's values, with wider intervals", g.Generation.Label())
 	}
+	if d.RunsVLLMV0() {
+		s.ApproxEngine = "vLLM " + d.Engine.Version + " runs the V0 engine, simulated as V1's scheduler with V0's CPU costs"
+	}
 	return s
 }

@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/servesim/servesim/model/arch"
 	"github.com/servesim/servesim/model/hardware"
@@ -71,6 +72,13 @@ func IsV0(v string) bool {
 	}
 	p, err := ParseVersion(v)
 	return err == nil && !p.AtLeast(v1Engine())
+}
+
+// RunsVLLMV0 reports whether d serves with vLLM's V0 engine (vLLM before 0.8), which servesim
+// approximates (V1's scheduler with V0's CPU costs) rather than expresses.
+func (d *Deployment) RunsVLLMV0() bool {
+	e := d.Engine.Name
+	return (e == "" || strings.EqualFold(e, "vllm")) && IsV0(d.Engine.Version)
 }
 
 // v0ChunkedPrefill is V0's default for enable_chunked_prefill.

@@ -64,8 +64,14 @@ const (
 	srcSeedE2E        = "no end-to-end latency in the seed: a request's E2E is its TTFT plus its output at the TPOT, dominated by the output for the seed's 2K-token outputs; between the TPOT and TTFT widths"
 	srcWorkstation    = "the public RTX PRO 6000 Workstation runs of the seed's model (issue 14, kept outside the repository): with the gpu-level values transferred from the Server card, the decode step comes out 7.3 ms against the measured 6-7 ms (+4 to +22 %), and decode throughput with DFlash within about 10 %; 0.15 covers both"
 	srcTransferredMid = "no held-out measurement of a transferred deployment for this metric: the root mean square of the calibrated and prior widths (between the two)"
-	srcCorpus         = "servesim validate --intervals on the validation corpus (shared/validation/cases, every absolute-scored row at priors only): the 80th percentile of |ln(measured / predicted)| over the primary statistics, each source weighted equally, divided by z_0.9; 'leave one source out' in that output estimates it without the source it scores"
+	srcPriorV1        = "the deployments servesim expresses (vLLM V1) at priors only: inference-sim's corpus rows (servesim validate, every absolute-scored primary statistic) and the seed matrix (servesim matrix --uncalibrated, decode cells: total tok/s, time between tokens, TTFT), each source weighted equally: the 80th percentile of |ln(measured / predicted)| divided by z_0.9 (throughput 0.211, TPOT 0.251, TTFT 0.303); E2E, which the seed does not measure, takes the TPOT width, as a request's E2E is mostly its output at the TPOT"
+	srcApproxEngine   = "dstack's rows (vLLM 0.6-0.7, V0) at priors, the corpus's only runs of an engine servesim approximates: their own 80 % width (throughput 0.704, TPOT 0.716, TTFT 2.841, E2E 0.858, as srcPriorV1 computes it) less the V1 prior width in quadrature; in-sample, as no other source runs V0"
 )
+
+// ClassApproxEngine is not a provenance class: it keys the widths added (in quadrature) to every
+// prediction for a deployment whose engine servesim approximates rather than expresses (vLLM's
+// V0 engine: V1's scheduler with V0's CPU costs; Summary.ApproxEngine).
+const ClassApproxEngine Class = "approximate-engine"
 
 // widths is the table (a fresh copy each call: no package-level state).
 func widths() []Width {
@@ -75,10 +81,15 @@ func widths() []Width {
 			Meaning: fmt.Sprintf("standard deviation of ln(measured / predicted) %s when every parameter group it depends on is %s; the 80 %% interval is prediction x exp(+-1.28 sigma)", metricWords(m), c),
 			Source:  src}
 	}
-	// Prior widths: the corpus estimate (servesim validate, 'every source' line, rounded to two
-	// digits): throughput 0.752, TPOT 0.666, TTFT 2.626, E2E 0.901.
-	calTTFT, calE2E, priTTFT, priE2E := 0.14, 0.10, 2.63, 0.90
+	// Prior widths (srcPriorV1, rounded to two digits) and the approximated engine's extra widths
+	// (srcApproxEngine: sqrt(0.704^2 - 0.21^2) and so on).
+	calTTFT, calE2E, priTTFT, priE2E := 0.14, 0.10, 0.30, 0.25
 	rms := func(a, b float64) float64 { return math.Sqrt((a*a + b*b) / 2) }
+	v0 := func(m Metric, v float64) Width {
+		return Width{Name: fmt.Sprintf("sigma_v0_engine_%s", m), Class: ClassApproxEngine, Metric: m, Unit: unit, Value: v, Lo: 0, Hi: 4,
+			Meaning: fmt.Sprintf("standard deviation of ln(measured / predicted) %s added in quadrature for a deployment of an engine servesim approximates (vLLM V0, before 0.8)", metricWords(m)),
+			Source:  srcApproxEngine}
+	}
 	return []Width{
 		w(ClassCalibrated, MetricThroughput, 0.07, srcSeedCV),
 		w(ClassCalibrated, MetricTPOT, 0.07, srcSeedCV),
@@ -88,10 +99,14 @@ func widths() []Width {
 		w(ClassTransferred, MetricTPOT, 0.15, srcWorkstation),
 		w(ClassTransferred, MetricTTFT, rms(calTTFT, priTTFT), srcTransferredMid),
 		w(ClassTransferred, MetricE2E, rms(calE2E, priE2E), srcTransferredMid),
-		w(ClassPrior, MetricThroughput, 0.75, srcCorpus),
-		w(ClassPrior, MetricTPOT, 0.67, srcCorpus),
-		w(ClassPrior, MetricTTFT, priTTFT, srcCorpus),
-		w(ClassPrior, MetricE2E, priE2E, srcCorpus),
+		w(ClassPrior, MetricThroughput, 0.21, srcPriorV1),
+		w(ClassPrior, MetricTPOT, 0.25, srcPriorV1),
+		w(ClassPrior, MetricTTFT, priTTFT, srcPriorV1),
+		w(ClassPrior, MetricE2E, priE2E, srcPriorV1),
+		v0(MetricThroughput, 0.67),
+		v0(MetricTPOT, 0.67),
+		v0(MetricTTFT, 2.83),
+		v0(MetricE2E, 0.82),
 	}
 }
 
@@ -128,7 +143,8 @@ func DefaultWidths() WidthTable {
 // Sigma is the log-scale width of metric m's prediction for a deployment with provenance s:
 // sqrt of the mean, over the groups m depends on that the deployment uses, of each group's
 // class width squared. Every group calibrated gives the calibrated width, every group a prior
-// the prior width; a mix lies between, wider as more groups rest on priors.
+// the prior width; a mix lies between, wider as more groups rest on priors. A deployment whose
+// engine servesim approximates (s.ApproxEngine) adds that engine's width in quadrature.
 func (t WidthTable) Sigma(s *Summary, m Metric) float64 {
 	sum, n := 0.0, 0
 	for _, g := range dependsOn(m) {
@@ -140,11 +156,15 @@ func (t WidthTable) Sigma(s *Summary, m Metric) float64 {
 		sum += v * v
 		n++
 	}
-	if n == 0 {
-		v := t[ClassPrior][m]
-		return v
+	v := t[ClassPrior][m]
+	if n > 0 {
+		v = math.Sqrt(sum / float64(n))
 	}
-	return math.Sqrt(sum / float64(n))
+	if s.ApproxEngine != "" {
+		e := t[ClassApproxEngine][m]
+		v = math.Sqrt(v*v + e*e)
+	}
+	return v
 }
 
 // Interval is a prediction's 80 % interval.

@@ -163,6 +163,10 @@ type Summary struct {
 	// nothing measured; Why says so in words.
 	Unsupported bool   `json:"unsupported_gpu_family,omitempty"`
 	Why         string `json:"why,omitempty"`
+	// ApproxEngine says, when set, that servesim approximates the deployment's engine rather than
+	// expresses it (vLLM V0): its intervals widen by that engine's widths (ClassApproxEngine).
+	// Set by the caller (model/deploy).
+	ApproxEngine string `json:"approximate_engine,omitempty"`
 }
 
 // Summarize is the provenance summary of resolved parameters, the one computation every output
@@ -253,6 +257,9 @@ func (s *Summary) Line() string {
 		}
 	}
 	line := strings.Join(parts, "; ")
+	if s.ApproxEngine != "" {
+		line += "; engine approximated: " + s.ApproxEngine
+	}
 	if s.Unsupported {
 		line = "PRIORS ONLY, " + s.Why + "; " + line
 	}
