@@ -129,5 +129,6 @@
 // With Options.Provenance each case carries its parameters' provenance (param.Summary) and each
 // comparison its 80 % interval (lo_80, hi_80); the report's IntervalReport (intervals.go) counts
 // the measured values inside, per source and metric, with the shipped widths, with prior widths
-// estimated on the whole run (in-sample) and leaving each source out (estimated without it).
+// (from rows of engines servesim expresses) and the approximated engine's widths (from vLLM V0
+// rows) estimated on the whole run (in-sample) and leaving each source out (estimated without it).
 package validate

@@ -70,5 +70,7 @@
 // provenance.go sums a resolved Provenance up by parameter group (Summarize: calibrated,
 // transferred or prior per group the deployment uses); interval.go turns it into 80 % intervals,
 // prediction x/ exp(z_0.9 sigma) with sigma the root mean square of the metric's groups' class
-// widths (Widths: sigma_<class>_<metric>, each with its unit, bounds, meaning and source).
+// widths (Widths: sigma_<class>_<metric>, each with its unit, bounds, meaning and source); a
+// deployment of an engine servesim approximates (Summary.ApproxEngine: vLLM V0) adds
+// sigma_v0_engine_<metric> in quadrature.
 package param
