@@ -59,6 +59,10 @@ type Roofline struct {
 	AttnDecodeEff      float64 // fraction of the roofline decode attention kernels reach (attn_decode_eff)
 	IndexerEff         float64 // fraction of the fp8 peak the DSA indexer's scoring reaches (indexer_eff)
 	LinearAttnEff      float64 // fraction of the bf16 peak the chunked linear-attention scan reaches (linear_attn_eff)
+	// SparsePrefillOnce: the sparse-MLA prefill kernel reads the cache its queries touch about
+	// once (FlashMLA's sparse prefill), rather than one latent per selected token
+	// (deploy.Deployment.SparsePrefillKernel).
+	SparsePrefillOnce bool
 }
 
 // Attention is the time of an attention kernel doing flops bf16 FLOPs and reading bytes: the

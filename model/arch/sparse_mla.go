@@ -116,13 +116,21 @@ func (s SparseMLA) Prepare(tp int, kv DType) LayerCost {
 // Seconds has two parts. Indexer: every query scores all earlier compressed keys, 2 x IH x ID fp8
 // FLOPs each at indexer_eff of the fp8 peak, or reads the keys once, whichever is slower; this is
 // the term that grows with the square of the context in prefill. Attention: absorbed MLA over
-// min(position, top-k) selected tokens, gathered at one latent each, divided by attn_prefill_eff or attn_decode_eff.
+// min(position, top-k) selected tokens, 2 x heads x (2 kv_lora + rope) FLOPs each, divided by
+// attn_prefill_eff or attn_decode_eff, against the latents gathered: one per selected token (a
+// decode query's top-k from its own request's cache; a prefill kernel that gathers per query),
+// or, for a prefill kernel that reads the touched cache about once (r.SparsePrefillOnce), at most
+// the request's cache once.
 func (c *sparseMLACost) Seconds(r *Roofline, start, tokens int, decode bool) Seconds {
 	keys := sumMinPos(start, tokens, 0) / c.compress
 	tIdx := math.Max(c.idxFLOPsPerQK*keys/(r.FP8FLOPS*r.IndexerEff), float64(start+tokens)/c.compress*c.indexKeyBytes/r.BandwidthBytesPerS)
 	sel := sumMinPos(start, tokens, c.topK)
 	flops := 2 * c.heads * sel * (2*c.latent + c.rope)
-	tAtt := r.Attention(flops, sel*c.latentBytesPerToken, decode)
+	bytes := sel * c.latentBytesPerToken
+	if !decode && r.SparsePrefillOnce {
+		bytes = math.Min(bytes, float64(start+tokens)*c.latentBytesPerToken)
+	}
+	tAtt := r.Attention(flops, bytes, decode)
 	return Seconds{Indexer: tIdx, Attention: tAtt}
 }
 

@@ -114,6 +114,7 @@ func New(d *deploy.Deployment, p param.Values) *Model {
 	c.attn = attnFor(d.Model, c.tp, e.KVDType())
 	c.roof = arch.Roofline{BandwidthBytesPerS: c.kern.BandwidthBytesPerS(), BF16FLOPS: g.PeakFLOPS(arch.BF16), FP8FLOPS: g.PeakFLOPS(arch.FP8),
 		AttnPrefillEff: p[param.AttnPrefillEff], AttnDecodeEff: p[param.AttnDecodeEff], IndexerEff: p[param.IndexerEff], LinearAttnEff: p[param.LinearAttnEff]}
+	c.roof.SparsePrefillOnce, _ = d.SparsePrefillKernel()
 	if c.roof.FP8FLOPS == 0 {
 		// No fp8 tensor cores: the indexer's fp8 scoring runs at the bf16 rate.
 		c.roof.FP8FLOPS = c.roof.BF16FLOPS

@@ -160,3 +160,29 @@ func TestProvenanceApproxEngine(t *testing.T) {
 		t.Errorf("engine sglang 0.7.3 marked as vLLM V0: %q", s.ApproxEngine)
 	}
 }
+
+// TestSparsePrefillKernel: FlashMLA's read-once sparse prefill on Hopper and Blackwell datacenter
+// GPUs, the per-query gather on the seed's RTX PRO 6000 (sm120) and on MI300X; a named backend
+// decides over the GPU.
+func TestSparsePrefillKernel(t *testing.T) {
+	d := seedDeployment(t)
+	cat := hardware.BuiltinCatalog()
+	for _, c := range []struct {
+		gpu, backend string
+		want         bool
+	}{
+		{"H200-SXM", "", true}, {"H100-SXM", "", true}, {"B200", "", true},
+		{"rtx-pro-6000", "", false}, {"MI300X", "", false},
+		{"H200-SXM", "FLASHINFER_MLA_SPARSE_SM120", false}, {"rtx-pro-6000", "FLASHMLA_SPARSE", true},
+	} {
+		g, err := cat.Find(c.gpu)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := *d
+		x.Hardware.GPU, x.Engine.AttentionBackend = g, c.backend
+		if got, why := x.SparsePrefillKernel(); got != c.want || why == "" {
+			t.Errorf("%s backend %q: read once %v (%s), want %v", c.gpu, c.backend, got, why, c.want)
+		}
+	}
+}

@@ -1,0 +1,36 @@
+package arch
+
+import (
+	"math"
+	"testing"
+)
+
+// TestSparsePrefillGather: a decode entry gathers one latent per selected token whatever the
+// kernel; a prefill chunk does too with a gathering kernel, and with a kernel that reads the
+// touched cache once (FlashMLA's sparse prefill) it is bounded by its FLOPs or by the request's
+// cache read once. GLM-5's attention on one of 8 ranks: 8 query heads, kv_lora 512, rope 64,
+// top-2048, an fp8 cache of 656 bytes per token (DeepSeek-V3.2's fp8_ds_mla layout).
+func TestSparsePrefillGather(t *testing.T) {
+	s := SparseMLA{MLA: MLA{Heads: 64, KVLoraRank: 512, QKRopeDim: 64, QKNopeDim: 192, VHeadDim: 256},
+		IndexHeads: 32, IndexHeadDim: 128, IndexTopK: 2048, IndexCompress: 1}
+	c := s.Prepare(8, FP8).(*sparseMLACost)
+	c.latentBytesPerToken = 656
+	r := Roofline{BandwidthBytesPerS: 4e12, BF16FLOPS: 1e15, FP8FLOPS: 2e15, AttnPrefillEff: 0.5, AttnDecodeEff: 0.8, IndexerEff: 0.5}
+	once := r
+	once.SparsePrefillOnce = true
+	// A chunk of 8192 tokens from position 0: sum of min(position, 2048) over positions 1..8192.
+	sel := 2048.0*2049/2 + 2048.0*(8192-2048)
+	flops := 2 * 8 * sel * (2*512 + 64)
+	gather := sel * 656
+	if got, want := c.Seconds(&r, 0, 8192, false).Attention, math.Max(flops/1e15, gather/4e12)/0.5; math.Abs(got/want-1) > 1e-9 {
+		t.Errorf("gathering prefill: %g s, want %g", got, want)
+	}
+	if got, want := c.Seconds(&once, 0, 8192, false).Attention, math.Max(flops/1e15, 8192*656/4e12)/0.5; math.Abs(got/want-1) > 1e-9 {
+		t.Errorf("read-once prefill: %g s, want %g (compute-bound)", got, want)
+	}
+	// Decode at 100K: 2048 latents gathered per query, with either kernel.
+	a, b := c.Seconds(&r, 100000, 1, true).Attention, c.Seconds(&once, 100000, 1, true).Attention
+	if want := math.Max(2*8*2048*1088/1e15, 2048*656/4e12) / 0.8; math.Abs(a/want-1) > 1e-9 || a != b {
+		t.Errorf("decode: %g and %g s, want both %g", a, b, want)
+	}
+}
