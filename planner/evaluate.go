@@ -185,6 +185,11 @@ func perfOf(m *workload.Metrics) *Perf {
 	if p.TPOTq > 0 {
 		p.UserTokSq = 1000 / p.TPOTq
 	}
+	if p.Overload != nil {
+		// A row that does not keep up with the question's arrivals does not answer it, with or
+		// without objectives.
+		p.Met = false
+	}
 	return p
 }
 

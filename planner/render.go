@@ -420,6 +420,9 @@ func missedText(p *Perf) string {
 		}
 	}
 	if len(parts) == 0 {
+		if p.Overload != nil {
+			return "RATE"
+		}
 		return p.Status
 	}
 	return strings.Join(parts, "+")
@@ -683,7 +686,10 @@ func shortMiss(p *Perf) string {
 		parts = append(parts, fmt.Sprintf("%s %s > %s", checkLabel(c.Name), workload.Latency(c.Value), workload.Latency(c.Limit)))
 	}
 	s := strings.Join(parts, ", ")
-	if s == "" {
+	switch {
+	case s == "" && p.Overload != nil:
+		s = p.Overload.Short()
+	case s == "":
 		s = p.Status
 	}
 	if p.Overload != nil {

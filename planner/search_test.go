@@ -168,3 +168,42 @@ func TestMissesReadable(t *testing.T) {
 	}
 	t.Errorf("no overloaded row in the sweep:\n%s", out)
 }
+
+// TestOverloadedRowMisses: a row whose max-num-seqs cannot keep up with the arrivals (its
+// requests decode fast, the queue grows) does not answer the question, with a TPOT objective alone
+// or with no objective at all: it is missed, says it does not keep up, and ranks after every row
+// that keeps up.
+func TestOverloadedRowMisses(t *testing.T) {
+	for _, slo := range []workload.SLO{{TPOTms: 200}, {}} {
+		q := qwenChat(t, 10, 1, "H100-SXM")
+		q.Workload.SLO = slo
+		q.Space.MaxNumSeqs = []int{1, 256}
+		q.Space.MaxNumBatchedTokens = []int{8192}
+		q.Space.KVCacheDTypes = []string{"fp8"}
+		p, err := Run(q, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lastMet, firstOver := 0, 0
+		for i := range p.Results {
+			r := &p.Results[i]
+			if r.Perf == nil {
+				continue
+			}
+			switch {
+			case r.Perf.Overload != nil:
+				if r.Status != "missed" || r.Perf.Met || !strings.Contains(shortMiss(r.Perf), "does not keep up") {
+					t.Errorf("%+v: overloaded row %d: status %q, met %v, answer %q", slo, r.Index, r.Status, r.Perf.Met, shortMiss(r.Perf))
+				}
+				if firstOver == 0 || r.Rank < firstOver {
+					firstOver = r.Rank
+				}
+			case r.Status == "ok":
+				lastMet = max(lastMet, r.Rank)
+			}
+		}
+		if firstOver == 0 || lastMet == 0 || firstOver < lastMet {
+			t.Errorf("%+v: ranks: last row that keeps up %d, first overloaded row %d: want both, overloaded after", slo, lastMet, firstOver)
+		}
+	}
+}

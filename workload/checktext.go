@@ -95,6 +95,9 @@ func MissText(checks []Check, o *Overload) string {
 		}
 	}
 	if len(parts) == 0 {
+		if o != nil {
+			return fmt.Sprintf("%s; binds: %s", o.Short(), o.Binds)
+		}
 		return ""
 	}
 	s := strings.Join(parts, "; ")

@@ -110,7 +110,8 @@
 // (buckets at most 0.8 % wide). KV
 // usage is the fraction of blocks referenced by requests, sampled on a fixed simulated-time grid.
 // Goodput counts requests meeting every SLO limit individually; the SLO verdict compares the
-// quantile of each metric with its limit (per-user tok/s: 1000 / TPOT at the quantile).
+// quantile of each metric with its limit (per-user tok/s: 1000 / TPOT at the quantile), and an
+// overloaded run (arrivals outran the server: Overload) misses it whatever its latencies.
 //
 // # Sources
 //

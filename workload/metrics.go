@@ -280,6 +280,11 @@ func summarise(s *Spec, seed uint64, parts []part, replicas int) *Metrics {
 		if allOut > 0 {
 			g.OutputTokS = m.OutputTokS * float64(goodOut) / float64(allOut)
 		}
+		if m.Overload != nil {
+			// The objectives hold for the offered load or not at all: a run whose arrivals
+			// outran the server misses them, whatever the latencies of the requests it served.
+			g.Met = false
+		}
 		m.Goodput = g
 	}
 	return m

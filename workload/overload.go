@@ -132,6 +132,11 @@ func (w *overloadWatch) overload(completed int, lastDoneS float64, preemptions i
 	return o
 }
 
+// Short says it in a few words for tables: "does not keep up: 2.11 of 9.98 req/s served".
+func (o *Overload) Short() string {
+	return fmt.Sprintf("does not keep up: %s of %s req/s served", rate3(o.ServedReqS), rate3(o.ArrivalReqS))
+}
+
 // rate3 writes a rate with 3 significant digits, thousands separated from 1,000 on.
 func rate3(v float64) string {
 	if v >= 1000 {

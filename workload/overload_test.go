@@ -76,3 +76,39 @@ func serverWith(t *testing.T, maxNumSeqs int) *sim.Server {
 	}
 	return srv
 }
+
+// TestOverloadMissesObjectives: objectives hold for the offered load. An open loop the server
+// cannot keep up with misses its SLO even when the requests it served meet every latency limit
+// (a loose TPOT objective: only the queue grows), and says why; the same objective at a load it
+// keeps up with is met.
+func TestOverloadMissesObjectives(t *testing.T) {
+	srv, _ := seedServer(t)
+	open := func(rate float64, n int) *Spec {
+		return &Spec{Name: "o", Kind: KindOpen, Open: Open{Process: "poisson", RatePerS: rate, Requests: n},
+			Lengths: Lengths{InputTokens: 1024, OutputTokens: 256}, SLO: SLO{TPOTms: 10_000}}
+	}
+	m, err := Run(srv, open(1000, 2000), Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Overload == nil || m.Goodput == nil || m.Goodput.Met || !m.Goodput.Checks[0].Met {
+		t.Fatalf("overloaded run: overload %+v, goodput %+v: want every check met and the SLO missed", m.Overload, m.Goodput)
+	}
+	if s := MissText(m.Goodput.Checks, m.Overload); !strings.Contains(s, "does not keep up") || !strings.Contains(s, "max-num-seqs") {
+		t.Errorf("miss text %q: want the rates and the limit that binds", s)
+	}
+	var b bytes.Buffer
+	if err := WriteTable(&b, m); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "SLO          MISSED") || !strings.Contains(b.String(), "does not keep up:") {
+		t.Errorf("table:\n%s", b.String())
+	}
+	ok, err := Run(srv, open(2, 200), Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok.Overload != nil || ok.Goodput == nil || !ok.Goodput.Met {
+		t.Errorf("2 req/s: overload %+v, goodput %+v: want the SLO met", ok.Overload, ok.Goodput)
+	}
+}

@@ -179,7 +179,7 @@ func WriteTable(w io.Writer, m *Metrics) error {
 			p("\n  %s", c.Text())
 		}
 		if !g.Met && m.Overload != nil {
-			p("\n  binds: %s", m.Overload.Binds)
+			p("\n  %s; binds: %s", m.Overload.Short(), m.Overload.Binds)
 		}
 		p("\nGoodput      %.3g req/s, %s output tok/s (%.1f%% of requests meet every objective)\n", g.RequestsPerS, fmtRate(g.OutputTokS), 100*g.Fraction)
 	}
