@@ -36,9 +36,9 @@ func (p *Plan) Charts() []plots.Chart {
 	if len(pts) == 0 {
 		return nil
 	}
-	caption := "Each point is the best configuration of a hardware layout (GPU kind, count, TP, DP, EP): its price against the output throughput of the requests that meet every objective. Filled points meet the objectives at their quantile, rings miss one. The dashed step line is the frontier: the cheapest price that serves at least that throughput."
+	caption := "Each point is the best configuration of a hardware layout (GPU kind, count, TP, DP, EP): its price against the output throughput of the requests that meet every objective. Filled points meet the objectives at their quantile, rings miss one or do not keep up with the arrivals. The dashed step line is the frontier: the cheapest price that serves at least that throughput."
 	if !slo {
-		caption = "Each point is the best configuration of a hardware layout: its price against its output throughput (no objectives were given). The dashed step line is the frontier: the cheapest price that serves at least that throughput."
+		caption = "Each point is the best configuration of a hardware layout: its price against its output throughput (no objectives were given). Filled points keep up with the arrivals, rings do not. The dashed step line is the frontier: the cheapest price that serves at least that throughput."
 	}
 	w := p.Question.WorkloadDesc
 	if wl := p.Question.Workload; wl != nil && wl.Name != "" {
