@@ -254,7 +254,14 @@ func (q *Question) checkModelLen() error {
 		return fmt.Errorf("max-model-len %d: model %s allows at most %d%s; vLLM refuses more unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1", mml, q.ModelRef, lim, rule)
 	}
 	if need := q.Workload.MaxRequestTokens(); need > lim {
-		return fmt.Errorf("the workload's longest request needs %d tokens (prompt, output and margin), more than the max_model_len %d model %s allows%s: vLLM would refuse it", need, lim, q.ModelRef, rule)
+		hint := ""
+		if w := q.Workload; w.Kind == workload.KindBench {
+			p := w.Bench.Protocol()
+			if room := p.Room(lim, p.MaxOutput); room > 0 {
+				hint = fmt.Sprintf("; the longest context that fits with %d output tokens is %d tokens (--context %d), what llm-inference-bench sends in that column against this server", p.MaxOutput, room, room)
+			}
+		}
+		return fmt.Errorf("the workload's longest request needs %d tokens (prompt, output and margin), more than the max_model_len %d model %s allows%s: vLLM would refuse it%s", need, lim, q.ModelRef, rule, hint)
 	}
 	return nil
 }

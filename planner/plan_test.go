@@ -241,3 +241,30 @@ func TestRender(t *testing.T) {
 		}
 	}
 }
+
+// TestContextTooLongSuggests: a bench context that does not fit the model's length with the
+// output is refused as vLLM would refuse it, naming the longest context that fits (the model's
+// length less the output and the protocol's margin), which the planner then accepts. Qwen3-30B-A3B
+// allows 40,960 tokens (max_position_embeddings).
+func TestContextTooLongSuggests(t *testing.T) {
+	r := seedResolved(t)
+	p := r.Scenario.Protocol
+	room := 40960 - p.MaxOutput - p.MarginTokens
+	for _, c := range []struct {
+		ctx  int
+		want string
+	}{{40960, fmt.Sprintf("--context %d", room)}, {room, ""}} {
+		q := qwenChat(t, 1, 1, "H100-SXM")
+		if q.Model.MaxModelLen != 40960 {
+			t.Fatalf("Qwen3-30B-A3B max_model_len %d, want 40960", q.Model.MaxModelLen)
+		}
+		q.Workload = &workload.Spec{Name: "q", Kind: workload.KindBench, Bench: workload.BenchFromProtocol(&p, fmt.Sprint(c.ctx), 1)}
+		err := q.validate()
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("context %d: %v; want it accepted", c.ctx, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("context %d: %v; want a refusal suggesting %s", c.ctx, err, c.want)
+		}
+	}
+}
