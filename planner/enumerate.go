@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"github.com/servesim/servesim/matrix"
 	"slices"
 	"strconv"
 	"strings"
@@ -207,10 +208,26 @@ func (q *Question) maxModelLen() int {
 func (q *Question) needModelLen() int {
 	n := q.Workload.MaxRequestTokens()
 	r := (n + 1023) / 1024 * 1024
-	if lim := q.Model.MaxModelLen; lim > 0 && n <= lim && r > lim {
+	if lim := q.Model.MaxModelLen; lim > 0 && (n <= lim || q.benchTrimsTo(lim)) && r > lim {
 		r = lim
 	}
 	return r
+}
+
+// benchTrimsTo reports whether the workload is a bench cell whose context the benchmark trims to
+// fit max_model_len mml (a context a little above the room).
+func (q *Question) benchTrimsTo(mml int) bool {
+	w := q.Workload
+	if w == nil || w.Kind != workload.KindBench {
+		return false
+	}
+	n, err := matrix.ParseContext(w.Bench.Context)
+	if err != nil {
+		return false
+	}
+	p := w.Bench.Protocol()
+	_, ok := p.Fit(n, mml, p.MaxOutput)
+	return ok
 }
 
 // rowSpec is what a row's flags are built from; a Question and a plan's QuestionInfo both give it.
@@ -412,6 +429,9 @@ func anyPositive(v []int) bool {
 func (q *Question) enumerate() ([]candidate, []string) {
 	var out []candidate
 	notes := append([]string(nil), q.Notes...)
+	if n := q.contextNote(); n != "" {
+		notes = append(notes, n)
+	}
 	if q.Drafter == nil && anyPositive(q.Space.SpecTokens) && deploy.NeedsDrafter(q.baseSpecMethod()) {
 		notes = append(notes, fmt.Sprintf("speculative decoding with %s not swept: no drafter description for %s (give --drafter NAME|FILE); mtp is, when the checkpoint has MTP layers", q.baseSpecMethod(), q.ModelRef))
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/servesim/servesim/matrix"
 	"io"
 	"math"
 	"sort"
@@ -255,15 +256,41 @@ func (q *Question) checkModelLen() error {
 	}
 	if need := q.Workload.MaxRequestTokens(); need > lim {
 		hint := ""
+		if q.benchTrimsTo(lim) {
+			// The benchmark trims a context a little above the room to the room; the rows
+			// simulate it so (Protocol.FitContext with each row's max_model_len).
+			return nil
+		}
 		if w := q.Workload; w.Kind == workload.KindBench {
 			p := w.Bench.Protocol()
 			if room := p.Room(lim, p.MaxOutput); room > 0 {
-				hint = fmt.Sprintf("; the longest context that fits with %d output tokens is %d tokens (--context %d), what llm-inference-bench sends in that column against this server", p.MaxOutput, room, room)
+				hint = fmt.Sprintf("; the longest context that fits with %d output tokens is %d tokens (--context %d)", p.MaxOutput, room, room)
 			}
 		}
 		return fmt.Errorf("the workload's longest request needs %d tokens (prompt, output and margin), more than the max_model_len %d model %s allows%s: vLLM would refuse it%s", need, lim, q.ModelRef, rule, hint)
 	}
 	return nil
+}
+
+// contextNote says how the bench cell's context is fitted when the benchmark trims it ("" when it
+// fits as given).
+func (q *Question) contextNote() string {
+	w := q.Workload
+	if w == nil || w.Kind != workload.KindBench {
+		return ""
+	}
+	p := w.Bench.Protocol()
+	n, err := matrix.ParseContext(w.Bench.Context)
+	mml := q.maxModelLen()
+	if err != nil || mml <= 0 {
+		return ""
+	}
+	t, ok := p.Fit(n, mml, p.MaxOutput)
+	if !ok || t == n {
+		return ""
+	}
+	return fmt.Sprintf("context %s trimmed to %d tokens for every row, as llm-inference-bench trims a context up to %.0f%% above the room (max_model_len %d - %d output - %d margin)",
+		w.Bench.Context, t, 100*p.TrimSlack, mml, p.MaxOutput, p.MarginTokens)
 }
 
 // Run answers the question: it enumerates the sweep (or its shard), prunes what cannot load,
