@@ -52,10 +52,11 @@ type Resolved struct {
 	// Given is the scenario as it was given.
 	Given *Scenario
 	// Defaults are the engine settings left to vLLM, with their rules; ModelFrom and DrafterFrom
-	// say where the model descriptions were found; Notes are remarks for the user.
+	// say where the model descriptions were found; Notes are remarks for the user, ProtocolNotes
+	// those about the benchmark matrix (contexts dropped), for the commands that run it.
 	Defaults               []deploy.Default
 	ModelFrom, DrafterFrom string
-	Notes                  []string
+	Notes, ProtocolNotes   []string
 	Deployment             *deploy.Deployment
 	Params                 param.Values
 	// Provenance says where each parameter's value comes from (prior of the GPU generation,
@@ -94,7 +95,7 @@ func (s *Scenario) Resolve(o ResolveOptions) (*Resolved, error) {
 		return nil, err
 	}
 	return &Resolved{Scenario: b.Resolved, Given: s, Defaults: b.Defaults, ModelFrom: b.ModelFrom, DrafterFrom: b.DrafterFrom,
-		Notes: b.Notes, Deployment: d, Params: c.Params, Provenance: c.Provenance, Summary: c.Summary, Source: c.Source, Calibration: c.Calibration,
+		Notes: b.Notes, ProtocolNotes: b.ProtocolNotes, Deployment: d, Params: c.Params, Provenance: c.Provenance, Summary: c.Summary, Source: c.Source, Calibration: c.Calibration,
 		ParamsFrom: c.From, Policy: pol}, nil
 }
 

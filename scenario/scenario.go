@@ -184,8 +184,9 @@ type Built struct {
 	Defaults []deploy.Default
 	// ModelFrom and DrafterFrom say where the descriptions were found.
 	ModelFrom, DrafterFrom string
-	// Notes are remarks for the user (contexts dropped, hardware count derived, ...).
-	Notes []string
+	// Notes are remarks for the user (hardware count derived, ...); ProtocolNotes those about
+	// the benchmark matrix (contexts dropped), for the commands that run it.
+	Notes, ProtocolNotes []string
 	// Resolved is the scenario with every engine flag given, the hardware count set and the
 	// protocol's default contexts fitted to max_model_len: what `servesim config` prints.
 	Resolved *Scenario
@@ -280,7 +281,7 @@ func (s *Scenario) Build() (*Built, error) {
 		r.Name = fmt.Sprintf("%s on %d x %s, vLLM %s", a.Name, count, gpu.Name, e.Version)
 	}
 	if s.fitContexts {
-		r.Protocol, b.Notes = fitProtocol(s.Protocol, e.MaxModelLen, b.Notes)
+		r.Protocol, b.ProtocolNotes = fitProtocol(s.Protocol, e.MaxModelLen, b.ProtocolNotes)
 	}
 	r.fitContexts = false
 	b.Resolved = &r

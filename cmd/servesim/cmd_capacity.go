@@ -18,7 +18,7 @@ from total x gpu_memory_utilization; the rest is cut into blocks of the unified 
 (hybrid models raise the attention block until a page holds a recurrent-state page). The
 reported kv_cache_size_tokens is what the benchmark's Over-capacity rule uses.`,
 		Setup: func(fs *pflag.FlagSet, e *env) func([]string) error {
-			var sf scenarioFlags
+			sf := scenarioFlags{matrix: true}
 			sf.register(fs)
 			var out outFlag
 			out.register(fs, "the report")
@@ -29,7 +29,7 @@ reported kv_cache_size_tokens is what the benchmark's Over-capacity rule uses.`,
 				if err := out.check(); err != nil {
 					return err
 				}
-				r, srv, err := sf.loadServer(e.stderr)
+				r, srv, err := sf.loadServer(e.stderr, e.info())
 				if err != nil {
 					return err
 				}

@@ -19,7 +19,7 @@ func configCmd() *command {
 and the parameters the simulation would use, each with its unit, bounds and meaning. Loading a
 file is strict: an unknown key is an error naming it.`,
 		Setup: func(fs *pflag.FlagSet, e *env) func([]string) error {
-			var sf scenarioFlags
+			sf := scenarioFlags{matrix: true}
 			sf.register(fs)
 			var out outFlag
 			out.register(fs, "the scenario")
@@ -30,7 +30,7 @@ file is strict: an unknown key is an error naming it.`,
 				if err := out.check(); err != nil {
 					return err
 				}
-				r, err := sf.load(e.stderr)
+				r, err := sf.load(e.stderr, e.info())
 				if err != nil {
 					return err
 				}
@@ -69,7 +69,7 @@ Example:
       vllm serve nvidia/GLM-5.3-Flash-NVFP4 --tensor-parallel-size 4 --enable-expert-parallel \
       --max-model-len 1048576 --kv-cache-dtype fp8`,
 		Setup: func(fs *pflag.FlagSet, e *env) func([]string) error {
-			var sf scenarioFlags
+			sf := scenarioFlags{matrix: true}
 			sf.register(fs)
 			var out outFlag
 			out.register(fs, "the scenario")

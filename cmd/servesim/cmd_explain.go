@@ -41,7 +41,7 @@ Example:
 				if err := out.check(); err != nil {
 					return err
 				}
-				r, srv, err := sf.loadServer(e.stderr)
+				r, srv, err := sf.loadServer(e.stderr, e.info())
 				if err != nil {
 					return err
 				}

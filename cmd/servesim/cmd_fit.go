@@ -58,7 +58,7 @@ held-out with full workloads and validate's scoring, and check issue 14's accept
   servesim fit shared/validation/cases/*.csv
   servesim fit --cv loso shared/validation/cases/*.csv`,
 		Setup: func(fs *pflag.FlagSet, e *env) func([]string) error {
-			var sf scenarioFlags
+			sf := scenarioFlags{matrix: true}
 			sf.register(fs)
 			measured := fs.StringArray("measured", nil, "measured matrix `file` (default: the embedded seed for the seed scenario), or vllm bench serve --save-result JSON files (repeat the flag)")
 			var bf benchFlags
@@ -152,7 +152,7 @@ held-out with full workloads and validate's scoring, and check issue 14's accept
 					set := &calibration.Settings{Method: "lm", MaxIter: *maxIter, Workers: *workers, Seed: *fitSeed, Weights: &wts}
 					return fitMulti(e, &sf, &mf, &bf, fs, args, cvMode, set, wts, *measured, *exclude, fs.Changed("exclude"), *reportOut)
 				}
-				r, err := sf.load(e.stderr)
+				r, err := sf.load(e.stderr, e.info())
 				if err != nil {
 					return err
 				}

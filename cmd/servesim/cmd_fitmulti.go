@@ -209,7 +209,7 @@ func fitMulti(e *env, sf *scenarioFlags, mf *multiFlags, bf *benchFlags, fs *pfl
 		}
 		d.rows = append(d.rows, rs...)
 	}
-	r, err := sf.load(e.stderr)
+	r, err := sf.load(e.stderr, e.info())
 	if err != nil {
 		return err
 	}

@@ -37,7 +37,7 @@ fields blank where there is no measurement.
 [...], "only_measured": [...]}; the predicted matrix's info.intervals_80 gives the provenance and
 each metric's interval factor; --measured reads such a file as its predicted matrix.`,
 		Setup: func(fs *pflag.FlagSet, e *env) func([]string) error {
-			var sf scenarioFlags
+			sf := scenarioFlags{matrix: true}
 			sf.register(fs)
 			var format formatFlag[matrixResult]
 			format.register(fs, matrixFormats())
@@ -58,7 +58,7 @@ each metric's interval factor; --measured reads such a file as its predicted mat
 				if *compare && format.value != "csv" {
 					return usagef("--compare: only with --format csv (the other formats compare whenever there are measurements)")
 				}
-				r, err := sf.load(e.stderr)
+				r, err := sf.load(e.stderr, e.info())
 				if err != nil {
 					return err
 				}

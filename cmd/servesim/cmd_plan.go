@@ -361,7 +361,7 @@ Example:
 					}
 				}
 
-				r, err := sf.load(e.stderr)
+				r, err := sf.load(e.stderr, e.info())
 				if err != nil {
 					return err
 				}

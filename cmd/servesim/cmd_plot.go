@@ -125,6 +125,7 @@ type figureFlags struct {
 }
 
 func (f *figureFlags) register(fs *pflag.FlagSet) {
+	f.sf.matrix = true
 	f.sf.register(fs)
 	fs.StringVar(&f.measured, "measured", "", "measured matrix `file` to compare with (default: the embedded seed for the seed scenario; 'none' to skip)")
 	fs.StringVar(&f.explain, "explain", "", "cells whose step time to split into terms, as `CTX:C,...` (e.g. 8K:1,8K:32,128K:16); default: a few across the matrix; 'none' to skip")
@@ -156,7 +157,7 @@ func (f *figureFlags) check() error {
 // simulate resolves the scenario, loads the measurements and runs the figure pipeline
 // (report.Simulate).
 func (f *figureFlags) simulate(e *env) (*report.Input, error) {
-	r, err := f.sf.load(e.stderr)
+	r, err := f.sf.load(e.stderr, e.info())
 	if err != nil {
 		return nil, err
 	}

@@ -207,7 +207,7 @@ Example:
 				if err := wo.apply(fs, spec); err != nil {
 					return err
 				}
-				r, srv, err := sf.loadServer(e.stderr)
+				r, srv, err := sf.loadServer(e.stderr, e.info())
 				if err != nil {
 					return err
 				}

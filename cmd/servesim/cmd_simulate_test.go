@@ -86,3 +86,23 @@ func TestWorkloadExample(t *testing.T) {
 		}
 	}
 }
+
+// TestNotesWhereTheyBelong: the note that the benchmark matrix stops below the default contexts
+// comes with the commands that run the matrix, not with simulate; --quiet drops notes, not the
+// result.
+func TestNotesWhereTheyBelong(t *testing.T) {
+	const cmd = "vllm serve meta-llama/Llama-3.1-8B-Instruct"
+	const stops = "the matrix stops at 128K"
+	code, _, stderr := runCLI("capacity", "--gpu", "H100", "--vllm-cmd", cmd)
+	if code != 0 || !strings.Contains(stderr, stops) {
+		t.Errorf("capacity: code %d, stderr %q: want the note %q", code, stderr, stops)
+	}
+	code, out, stderr := runCLI("simulate", "--gpu", "H100", "--vllm-cmd", cmd, "--workload", "chat", "--requests", "20")
+	if code != 0 || strings.Contains(stderr, stops) || !strings.Contains(stderr, "note: hardware.count 1") || !strings.Contains(out, "Throughput") {
+		t.Errorf("simulate: code %d, stderr %q: want the hardware note, not the matrix's", code, stderr)
+	}
+	code, out, stderr = runCLI("simulate", "-q", "--gpu", "H100", "--vllm-cmd", cmd, "--workload", "chat", "--requests", "20")
+	if code != 0 || strings.Contains(stderr, "note:") || !strings.Contains(out, "Throughput") {
+		t.Errorf("simulate -q: code %d, stderr %q: want no notes and the result", code, stderr)
+	}
+}

@@ -180,7 +180,7 @@ func prepareResults(e *env, sf *scenarioFlags, bf *benchFlags, fs *pflag.FlagSet
 			}
 			f.vllmWords = []string{"vllm", "serve", res.ModelID}
 		}
-		r, srv, err := f.loadServer(e.stderr)
+		r, srv, err := f.loadServer(e.stderr, e.info())
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", p, err)
 		}

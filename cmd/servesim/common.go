@@ -32,6 +32,9 @@ type scenarioFlags struct {
 	// context).
 	readyTimeoutS secondsFlag
 	stepByStep    bool
+	// matrix is set by the commands that run the benchmark matrix: they also print the notes
+	// about its protocol (contexts that do not fit max_model_len).
+	matrix bool
 	// vllmWords, when set, is a launch command already split into words (import's positional
 	// arguments); it takes the place of --vllm-cmd.
 	vllmWords []string
@@ -176,9 +179,9 @@ func (f *scenarioFlags) scenario(stderr io.Writer) (*scenario.Scenario, error) {
 	return s, nil
 }
 
-// load resolves the scenario, printing notes to stderr. Every command that reads a scenario goes
-// through it.
-func (f *scenarioFlags) load(stderr io.Writer) (*scenario.Resolved, error) {
+// load resolves the scenario, printing warnings to stderr and notes to info (stderr, or nothing
+// with --quiet). Every command that reads a scenario goes through it.
+func (f *scenarioFlags) load(stderr, info io.Writer) (*scenario.Resolved, error) {
 	s, err := f.scenario(stderr)
 	if err != nil {
 		return nil, err
@@ -188,14 +191,19 @@ func (f *scenarioFlags) load(stderr io.Writer) (*scenario.Resolved, error) {
 		return nil, err
 	}
 	for _, n := range r.Notes {
-		fmt.Fprintln(stderr, "note: "+n)
+		fmt.Fprintln(info, "note: "+n)
+	}
+	if f.matrix {
+		for _, n := range r.ProtocolNotes {
+			fmt.Fprintln(info, "note: "+n)
+		}
 	}
 	return r, nil
 }
 
 // loadServer resolves the scenario and builds its simulated server.
-func (f *scenarioFlags) loadServer(stderr io.Writer) (*scenario.Resolved, *sim.Server, error) {
-	r, err := f.load(stderr)
+func (f *scenarioFlags) loadServer(stderr, info io.Writer) (*scenario.Resolved, *sim.Server, error) {
+	r, err := f.load(stderr, info)
 	if err != nil {
 		return nil, nil, err
 	}
