@@ -26,17 +26,20 @@ type namedInterval struct {
 	param.Interval
 }
 
-// workloadIntervals are a workload run's intervals: output tok/s, TPOT, TTFT and E2E at the
-// median, and the per-user tok/s.
+// workloadIntervals are a workload run's intervals: output tok/s (not for an open loop or trace
+// that keeps up: the arrivals set it), TPOT, TTFT and E2E at the median, and the per-user tok/s.
 func workloadIntervals(s *param.Summary, m *workload.Metrics) []namedInterval {
 	var out []namedInterval
+	// The arrivals set an open loop's or a trace's throughput while the server keeps up: no
+	// interval around it (whether it keeps up is the question, answered by Overload).
+	arrivals := (m.Kind == workload.KindOpen || m.Kind == workload.KindTrace) && m.Overload == nil
 	for _, x := range []struct {
 		name string
 		m    param.Metric
 		v    float64
 	}{{"output_tok_s", param.MetricThroughput, m.OutputTokS}, {"tpot_ms_p50", param.MetricTPOT, m.TPOT.P50},
 		{"ttft_ms_p50", param.MetricTTFT, m.TTFT.P50}, {"e2e_ms_p50", param.MetricE2E, m.E2E.P50}, {"user_tok_s", param.MetricTPOT, m.UserTokS}} {
-		if math.IsNaN(x.v) || math.IsInf(x.v, 0) || x.v <= 0 {
+		if math.IsNaN(x.v) || math.IsInf(x.v, 0) || x.v <= 0 || (arrivals && x.m == param.MetricThroughput) {
 			continue
 		}
 		out = append(out, namedInterval{x.name, s.Interval80(x.m, x.v)})

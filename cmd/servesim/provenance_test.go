@@ -57,3 +57,20 @@ func TestSimulateIntervals(t *testing.T) {
 		t.Errorf("matrix csv header: exit %d %s\n%s", code, errs, first)
 	}
 }
+
+// TestOpenLoopThroughputNoInterval: an open loop the server keeps up with has its throughput set
+// by the arrivals, so simulate gives it no interval; a closed loop's throughput has one.
+func TestOpenLoopThroughputNoInterval(t *testing.T) {
+	for _, c := range []struct {
+		workload string
+		want     bool
+	}{{"chat", false}, {"1k1k", true}} {
+		code, out, errs := runCLI("simulate", "-q", "--workload", c.workload, "--requests", "64", "--vllm-cmd", "vllm serve meta-llama/Llama-3.1-8B-Instruct", "--gpu", "H100-SXM")
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", c.workload, code, errs)
+		}
+		if got := strings.Contains(out, "80% interval output_tok_s"); got != c.want || !strings.Contains(out, "tpot_ms_p50") {
+			t.Errorf("%s: throughput interval shown %v, want %v:\n%s", c.workload, got, c.want, out)
+		}
+	}
+}
