@@ -76,6 +76,9 @@ type scoredPoint struct {
 	meas   float64
 }
 
+// scoredPoints are the primary, scored comparisons of absolute-scored cases with a provenance,
+// less the output tok/s of open-loop rows that keep up (measured and predicted): the arrival
+// rate sets it, so no interval is given for it (as simulate gives none) and it tests none.
 func scoredPoints(cases []CaseReport) []scoredPoint {
 	var out []scoredPoint
 	for i := range cases {
@@ -83,8 +86,9 @@ func scoredPoints(cases []CaseReport) []scoredPoint {
 		if !c.Expressed || c.Scoring != Absolute || c.Provenance == nil {
 			continue
 		}
+		keepsUp := c.Overload != nil && !c.Overload.Measured && !c.Overload.Predicted
 		for _, cmp := range c.Comparisons {
-			if !cmp.Primary || !cmp.Scored || !usable(cmp.Predicted) || !usable(cmp.Measured) {
+			if !cmp.Primary || !cmp.Scored || !usable(cmp.Predicted) || !usable(cmp.Measured) || (keepsUp && cmp.Family == FamOutput) {
 				continue
 			}
 			out = append(out, scoredPoint{source: c.Source, family: cmp.Family, logErr: math.Log(cmp.Measured / cmp.Predicted),
