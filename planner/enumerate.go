@@ -217,17 +217,24 @@ func (q *Question) needModelLen() int {
 // benchTrimsTo reports whether the workload is a bench cell whose context the benchmark trims to
 // fit max_model_len mml (a context a little above the room).
 func (q *Question) benchTrimsTo(mml int) bool {
+	_, _, ok := q.benchFit(mml)
+	return ok
+}
+
+// benchFit is the bench cell's context fitted to max_model_len mml as the benchmark fits it: its
+// nominal tokens, the tokens sent, and whether it fits (false for another workload).
+func (q *Question) benchFit(mml int) (nominal, tokens int, ok bool) {
 	w := q.Workload
-	if w == nil || w.Kind != workload.KindBench {
-		return false
+	if w == nil || w.Kind != workload.KindBench || mml <= 0 {
+		return 0, 0, false
 	}
 	n, err := matrix.ParseContext(w.Bench.Context)
 	if err != nil {
-		return false
+		return 0, 0, false
 	}
 	p := w.Bench.Protocol()
-	_, ok := p.Fit(n, mml, p.MaxOutput)
-	return ok
+	t, ok := p.Fit(n, mml, p.MaxOutput)
+	return n, t, ok
 }
 
 // rowSpec is what a row's flags are built from; a Question and a plan's QuestionInfo both give it.

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"github.com/servesim/servesim/matrix"
 	"io"
 	"math"
 	"sort"
@@ -275,22 +274,14 @@ func (q *Question) checkModelLen() error {
 // contextNote says how the bench cell's context is fitted when the benchmark trims it ("" when it
 // fits as given).
 func (q *Question) contextNote() string {
-	w := q.Workload
-	if w == nil || w.Kind != workload.KindBench {
-		return ""
-	}
-	p := w.Bench.Protocol()
-	n, err := matrix.ParseContext(w.Bench.Context)
 	mml := q.maxModelLen()
-	if err != nil || mml <= 0 {
-		return ""
-	}
-	t, ok := p.Fit(n, mml, p.MaxOutput)
+	n, t, ok := q.benchFit(mml)
 	if !ok || t == n {
 		return ""
 	}
+	p := q.Workload.Bench.Protocol()
 	return fmt.Sprintf("context %s trimmed to %d tokens for every row, as llm-inference-bench trims a context up to %.0f%% above the room (max_model_len %d - %d output - %d margin)",
-		w.Bench.Context, t, 100*p.TrimSlack, mml, p.MaxOutput, p.MarginTokens)
+		q.Workload.Bench.Context, t, 100*p.TrimSlack, mml, p.MaxOutput, p.MarginTokens)
 }
 
 // Run answers the question: it enumerates the sweep (or its shard), prunes what cannot load,
