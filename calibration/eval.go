@@ -34,11 +34,15 @@ type Weights struct {
 	Prior float64
 }
 
-// DefaultWeights counts decode total throughput 1.5 times and per-request throughput once; the few prefill rows (the only clean measurement
-// of prefill speed) twice; decode-cell TTFT, which mixes cache hits, queueing and the frontend,
-// half; and a wrong status like a 100 % error. Errors above about 10 % count linearly (soft L1).
+// DefaultWeights counts decode total throughput 1.5 times and per-request throughput once; the
+// few prefill rows (the only clean measurement of prefill speed: 8 rows against 64 decode cells
+// of four metrics each) four times, so that their shape against context is fitted and not
+// traded for a fraction of a percent on the decode cells (at 2 the seed's 8 judged rows fitted
+// to 4.0 % MAPE, at 4 to 2.3 %, with decode per-request and TBT MAPE 3.5 -> 3.2 and 3.3 %);
+// decode-cell TTFT, which mixes cache hits, queueing and the frontend, half; and a wrong status
+// like a 100 % error. Errors above about 10 % count linearly (soft L1).
 func DefaultWeights() Weights {
-	return Weights{DecodeTotal: 1.5, PerRequest: 1, TBT: 0.25, TTFT: 0.5, Prefill: 2, PrefillTTFT: 1, Status: 1, RobustScale: 0.1, Prior: 0.15}
+	return Weights{DecodeTotal: 1.5, PerRequest: 1, TBT: 0.25, TTFT: 0.5, Prefill: 4, PrefillTTFT: 1, Status: 1, RobustScale: 0.1, Prior: 0.15}
 }
 
 // slotsPerCell is the residual count per training cell (fixed, so Jacobians line up).

@@ -173,7 +173,7 @@ func defaultFree(d *deploy.Deployment, kvTokens int, samePrompt bool) []param.ID
 		}
 	}
 	if d.Engine.Speculative.Enabled() {
-		free = append(free, param.AcceptTau, param.AcceptDecay, param.AcceptLateRatio, param.AcceptSwitchTokens)
+		free = append(free, param.AcceptTau, param.AcceptDecay, param.AcceptLateRatio, param.AcceptSwitchTokens, param.AcceptOpenRatio, param.AcceptOpenTokens)
 	}
 	return free
 }
@@ -357,6 +357,12 @@ func Fit(p *Problem, s *Settings) (*Result, error) {
 		if k > 0 {
 			for _, i := range stepIdx {
 				u[i] += rng.NormFloat64() * 0.8
+			}
+			// A scanned parameter's grid value chosen at the start may not matter there (a
+			// switch position while its ratio is 1): later starts draw it from the grid.
+			for _, j := range scanIdx {
+				t := (float64(rng.IntN(ScanPoints)) + 0.5) / ScanPoints
+				u[j] = math.Log(t / (1 - t))
 			}
 		}
 		r, err := optimise(u, scout, fmt.Sprintf("start %d/%d", k+1, st.Starts))

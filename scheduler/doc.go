@@ -47,7 +47,8 @@
 // Kalman and Matias, "Fast Inference from Transformers via Speculative Decoding", ICML 2023).
 // Acceptance may change along an output: a request that has already generated
 // Config.AcceptSwitch tokens draws against Config.LateAcceptCDF instead (the answer after a
-// reasoning model's reasoning part drafts differently).
+// reasoning model's reasoning part drafts differently), and one that has generated fewer than
+// Config.AcceptOpenEnd tokens against Config.OpenAcceptCDF (an output's opening).
 //
 // # Lazy mode
 //

@@ -30,6 +30,10 @@ type Config struct {
 	// reasoning part and its answer); len == SpecTokens.
 	LateAcceptCDF []float64
 	AcceptSwitch  int
+	// OpenAcceptCDF, when set, replaces AcceptCDF (and LateAcceptCDF) for a request that has
+	// generated fewer than AcceptOpenEnd output tokens (an output's opening); len == SpecTokens.
+	OpenAcceptCDF []float64
+	AcceptOpenEnd int
 }
 
 // Entry is one request's share of a step.
@@ -111,6 +115,9 @@ func New(cfg Config, kv *kvcache.Manager, rng *rand.Rand) *Scheduler {
 	}
 	if cfg.LateAcceptCDF != nil && len(cfg.LateAcceptCDF) != cfg.SpecTokens {
 		panic(fmt.Sprintf("scheduler: %d late acceptance rates for %d speculative tokens", len(cfg.LateAcceptCDF), cfg.SpecTokens))
+	}
+	if cfg.OpenAcceptCDF != nil && len(cfg.OpenAcceptCDF) != cfg.SpecTokens {
+		panic(fmt.Sprintf("scheduler: %d opening acceptance rates for %d speculative tokens", len(cfg.OpenAcceptCDF), cfg.SpecTokens))
 	}
 	return &Scheduler{cfg: cfg, kv: kv, rng: rng}
 }
@@ -344,7 +351,10 @@ func (s *Scheduler) sampleAccepted(d, output int) int {
 	u := s.rng.Float64()
 	a := 0
 	rates := s.cfg.AcceptCDF
-	if s.cfg.LateAcceptCDF != nil && output >= s.cfg.AcceptSwitch {
+	switch {
+	case s.cfg.OpenAcceptCDF != nil && output < s.cfg.AcceptOpenEnd:
+		rates = s.cfg.OpenAcceptCDF
+	case s.cfg.LateAcceptCDF != nil && output >= s.cfg.AcceptSwitch:
 		rates = s.cfg.LateAcceptCDF
 	}
 	for a < d && u < rates[a] {

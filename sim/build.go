@@ -94,6 +94,10 @@ func (s *Server) SchedulerConfig() scheduler.Config {
 		cfg.LateAcceptCDF = acc.Late
 		cfg.AcceptSwitch = acc.Switch
 	}
+	if acc.Opening != nil {
+		cfg.OpenAcceptCDF = acc.Opening
+		cfg.AcceptOpenEnd = acc.OpenEnd
+	}
 	if e.SpecTokens() > 0 && e.Speculative.Method == "draft_model" {
 		// A draft model needs one more slot per request for its drafting (vLLM's
 		// max_num_new_slots_for_drafting = 1): the step's budget is max_num_batched_tokens -

@@ -94,6 +94,11 @@ func (d *Deployment) Acceptance(p *param.Values) param.SpecAcceptance {
 			a.Switch = int(math.Round(p[param.AcceptSwitchTokens]))
 			a.Source += fmt.Sprintf(", x %g from output token %d", p[param.AcceptLateRatio], a.Switch)
 		}
+		if p[param.AcceptOpenRatio] != 1 {
+			a.Opening = p.OpeningAcceptanceCDF(k)
+			a.OpenEnd = int(math.Round(p[param.AcceptOpenTokens]))
+			a.Source += fmt.Sprintf(", x %g before output token %d", p[param.AcceptOpenRatio], a.OpenEnd)
+		}
 		return a
 	}
 	pr, ok := param.SpecPriorFor(s.Method)

@@ -43,6 +43,14 @@ func TestSeedAcceptanceUnchanged(t *testing.T) {
 	if !slices.Equal(a.Rates, p.AcceptanceCDF(7)) || !slices.Equal(a.Late, p.LateAcceptanceCDF(7)) || a.Switch != 1773 {
 		t.Errorf("DFlash acceptance %v late %v from %d, want the parameters' %v, %v from 1773", a.Rates, a.Late, a.Switch, p.AcceptanceCDF(7), p.LateAcceptanceCDF(7))
 	}
+	if a.Opening != nil {
+		t.Errorf("accept_open_ratio at its prior 1: opening rates %v, want none", a.Opening)
+	}
+	p[param.AcceptOpenRatio], p[param.AcceptOpenTokens] = 1.1, 300.4
+	a = d.Acceptance(&p)
+	if !slices.Equal(a.Opening, p.OpeningAcceptanceCDF(7)) || a.OpenEnd != 300 || a.Opening[0] <= a.Rates[0] {
+		t.Errorf("DFlash opening %v before %d, want the parameters' %v (above %v) before 300", a.Opening, a.OpenEnd, p.OpeningAcceptanceCDF(7), a.Rates)
+	}
 }
 
 // TestSpecValidation checks vLLM's rules for mtp and the drafters.

@@ -55,7 +55,8 @@
 // from Transformers via Speculative Decoding", ICML 2023, eq. 1). The parameter is tau itself at
 // k = 7 (accept_tau, the "mean acceptance length" vLLM reports, grounded in public figures); p1 is
 // solved from it and the decay by bisection (FirstAcceptance). From output position
-// accept_switch_tokens on, the mean acceptance length is accept_late_ratio x accept_tau.
+// accept_switch_tokens on, the mean acceptance length is accept_late_ratio x accept_tau; before
+// output position accept_open_tokens (an output's opening) it is accept_open_ratio x accept_tau.
 //
 // Expert routing: the shape alpha of a gamma distribution of the experts' popularity; a batch of
 // T tokens with top-k of E experts touches E (1 - (1 + T k / (E alpha))^-alpha) experts per layer

@@ -55,6 +55,8 @@ const (
 	AcceptDecay        // multiplicative decay of the conditional acceptance per further draft position
 	AcceptLateRatio    // mean acceptance length late in an output, relative to AcceptTau
 	AcceptSwitchTokens // output position from which the late acceptance applies
+	AcceptOpenRatio    // mean acceptance length in an output's opening, relative to AcceptTau
+	AcceptOpenTokens   // output position where the opening's acceptance ends
 
 	// MoE routing.
 	RoutingAlpha     // concentration of expert popularity (gamma shape) for requests with different prompts
@@ -178,6 +180,10 @@ func defs() [Count]Def {
 			"mean acceptance length from output position accept_switch_tokens on, relative to accept_tau: a reasoning model's answer after its reasoning part drafts differently (content, so a property of the model and the prompt)", "speculative acceptance", false, LevelModel, false},
 		{AcceptSwitchTokens, "accept_switch_tokens", "tokens", 2048, 256, 8192,
 			"output position (tokens generated) from which accept_late_ratio applies: where a typical output passes from reasoning to its answer", "speculative acceptance", true, LevelModel, false},
+		{AcceptOpenRatio, "accept_open_ratio", "x", 1.0, 0.8, 1.5,
+			"mean acceptance length in the first accept_open_tokens tokens of an output, relative to accept_tau: a reasoning model opens by restating the task, text the drafter predicts from the prompt (content, so a property of the model and the prompt)", "speculative acceptance", false, LevelModel, false},
+		{AcceptOpenTokens, "accept_open_tokens", "tokens", 256, 16, 2048,
+			"output position (tokens generated) where the opening's acceptance (accept_open_ratio) ends", "speculative acceptance", false, LevelModel, false},
 
 		{RoutingAlpha, "routing_alpha", "x", 4, 0.2, 1000,
 			"concentration of expert routing for requests with different prompts: per-expert popularity is gamma-distributed with this shape (coefficient of variation 1/sqrt(alpha)), so a batch of T tokens touches E (1 - (1 + T topk / (E alpha))^-alpha) distinct experts per layer instead of E (1 - (1 - topk/E)^T) (uniform, alpha -> infinity); the prior, a coefficient of variation of 0.5, is a moderate imbalance for load-balanced trained routers (no batch-level routing statistics were available; the interval is wide)", "weights read (MoE expert coverage)", true, LevelModel, false},
@@ -326,6 +332,12 @@ func (p *Values) AcceptanceCDF(k int) []float64 {
 // acceptance length is accept_late_ratio x accept_tau.
 func (p *Values) LateAcceptanceCDF(k int) []float64 {
 	return cdf(FirstAcceptance(p[AcceptTau]*p[AcceptLateRatio], p[AcceptDecay]), p[AcceptDecay], k)
+}
+
+// OpeningAcceptanceCDF is AcceptanceCDF for the first accept_open_tokens positions of an output,
+// where the mean acceptance length is accept_open_ratio x accept_tau.
+func (p *Values) OpeningAcceptanceCDF(k int) []float64 {
+	return cdf(FirstAcceptance(p[AcceptTau]*p[AcceptOpenRatio], p[AcceptDecay]), p[AcceptDecay], k)
 }
 
 // MeanEmitted is tau, the expected tokens emitted per decode step with k drafts early in an

@@ -40,6 +40,16 @@ func TestAcceptance(t *testing.T) {
 	if math.Abs(late-0.9*2.45) > 1e-9 {
 		t.Errorf("late tau = %v, want 0.9 x 2.45", late)
 	}
+	// In an output's opening: accept_open_ratio x accept_tau.
+	p = Priors()
+	p[AcceptOpenRatio] = 1.12
+	open := 1.0
+	for _, v := range p.OpeningAcceptanceCDF(ReferenceDrafts) {
+		open += v
+	}
+	if math.Abs(open-1.12*2.45) > 1e-9 {
+		t.Errorf("opening tau = %v, want 1.12 x 2.45", open)
+	}
 }
 
 // TestDefs checks that the definitions are in ID order, that priors lie within the bounds, and

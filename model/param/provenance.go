@@ -66,7 +66,7 @@ func GroupOf(id ID) (Group, bool) {
 		return GroupInterconnect, true
 	case ActivationBuffers, NonTorchGiB, CUDAGraphGiB, StatePageScale:
 		return GroupReserves, true
-	case AcceptTau, AcceptDecay, AcceptLateRatio, AcceptSwitchTokens:
+	case AcceptTau, AcceptDecay, AcceptLateRatio, AcceptSwitchTokens, AcceptOpenRatio, AcceptOpenTokens:
 		return GroupAcceptance, true
 	case ActPasses, RoutingAlpha, RoutingAlphaSame:
 		return GroupModel, true

@@ -8,7 +8,8 @@ import (
 // Speculative acceptance priors by method: model-level parameter sets, each from the public figure
 // it is named after, that a scenario overrides with [engine.speculative] acceptance (the
 // per-position rates vLLM reports) or mean_acceptance_length. DFlash keeps its own calibrated
-// parameters (accept_tau, accept_decay, accept_late_ratio, accept_switch_tokens above).
+// parameters (accept_tau, accept_decay, accept_late_ratio, accept_switch_tokens,
+// accept_open_ratio and accept_open_tokens above).
 //
 // Each prior is a shape of conditional acceptance: position i (1-based) is accepted, given that
 // every earlier one was, with probability min(1, First x Decay^(i-1)). vLLM's per-position rates
@@ -122,6 +123,9 @@ type SpecAcceptance struct {
 	// Late replaces Rates from output position Switch on (DFlash's accept_late_ratio); nil: none.
 	Late   []float64
 	Switch int
+	// Opening replaces Rates before output position OpenEnd (DFlash's accept_open_ratio); nil: none.
+	Opening []float64
+	OpenEnd int
 	// Source names the prior, the override or the parameters.
 	Source string
 }
