@@ -5,10 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/servesim/servesim/bench"
 	"github.com/servesim/servesim/matrix"
 	"github.com/servesim/servesim/model/param"
-	"github.com/servesim/servesim/sim"
 )
 
 // decodeMatrix is a measured-looking matrix: a valid decode cell at every context and
@@ -85,15 +83,7 @@ func TestCrossValidateSmallContexts(t *testing.T) {
 	prob, _ := smallProblem(t)
 	prob.Protocol.Contexts = []string{"1K", "2K", "4K", "8K"}
 	prob.Protocol.Concurrency = []int{1, 4}
-	srv, err := sim.NewServer(prob.Deployment, param.Priors())
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := bench.RunMatrix(srv, prob.Protocol, bench.Options{Seed: prob.Seed})
-	if err != nil {
-		t.Fatal(err)
-	}
-	prob.Measured = res.Matrix
+	measureAt(t, prob, param.Priors())
 	prob.Free = []param.ID{param.MemBWEff}
 	splits, warnings, err := CrossValidate(prob, &Settings{Starts: 1, MaxIter: 2, Seed: 1})
 	if err != nil {

@@ -58,14 +58,10 @@ func smallProblem(t testing.TB) (*Problem, *sim.Server) {
 	return &Problem{Deployment: r.Deployment, Protocol: &proto, Base: param.Priors(), Seed: 3}, srv
 }
 
-// TestFitRecoversKnownParameters makes "measurements" with the simulator at known parameter
-// values and checks the fit finds them again from the priors: the objective, transforms and
-// optimiser work together, and these two parameters are identifiable from these cells.
-func TestFitRecoversKnownParameters(t *testing.T) {
-	prob, _ := smallProblem(t)
-	truth := param.Priors()
-	truth[param.MemBWEff] = 0.68
-	truth[param.AcceptTau] = 2.65
+// measureAt sets prob's measured matrix to the simulator's at the parameter values truth (the
+// "measurements" of the self-consistency tests).
+func measureAt(t *testing.T, prob *Problem, truth param.Values) {
+	t.Helper()
 	srv, err := sim.NewServer(prob.Deployment, truth)
 	if err != nil {
 		t.Fatal(err)
@@ -75,6 +71,17 @@ func TestFitRecoversKnownParameters(t *testing.T) {
 		t.Fatal(err)
 	}
 	prob.Measured = res.Matrix
+}
+
+// TestFitRecoversKnownParameters makes "measurements" with the simulator at known parameter
+// values and checks the fit finds them again from the priors: the objective, transforms and
+// optimiser work together, and these two parameters are identifiable from these cells.
+func TestFitRecoversKnownParameters(t *testing.T) {
+	prob, _ := smallProblem(t)
+	truth := param.Priors()
+	truth[param.MemBWEff] = 0.68
+	truth[param.AcceptTau] = 2.65
+	measureAt(t, prob, truth)
 	prob.Free = []param.ID{param.MemBWEff, param.AcceptTau}
 	// Maximum likelihood (no pull toward the priors), so the truth is the optimum.
 	w := DefaultWeights()
@@ -310,15 +317,7 @@ func TestFitFindsAcceptanceSwitch(t *testing.T) {
 	truth := param.Priors()
 	truth[param.AcceptLateRatio] = 0.8
 	truth[param.AcceptSwitchTokens] = grid(22)
-	srv, err := sim.NewServer(prob.Deployment, truth)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := bench.RunMatrix(srv, prob.Protocol, bench.Options{Seed: prob.Seed})
-	if err != nil {
-		t.Fatal(err)
-	}
-	prob.Measured = res.Matrix
+	measureAt(t, prob, truth)
 	prob.Free = []param.ID{param.AcceptLateRatio, param.AcceptSwitchTokens}
 	w := DefaultWeights()
 	w.Prior = 0

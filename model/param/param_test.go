@@ -30,24 +30,13 @@ func TestAcceptance(t *testing.T) {
 			t.Errorf("decay %v: tau = %v, want the prior 2.45", decay, got)
 		}
 	}
-	// Late in an output: accept_late_ratio x accept_tau.
+	// Late in an output accept_late_ratio x accept_tau, in its opening accept_open_ratio x accept_tau.
 	p = Priors()
-	p[AcceptLateRatio] = 0.9
-	late := 1.0
-	for _, v := range p.LateAcceptanceCDF(ReferenceDrafts) {
-		late += v
-	}
-	if math.Abs(late-0.9*2.45) > 1e-9 {
+	p[AcceptLateRatio], p[AcceptOpenRatio] = 0.9, 1.12
+	if late := MeanLengthOf(p.LateAcceptanceCDF(ReferenceDrafts)); math.Abs(late-0.9*2.45) > 1e-9 {
 		t.Errorf("late tau = %v, want 0.9 x 2.45", late)
 	}
-	// In an output's opening: accept_open_ratio x accept_tau.
-	p = Priors()
-	p[AcceptOpenRatio] = 1.12
-	open := 1.0
-	for _, v := range p.OpeningAcceptanceCDF(ReferenceDrafts) {
-		open += v
-	}
-	if math.Abs(open-1.12*2.45) > 1e-9 {
+	if open := MeanLengthOf(p.OpeningAcceptanceCDF(ReferenceDrafts)); math.Abs(open-1.12*2.45) > 1e-9 {
 		t.Errorf("opening tau = %v, want 1.12 x 2.45", open)
 	}
 }
