@@ -172,10 +172,23 @@ func defaultFree(d *deploy.Deployment, kvTokens int, samePrompt bool) []param.ID
 			free = append(free, param.RoutingAlpha)
 		}
 	}
-	if d.Engine.Speculative.Enabled() {
-		free = append(free, param.AcceptTau, param.AcceptDecay, param.AcceptLateRatio, param.AcceptSwitchTokens, param.AcceptOpenRatio, param.AcceptOpenTokens)
+	return append(free, acceptanceFree(d)...)
+}
+
+// acceptanceFree is what a fit can move of the deployment's speculative acceptance: the
+// parameters deploy.Deployment.Acceptance reads. DFlash runs at accept_tau and accept_decay with
+// the output's opening and late changes; a measured mean acceptance length leaves only the
+// shape (accept_decay); measured per-position rates leave nothing, and so do the other methods,
+// which run at their method's prior or the scenario's measured acceptance.
+func acceptanceFree(d *deploy.Deployment) []param.ID {
+	s := &d.Engine.Speculative
+	switch {
+	case !s.Enabled() || s.Method != "dflash" || len(s.Acceptance) == d.Engine.SpecTokens():
+		return nil
+	case s.MeanAcceptanceLength > 0:
+		return []param.ID{param.AcceptDecay}
 	}
-	return free
+	return []param.ID{param.AcceptTau, param.AcceptDecay, param.AcceptLateRatio, param.AcceptSwitchTokens, param.AcceptOpenRatio, param.AcceptOpenTokens}
 }
 
 // ScanPoints is the grid a scanned parameter (param.Def.Scan) is chosen on: evenly spaced in the

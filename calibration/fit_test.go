@@ -8,6 +8,7 @@ import (
 
 	"github.com/servesim/servesim/bench"
 	"github.com/servesim/servesim/matrix"
+	"github.com/servesim/servesim/model/deploy"
 	"github.com/servesim/servesim/model/param"
 	"github.com/servesim/servesim/scenario"
 	"github.com/servesim/servesim/sim"
@@ -330,5 +331,42 @@ func TestFitFindsAcceptanceSwitch(t *testing.T) {
 	}
 	if got := fit.Params[param.AcceptLateRatio]; math.Abs(got-0.8) > 0.02 {
 		t.Errorf("accept_late_ratio = %.3f, want 0.8", got)
+	}
+}
+
+// TestAcceptanceFree: a fit moves only the acceptance parameters the deployment's acceptance reads
+// (deploy.Deployment.Acceptance): all six for DFlash, the shape alone under a measured mean
+// acceptance length, none for measured per-position rates or another method.
+func TestAcceptanceFree(t *testing.T) {
+	r, err := scenario.Default().Resolve(scenario.ResolveOptions{Uncalibrated: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	accept := func(d deploy.Deployment) []string {
+		var out []string
+		for _, id := range DefaultFree(&Problem{Deployment: &d}) {
+			if g, _ := param.GroupOf(id); g == param.GroupAcceptance {
+				out = append(out, id.Def().Name)
+			}
+		}
+		return out
+	}
+	d := *r.Deployment
+	if got := accept(d); len(got) != 6 {
+		t.Errorf("dflash: acceptance parameters %v, want the six", got)
+	}
+	d.Engine.Speculative.MeanAcceptanceLength = 3
+	if got := accept(d); !slices.Equal(got, []string{"accept_decay"}) {
+		t.Errorf("dflash with a measured mean acceptance length: %v, want [accept_decay]", got)
+	}
+	d.Engine.Speculative.MeanAcceptanceLength = 0
+	d.Engine.Speculative.Acceptance = make([]float64, d.Engine.SpecTokens())
+	if got := accept(d); got != nil {
+		t.Errorf("dflash with measured per-position rates: %v, want none", got)
+	}
+	d.Engine.Speculative.Acceptance = nil
+	d.Engine.Speculative.Method = "mtp"
+	if got := accept(d); got != nil {
+		t.Errorf("mtp: %v, want none (its acceptance is the method's prior)", got)
 	}
 }
