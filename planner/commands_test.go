@@ -247,3 +247,40 @@ func TestNgramOnlyWhenAsked(t *testing.T) {
 		t.Errorf("unknown method: %v", err)
 	}
 }
+
+// TestMeasuredAcceptanceRows: a measured acceptance of the question's server (here a mean
+// acceptance length) goes with its method and number of drafts: the dflash k = 7 rows run at it,
+// the k = 3 rows at the calibrated acceptance, and a note says so.
+func TestMeasuredAcceptanceRows(t *testing.T) {
+	r := seedResolved(t)
+	base := r.Deployment.Engine
+	base.Speculative = base.Speculative.Clone()
+	base.Speculative.MeanAcceptanceLength = 2.3
+	q := &Question{Model: r.Deployment.Model, Drafter: r.Deployment.Drafter, ModelRef: "glm-5.3-flash",
+		DrafterRef: base.Speculative.Model, Base: base, ServeModel: "nvidia/GLM-5.3-Flash-NVFP4",
+		GPUs: gpus(t, "RTX-PRO-6000-Server"), Workload: BenchWorkload(&r.Scenario.Protocol, "8K", 8),
+		Space: Space{Counts: []int{4}, TP: []int{4}, EP: []bool{true}, MaxNumSeqs: []int{32}, MaxNumBatchedTokens: []int{8192},
+			KVCacheDTypes: []string{"fp8"}, SpecTokens: []int{3, 7}, GPUMemoryUtilization: []float64{0.9}}}
+	if err := q.validate(); err != nil {
+		t.Fatal(err)
+	}
+	cands, notes := q.enumerate()
+	if !strings.Contains(strings.Join(notes, "\n"), "measured mean acceptance length 2.3: applied to the rows with dflash and 7 drafts") {
+		t.Errorf("notes %q: want the measured acceptance's", notes)
+	}
+	p := &Plan{Question: q.info()}
+	seen := map[int]float64{}
+	for _, c := range cands {
+		if c.key == "" {
+			continue
+		}
+		e, _, _, err := p.RowEngine(&Result{Index: c.index, Config: c.config})
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen[e.Speculative.NumTokens] = e.Speculative.MeanAcceptanceLength
+	}
+	if len(seen) != 2 || seen[7] != 2.3 || seen[3] != 0 {
+		t.Errorf("mean acceptance length by k %v, want 2.3 at k = 7 and none at k = 3", seen)
+	}
+}

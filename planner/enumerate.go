@@ -147,6 +147,21 @@ func (q *Question) baseSpecMethod() string {
 	return "dflash"
 }
 
+// measuredAcceptanceNote says which rows a measured acceptance of the question's server applies
+// to: those of its method and number of drafts.
+func (q *Question) measuredAcceptanceNote() string {
+	a := q.rowSpec().baseArgs()
+	s := a.Speculative
+	if s == nil || s.Method == "" || (len(s.Acceptance) == 0 && s.MeanAcceptanceLength == 0) {
+		return ""
+	}
+	what := fmt.Sprintf("mean acceptance length %g", s.MeanAcceptanceLength)
+	if len(s.Acceptance) > 0 {
+		what = fmt.Sprintf("per-position acceptance rates %v", s.Acceptance)
+	}
+	return fmt.Sprintf("measured %s: applied to the rows with %s and %d drafts; rows with another method or number of drafts run at that method's calibrated or prior acceptance", what, s.Method, s.NumTokens)
+}
+
 // specOptions lists the speculative settings swept: off; for each k > 0 of the space and the
 // methods Space.SpecMethods allows (auto: the question's method with its drafter, when a drafter is
 // described, and mtp when the checkpoint has multi-token-prediction layers, k at most n_predict or
@@ -323,7 +338,14 @@ func (rs rowSpec) args(c *Config) deploy.EngineArgs {
 		if !deploy.NeedsDrafter(method) {
 			model = ""
 		}
-		e.Speculative = &deploy.Speculative{Method: method, Model: model, NumTokens: c.SpecTokens, KVCacheDType: kv}
+		spec := &deploy.Speculative{Method: method, Model: model, NumTokens: c.SpecTokens, KVCacheDType: kv}
+		// A measured acceptance (the scenario's [engine.speculative] acceptance or
+		// mean_acceptance_length) belongs to its method and k; other rows run at the method's
+		// acceptance (measuredAcceptanceNote says so).
+		if o := e.Speculative; o != nil && o.Method == method && o.NumTokens == c.SpecTokens {
+			spec.Acceptance, spec.MeanAcceptanceLength = slices.Clone(o.Acceptance), o.MeanAcceptanceLength
+		}
+		e.Speculative = spec
 	} else {
 		e.Speculative = &deploy.Speculative{}
 	}
@@ -444,6 +466,9 @@ func (q *Question) enumerate() ([]candidate, []string) {
 	}
 	if anyPositive(q.Space.SpecTokens) && !q.specListed("ngram") {
 		notes = append(notes, "ngram (prompt lookup) not swept: its acceptance depends on how much of each output repeats its prompt, which a length-only workload does not say; add --spec-methods auto,ngram to sweep it at servesim's prior")
+	}
+	if n := q.measuredAcceptanceNote(); n != "" {
+		notes = append(notes, n)
 	}
 	specs := q.specOptions()
 	perReplica := q.Workload.MaxConcurrency()

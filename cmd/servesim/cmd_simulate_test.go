@@ -106,3 +106,32 @@ func TestNotesWhereTheyBelong(t *testing.T) {
 		t.Errorf("simulate -q: code %d, stderr %q: want no notes and the result", code, stderr)
 	}
 }
+
+// TestMeasuredAcceptanceFlags: --mean-acceptance-length and --acceptance-rates put a measured
+// acceptance into the scenario (config shows it, explain runs at it) and are refused, naming the
+// flag, when they cannot apply.
+func TestMeasuredAcceptanceFlags(t *testing.T) {
+	code, out, stderr := runCLI("config", "--mean-acceptance-length", "2.2")
+	if code != 0 || !strings.Contains(out, "mean_acceptance_length = 2.2") {
+		t.Errorf("config --mean-acceptance-length 2.2: code %d, stderr %q: want it in [engine.speculative]", code, stderr)
+	}
+	code, out, stderr = runCLI("explain", "--acceptance-rates", "0.6,0.4,0.2,0.1,0.05,0.02,0.01")
+	if code != 0 || !strings.Contains(out, "mean acceptance length 2.38 (engine.speculative.acceptance)") {
+		t.Errorf("explain --acceptance-rates: code %d, stderr %q, out %q: want the measured rates (mean 2.38)", code, stderr, out)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--acceptance-rates", "0.6,0.4"}, "--acceptance-rates: engine.speculative.acceptance has 2 rates for num_speculative_tokens = 7"},
+		{[]string{"--acceptance-rates", "0.6,0.7,0,0,0,0,0"}, "--acceptance-rates: engine.speculative.acceptance[1] = 0.7 exceeds"},
+		{[]string{"--mean-acceptance-length", "9"}, "--mean-acceptance-length: engine.speculative.mean_acceptance_length = 9: must be in [1, 1 + num_speculative_tokens = 8]"},
+		{[]string{"--mean-acceptance-length", "2", "--acceptance-rates", "0.5"}, "exclusive"},
+		{[]string{"--gpu", "H100", "--vllm-cmd", "vllm serve meta-llama/Llama-3.1-8B-Instruct", "--mean-acceptance-length", "2"}, "--mean-acceptance-length: the scenario runs no speculative decoding"},
+	} {
+		code, _, stderr := runCLI(append([]string{"config"}, c.args...)...)
+		if code != 2 || !strings.Contains(stderr, c.want) {
+			t.Errorf("config %v: code %d, stderr %q: want exit 2 and %q", c.args, code, stderr, c.want)
+		}
+	}
+}

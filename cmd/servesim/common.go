@@ -32,6 +32,10 @@ type scenarioFlags struct {
 	// context).
 	readyTimeoutS secondsFlag
 	stepByStep    bool
+	// meanAccept and acceptRates are measured speculative acceptance (vLLM's spec-decode
+	// metrics): they replace the method's prior or the calibrated acceptance.
+	meanAccept  float64
+	acceptRates []float64
 	// matrix is set by the commands that run the benchmark matrix: they also print the notes
 	// about its protocol (contexts that do not fit max_model_len).
 	matrix bool
@@ -56,6 +60,8 @@ func (f *scenarioFlags) register(fs *pflag.FlagSet) {
 	fs.Var(&f.seed, "seed", "random `seed` for speculative acceptance, a non-negative integer (default: the scenario's)")
 	fs.Var(&f.readyTimeoutS, "ready-timeout-s", "the benchmark's readiness timeout in `seconds` for every context; 0: the tool's default by context (60 s below 64K, 120 s below 128K, 180 s from 128K) (default: the scenario's protocol.ready_timeout_s)")
 	fs.BoolVar(&f.stepByStep, "step-by-step", false, "simulate every engine step request by request (the reference the default event-driven mode agrees with)")
+	fs.Float64Var(&f.meanAccept, "mean-acceptance-length", 0, "measured speculative `tokens` per verify step (1 + accepted drafts; vLLM's \"Mean acceptance length\"): replaces the method's prior or calibrated level, its per-position shape kept")
+	fs.Float64SliceVar(&f.acceptRates, "acceptance-rates", nil, "measured per-position acceptance `rates` P(accepted >= i), one per draft, comma-separated (vLLM's \"Per-position acceptance rate\"): replace the method's prior or calibrated acceptance")
 }
 
 // seedFlag is --seed: unset (the scenario's seed) or a non-negative integer. A negative value is
@@ -170,6 +176,9 @@ func (f *scenarioFlags) scenario(stderr io.Writer) (*scenario.Scenario, error) {
 	if f.seed.set {
 		s.Seed = f.seed.v
 	}
+	if err := f.applyAcceptance(s); err != nil {
+		return nil, err
+	}
 	if f.readyTimeoutS.set {
 		s.Protocol.ReadyTimeoutS = f.readyTimeoutS.v
 		if err := s.Protocol.Validate(); err != nil {
@@ -177,6 +186,31 @@ func (f *scenarioFlags) scenario(stderr io.Writer) (*scenario.Scenario, error) {
 		}
 	}
 	return s, nil
+}
+
+// applyAcceptance puts --mean-acceptance-length or --acceptance-rates into the scenario's
+// [engine.speculative] table, checked as the table is and named by the flag.
+func (f *scenarioFlags) applyAcceptance(s *scenario.Scenario) error {
+	if f.meanAccept == 0 && f.acceptRates == nil {
+		return nil
+	}
+	flag := "--mean-acceptance-length"
+	if f.acceptRates != nil {
+		flag = "--acceptance-rates"
+	}
+	switch {
+	case f.meanAccept != 0 && f.acceptRates != nil:
+		return usagef("--mean-acceptance-length and --acceptance-rates are exclusive: give the per-position rates or the mean length")
+	case s.Engine.Speculative == nil || s.Engine.Speculative.Method == "":
+		return usagef("%s: the scenario runs no speculative decoding (give it with --vllm-cmd \"vllm serve ... --speculative-config '{...}'\" or --config)", flag)
+	}
+	spec := s.Engine.Speculative.Clone()
+	spec.MeanAcceptanceLength, spec.Acceptance = f.meanAccept, f.acceptRates
+	if err := spec.Check(); err != nil {
+		return usagef("%s: %v", flag, err)
+	}
+	s.Engine.Speculative = &spec
+	return nil
 }
 
 // load resolves the scenario, printing warnings to stderr and notes to info (stderr, or nothing

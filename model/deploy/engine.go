@@ -92,6 +92,10 @@ func (s *Speculative) EagleFamily() bool {
 	return false
 }
 
+// Check checks the configuration as the scenario's [engine.speculative] table is checked (the
+// method, k when given, and the measured acceptance against it).
+func (s *Speculative) Check() error { return s.validate(false) }
+
 // validate checks the method and k; resolved requires k (an EngineArgs may leave it to Resolve).
 func (s *Speculative) validate(resolved bool) error {
 	if s.Method == "" {
