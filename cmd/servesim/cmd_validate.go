@@ -33,7 +33,8 @@ with its reason. The output does not depend on --workers.
 bare regexp on case_id, e.g. --filter 'gpu=h200,workload_kind=offline-throughput'.
 
 A result file records the model but not the server: give --vllm-cmd (and --gpu), or --config;
-with --gpu alone the file's model_id is served with vLLM's defaults.`,
+with --gpu alone the file's model_id is served with vLLM's defaults. Corpus rows carry their own
+server and workload, so these flags (and the benchmark's) are refused without a result file.`,
 		Setup: func(fs *pflag.FlagSet, e *env) func([]string) error {
 			var sf scenarioFlags
 			sf.register(fs)
@@ -94,6 +95,13 @@ with --gpu alone the file's model_id is served with vLLM's defaults.`,
 						}
 					}
 				}
+				if len(results) == 0 {
+					// The corpus rows carry their own server and workload: flags that describe
+					// a server or a benchmark only apply to result files.
+					for _, name := range serverFlags(fs) {
+						return usagef("--%s applies only to vllm bench result files (.json), which do not record the server; corpus rows carry their own: leave it out", name)
+					}
+				}
 				start := time.Now()
 				provenance := func(d *deploy.Deployment) param.Summary {
 					c, _ := pol.Choose(d)
@@ -151,6 +159,22 @@ func countExpressed(cs []*validate.Case) int {
 
 // prepareResults reads vllm bench serve result files and builds each one's server from the
 // scenario flags (the file's model_id when only --gpu is given).
+// serverFlags lists the flags given that describe the server or the benchmark of a result file
+// (every scenario and benchmark flag but the parameter choice, the seed and the simulation mode).
+func serverFlags(fs *pflag.FlagSet) []string {
+	var out []string
+	fs.VisitAll(func(f *pflag.Flag) {
+		switch f.Name {
+		case "params", "uncalibrated", "seed", "step-by-step", "workers", "filter", "source", "format", "out", "quiet", "help":
+			return
+		}
+		if f.Changed {
+			out = append(out, f.Name)
+		}
+	})
+	return out
+}
+
 func prepareResults(e *env, sf *scenarioFlags, bf *benchFlags, fs *pflag.FlagSet, paths []string) ([]*validate.Prepared, error) {
 	if sf.config == "" && sf.vllmCmd == "" && sf.gpu == "" {
 		return nil, usagef("%s: a vllm bench result file records the model, not the server: give --gpu NAME (and --vllm-cmd \"vllm serve ...\", or --config)", paths[0])
