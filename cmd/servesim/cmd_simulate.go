@@ -207,6 +207,9 @@ Example:
 				if err := wo.apply(fs, spec); err != nil {
 					return err
 				}
+				if sf.readyTimeoutS.set && spec.Kind != workload.KindBench {
+					return usagef("--ready-timeout-s applies to the benchmark's cells (a bench-CTXxC workload, or 'servesim matrix'), not to workload %q (kind %s)", spec.Name, spec.Kind)
+				}
 				r, srv, err := sf.loadServer(e.stderr, e.info())
 				if err != nil {
 					return err

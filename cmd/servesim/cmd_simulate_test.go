@@ -135,3 +135,15 @@ func TestMeasuredAcceptanceFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestReadyTimeoutOnlyForBenchCells: the benchmark's readiness timeout is refused for a workload
+// that has no benchmark cell (it was ignored quietly).
+func TestReadyTimeoutOnlyForBenchCells(t *testing.T) {
+	code, _, stderr := runCLI("simulate", "--workload", "chat", "--requests", "20", "--ready-timeout-s", "10")
+	if code != 2 || !strings.Contains(stderr, "--ready-timeout-s applies to the benchmark's cells") {
+		t.Errorf("simulate chat --ready-timeout-s: code %d, stderr %q: want a usage error naming the flag", code, stderr)
+	}
+	if code, _, stderr := runCLI("simulate", "-q", "--workload", "bench-8Kx4", "--ready-timeout-s", "10"); code != 0 {
+		t.Errorf("simulate bench-8Kx4 --ready-timeout-s: code %d, stderr %q", code, stderr)
+	}
+}
