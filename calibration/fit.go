@@ -151,7 +151,7 @@ func defaultFree(d *deploy.Deployment, kvTokens int, samePrompt bool) []param.ID
 		if custom, _ := d.CustomAllReduce(); custom {
 			free = append(free, param.CustomARLatencyUS, param.CustomARBWEff)
 		} else {
-			free = append(free, param.NCCLLatencyUS, param.NCCLBWEff)
+			free = append(free, param.NCCLLatencyUS, param.NCCLBWEff, param.NCCLSmallLatencyUS)
 		}
 	}
 	free = append(free, param.StepOverheadUS, param.FrontendUSPerTok, param.FrontendMSPerReq)

@@ -180,13 +180,14 @@ func FitNetwork(p *Profiles, o Options) ([]Fitted, error) {
 			q := base
 			q[param.NCCLLatencyUS] = bounded(u[0], 1, 300)
 			q[param.NCCLBWEff] = bounded(u[1], 0.05, 1.2)
+			q[param.NCCLSmallLatencyUS] = bounded(u[2], 1, 300)
 			return q
 		}
 		u := minimize(func(u []float64) float64 {
 			q := at(u)
 			kk := cost.NewKernels(g, &q)
 			return fitLoss(func(i int) float64 { return kk.NCCLAllReduceSeconds(rows[i].Workers, rows[i].Bytes) }, meas)
-		}, []float64{unbounded(base[param.NCCLLatencyUS], 1, 300), unbounded(base[param.NCCLBWEff], 0.05, 1.2)})
+		}, []float64{unbounded(base[param.NCCLLatencyUS], 1, 300), unbounded(base[param.NCCLBWEff], 0.05, 1.2), unbounded(base[param.NCCLSmallLatencyUS], 1, 300)})
 		best := at(u)
 		kk := cost.NewKernels(g, &best)
 		apes := make([]float64, len(rows))
@@ -194,7 +195,8 @@ func FitNetwork(p *Profiles, o Options) ([]Fitted, error) {
 			apes[i] = math.Abs(kk.NCCLAllReduceSeconds(r.Workers, r.Bytes)/r.Seconds - 1)
 		}
 		out = append(out, Fitted{Group: fmt.Sprintf("%s (%s)", k.node, k.fabric), GPU: g.Name, N: len(rows), MdAPE: median(apes),
-			Values: map[param.ID]float64{param.NCCLLatencyUS: best[param.NCCLLatencyUS], param.NCCLBWEff: best[param.NCCLBWEff]}})
+			Values: map[param.ID]float64{param.NCCLLatencyUS: best[param.NCCLLatencyUS], param.NCCLBWEff: best[param.NCCLBWEff],
+				param.NCCLSmallLatencyUS: best[param.NCCLSmallLatencyUS]}})
 	}
 	return out, nil
 }

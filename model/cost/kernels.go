@@ -95,17 +95,28 @@ func customOneShot(ranks int, bytes float64) bool {
 	return ranks == 2 || (ranks <= 4 && bytes < 512<<10) || (ranks <= 8 && bytes < 256<<10)
 }
 
-// NCCLAllReduceSeconds is one NCCL all-reduce of bytes among ranks GPUs: nccl_latency_us plus the
-// ring's 2 (n - 1) / n of the message through each rank's link at nccl_bw_eff of the fabric's
-// bandwidth (Patarasuk and Yuan, "Bandwidth optimal all-reduce algorithms for clusters of
-// workstations", JPDC 2009; NCCL's bus bandwidth).
+// NCCLSmallMaxBytes is where NCCL leaves its low-latency protocol for an all-reduce: in Vidur's
+// H100 pairwise-NVLink profile at 4 ranks (cross-pair traffic over PCIe 5.0) the time runs from
+// 28 us at 2 KB to 48 us at 632,832 bytes and jumps to 67 us at 641,024 bytes, then grows along
+// the large messages' line (intercept about 48 us).
+const NCCLSmallMaxBytes = 640 << 10
+
+// NCCLAllReduceSeconds is one NCCL all-reduce of bytes among ranks GPUs: its fixed time
+// (nccl_small_latency_us below NCCLSmallMaxBytes, nccl_latency_us from it) plus the ring's
+// 2 (n - 1) / n of the message through each rank's link at nccl_bw_eff of the fabric's bandwidth
+// (Patarasuk and Yuan, "Bandwidth optimal all-reduce algorithms for clusters of workstations",
+// JPDC 2009; NCCL's bus bandwidth).
 func (k *Kernels) NCCLAllReduceSeconds(ranks int, bytes float64) float64 {
 	if ranks <= 1 || bytes <= 0 {
 		return 0
 	}
 	n := float64(ranks)
 	f := k.gpu.CollectiveFabric(ranks)
-	return k.p[param.NCCLLatencyUS]*1e-6 + bytes*2*(n-1)/n/(f.BytesPerS*k.p[param.NCCLBWEff])
+	lat := k.p[param.NCCLLatencyUS]
+	if bytes < NCCLSmallMaxBytes {
+		lat = k.p[param.NCCLSmallLatencyUS]
+	}
+	return lat*1e-6 + bytes*2*(n-1)/n/(f.BytesPerS*k.p[param.NCCLBWEff])
 }
 
 // CustomAllReduceSeconds is one all-reduce of bytes (at most CustomARMaxBytes) with vLLM's custom

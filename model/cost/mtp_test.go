@@ -184,4 +184,16 @@ func TestAllReduceChoice(t *testing.T) {
 	if got, want := k.AllReduceSeconds(8, big, true), k.NCCLAllReduceSeconds(8, big); got != want {
 		t.Errorf("16 MiB: %g, want NCCL's %g (above the custom buffer)", got, want)
 	}
+	// NCCL's fixed time: nccl_small_latency_us below NCCLSmallMaxBytes, nccl_latency_us from it;
+	// the payload term is the same line.
+	p[param.NCCLSmallLatencyUS], p[param.NCCLLatencyUS] = 20, 50
+	k = NewKernels(&pro, &p)
+	payload := func(b float64) float64 {
+		return b * 2 * 3 / 4 / (pro.CollectiveFabric(4).BytesPerS * p[param.NCCLBWEff])
+	}
+	for _, c := range []struct{ bytes, lat float64 }{{64 << 10, 20}, {NCCLSmallMaxBytes - 1, 20}, {NCCLSmallMaxBytes, 50}, {4 << 20, 50}} {
+		if got, want := k.NCCLAllReduceSeconds(4, c.bytes), c.lat*1e-6+payload(c.bytes); math.Abs(got/want-1) > 1e-12 {
+			t.Errorf("NCCL all-reduce of %.0f bytes over 4 PCIe GPUs: %g s, want %g (fixed %g us)", c.bytes, got, want, c.lat)
+		}
+	}
 }

@@ -71,20 +71,24 @@ const (
 // figures or, where none exists, the nearest profiled generation's value with a wider interval.
 func generations() []genDef {
 	hopperNCCL := []Prior{
-		{param.NCCLLatencyUS, 28.9, 15, 60, srcVidurH100DGX},
-		{param.NCCLBWEff, 0.78, 0.6, 0.95, srcVidurH100DGX},
+		{param.NCCLLatencyUS, 27.9, 15, 60, srcVidurH100DGX},
+		{param.NCCLBWEff, 0.776, 0.6, 0.95, srcVidurH100DGX},
+		{param.NCCLSmallLatencyUS, 37.7, 15, 80, srcVidurH100DGX},
 	}
 	hopperPCIe := []Prior{
-		{param.NCCLLatencyUS, 48.3, 20, 100, srcVidurH100PCIe},
-		{param.NCCLBWEff, 0.77, 0.55, 0.95, srcVidurH100PCIe},
+		{param.NCCLLatencyUS, 50.0, 20, 100, srcVidurH100PCIe},
+		{param.NCCLBWEff, 0.777, 0.55, 0.95, srcVidurH100PCIe},
+		{param.NCCLSmallLatencyUS, 24.3, 10, 60, srcVidurH100PCIe},
 	}
 	ampereNCCL := []Prior{
-		{param.NCCLLatencyUS, 48.5, 20, 100, srcVidurA100DGX},
-		{param.NCCLBWEff, 0.58, 0.4, 0.8, srcVidurA100DGX},
+		{param.NCCLLatencyUS, 49.2, 20, 100, srcVidurA100DGX},
+		{param.NCCLBWEff, 0.579, 0.4, 0.8, srcVidurA100DGX},
+		{param.NCCLSmallLatencyUS, 41.7, 20, 100, srcVidurA100DGX},
 	}
 	amperePCIe := []Prior{
-		{param.NCCLLatencyUS, 57.8, 25, 120, srcVidurA100PCIe},
-		{param.NCCLBWEff, 0.74, 0.5, 0.95, srcVidurA100PCIe},
+		{param.NCCLLatencyUS, 58.5, 25, 120, srcVidurA100PCIe},
+		{param.NCCLBWEff, 0.740, 0.5, 0.95, srcVidurA100PCIe},
+		{param.NCCLSmallLatencyUS, 57.6, 25, 120, srcVidurA100PCIe},
 	}
 	customLink := []Prior{
 		{param.CustomARLatencyUS, 10, 3, 40, srcCustomAR},

@@ -64,7 +64,7 @@ const (
 	srcSeedE2E        = "no end-to-end latency in the seed: a request's E2E is its TTFT plus its output at the TPOT, dominated by the output for the seed's 2K-token outputs; between the TPOT and TTFT widths"
 	srcWorkstation    = "the public RTX PRO 6000 Workstation runs of the seed's model (issue 14, kept outside the repository): with the gpu-level values transferred from the Server card, the decode step comes out 7.3 ms against the measured 6-7 ms (+4 to +22 %), and decode throughput with DFlash within about 10 %; 0.15 covers both"
 	srcTransferredMid = "no held-out measurement of a transferred deployment for this metric: the root mean square of the calibrated and prior widths (between the two)"
-	srcPriorV1        = "the deployments servesim expresses (vLLM V1) at priors only: inference-sim's corpus rows (servesim validate, every absolute-scored primary statistic but the output tok/s its constant arrival rates set) and the seed matrix (servesim matrix --uncalibrated, decode cells: total tok/s, time between tokens, TTFT), each source weighted equally: the 80th percentile of |ln(measured / predicted)| divided by z_0.9 (throughput 0.235, from the seed alone; TPOT 0.251, TTFT 0.303); E2E, which the seed does not measure, takes the TPOT width, as a request's E2E is mostly its output at the TPOT"
+	srcPriorV1        = "the deployments servesim expresses (vLLM V1) at priors only: inference-sim's corpus rows (servesim validate, every absolute-scored primary statistic but the output tok/s its constant arrival rates set) and the seed matrix (servesim matrix --uncalibrated, decode cells: total tok/s, time between tokens, TTFT), each source weighted equally: the 80th percentile of |ln(measured / predicted)| divided by z_0.9 (throughput 0.185, from the seed alone; TPOT 0.208, TTFT 0.300); E2E, which the seed does not measure, takes the TPOT width, as a request's E2E is mostly its output at the TPOT"
 	srcApproxEngine   = "dstack's rows (vLLM 0.6-0.7, V0) at priors, the corpus's only runs of an engine servesim approximates: their own 80 % width (throughput 0.704, TPOT 0.716, TTFT 2.841, E2E 0.858, as srcPriorV1 computes it) less the V1 prior width in quadrature; in-sample, as no other source runs V0"
 )
 
@@ -82,8 +82,8 @@ func widths() []Width {
 			Source:  src}
 	}
 	// Prior widths (srcPriorV1, rounded to two digits) and the approximated engine's extra widths
-	// (srcApproxEngine: sqrt(0.704^2 - 0.24^2) and so on).
-	calTTFT, calE2E, priTTFT, priE2E := 0.14, 0.10, 0.30, 0.25
+	// (srcApproxEngine: sqrt(0.704^2 - 0.18^2) and so on).
+	calTTFT, calE2E, priTTFT, priE2E := 0.14, 0.10, 0.30, 0.21
 	rms := func(a, b float64) float64 { return math.Sqrt((a*a + b*b) / 2) }
 	v0 := func(m Metric, v float64) Width {
 		return Width{Name: fmt.Sprintf("sigma_v0_engine_%s", m), Class: ClassApproxEngine, Metric: m, Unit: unit, Value: v, Lo: 0, Hi: 4,
@@ -99,14 +99,14 @@ func widths() []Width {
 		w(ClassTransferred, MetricTPOT, 0.15, srcWorkstation),
 		w(ClassTransferred, MetricTTFT, rms(calTTFT, priTTFT), srcTransferredMid),
 		w(ClassTransferred, MetricE2E, rms(calE2E, priE2E), srcTransferredMid),
-		w(ClassPrior, MetricThroughput, 0.24, srcPriorV1),
-		w(ClassPrior, MetricTPOT, 0.25, srcPriorV1),
+		w(ClassPrior, MetricThroughput, 0.18, srcPriorV1),
+		w(ClassPrior, MetricTPOT, 0.21, srcPriorV1),
 		w(ClassPrior, MetricTTFT, priTTFT, srcPriorV1),
 		w(ClassPrior, MetricE2E, priE2E, srcPriorV1),
-		v0(MetricThroughput, 0.66),
-		v0(MetricTPOT, 0.67),
+		v0(MetricThroughput, 0.68),
+		v0(MetricTPOT, 0.68),
 		v0(MetricTTFT, 2.83),
-		v0(MetricE2E, 0.82),
+		v0(MetricE2E, 0.83),
 	}
 }
 

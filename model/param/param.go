@@ -34,8 +34,9 @@ const (
 	LinearAttnEff  // achieved fraction of bf16 peak for the linear-attention chunked scan
 
 	// Collectives (level gpu: the GPU and its links).
-	NCCLLatencyUS     // latency of one small NCCL all-reduce, us
-	NCCLBWEff         // achieved fraction of the link bandwidth for NCCL's ring payload
+	NCCLLatencyUS      // fixed time of an NCCL all-reduce of a large message (bandwidth protocols), us
+	NCCLBWEff          // achieved fraction of the link bandwidth for NCCL's ring payload
+	NCCLSmallLatencyUS // fixed time of an NCCL all-reduce of a small message (low-latency protocol), us
 	CustomARLatencyUS // latency of one small all-reduce with vLLM's custom kernel, us
 	CustomARBWEff     // achieved fraction of the link bandwidth for the custom all-reduce's payload
 
@@ -150,9 +151,11 @@ func defs() [Count]Def {
 			"achieved fraction of bf16 peak for the chunked linear-attention (KDA/GDN) scan in prefill", "state traffic / linear attention", false, LevelGPU, false},
 
 		{NCCLLatencyUS, "nccl_latency_us", "us", 25, 2, 200,
-			"time of one small NCCL all-reduce (a few KB) among the TP ranks, without CUDA graphs' launch savings", "all-reduce", true, LevelGPU, false},
+			"fixed time of an NCCL all-reduce among the TP ranks of a message of 640 KiB or more (NCCL's bandwidth protocols; the intercept of time against size), without CUDA graphs' launch savings", "all-reduce", true, LevelGPU, false},
 		{NCCLBWEff, "nccl_bw_eff", "fraction", 0.75, 0.2, 0.98,
 			"achieved fraction of the GPU-GPU link bandwidth per direction for NCCL's all-reduce payload (bus bandwidth: 2(n-1)/n of the message per rank)", "all-reduce", false, LevelGPU, false},
+		{NCCLSmallLatencyUS, "nccl_small_latency_us", "us", 25, 2, 200,
+			"fixed time of an NCCL all-reduce of a message under 640 KiB (NCCL's low-latency protocol, which it picks for small messages; across PCIe it starts well below the large messages' intercept), without CUDA graphs' launch savings", "all-reduce", true, LevelGPU, false},
 		{CustomARLatencyUS, "custom_ar_latency_us", "us", 10, 2, 100,
 			"time of one small all-reduce with vLLM's custom kernel (one-shot: each rank reads its peers' buffers after a flag barrier), used for messages up to 8 MiB where vLLM enables it", "all-reduce", true, LevelGPU, false},
 		{CustomARBWEff, "custom_ar_bw_eff", "fraction", 0.6, 0.1, 0.98,

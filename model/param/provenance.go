@@ -62,7 +62,7 @@ func GroupOf(id ID) (Group, bool) {
 		return GroupCompute, true
 	case MemBWEff, AttnDecodeEff, ElementwiseEff:
 		return GroupMemory, true
-	case NCCLLatencyUS, NCCLBWEff, CustomARLatencyUS, CustomARBWEff:
+	case NCCLLatencyUS, NCCLBWEff, NCCLSmallLatencyUS, CustomARLatencyUS, CustomARBWEff:
 		return GroupInterconnect, true
 	case ActivationBuffers, NonTorchGiB, CUDAGraphGiB, StatePageScale:
 		return GroupReserves, true
