@@ -37,8 +37,8 @@ const (
 	NCCLLatencyUS      // fixed time of an NCCL all-reduce of a large message (bandwidth protocols), us
 	NCCLBWEff          // achieved fraction of the link bandwidth for NCCL's ring payload
 	NCCLSmallLatencyUS // fixed time of an NCCL all-reduce of a small message (low-latency protocol), us
-	CustomARLatencyUS // latency of one small all-reduce with vLLM's custom kernel, us
-	CustomARBWEff     // achieved fraction of the link bandwidth for the custom all-reduce's payload
+	CustomARLatencyUS  // latency of one small all-reduce with vLLM's custom kernel, us
+	CustomARBWEff      // achieved fraction of the link bandwidth for the custom all-reduce's payload
 
 	// Overheads (level engine).
 	StepOverheadUS   // fixed GPU-side cost per step: graph launch, sampling, synchronisation
