@@ -48,7 +48,8 @@
 //	            (deploy.Deployment.CustomAllReduce: 2-8 NVLink ranks, or 2 PCIe ranks;
 //	            custom_ar_latency_us + the bytes each rank reads, (n - 1) x bytes one-shot or 2 (n -
 //	            1) / n x bytes two-shot, at custom_ar_bw_eff of the link), else NCCL's ring,
-//	            nccl_latency_us + 2 (n - 1) / n x bytes at nccl_bw_eff of the link (Patarasuk and
+//	            nccl_small_latency_us below 640 KiB (its low-latency protocol) or nccl_latency_us
+//	            from there + 2 (n - 1) / n x bytes at nccl_bw_eff of the link (Patarasuk and
 //	            Yuan, JPDC 2009); the link is NVLink inside the GPU's NVLink domain, PCIe beyond;
 //	            the lm_head's fp32 logits are all-gathered (half an all-reduce)
 //	elementwise per layer and token arch.Arch.ElementwisePasses (fused add-norms, rotary,
