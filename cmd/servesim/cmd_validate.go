@@ -157,8 +157,6 @@ func countExpressed(cs []*validate.Case) int {
 	return n
 }
 
-// prepareResults reads vllm bench serve result files and builds each one's server from the
-// scenario flags (the file's model_id when only --gpu is given).
 // serverFlags lists the flags given that describe the server or the benchmark of a result file
 // (every scenario and benchmark flag but the parameter choice, the seed and the simulation mode).
 func serverFlags(fs *pflag.FlagSet) []string {
@@ -175,6 +173,8 @@ func serverFlags(fs *pflag.FlagSet) []string {
 	return out
 }
 
+// prepareResults reads vllm bench serve result files and builds each one's server from the
+// scenario flags (the file's model_id when only --gpu is given).
 func prepareResults(e *env, sf *scenarioFlags, bf *benchFlags, fs *pflag.FlagSet, paths []string) ([]*validate.Prepared, error) {
 	if sf.config == "" && sf.vllmCmd == "" && sf.gpu == "" {
 		return nil, usagef("%s: a vllm bench result file records the model, not the server: give --gpu NAME (and --vllm-cmd \"vllm serve ...\", or --config)", paths[0])
