@@ -407,6 +407,9 @@ Example:
 				}
 				q := planner.ScenarioQuestion(r, ms, spec0, cands, sp)
 				q.StepByStep = sf.stepByStep
+				if (sf.meanAccept != 0 || sf.acceptRates != nil) && !ms.Scenario {
+					return usagef("--mean-acceptance-length and --acceptance-rates describe the scenario's server, and %s is not its model: give the server with --vllm-cmd \"vllm serve %s ... --speculative-config '{...}'\"", ms.ModelRef, ms.ServeRef)
+				}
 				if !ms.Scenario && sf.config == "" && sf.vllmCmd == "" {
 					// The embedded seed's engine version is the seed's, not the question's.
 					q.Engine.Version = sf.vllmVersion

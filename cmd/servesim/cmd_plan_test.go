@@ -233,3 +233,12 @@ func TestConfigSources(t *testing.T) {
 		t.Errorf("config --uncalibrated on H100: exit %d, no Hopper prior with its source", code)
 	}
 }
+
+// TestPlanMeasuredAcceptanceNeedsTheServer: a measured acceptance describes the scenario's
+// server; planning another model with it is refused (it was dropped quietly).
+func TestPlanMeasuredAcceptanceNeedsTheServer(t *testing.T) {
+	code, _, stderr := runCLI("plan", "--model", "meta-llama/Llama-3.1-8B-Instruct", "--users", "8", "--context", "8K", "--gpus", "H100", "--mean-acceptance-length", "2")
+	if code != 2 || !strings.Contains(stderr, "is not its model") {
+		t.Errorf("plan --model Llama --mean-acceptance-length: code %d, stderr %q: want a usage error", code, stderr)
+	}
+}
