@@ -53,19 +53,7 @@ func agreeFamily() []agreeCase {
 
 func agreeServer(t testing.TB, file string) (*sim.Server, uint64) {
 	t.Helper()
-	var sc *scenario.Scenario
-	if file == "" {
-		sc = scenario.Default()
-	} else {
-		var err error
-		if sc, err = scenario.Load(filepath.Join("testdata", file)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	r, err := sc.Resolve(scenario.ResolveOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := sim.ResolvedFromTestdata(t, file)
 	srv, err := sim.NewServer(r.Deployment, r.Params)
 	if err != nil {
 		t.Fatal(err)

@@ -50,9 +50,9 @@ func hybridServer(t interface{ Fatal(...any) }) *Server {
 	return s
 }
 
-// seedLayoutServer is the seed scenario (GLM-5.3-Flash: linear attention with sparse MLA, DSA
-// indexer, MoE; DFlash drafter k = 7) from file ("" for the embedded seed), at layoutMML.
-func seedLayoutServer(t interface{ Fatal(...any) }, file string) *Server {
+// ResolvedFromTestdata resolves the scenario file under testdata ("" for the embedded seed) with
+// its built-in calibration. Exported for the package's external tests (agree_test.go).
+func ResolvedFromTestdata(t interface{ Fatal(...any) }, file string) *scenario.Resolved {
 	sc := scenario.Default()
 	if file != "" {
 		var err error
@@ -64,6 +64,13 @@ func seedLayoutServer(t interface{ Fatal(...any) }, file string) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return r
+}
+
+// seedLayoutServer is the seed scenario (GLM-5.3-Flash: linear attention with sparse MLA, DSA
+// indexer, MoE; DFlash drafter k = 7) from file ("" for the embedded seed), at layoutMML.
+func seedLayoutServer(t interface{ Fatal(...any) }, file string) *Server {
+	r := ResolvedFromTestdata(t, file)
 	r.Deployment.Engine.MaxModelLen = layoutMML
 	s, err := NewServer(r.Deployment, r.Params)
 	if err != nil {
