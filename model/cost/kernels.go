@@ -112,11 +112,16 @@ func (k *Kernels) NCCLAllReduceSeconds(ranks int, bytes float64) float64 {
 	}
 	n := float64(ranks)
 	f := k.gpu.CollectiveFabric(ranks)
-	lat := k.p[param.NCCLLatencyUS]
+	return k.ncclFixedSeconds(bytes) + bytes*2*(n-1)/n/(f.BytesPerS*k.p[param.NCCLBWEff])
+}
+
+// ncclFixedSeconds is the fixed time of an NCCL all-reduce of bytes: nccl_small_latency_us below
+// NCCLSmallMaxBytes (its low-latency protocol), nccl_latency_us from there.
+func (k *Kernels) ncclFixedSeconds(bytes float64) float64 {
 	if bytes < NCCLSmallMaxBytes {
-		lat = k.p[param.NCCLSmallLatencyUS]
+		return k.p[param.NCCLSmallLatencyUS] * 1e-6
 	}
-	return lat*1e-6 + bytes*2*(n-1)/n/(f.BytesPerS*k.p[param.NCCLBWEff])
+	return k.p[param.NCCLLatencyUS] * 1e-6
 }
 
 // CustomAllReduceSeconds is one all-reduce of bytes (at most CustomARMaxBytes) with vLLM's custom
@@ -146,7 +151,7 @@ func (k *Kernels) AllReduceSeconds(ranks int, bytes float64, custom bool) float6
 }
 
 // AllGatherSeconds is one NCCL all-gather leaving bytes (the gathered whole) on every rank: half
-// an all-reduce's latency and (n - 1) / n of the bytes through each link.
+// an all-reduce's fixed time for the same bytes and (n - 1) / n of the bytes through each link.
 func (k *Kernels) AllGatherSeconds(ranks int, bytes float64) float64 {
 	return k.AllGatherAcross(ranks, ranks, bytes)
 }
@@ -161,7 +166,7 @@ func (k *Kernels) AllGatherAcross(ranks, gpus int, bytes float64) float64 {
 	}
 	n := float64(ranks)
 	f := k.gpu.CollectiveFabric(gpus)
-	return k.p[param.NCCLLatencyUS]*1e-6/2 + bytes*(n-1)/n/(f.BytesPerS*k.p[param.NCCLBWEff])
+	return k.ncclFixedSeconds(bytes)/2 + bytes*(n-1)/n/(f.BytesPerS*k.p[param.NCCLBWEff])
 }
 
 // AllToAllSeconds is one all-to-all among ranks GPUs spread over gpus GPUs in which every rank

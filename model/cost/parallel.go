@@ -41,8 +41,8 @@ import (
 //
 //	allgather_reducescatter (vLLM's default backend): every rank all-gathers the D ranks' tokens
 //	    (D x tokens x hidden x 2 B) before the experts and reduce-scatters them after: two NCCL
-//	    all-gathers' time (Kernels.AllGatherAcross: half nccl_latency_us each and (D - 1) / D of
-//	    the whole through each link at nccl_bw_eff)
+//	    all-gathers' time (Kernels.AllGatherAcross: half an all-reduce's fixed time each and
+//	    (D - 1) / D of the whole through each link at nccl_bw_eff)
 //	an all-to-all backend (deepep_*, nixl_ep, ...): each token is sent to its top_k experts'
 //	    ranks and combined back: two all-to-alls of tokens x top_k x hidden x 2 B per rank
 //	    (Kernels.AllToAllSeconds: concurrent send/recvs to the peers, SendRecvSeconds' model)
