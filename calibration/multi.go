@@ -22,55 +22,6 @@ import (
 // GPU the data does not cover keeps its prior, and one the data covers only a little stays near
 // it.
 
-// Keys name what a deployment is made of, one key per level.
-type Keys struct {
-	GPU    string // the GPU's catalog name
-	Engine string // engine and version, "vllm 0.7.3"
-	Model  string // the model's name
-}
-
-// KeysOf returns the deployment's keys. The engine key is the engine and its release series
-// ("vllm 0.7.x (V0)"): the engine-level values (per-step CPU and GPU overheads, memory
-// reserves, the API server) belong to the engine loop's code, which changes between minor
-// releases; patch releases and dev or nightly builds of one series share its values, so that
-// two GPUs measured on one series (dstack's H100 and MI300X on 0.6.3, H200 and MI300X on 0.7.x)
-// tell the engine's share of an error from the GPUs'. A version that does not parse is its own
-// key.
-func KeysOf(d *deploy.Deployment) Keys {
-	e := d.Engine.Name
-	if e == "" {
-		e = "vllm"
-	}
-	v := d.Engine.Version
-	switch pv, err := deploy.ParseVersion(v); {
-	case v == "":
-		v = "(version not given)"
-	case err == nil:
-		v = fmt.Sprintf("%d.%d.x", pv.Major, pv.Minor)
-		if strings.EqualFold(e, "vllm") {
-			if d.RunsVLLMV0() {
-				v += " (V0)"
-			} else {
-				v += " (V1)"
-			}
-		}
-	}
-	return Keys{GPU: d.Hardware.GPU.Name, Engine: e + " " + v, Model: d.Model.Name}
-}
-
-// Key returns the key of the level.
-func (k Keys) Key(l param.Level) string {
-	switch l {
-	case param.LevelGPU:
-		return k.GPU
-	case param.LevelEngine:
-		return k.Engine
-	case param.LevelModel:
-		return k.Model
-	}
-	return ""
-}
-
 // MultiJob is one simulation of a multi-source fit: a deployment and what to run on it.
 type MultiJob struct {
 	Label      string
@@ -187,7 +138,7 @@ type MultiResult struct {
 // deployment's, and the description of what was fitted for it.
 func (r *MultiResult) ParamsFor(d *deploy.Deployment) (param.Values, string) {
 	p, _ := d.Priors()
-	k := KeysOf(d)
+	k := d.LevelKeys()
 	levels := map[param.Level]bool{}
 	for _, e := range r.Entries {
 		if e.Key == k.Key(e.ID.Def().Level) {
@@ -272,7 +223,7 @@ func newMultiFit(p *MultiProblem, w Weights, workers int) (*multiFit, error) {
 			}
 			mj := multiJob{src: si, idx: ji, job: j, base: base}
 			free := p.free(j)
-			k := KeysOf(d)
+			k := d.LevelKeys()
 			for _, id := range free {
 				def := id.Def()
 				key := k.Key(def.Level)
@@ -292,7 +243,7 @@ func newMultiFit(p *MultiProblem, w Weights, workers int) (*multiFit, error) {
 	// Every job takes every entry of its keys; its simulation depends on those in its free list.
 	for i := range f.jobs {
 		mj := &f.jobs[i]
-		k := KeysOf(mj.job.Deployment)
+		k := mj.job.Deployment.LevelKeys()
 		free := p.free(mj.job)
 		inFree := map[param.ID]bool{}
 		for _, id := range free {

@@ -28,9 +28,32 @@ type CalibrationKey struct {
 
 // ParamsFile is a parameter set on disk: where it came from, and the values it sets (the
 // parameters a fit moved; the others come from the priors of whatever deployment uses it).
+//
+// A multi-source fit writes sets instead ([[set]] tables, no [calibration] or [params]): one per
+// level and key, each applied only to the deployments with that key (ParamSet).
 type ParamsFile struct {
 	Calibration CalibrationKey     `toml:"calibration"`
 	Params      map[string]float64 `toml:"params"`
+	Keyed       []ParamSet         `toml:"set"`
+}
+
+// ParamSet is the values of one level fitted for one key: the gpu-level values of a GPU (its
+// catalog name; transferred to another GPU of its generation when the file has no other set of
+// that generation), the engine-level values of an engine release series ("vllm 0.10.x (V1)",
+// deploy.LevelKeys), or the model-level values of a model.
+type ParamSet struct {
+	Level string `toml:"level"`
+	Key   string `toml:"key"`
+	// Generation is a gpu set's GPU generation; read from the catalog when absent.
+	Generation string             `toml:"generation,omitempty"`
+	Note       string             `toml:"note,omitempty"`
+	Params     map[string]float64 `toml:"params"`
+}
+
+// generation is the set's GPU generation ("" when neither the set nor the catalog says).
+func (s *ParamSet) generation() hardware.Generation {
+	k := CalibrationKey{GPU: s.Key, Generation: s.Generation}
+	return k.generation()
 }
 
 // NewParamsFile is the parameter file of p fitted on deployment d: keyed by d's GPU, model,
@@ -57,6 +80,15 @@ func ParseParamsFile(data []byte, name string) (*ParamsFile, error) {
 	if _, err := tomlx.Decode(data, name, &f, "see `servesim config` for the parameter names"); err != nil {
 		return nil, err
 	}
+	if len(f.Keyed) > 0 {
+		if len(f.Params) > 0 || f.Calibration != (CalibrationKey{}) {
+			return nil, fmt.Errorf("%s: [[set]] tables and [calibration]/[params] in one file: a parameter file is either one set keyed by [calibration] or several [[set]] tables", name)
+		}
+		if err := checkSets(f.Keyed); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		return &f, nil
+	}
 	if len(f.Params) == 0 {
 		return nil, fmt.Errorf("%s: no [params] table", name)
 	}
@@ -68,6 +100,47 @@ func ParseParamsFile(data []byte, name string) (*ParamsFile, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return &f, nil
+}
+
+// checkSets checks each set: a level that keys values, a key, parameters of its level only, values
+// inside their bounds, and no key twice.
+func checkSets(sets []ParamSet) error {
+	seen := map[string]bool{}
+	for i, st := range sets {
+		where := fmt.Sprintf("set %d (level %q, key %q)", i+1, st.Level, st.Key)
+		l := param.Level(st.Level)
+		if l != param.LevelGPU && l != param.LevelEngine && l != param.LevelModel {
+			return fmt.Errorf("%s: level: want gpu, engine or model", where)
+		}
+		if strings.TrimSpace(st.Key) == "" {
+			return fmt.Errorf("%s: key: want the GPU's catalog name, the engine series (\"vllm 0.10.x (V1)\") or the model's name", where)
+		}
+		id := st.Level + "\x00" + strings.ToLower(st.Key)
+		if seen[id] {
+			return fmt.Errorf("%s: a second set for the same level and key", where)
+		}
+		seen[id] = true
+		if len(st.Params) == 0 {
+			return fmt.Errorf("%s: no params", where)
+		}
+		for _, n := range SortedParamNames(st.Params) {
+			pid, ok := param.ByName(n)
+			if !ok {
+				return fmt.Errorf("%s: unknown parameter %q (see `servesim config` for the parameter names)", where, n)
+			}
+			if d := pid.Def(); d.Level != l {
+				return fmt.Errorf("%s: %s is a %s-level parameter, not %s", where, n, d.Level, l)
+			}
+		}
+		p := param.Priors()
+		if err := p.Set(st.Params); err != nil {
+			return fmt.Errorf("%s: %w", where, err)
+		}
+		if err := p.Validate(); err != nil {
+			return fmt.Errorf("%s: %w", where, err)
+		}
+	}
+	return nil
 }
 
 // LoadParamsFile reads a params file from disk.
@@ -106,6 +179,10 @@ func (f *ParamsFile) Sets(id param.ID) bool {
 // Encode writes a params file in table order with units, bounds and levels as comments; only
 // the parameters the file sets.
 func (f *ParamsFile) Encode(w *bytes.Buffer) {
+	if len(f.Keyed) > 0 {
+		f.encodeSets(w)
+		return
+	}
 	fmt.Fprintln(w, "# servesim parameter set. Load with --params FILE.")
 	fmt.Fprintln(w, "# It sets the parameters below; every other one takes the prior of the deployment that uses it.")
 	fmt.Fprintln(w, "# A built-in calibration applies its gpu-level values to its GPU (and, transferred, to GPUs of the")
@@ -122,6 +199,32 @@ func (f *ParamsFile) Encode(w *bytes.Buffer) {
 	for i, d := range param.Defs() {
 		if f.Sets(d.ID) {
 			fmt.Fprintf(w, "%s = %s # %s [%g, %g] %s\n", d.Name, fmtExact(p[i]), d.Unit, d.Lo, d.Hi, d.Level)
+		}
+	}
+}
+
+// encodeSets writes a file of sets (a multi-source fit's).
+func (f *ParamsFile) encodeSets(w *bytes.Buffer) {
+	fmt.Fprintln(w, "# servesim parameter sets. Load with --params FILE.")
+	fmt.Fprintln(w, "# Each set holds one level's values for one key: a gpu set applies to its GPU (and, transferred, to")
+	fmt.Fprintln(w, "# another GPU of its generation when no other set here has that generation), an engine set to its")
+	fmt.Fprintln(w, "# engine release series, a model set to its model. Every value no set gives takes the deployment's prior.")
+	for _, st := range f.Keyed {
+		fmt.Fprintln(w, "\n[[set]]")
+		fmt.Fprintf(w, "level = %q\nkey = %q\n", st.Level, st.Key)
+		if st.Generation != "" {
+			fmt.Fprintf(w, "generation = %q\n", st.Generation)
+		}
+		if st.Note != "" {
+			fmt.Fprintf(w, "note = %q\n", st.Note)
+		}
+		fmt.Fprintln(w, "[set.params]")
+		p := param.Priors()
+		_ = p.Set(st.Params) // validated on parse or built from a fit
+		for i, d := range param.Defs() {
+			if _, ok := st.Params[d.Name]; ok {
+				fmt.Fprintf(w, "%s = %s # %s [%g, %g]\n", d.Name, fmtExact(p[i]), d.Unit, d.Lo, d.Hi)
+			}
 		}
 	}
 }

@@ -190,6 +190,8 @@ func (pol *ParamsPolicy) Choose(d *deploy.Deployment) (ParamsChoice, error) {
 	p, prov := d.Priors()
 	c := ParamsChoice{Params: p, Provenance: prov, Source: SourcePrior, From: "priors"}
 	switch {
+	case pol.file != nil && len(pol.file.Keyed) > 0:
+		pol.applySets(d, &c)
 	case pol.file != nil:
 		k := pol.file.Calibration
 		c.Calibration = &k
@@ -271,13 +273,84 @@ func (pol *ParamsPolicy) applyBuiltins(d *deploy.Deployment, c *ParamsChoice) {
 	c.From = fmt.Sprintf("built-in calibration (%s) at the %s level(s), priors elsewhere", strings.Join(used, "; "), strings.Join(levels, ", "))
 }
 
+// applySets takes each parameter from the file's set for the deployment's key at the
+// parameter's level (deploy.LevelKeys): calibrated. A gpu-level parameter with no set for the
+// deployment's GPU is transferred from the file's one set of the GPU's generation; with several
+// such sets (an H100 and an H200) none is chosen over the others and the priors stay, as From
+// says.
+func (pol *ParamsPolicy) applySets(d *deploy.Deployment, c *ParamsChoice) {
+	keys := d.LevelKeys()
+	gen := d.Hardware.GPU.Generation
+	var exact [3]*ParamSet // gpu, engine, model
+	var sameGen []*ParamSet
+	for i := range pol.file.Keyed {
+		st := &pol.file.Keyed[i]
+		switch param.Level(st.Level) {
+		case param.LevelGPU:
+			if d.Hardware.GPU.Matches(st.Key) {
+				exact[0] = st
+			} else if g := st.generation(); g != "" && g == gen {
+				sameGen = append(sameGen, st)
+			}
+		case param.LevelEngine:
+			if strings.EqualFold(st.Key, keys.Engine) {
+				exact[1] = st
+			}
+		case param.LevelModel:
+			if strings.EqualFold(st.Key, keys.Model) {
+				exact[2] = st
+			}
+		}
+	}
+	var applied []string
+	apply := func(st *ParamSet, match param.OriginKind, how string) {
+		fv := param.Priors()
+		_ = fv.Set(st.Params) // validated on parse
+		for _, def := range param.Defs() {
+			if _, ok := st.Params[def.Name]; ok && string(def.Level) == st.Level {
+				c.Params[def.ID] = fv[def.ID]
+				c.Provenance[def.ID] = param.Origin{Kind: param.OriginFile, Match: match,
+					Detail: fmt.Sprintf("file %s, %s set %q (%s)", pol.fileName, st.Level, st.Key, how)}
+			}
+		}
+		applied = append(applied, fmt.Sprintf("%s %s (%s)", st.Level, st.Key, how))
+	}
+	calibrated := 0
+	for i, st := range exact {
+		if st != nil {
+			apply(st, param.OriginCalibrated, "calibrated")
+			calibrated++
+		} else if i == 0 && len(sameGen) == 1 {
+			apply(sameGen[0], param.OriginTransferred, "transferred: same generation, "+gen.Label())
+		}
+	}
+	note := ""
+	if exact[0] == nil && len(sameGen) > 1 {
+		names := make([]string, len(sameGen))
+		for i, st := range sameGen {
+			names[i] = st.Key
+		}
+		note = fmt.Sprintf("; gpu level: priors, as the file has sets for several GPUs of %s (%s) and none for %s", gen.Label(), strings.Join(names, ", "), d.Hardware.GPU.Name)
+	}
+	switch {
+	case len(applied) == 0:
+		c.From = fmt.Sprintf("%s: no set for gpu %q, engine %q or model %q, so priors%s", pol.fileName, keys.GPU, keys.Engine, keys.Model, note)
+		return
+	case calibrated == 3:
+		c.Source = SourceCalibrated
+	default:
+		c.Source = SourceTransferred
+	}
+	c.From = fmt.Sprintf("%s: sets %s, priors elsewhere%s", pol.fileName, strings.Join(applied, ", "), note)
+}
+
 // Describe names what the policy draws on, values included, so that two policies that can
 // choose differently describe differently (the planner's fingerprint covers it).
 func (pol *ParamsPolicy) Describe() string {
 	var ref string
 	switch {
 	case pol.file != nil:
-		ref = "file " + pol.fileName + fmt.Sprintf(" %v", pol.file.Params)
+		ref = "file " + pol.fileName + fmt.Sprintf(" %v %+v", pol.file.Params, pol.file.Keyed)
 	case pol.uncalibrated:
 		ref = "priors"
 	default:

@@ -53,9 +53,12 @@ leaves it out). A gpu-level parameter gets one value per GPU in the data, an eng
 engine and version, a model-level one per model, each pulled toward its prior (the GPU
 generation's); rows that cannot be expressed are skipped with their reason. --max-jobs and
 --max-requests cap the simulations per source and the requests per simulation (printed).
+--out writes the fitted values as sets, one per GPU, engine series and model the data moved;
+--params FILE then applies to any deployment the set of its GPU (or, transferred, of the one
+GPU of its generation in the file), of its engine series and of its model, priors elsewhere.
 --cv loso leaves each source out in turn, --cv logo each GPU: fit on the rest, predict the
 held-out with full workloads and validate's scoring, and check issue 14's acceptance.
-  servesim fit shared/validation/cases/*.csv
+  servesim fit shared/validation/cases/*.csv --out corpus.toml
   servesim fit --cv loso shared/validation/cases/*.csv`,
 		Setup: func(fs *pflag.FlagSet, e *env) func([]string) error {
 			sf := scenarioFlags{matrix: true}
@@ -143,14 +146,17 @@ held-out with full workloads and validate's scoring, and check issue 14's accept
 					return usagef("--measured given %d times: a fit takes one measured matrix (or several vllm bench result files)", len(*measured))
 				}
 				if multi {
-					if *train != "" || *free != "" || *paramsOut != "" || *kvTokens > 0 {
-						return usagef("--train, --free, --out and --kv-tokens apply to a fit to one matrix or to result files, not to a multi-source fit")
+					if *train != "" || *free != "" || *kvTokens > 0 {
+						return usagef("--train, --free and --kv-tokens apply to a fit to one matrix or to result files, not to a multi-source fit")
+					}
+					if *paramsOut != "" && cvMode != "" {
+						return usagef("--out writes the parameters of one fit; --cv %s runs one fit per fold (run the fit without --cv to write its parameters)", cvMode)
 					}
 					if mf.maxJobs < 0 || mf.maxRequests < 0 {
 						return usagef("--max-jobs and --max-requests: want >= 0")
 					}
 					set := &calibration.Settings{Method: "lm", MaxIter: *maxIter, Workers: *workers, Seed: *fitSeed, Weights: &wts}
-					return fitMulti(e, &sf, &mf, &bf, fs, args, cvMode, set, wts, *measured, *exclude, fs.Changed("exclude"), *reportOut)
+					return fitMulti(e, &sf, &mf, &bf, fs, args, cvMode, set, wts, *measured, *exclude, fs.Changed("exclude"), *reportOut, *paramsOut)
 				}
 				r, err := sf.load(e.stderr, e.info())
 				if err != nil {

@@ -16,7 +16,9 @@ import (
 
 	"github.com/servesim/servesim/calibration"
 	"github.com/servesim/servesim/model/deploy"
+	"github.com/servesim/servesim/model/hardware"
 	"github.com/servesim/servesim/model/param"
+	"github.com/servesim/servesim/scenario"
 	"github.com/servesim/servesim/sim"
 	"github.com/servesim/servesim/validate"
 	"github.com/servesim/servesim/vllmbench"
@@ -96,25 +98,43 @@ func (d *multiData) names() []string {
 // gpus lists the GPUs of the data (catalog names), in order of first appearance.
 func (d *multiData) gpus() []string {
 	var out []string
+	for _, g := range d.gpuList() {
+		out = append(out, g.Name)
+	}
+	return out
+}
+
+// gpuList is the GPUs of the data, each once, in the order the data names them.
+func (d *multiData) gpuList() []hardware.GPU {
+	var out []hardware.GPU
 	seen := map[string]bool{}
-	add := func(g string) {
-		if g != "" && !seen[g] {
-			seen[g] = true
+	add := func(g hardware.GPU) {
+		if g.Name != "" && !seen[g.Name] {
+			seen[g.Name] = true
 			out = append(out, g)
 		}
 	}
 	if d.seed != nil {
-		add(d.seedGPU)
+		add(d.seed.Deployment.Hardware.GPU)
 	}
 	for _, c := range validate.Map(d.rows, nil) {
 		if c.Expressed() {
-			add(c.GPU.Name)
+			add(c.GPU)
 		}
 	}
 	for _, r := range d.results {
-		add(r.dep.Hardware.GPU.Name)
+		add(r.dep.Hardware.GPU)
 	}
 	return out
+}
+
+// gpuGenerations maps the data's GPUs to their generations.
+func (d *multiData) gpuGenerations() map[string]hardware.Generation {
+	m := map[string]hardware.Generation{}
+	for _, g := range d.gpuList() {
+		m[g.Name] = g.Generation
+	}
+	return m
 }
 
 // heldOut predicts the data keep accepts with the fit and scores it, one figure per source.
@@ -191,7 +211,7 @@ type multiReport struct {
 }
 
 func fitMulti(e *env, sf *scenarioFlags, mf *multiFlags, bf *benchFlags, fs *pflag.FlagSet, files []string, cvMode string,
-	set *calibration.Settings, w calibration.Weights, measured []string, exclude []string, excludeSet bool, reportOut string) error {
+	set *calibration.Settings, w calibration.Weights, measured []string, exclude []string, excludeSet bool, reportOut, paramsOut string) error {
 	d := &multiData{w: w, workers: set.Workers}
 	d.opt = validate.FitOptions{MaxJobs: mf.maxJobs, MaxRequests: mf.maxRequests, Weights: w, StepByStep: sf.stepByStep}
 	if sf.seed.set {
@@ -262,6 +282,7 @@ func fitMulti(e *env, sf *scenarioFlags, mf *multiFlags, bf *benchFlags, fs *pfl
 	rep := multiReport{Sources: d.names(), Notes: map[string][]string{}, CV: cvMode, MaxJobs: mf.maxJobs, MaxRequest: mf.maxRequests}
 	all := func(string) bool { return true }
 	var buf bytes.Buffer
+	var sets *scenario.ParamsFile
 	switch cvMode {
 	case "":
 		srcs := d.sources(all, all)
@@ -279,6 +300,7 @@ func fitMulti(e *env, sf *scenarioFlags, mf *multiFlags, bf *benchFlags, fs *pfl
 		fmt.Fprintf(e.info(), "servesim fit: done in %.1f s, %d simulations\n", res.Elapsed.Seconds(), res.Evaluations)
 		rep.Entries, rep.Loss, rep.DataLoss, rep.Status = res.Entries, res.Loss, res.DataLoss, res.Status
 		writeEntries(&buf, res)
+		sets = paramSets(res, d.gpuGenerations(), fmt.Sprintf("servesim fit on %s (multi-source, loss %.4g)", strings.Join(rep.Sources, ", "), res.Loss))
 		// Predicted against measured on everything fitted (full workloads).
 		ho, err := d.heldOut("in-sample", res, all, all)
 		if err != nil {
@@ -342,6 +364,13 @@ func fitMulti(e *env, sf *scenarioFlags, mf *multiFlags, bf *benchFlags, fs *pfl
 	if _, err := e.stdout.Write(buf.Bytes()); err != nil {
 		return err
 	}
+	if paramsOut != "" && sets != nil {
+		var pb bytes.Buffer
+		sets.Encode(&pb)
+		if err := (&outFlag{path: paramsOut}).write(e.stdout, &pb); err != nil {
+			return err
+		}
+	}
 	if reportOut != "" {
 		data, err := json.MarshalIndent(nanSafe(rep), "", "  ")
 		if err != nil {
@@ -352,6 +381,32 @@ func fitMulti(e *env, sf *scenarioFlags, mf *multiFlags, bf *benchFlags, fs *pfl
 		}
 	}
 	return nil
+}
+
+// paramSets is a multi-source fit's values as a parameter file of sets, one per level and key,
+// with the entries the data saw (an entry no simulation moved stays at its prior, and the file
+// leaves it out). gens gives the gpu sets' generations.
+func paramSets(res *calibration.MultiResult, gens map[string]hardware.Generation, note string) *scenario.ParamsFile {
+	f := &scenario.ParamsFile{}
+	index := map[string]int{}
+	for _, en := range res.Entries {
+		if !en.Seen {
+			continue
+		}
+		id := en.Level + "\x00" + en.Key
+		i, ok := index[id]
+		if !ok {
+			i = len(f.Keyed)
+			index[id] = i
+			st := scenario.ParamSet{Level: en.Level, Key: en.Key, Note: note, Params: map[string]float64{}}
+			if en.Level == string(param.LevelGPU) {
+				st.Generation = string(gens[en.Key])
+			}
+			f.Keyed = append(f.Keyed, st)
+		}
+		f.Keyed[i].Params[en.Param] = en.Value
+	}
+	return f
 }
 
 // nanSafe replaces NaN figures by -1 for JSON.
