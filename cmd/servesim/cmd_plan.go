@@ -3,12 +3,13 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"github.com/servesim/servesim/internal/fsutil"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
+	"github.com/servesim/servesim/internal/fsutil"
 	"github.com/servesim/servesim/matrix"
 	"github.com/servesim/servesim/model/hardware"
 	"github.com/servesim/servesim/planner"
@@ -416,7 +417,7 @@ Example:
 				}
 				info := e.info()
 				fmt.Fprintf(info, "servesim: planning %s for %s\n", ms.ModelRef, spec0.Describe())
-				pr := newProgress(e, 0)
+				pr := newProgress(e, 2*time.Second)
 				p, err := planner.Run(q, planner.Options{Workers: *workers, Shard: sh, Exhaustive: *exhaustive,
 					Start: func(est planner.Estimate) { pr.endLine(); fmt.Fprint(info, estimateText(est)) },
 					Progress: func(g planner.Progress) {

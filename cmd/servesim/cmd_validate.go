@@ -107,7 +107,7 @@ server and workload, so these flags (and the benchmark's) are refused without a 
 					c, _ := pol.Choose(d)
 					return c.Summary
 				}
-				opt := validate.Options{Params: choose, Provenance: provenance, Workers: *workers, Progress: validateProgress(newProgress(e, 0)), StepByStep: sf.stepByStep}
+				opt := validate.Options{Params: choose, Provenance: provenance, Workers: *workers, Progress: validateProgress(newProgress(e, 2*time.Second)), StepByStep: sf.stepByStep}
 				if sf.seed.set {
 					opt.Seed = sf.seed.v
 				}

@@ -88,16 +88,16 @@ func (d *Deployment) Acceptance(p *param.Values) param.SpecAcceptance {
 			return param.SpecAcceptance{Rates: param.ConditionalCDF(first, p[param.AcceptDecay], k),
 				Source: fmt.Sprintf("engine.speculative.mean_acceptance_length %g, shape accept_decay %g", v, p[param.AcceptDecay])}
 		}
-		a := param.SpecAcceptance{Rates: p.AcceptanceCDF(k), Source: fmt.Sprintf("parameters accept_tau %g (at %d drafts), accept_decay %g", p[param.AcceptTau], param.ReferenceDrafts, p[param.AcceptDecay])}
+		a := param.SpecAcceptance{Rates: p.AcceptanceCDF(k), Source: fmt.Sprintf("parameters accept_tau %.4g (at %d drafts), accept_decay %.4g", p[param.AcceptTau], param.ReferenceDrafts, p[param.AcceptDecay])}
 		if p[param.AcceptLateRatio] != 1 {
 			a.Late = p.LateAcceptanceCDF(k)
 			a.Switch = int(math.Round(p[param.AcceptSwitchTokens]))
-			a.Source += fmt.Sprintf(", x %g from output token %d", p[param.AcceptLateRatio], a.Switch)
+			a.Source += fmt.Sprintf(", x %.4g from output token %d", p[param.AcceptLateRatio], a.Switch)
 		}
 		if p[param.AcceptOpenRatio] != 1 {
 			a.Opening = p.OpeningAcceptanceCDF(k)
 			a.OpenEnd = int(math.Round(p[param.AcceptOpenTokens]))
-			a.Source += fmt.Sprintf(", x %g before output token %d", p[param.AcceptOpenRatio], a.OpenEnd)
+			a.Source += fmt.Sprintf(", x %.4g before output token %d", p[param.AcceptOpenRatio], a.OpenEnd)
 		}
 		return a
 	}
