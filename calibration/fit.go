@@ -303,9 +303,13 @@ func Fit(p *Problem, s *Settings) (*Result, error) {
 		u = append([]float64(nil), u...)
 		loss := math.NaN()
 		for _, j := range scanIdx {
-			cand := make([][]float64, ScanPoints)
-			for i := range cand {
-				t := (float64(i) + 0.5) / ScanPoints
+			// The current value is the first candidate, so that the scan moves only to a strictly
+			// better point: where the parameter has no effect (a switch position while its ratio
+			// is 1) every point ties and the value stays.
+			cand := make([][]float64, ScanPoints+1)
+			cand[0] = append([]float64(nil), u...)
+			for i := 1; i < len(cand); i++ {
+				t := (float64(i-1) + 0.5) / ScanPoints
 				cand[i] = append([]float64(nil), u...)
 				cand[i][j] = math.Log(t / (1 - t))
 			}

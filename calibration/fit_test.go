@@ -370,3 +370,35 @@ func TestAcceptanceFree(t *testing.T) {
 		t.Errorf("mtp: %v, want none (its acceptance is the method's prior)", got)
 	}
 }
+
+// TestScanKeepsValueWithoutEffect: a scanned parameter that does not move the loss (the hybrid
+// block size, state_page_scale, on a model without recurrent state) keeps its starting value:
+// every grid point ties with it. The scan used to take the grid's first point on a tie, so a
+// parameter without effect left the fit at its lower bound.
+func TestScanKeepsValueWithoutEffect(t *testing.T) {
+	s := scenario.New()
+	s.Model.Name, s.Hardware.GPU = "meta-llama/Llama-3.1-8B-Instruct", "H100-SXM"
+	r, err := s.Resolve(scenario.ResolveOptions{Uncalibrated: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	proto := scenario.Default().Protocol
+	proto.Contexts, proto.PrefillOnly, proto.Concurrency = []string{"8K"}, nil, []int{1, 4}
+	prob := &Problem{Deployment: r.Deployment, Protocol: &proto, Base: r.Params, Seed: 3}
+	truth := r.Params
+	truth[param.MemBWEff] *= 0.9
+	measureAt(t, prob, truth)
+	prob.Free = []param.ID{param.MemBWEff, param.StatePageScale}
+	w := DefaultWeights()
+	w.Prior = 0
+	fit, err := Fit(prob, &Settings{Starts: 2, Seed: 1, Weights: &w})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := fit.Params[param.StatePageScale], r.Params[param.StatePageScale]; got != want {
+		t.Errorf("state_page_scale = %g, want its starting value %g (it has no effect on a model without recurrent state)", got, want)
+	}
+	if got, want := fit.Params[param.MemBWEff], truth[param.MemBWEff]; math.Abs(got/want-1) > 0.02 {
+		t.Errorf("mem_bw_eff = %.4f, want %.4f", got, want)
+	}
+}
