@@ -2,6 +2,7 @@ package validate
 
 import (
 	"math"
+	"reflect"
 	"testing"
 )
 
@@ -77,5 +78,25 @@ func TestStagePromptPoolCaches(t *testing.T) {
 	t.Logf("TTFT %.2f vs %.2f ms, TPOT %.3f vs %.3f ms", ttft[1], ttft[0], tpot[1], tpot[0])
 	if !(ttft[1] < 0.9*ttft[0]) || !(tpot[1] <= tpot[0]) || math.IsNaN(tpot[1]) {
 		t.Errorf("TTFT %.2f ms with the pool vs %.2f without, TPOT %.3f vs %.3f: want cached prompts faster", ttft[1], ttft[0], tpot[1], tpot[0])
+	}
+}
+
+// TestShortenKeepsStagesLong: a cap scales a constant-rate experiment's stages alike but keeps
+// each at least minStageS seconds at its rate (inference-sim's 8 and 20 req/s stages: 480 and
+// 1,200 requests, not the cap's 57 and 143), and never more requests than the stage had.
+func TestShortenKeepsStagesLong(t *testing.T) {
+	c := &Case{Stages: []Stage{{RatePerS: 8, Requests: 4800}, {RatePerS: 20, Requests: 12000}, {RatePerS: 0.5, Requests: 10}}}
+	j := &fitJob{job: job{cases: []*Case{c}, label: "x"}}
+	if note := j.shorten(200); note == "" {
+		t.Fatal("no note: the experiment was not shortened")
+	}
+	want := []int{480, 1200, 10}
+	for i, s := range j.stages {
+		if s.Requests != want[i] || s.RatePerS != c.Stages[i].RatePerS {
+			t.Errorf("stage %d: %d requests at %g/s, want %d at %g/s", i, s.Requests, s.RatePerS, want[i], c.Stages[i].RatePerS)
+		}
+	}
+	if j.shorten(0); !reflect.DeepEqual(j.stages, c.Stages) {
+		t.Errorf("no cap: stages %v, want the measured %v", j.stages, c.Stages)
 	}
 }
