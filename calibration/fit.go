@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"time"
 
 	"gonum.org/v1/gonum/mat"
@@ -207,233 +206,34 @@ var ErrNoTrainingCells = errors.New("the training filter selects no measured cel
 // Fit moves the free parameters to minimise the weighted squared log errors of the training cells
 // (plus status penalties), then reports the fit on training and test cells.
 func Fit(p *Problem, s *Settings) (*Result, error) {
-	start := time.Now()
-	if s == nil {
-		s = &Settings{}
-	}
-	st := *s
-	if st.Method == "" {
-		st.Method = "lm"
-	}
-	if st.Starts <= 0 {
-		st.Starts = DefaultStarts
-	}
-	if st.Step <= 0 {
-		st.Step = 0.05
-	}
-	w := DefaultWeights()
-	if st.Weights != nil {
-		w = *st.Weights
-	}
 	free := p.Free
 	if free == nil {
 		free = DefaultFree(p)
 	}
-	if len(free) == 0 || len(free) > MaxFree {
-		return nil, fmt.Errorf("%d free parameters: want 1..%d", len(free), MaxFree)
-	}
-	if err := p.Base.Validate(); err != nil {
+	prior, _ := p.Deployment.Priors()
+	f, err := newFitSetup(s, p.Base, free, prior)
+	if err != nil {
 		return nil, err
 	}
+	st, w := &f.st, f.w
 	ev := newEvaluator(p, w, st.Workers)
 	if len(ev.train) == 0 {
 		return nil, ErrNoTrainingCells
 	}
-	vc := &vector{base: p.Base, free: free}
-	prior, _ := p.Deployment.Priors()
-	uPrior := vc.toU(prior)
-	best := math.Inf(1)
-	progress := func(stage string, loss float64) {
-		if loss < best {
-			best = loss
-		}
-		if st.Progress != nil {
-			st.Progress(Progress{Stage: stage, Evaluations: ev.evals, Best: best, Elapsed: time.Since(start)})
-		}
-	}
-	resid := func(us [][]float64) [][]float64 {
-		sets := make([]param.Values, len(us))
-		for i, u := range us {
-			sets[i] = vc.params(u)
-		}
+	progress := f.progress(func() int { return ev.evals })
+	resid := f.residuals(func(sets []param.Values) [][]float64 {
 		outs := ev.simulate(sets)
-		rs := make([][]float64, len(us))
+		rs := make([][]float64, len(outs))
 		for i := range outs {
 			rs[i] = ev.residuals(&outs[i])
-			// Weak pull toward the physical priors (a MAP estimate): parameters the training
-			// cells cannot see stay near their priors instead of drifting to a bound.
-			for j := range us[i] {
-				rs[i] = append(rs[i], w.Prior*(us[i][j]-uPrior[j]))
-			}
 		}
 		return rs
+	})
+	best, err := f.search(f.vc.toU(p.Base), resid, progress)
+	if err != nil {
+		return nil, err
 	}
-	rng := rand.New(rand.NewPCG(st.Seed, 0x666974))
-	u0 := vc.toU(p.Base)
-	// Scanned parameters (param.Def.Scan) set an integer, so the loss is piecewise constant in
-	// them and finite differences cannot see across a step: they are chosen on a grid, and the
-	// gradient methods move the others.
-	var scanIdx, stepIdx []int
-	for j, id := range free {
-		if id.Def().Scan {
-			scanIdx = append(scanIdx, j)
-		} else {
-			stepIdx = append(stepIdx, j)
-		}
-	}
-	if len(stepIdx) == 0 {
-		return nil, fmt.Errorf("every free parameter is scanned (%v): at least one must be continuous", free)
-	}
-	// sub keeps the stepped coordinates of a full vector; full puts them back into a copy of at.
-	sub := func(u []float64) []float64 {
-		out := make([]float64, len(stepIdx))
-		for i, j := range stepIdx {
-			out[i] = u[j]
-		}
-		return out
-	}
-	full := func(v, at []float64) []float64 {
-		out := append([]float64(nil), at...)
-		for i, j := range stepIdx {
-			out[j] = v[i]
-		}
-		return out
-	}
-	scan := func(u []float64, stage string) ([]float64, float64) {
-		u = append([]float64(nil), u...)
-		loss := math.NaN()
-		for _, j := range scanIdx {
-			// The current value is the first candidate, so that the scan moves only to a strictly
-			// better point: where the parameter has no effect (a switch position while its ratio
-			// is 1) every point ties and the value stays.
-			cand := make([][]float64, ScanPoints+1)
-			cand[0] = append([]float64(nil), u...)
-			for i := 1; i < len(cand); i++ {
-				t := (float64(i-1) + 0.5) / ScanPoints
-				cand[i] = append([]float64(nil), u...)
-				cand[i][j] = math.Log(t / (1 - t))
-			}
-			rs := resid(cand)
-			best := 0
-			for i := range rs {
-				if sumSq(rs[i]) < sumSq(rs[best]) {
-					best = i
-				}
-			}
-			u, loss = cand[best], sumSq(rs[best])
-			progress(stage, loss)
-		}
-		return u, loss
-	}
-	// Every start gets a few iterations; the best one then runs to convergence.
-	type run struct {
-		u    []float64
-		loss float64
-		conv bool
-		why  string
-	}
-	optimise := func(u []float64, iters int, stage string) (run, error) {
-		r := run{u: u}
-		var err error
-		residSub := func(vs [][]float64) [][]float64 {
-			us := make([][]float64, len(vs))
-			for i, v := range vs {
-				us[i] = full(v, u)
-			}
-			return resid(us)
-		}
-		var v []float64
-		switch st.Method {
-		case "lm":
-			v, r.loss, r.conv, r.why = levenbergMarquardt(sub(u), residSub, st.Step, iters, func(l float64) { progress(stage, l) })
-		case "bfgs", "nelder-mead":
-			v, r.loss, r.conv, r.why, err = gonumMinimize(st.Method, sub(u), residSub, st.Step, iters, func(l float64) { progress(stage, l) })
-		default:
-			err = fmt.Errorf("method %q: want lm, bfgs or nelder-mead", st.Method)
-		}
-		if err == nil {
-			r.u = full(v, u)
-		}
-		return r, err
-	}
-	if len(scanIdx) > 0 {
-		u0, _ = scan(u0, "scan")
-	}
-	maxIter := iterOr(st.MaxIter, 12)
-	if st.Method == "nelder-mead" {
-		maxIter = iterOr(st.MaxIter, 40*len(free))
-	}
-	scout := maxIter
-	if st.Starts > 1 {
-		scout = max(2, maxIter/4)
-	}
-	var bestRun run
-	bestRun.loss = math.Inf(1)
-	for k := 0; k < st.Starts; k++ {
-		u := append([]float64(nil), u0...)
-		if k > 0 {
-			for _, i := range stepIdx {
-				u[i] += rng.NormFloat64() * 0.8
-			}
-			// A scanned parameter's grid value chosen at the start may not matter there (a
-			// switch position while its ratio is 1): later starts draw it from the grid.
-			for _, j := range scanIdx {
-				t := (float64(rng.IntN(ScanPoints)) + 0.5) / ScanPoints
-				u[j] = math.Log(t / (1 - t))
-			}
-		}
-		r, err := optimise(u, scout, fmt.Sprintf("start %d/%d", k+1, st.Starts))
-		if err != nil {
-			return nil, err
-		}
-		if r.loss < bestRun.loss {
-			bestRun = r
-		}
-	}
-	if st.Starts > 1 && !bestRun.conv {
-		r, err := optimise(bestRun.u, maxIter-scout, "refine best")
-		if err != nil {
-			return nil, err
-		}
-		if r.loss <= bestRun.loss {
-			bestRun = r
-		}
-	}
-	// The scanned parameters again, at the optimum of the others; if that helps, the others once
-	// more.
-	if len(scanIdx) > 0 {
-		if u, loss := scan(bestRun.u, "rescan"); loss < bestRun.loss {
-			bestRun = run{u: u, loss: loss}
-			r, err := optimise(u, scout, "refine after rescan")
-			if err != nil {
-				return nil, err
-			}
-			if r.loss <= bestRun.loss {
-				bestRun = r
-			}
-		}
-	}
-	bestU, bestLoss, converged, status := bestRun.u, bestRun.loss, bestRun.conv, bestRun.why
-	res := &Result{Params: vc.params(bestU), Free: free}
-	// Uncertainty from the Jacobian at the optimum (delta method through the transform), over the
-	// stepped parameters; a scanned one has no standard error.
-	residSub := func(vs [][]float64) [][]float64 {
-		us := make([][]float64, len(vs))
-		for i, v := range vs {
-			us[i] = full(v, bestU)
-		}
-		return resid(us)
-	}
-	J, r0 := jacobian(sub(bestU), residSub, st.Step)
-	progress("uncertainty", sumSq(r0))
-	subErr := paramStdErr(J, r0, len(stepIdx))
-	stderr := make([]float64, len(free))
-	for j := range stderr {
-		stderr[j] = math.NaN()
-	}
-	for i, j := range stepIdx {
-		stderr[j] = subErr[i]
-	}
+	res := &Result{Params: f.vc.params(best.u), Free: free}
 	// Every cell at the optimum, for train and test errors, and under the deployment's priors
 	// (the reference a fit should improve on; not counted as an evaluation of the fit).
 	outs := ev.simulate([]param.Values{res.Params, prior})
@@ -444,28 +244,7 @@ func Fit(p *Problem, s *Settings) (*Result, error) {
 	res.Comparison = matrix.Compare(res.Predicted, p.Measured)
 	rep := &res.Report
 	rep.NParameters = len(free)
-	rep.Parameters = map[string]ParamEstimate{}
-	for i, d := range param.Defs() {
-		pe := ParamEstimate{Value: res.Params[i], Unit: d.Unit, Lo: d.Lo, Hi: d.Hi, StdErr: -1, Prior: prior[i], Meaning: d.Meaning}
-		for j, id := range free {
-			if id == d.ID {
-				pe.Fitted = true
-				se := stderr[j] * math.Abs(dvdu(&d, bestU[j]))
-				if !math.IsNaN(se) && !math.IsInf(se, 0) {
-					pe.StdErr = se
-				}
-				// Within 1 % of the range from a bound, in the coordinates the fit moves the
-				// parameter in (log for scale parameters).
-				g := func(v float64) float64 { return v }
-				if d.Log {
-					g = math.Log
-				}
-				lo, hi, v := g(d.Lo), g(d.Hi), g(res.Params[i])
-				pe.AtBound = v <= lo+0.01*(hi-lo) || v >= hi-0.01*(hi-lo)
-			}
-		}
-		rep.Parameters[d.Name] = pe
-	}
+	rep.Parameters = f.estimates(res.Params, &best)
 	rep.Train = CellErrors(res.Predicted, p.Measured, p.trains)
 	rep.TrainFilter = p.Train.String()
 	if !p.Train.Empty() {
@@ -485,14 +264,14 @@ func Fit(p *Problem, s *Settings) (*Result, error) {
 		rep.Warnings = append(rep.Warnings, WorseThanPriors(&rep.Train, &pe, "training cells")...)
 	}
 	rep.Worst = worstCells(res.Comparison, 8)
-	rep.Loss = bestLoss
+	rep.Loss = best.loss
 	rep.Evaluations = ev.evals - 1 // the priors' reference run
 	rep.Starts = st.Starts
 	rep.Seed = st.Seed
-	rep.Converged = converged
-	rep.Status = status
+	rep.Converged = best.conv
+	rep.Status = best.why
 	rep.KVTokens = p.KVTokens
-	res.Elapsed = time.Since(start)
+	res.Elapsed = time.Since(f.start)
 	return res, nil
 }
 

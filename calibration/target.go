@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"math/rand/v2"
 	"text/tabwriter"
 	"time"
 
@@ -226,24 +225,6 @@ func (e *targetEval) residuals(o *targetOut) []float64 {
 // fitted metrics, with the same transform, prior pull, optimisers, seeded starts and standard
 // errors as Fit.
 func FitTargets(p *TargetProblem, s *Settings) (*TargetResult, error) {
-	start := time.Now()
-	if s == nil {
-		s = &Settings{}
-	}
-	st := *s
-	if st.Method == "" {
-		st.Method = "lm"
-	}
-	if st.Starts <= 0 {
-		st.Starts = DefaultStarts
-	}
-	if st.Step <= 0 {
-		st.Step = 0.05
-	}
-	w := DefaultWeights()
-	if st.Weights != nil {
-		w = *st.Weights
-	}
 	if len(p.Targets) == 0 {
 		return nil, fmt.Errorf("no targets to fit")
 	}
@@ -251,123 +232,37 @@ func FitTargets(p *TargetProblem, s *Settings) (*TargetResult, error) {
 	if free == nil {
 		free = DefaultFreeTargets(p)
 	}
-	if len(free) == 0 || len(free) > MaxFree {
-		return nil, fmt.Errorf("%d free parameters: want 1..%d", len(free), MaxFree)
-	}
-	if err := p.Base.Validate(); err != nil {
+	prior, _ := p.Deployment.Priors()
+	f, err := newFitSetup(s, p.Base, free, prior)
+	if err != nil {
 		return nil, err
 	}
+	st, w := &f.st, f.w
 	ev := newTargetEval(p, w, st.Workers)
 	if ev.nFitted() == 0 {
 		return nil, fmt.Errorf("the targets have no metric to fit (throughput, TTFT, TPOT or ITL with a positive measurement)")
 	}
-	vc := &vector{base: p.Base, free: free}
-	prior, _ := p.Deployment.Priors()
-	uPrior := vc.toU(prior)
-	best := math.Inf(1)
-	progress := func(stage string, loss float64) {
-		if loss < best {
-			best = loss
-		}
-		if st.Progress != nil {
-			st.Progress(Progress{Stage: stage, Evaluations: ev.evals, Best: best, Elapsed: time.Since(start)})
-		}
-	}
-	resid := func(us [][]float64) [][]float64 {
-		sets := make([]param.Values, len(us))
-		for i, u := range us {
-			sets[i] = vc.params(u)
-		}
+	progress := f.progress(func() int { return ev.evals })
+	resid := f.residuals(func(sets []param.Values) [][]float64 {
 		outs := ev.simulate(sets)
-		rs := make([][]float64, len(us))
+		rs := make([][]float64, len(outs))
 		for i := range outs {
 			rs[i] = ev.residuals(&outs[i])
-			for j := range us[i] {
-				rs[i] = append(rs[i], w.Prior*(us[i][j]-uPrior[j]))
-			}
 		}
 		return rs
+	})
+	best, err := f.search(f.vc.toU(p.Base), resid, progress)
+	if err != nil {
+		return nil, err
 	}
-	type run struct {
-		u    []float64
-		loss float64
-		conv bool
-		why  string
-	}
-	optimise := func(u []float64, iters int, stage string) (run, error) {
-		var r run
-		var err error
-		switch st.Method {
-		case "lm":
-			r.u, r.loss, r.conv, r.why = levenbergMarquardt(u, resid, st.Step, iters, func(l float64) { progress(stage, l) })
-		case "bfgs", "nelder-mead":
-			r.u, r.loss, r.conv, r.why, err = gonumMinimize(st.Method, u, resid, st.Step, iters, func(l float64) { progress(stage, l) })
-		default:
-			err = fmt.Errorf("method %q: want lm, bfgs or nelder-mead", st.Method)
-		}
-		return r, err
-	}
-	maxIter := iterOr(st.MaxIter, 12)
-	if st.Method == "nelder-mead" {
-		maxIter = iterOr(st.MaxIter, 40*len(free))
-	}
-	scout := maxIter
-	if st.Starts > 1 {
-		scout = max(2, maxIter/4)
-	}
-	rng := rand.New(rand.NewPCG(st.Seed, 0x666974))
-	u0 := vc.toU(p.Base)
-	bestRun := run{loss: math.Inf(1)}
-	for k := 0; k < st.Starts; k++ {
-		u := append([]float64(nil), u0...)
-		if k > 0 {
-			for i := range u {
-				u[i] += rng.NormFloat64() * 0.8
-			}
-		}
-		r, err := optimise(u, scout, fmt.Sprintf("start %d/%d", k+1, st.Starts))
-		if err != nil {
-			return nil, err
-		}
-		if r.loss < bestRun.loss {
-			bestRun = r
-		}
-	}
-	if st.Starts > 1 && !bestRun.conv {
-		r, err := optimise(bestRun.u, maxIter-scout, "refine best")
-		if err != nil {
-			return nil, err
-		}
-		if r.loss <= bestRun.loss {
-			bestRun = r
-		}
-	}
-	res := &TargetResult{Params: vc.params(bestRun.u), Free: free}
-	J, r0 := jacobian(bestRun.u, resid, st.Step)
-	progress("uncertainty", sumSq(r0))
-	stderr := paramStdErr(J, r0, len(free))
+	res := &TargetResult{Params: f.vc.params(best.u), Free: free}
 	outs := ev.simulate([]param.Values{p.Base, res.Params})
 	if outs[1].err != nil {
 		return nil, fmt.Errorf("fitted parameters do not give a runnable server: %w", outs[1].err)
 	}
 	rep := &res.Report
 	rep.NParameters = len(free)
-	rep.Parameters = map[string]ParamEstimate{}
-	for i, d := range param.Defs() {
-		pe := ParamEstimate{Value: res.Params[i], Unit: d.Unit, Lo: d.Lo, Hi: d.Hi, StdErr: -1, Prior: prior[i], Meaning: d.Meaning}
-		for j, id := range free {
-			if id == d.ID {
-				pe.Fitted = true
-				se := stderr[j] * math.Abs(dvdu(&d, bestRun.u[j]))
-				if !math.IsNaN(se) && !math.IsInf(se, 0) {
-					pe.StdErr = se
-				}
-				span := d.Hi - d.Lo
-				pe.AtBound = res.Params[i] <= d.Lo+0.01*span || res.Params[i] >= d.Hi-0.01*span
-			}
-		}
-		rep.Parameters[d.Name] = pe
-	}
+	rep.Parameters = f.estimates(res.Params, &best)
 	for j, t := range p.Targets {
 		before := outs[0].obs[j]
 		if outs[0].err != nil {
@@ -375,14 +270,14 @@ func FitTargets(p *TargetProblem, s *Settings) (*TargetResult, error) {
 		}
 		rep.Targets = append(rep.Targets, TargetFit{Name: t.Name(), Before: before, After: outs[1].obs[j]})
 	}
-	rep.Loss = bestRun.loss
+	rep.Loss = best.loss
 	rep.Evaluations = ev.evals
 	rep.Starts = st.Starts
 	rep.Seed = st.Seed
-	rep.Converged = bestRun.conv
-	rep.Status = bestRun.why
+	rep.Converged = best.conv
+	rep.Status = best.why
 	rep.KVTokens = p.KVTokens
-	res.Elapsed = time.Since(start)
+	res.Elapsed = time.Since(f.start)
 	return res, nil
 }
 
