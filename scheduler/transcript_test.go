@@ -1,17 +1,14 @@
 package scheduler
 
 import (
-	"bufio"
 	"flag"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/servesim/servesim/internal/transcript"
 	"github.com/servesim/servesim/kvcache"
 	"github.com/servesim/servesim/model/arch"
 )
@@ -165,52 +162,8 @@ func ids(rs []*Request) string {
 }
 
 func TestTranscripts(t *testing.T) {
-	files, _ := filepath.Glob("testdata/*.txt")
-	sort.Strings(files)
-	if len(files) == 0 {
-		t.Fatal("no transcripts in testdata/")
-	}
-	for _, f := range files {
-		t.Run(filepath.Base(f), func(t *testing.T) {
-			data, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var rewritten strings.Builder
-			h := &harness{}
-			sc := bufio.NewScanner(strings.NewReader(string(data)))
-			line := 0
-			for sc.Scan() {
-				line++
-				cmd := sc.Text()
-				if strings.TrimSpace(cmd) == "" || strings.HasPrefix(cmd, "#") {
-					rewritten.WriteString(cmd + "\n")
-					continue
-				}
-				cmdLine := line
-				if !sc.Scan() || sc.Text() != "----" {
-					t.Fatalf("%s:%d: command %q not followed by ----", f, cmdLine, cmd)
-				}
-				line++
-				var want strings.Builder
-				for sc.Scan() {
-					line++
-					if sc.Text() == "" {
-						break
-					}
-					want.WriteString(sc.Text() + "\n")
-				}
-				got := h.run(t, cmd)
-				if !*update && got != want.String() {
-					t.Errorf("%s:%d: %s\ngot:\n%swant:\n%s", f, cmdLine, cmd, got, want.String())
-				}
-				rewritten.WriteString(cmd + "\n----\n" + got + "\n")
-			}
-			if *update {
-				if err := os.WriteFile(f, []byte(rewritten.String()), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-		})
-	}
+	transcript.RunDir(t, *update, func() func(*testing.T, string) string {
+		h := &harness{}
+		return h.run
+	})
 }
