@@ -138,6 +138,9 @@ func logErr(pred, meas float64) float64 {
 	return math.Log(pred / meas)
 }
 
+// evaluations is the number of simulations run so far.
+func (e *evaluator) evaluations() int { return e.evals }
+
 // residuals turns an outcome into the weighted residual vector.
 func (e *evaluator) residuals(o *outcome) []float64 {
 	r := make([]float64, e.nResiduals())

@@ -220,16 +220,7 @@ func Fit(p *Problem, s *Settings) (*Result, error) {
 	if len(ev.train) == 0 {
 		return nil, ErrNoTrainingCells
 	}
-	progress := f.progress(func() int { return ev.evals })
-	resid := f.residuals(func(sets []param.Values) [][]float64 {
-		outs := ev.simulate(sets)
-		rs := make([][]float64, len(outs))
-		for i := range outs {
-			rs[i] = ev.residuals(&outs[i])
-		}
-		return rs
-	})
-	best, err := f.search(f.vc.toU(p.Base), resid, progress)
+	best, err := searchWith[outcome](f, ev, f.vc.toU(p.Base))
 	if err != nil {
 		return nil, err
 	}

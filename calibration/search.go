@@ -88,6 +88,29 @@ func (f *fitSetup) residuals(data func(sets []param.Values) [][]float64) func([]
 	}
 }
 
+// fitEvaluator is a fit's simulations of one kind of measurement (O: what one simulation gives):
+// a batch of parameter sets run on worker goroutines, one run's weighted residuals, and the
+// simulations run so far.
+type fitEvaluator[O any] interface {
+	simulate(sets []param.Values) []O
+	residuals(o *O) []float64
+	evaluations() int
+}
+
+// searchWith runs the search on ev's residuals (with the pull toward the priors) from u0,
+// reporting progress with ev's evaluation count.
+func searchWith[O any](f *fitSetup, ev fitEvaluator[O], u0 []float64) (searchResult, error) {
+	resid := f.residuals(func(sets []param.Values) [][]float64 {
+		outs := ev.simulate(sets)
+		rs := make([][]float64, len(outs))
+		for i := range outs {
+			rs[i] = ev.residuals(&outs[i])
+		}
+		return rs
+	})
+	return f.search(u0, resid, f.progress(ev.evaluations))
+}
+
 // searchResult is the optimum of a search.
 type searchResult struct {
 	u    []float64 // coordinates of the free parameters

@@ -194,6 +194,9 @@ func (e *targetEval) simulate(sets []param.Values) []targetOut {
 	return outs
 }
 
+// evaluations is the number of simulations run so far.
+func (e *targetEval) evaluations() int { return e.evals }
+
 func (e *targetEval) residuals(o *targetOut) []float64 {
 	n := e.nFitted()
 	if e.p.KVTokens > 0 {
@@ -242,16 +245,7 @@ func FitTargets(p *TargetProblem, s *Settings) (*TargetResult, error) {
 	if ev.nFitted() == 0 {
 		return nil, fmt.Errorf("the targets have no metric to fit (throughput, TTFT, TPOT or ITL with a positive measurement)")
 	}
-	progress := f.progress(func() int { return ev.evals })
-	resid := f.residuals(func(sets []param.Values) [][]float64 {
-		outs := ev.simulate(sets)
-		rs := make([][]float64, len(outs))
-		for i := range outs {
-			rs[i] = ev.residuals(&outs[i])
-		}
-		return rs
-	})
-	best, err := f.search(f.vc.toU(p.Base), resid, progress)
+	best, err := searchWith[targetOut](f, ev, f.vc.toU(p.Base))
 	if err != nil {
 		return nil, err
 	}
