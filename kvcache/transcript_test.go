@@ -51,29 +51,8 @@ type kvReq struct {
 	t  *Table
 }
 
-func kvArgs(fields []string) map[string]string {
-	m := map[string]string{}
-	for _, f := range fields {
-		k, v, _ := strings.Cut(f, "=")
-		m[k] = v
-	}
-	return m
-}
-
-func kvInt(t *testing.T, a map[string]string, k string, def int) int {
-	v, ok := a[k]
-	if !ok {
-		return def
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil {
-		t.Fatalf("%s=%q: %v", k, v, err)
-	}
-	return n
-}
-
 func (h *kvHarness) req(t *testing.T, a map[string]string) *kvReq {
-	r, ok := h.reqs[kvInt(t, a, "id", 0)]
+	r, ok := h.reqs[transcript.Int(t, a, "id", 0)]
 	if !ok {
 		t.Fatalf("no request id=%s", a["id"])
 	}
@@ -164,13 +143,13 @@ func (h *kvHarness) tables(out *strings.Builder, r *kvReq) {
 
 func (h *kvHarness) run(t *testing.T, cmd string) string {
 	fields := strings.Fields(cmd)
-	a := kvArgs(fields[1:])
+	a := transcript.Args(fields[1:])
 	var out strings.Builder
 	switch fields[0] {
 	case "setup":
-		block := kvInt(t, a, "block", 4)
-		l := &Layout{BlockSize: block, GroupSize: 1, NumBlocks: kvInt(t, a, "blocks", 32), SpecTokens: kvInt(t, a, "spec", 0),
-			MaxModelLen: 1 << 20, MaxNumBatchedTokens: kvInt(t, a, "mbt", 16)}
+		block := transcript.Int(t, a, "block", 4)
+		l := &Layout{BlockSize: block, GroupSize: 1, NumBlocks: transcript.Int(t, a, "blocks", 32), SpecTokens: transcript.Int(t, a, "spec", 0),
+			MaxModelLen: 1 << 20, MaxNumBatchedTokens: transcript.Int(t, a, "mbt", 16)}
 		_, nocache := a["nocache"]
 		l.PrefixCaching = !nocache
 		for _, g := range strings.Split(a["groups"], ",") {
@@ -206,9 +185,9 @@ func (h *kvHarness) run(t *testing.T, cmd string) string {
 		}
 		fmt.Fprintf(&out, "; state blocks per request %d; eagle %v\n", l.StateBlocks(), eagle)
 	case "req":
-		id := kvInt(t, a, "id", 0)
-		r := &kvReq{id: id, t: h.m.NewTable(), c: Content{PromptID: uint64(kvInt(t, a, "pid", 1000+id)),
-			PromptTokens: kvInt(t, a, "prompt", 1), UniqueID: uint64(1<<32 + id)}}
+		id := transcript.Int(t, a, "id", 0)
+		r := &kvReq{id: id, t: h.m.NewTable(), c: Content{PromptID: uint64(transcript.Int(t, a, "pid", 1000+id)),
+			PromptTokens: transcript.Int(t, a, "prompt", 1), UniqueID: uint64(1<<32 + id)}}
 		if p, ok := a["prefix"]; ok {
 			ids, toks, _ := strings.Cut(p, ":")
 			pid, err1 := strconv.Atoi(ids)
@@ -223,7 +202,7 @@ func (h *kvHarness) run(t *testing.T, cmd string) string {
 		fmt.Fprintf(&out, "r%d: %d prompt tokens\n", id, r.c.PromptTokens)
 	case "hit":
 		r := h.req(t, a)
-		tokens := kvInt(t, a, "tokens", r.c.PromptTokens)
+		tokens := transcript.Int(t, a, "tokens", r.c.PromptTokens)
 		if tokens > 1 && h.m.Caching {
 			h.m.Pool.Flush(r.c.PrefixID)
 			h.m.Pool.Flush(r.c.PromptID)
@@ -249,7 +228,7 @@ func (h *kvHarness) run(t *testing.T, cmd string) string {
 		out.WriteString("\n")
 	case "admit":
 		r := h.req(t, a)
-		ok := h.m.CanAdmit(r.t, kvInt(t, a, "tokens", r.c.PromptTokens))
+		ok := h.m.CanAdmit(r.t, transcript.Int(t, a, "tokens", r.c.PromptTokens))
 		fmt.Fprintf(&out, "can admit: %v\n", ok)
 		if ok {
 			h.m.Admit(r.t)
@@ -258,13 +237,13 @@ func (h *kvHarness) run(t *testing.T, cmd string) string {
 		fmt.Fprintf(&out, "free %d\n", h.m.Pool.NumFree())
 	case "grow":
 		r := h.req(t, a)
-		fmt.Fprintf(&out, "grow: %v\n", h.m.Grow(r.t, kvInt(t, a, "tokens", 0)))
+		fmt.Fprintf(&out, "grow: %v\n", h.m.Grow(r.t, transcript.Int(t, a, "tokens", 0)))
 		h.tables(&out, r)
 		h.diff(&out)
 		fmt.Fprintf(&out, "free %d\n", h.m.Pool.NumFree())
 	case "commit":
 		r := h.req(t, a)
-		h.m.Commit(r.t, &r.c, kvInt(t, a, "computed", 0))
+		h.m.Commit(r.t, &r.c, transcript.Int(t, a, "computed", 0))
 		h.diff(&out)
 		h.tables(&out, r)
 		fmt.Fprintf(&out, "free %d\n", h.m.Pool.NumFree())

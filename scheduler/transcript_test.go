@@ -32,42 +32,21 @@ type harness struct {
 	b    Batch
 }
 
-func kvArgs(fields []string) map[string]string {
-	m := map[string]string{}
-	for _, f := range fields {
-		k, v, _ := strings.Cut(f, "=")
-		m[k] = v
-	}
-	return m
-}
-
-func atoi(t *testing.T, m map[string]string, k string, def int) int {
-	v, ok := m[k]
-	if !ok {
-		return def
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil {
-		t.Fatalf("%s=%q: %v", k, v, err)
-	}
-	return n
-}
-
 func (h *harness) run(t *testing.T, cmd string) string {
 	fields := strings.Fields(cmd)
-	a := kvArgs(fields[1:])
+	a := transcript.Args(fields[1:])
 	var out strings.Builder
 	switch fields[0] {
 	case "setup":
-		block := atoi(t, a, "block", 16)
+		block := transcript.Int(t, a, "block", 16)
 		specs := []arch.KVSpec{{Name: "attn", Kind: arch.SpecFull, Layers: 1, BytesPerToken: 1, AlignTokens: block}}
-		k := atoi(t, a, "spec", 0)
+		k := transcript.Int(t, a, "spec", 0)
 		if _, ok := a["hybrid"]; ok {
 			specs = append(specs, arch.KVSpec{Name: "state", Kind: arch.SpecState, Layers: 1, StateBytes: float64(block)})
 		}
-		blocks := atoi(t, a, "blocks", 64)
-		mml := atoi(t, a, "mml", 4096)
-		l, err := kvcache.NewLayout(specs, float64(blocks*block), kvcache.Options{BlockSize: block, SpecTokens: k, MaxModelLen: min(mml, blocks*block/len(specs)), MaxNumBatchedTokens: atoi(t, a, "budget", 64), PrefixCaching: true})
+		blocks := transcript.Int(t, a, "blocks", 64)
+		mml := transcript.Int(t, a, "mml", 4096)
+		l, err := kvcache.NewLayout(specs, float64(blocks*block), kvcache.Options{BlockSize: block, SpecTokens: k, MaxModelLen: min(mml, blocks*block/len(specs)), MaxNumBatchedTokens: transcript.Int(t, a, "budget", 64), PrefixCaching: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -87,7 +66,7 @@ func (h *harness) run(t *testing.T, cmd string) string {
 				t.Fatalf("accept has %d rates for spec=%d", len(cdf), k)
 			}
 		}
-		cfg := Config{MaxNumBatchedTokens: atoi(t, a, "budget", 64), MaxNumSeqs: atoi(t, a, "seqs", 8), MaxModelLen: mml,
+		cfg := Config{MaxNumBatchedTokens: transcript.Int(t, a, "budget", 64), MaxNumSeqs: transcript.Int(t, a, "seqs", 8), MaxModelLen: mml,
 			SpecTokens: k, AcceptCDF: cdf}
 		_, nochunk := a["nochunk"]
 		cfg.ChunkedPrefill = !nochunk
@@ -98,14 +77,14 @@ func (h *harness) run(t *testing.T, cmd string) string {
 		h.reqs = map[int]*Request{}
 		fmt.Fprintf(&out, "pool %d blocks of %d tokens, %d groups\n", h.kv.Pool.NumBlocks(), block, len(l.Groups))
 	case "add":
-		id := atoi(t, a, "id", 0)
-		r := &Request{ID: RequestID(id), MaxTokens: atoi(t, a, "max", 1),
-			Content: kvcache.Content{PromptID: uint64(atoi(t, a, "pid", 1000+id)), PromptTokens: atoi(t, a, "prompt", 1), UniqueID: uint64(id)}}
+		id := transcript.Int(t, a, "id", 0)
+		r := &Request{ID: RequestID(id), MaxTokens: transcript.Int(t, a, "max", 1),
+			Content: kvcache.Content{PromptID: uint64(transcript.Int(t, a, "pid", 1000+id)), PromptTokens: transcript.Int(t, a, "prompt", 1), UniqueID: uint64(id)}}
 		h.reqs[id] = r
 		h.s.Add(r)
 		fmt.Fprintf(&out, "waiting: %s\n", ids(h.s.waiting.slice()))
 	case "abort":
-		h.s.Abort(h.reqs[atoi(t, a, "id", 0)])
+		h.s.Abort(h.reqs[transcript.Int(t, a, "id", 0)])
 		h.state(&out)
 	case "step":
 		h.s.Schedule(&h.b)

@@ -109,27 +109,6 @@ func (h *simHarness) observe() bool {
 	return true
 }
 
-func simArgs(fields []string) map[string]string {
-	m := map[string]string{}
-	for _, f := range fields {
-		k, v, _ := strings.Cut(f, "=")
-		m[k] = v
-	}
-	return m
-}
-
-func simNum(t *testing.T, a map[string]string, k string, def float64) float64 {
-	v, ok := a[k]
-	if !ok {
-		return def
-	}
-	f, err := strconv.ParseFloat(v, 64)
-	if err != nil {
-		t.Fatalf("%s=%q: %v", k, v, err)
-	}
-	return f
-}
-
 func msTime(f float64) vtime.Time { return vtime.Time(vtime.FromSeconds(f / 1e3)) }
 
 func (h *simHarness) submit(spec RequestSpec, again int) *Record {
@@ -144,15 +123,15 @@ func (h *simHarness) submit(spec RequestSpec, again int) *Record {
 
 func (h *simHarness) run(t *testing.T, cmd string) string {
 	fields := strings.Fields(cmd)
-	a := simArgs(fields[1:])
+	a := transcript.Args(fields[1:])
 	h.log = h.log[:0]
 	var out strings.Builder
 	switch fields[0] {
 	case "setup":
-		block := int(simNum(t, a, "block", 16))
-		blocks := int(simNum(t, a, "blocks", 64))
-		budget := int(simNum(t, a, "budget", 64))
-		k := int(simNum(t, a, "spec", 0))
+		block := int(transcript.Num(t, a, "block", 16))
+		blocks := int(transcript.Num(t, a, "blocks", 64))
+		budget := int(transcript.Num(t, a, "budget", 64))
+		k := int(transcript.Num(t, a, "spec", 0))
 		specs := []arch.KVSpec{{Name: "attn", Kind: arch.SpecFull, Layers: 1, BytesPerToken: 1, AlignTokens: block}}
 		l, err := kvcache.NewLayout(specs, float64(blocks*block), kvcache.Options{BlockSize: block, SpecTokens: k,
 			MaxModelLen: blocks * block, MaxNumBatchedTokens: budget, PrefixCaching: true})
@@ -170,10 +149,10 @@ func (h *simHarness) run(t *testing.T, cmd string) string {
 			}
 		}
 		*h = simHarness{arrived: map[*Record]bool{}, again: map[*Record]int{}}
-		c := &fakeCost{h: h, stepUS: simNum(t, a, "step", 10000), tokUS: simNum(t, a, "tok", 0),
-			feUS: simNum(t, a, "fe", 1000), feTokUS: simNum(t, a, "fetok", 0)}
+		c := &fakeCost{h: h, stepUS: transcript.Num(t, a, "step", 10000), tokUS: transcript.Num(t, a, "tok", 0),
+			feUS: transcript.Num(t, a, "fe", 1000), feTokUS: transcript.Num(t, a, "fetok", 0)}
 		_, eagle := a["eagle"]
-		h.e = New(Config{Scheduler: scheduler.Config{MaxNumBatchedTokens: budget, MaxNumSeqs: int(simNum(t, a, "seqs", 8)),
+		h.e = New(Config{Scheduler: scheduler.Config{MaxNumBatchedTokens: budget, MaxNumSeqs: int(transcript.Num(t, a, "seqs", 8)),
 			MaxModelLen: blocks * block, ChunkedPrefill: true, SpecTokens: k, AcceptCDF: cdf},
 			Layout: l, EagleDrop: eagle, Cost: c, Seed: 1})
 		h.e.Hooks.OnTokens = func(e *Engine, r *Record, n int, done bool) {
@@ -186,24 +165,24 @@ func (h *simHarness) run(t *testing.T, cmd string) string {
 				h.submit(r.Spec, h.again[r]-1)
 			}
 		}
-		fmt.Fprintf(&out, "%d blocks of %d tokens, budget %d, max_num_seqs %d\n", blocks, block, budget, int(simNum(t, a, "seqs", 8)))
+		fmt.Fprintf(&out, "%d blocks of %d tokens, budget %d, max_num_seqs %d\n", blocks, block, budget, int(transcript.Num(t, a, "seqs", 8)))
 		return out.String()
 	case "submit":
-		at := msTime(simNum(t, a, "at", 0))
-		spec := RequestSpec{PromptTokens: int(simNum(t, a, "prompt", 1)), MaxTokens: int(simNum(t, a, "max", 1)),
-			PromptID: uint64(simNum(t, a, "pid", float64(1000+h.submits)))}
+		at := msTime(transcript.Num(t, a, "at", 0))
+		spec := RequestSpec{PromptTokens: int(transcript.Num(t, a, "prompt", 1)), MaxTokens: int(transcript.Num(t, a, "max", 1)),
+			PromptID: uint64(transcript.Num(t, a, "pid", float64(1000+h.submits)))}
 		h.submits++
-		again := int(simNum(t, a, "again", 0))
+		again := int(transcript.Num(t, a, "again", 0))
 		h.e.At(at, func(*Engine) { h.submit(spec, again) })
 	case "cancel":
-		id := int(simNum(t, a, "id", 0))
-		h.e.At(msTime(simNum(t, a, "at", 0)), func(e *Engine) {
+		id := int(transcript.Num(t, a, "id", 0))
+		h.e.At(msTime(transcript.Num(t, a, "at", 0)), func(e *Engine) {
 			h.logf("cancel %d", id)
 			e.Cancel(h.recs[id-1])
 		})
 	case "timer":
 		name := a["name"]
-		h.e.At(msTime(simNum(t, a, "at", 0)), func(*Engine) { h.logf("timer %s", name) })
+		h.e.At(msTime(transcript.Num(t, a, "at", 0)), func(*Engine) { h.logf("timer %s", name) })
 	case "run":
 		limit := vtime.Never
 		if v, ok := a["until"]; ok {

@@ -9,6 +9,7 @@ import (
 	"bufio"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -74,4 +75,42 @@ func Run(t *testing.T, f string, update bool, run func(*testing.T, string) strin
 			t.Fatal(err)
 		}
 	}
+}
+
+// Args reads a command's key=value fields (a field without "=" is a key with an empty value).
+func Args(fields []string) map[string]string {
+	m := map[string]string{}
+	for _, f := range fields {
+		k, v, _ := strings.Cut(f, "=")
+		m[k] = v
+	}
+	return m
+}
+
+// Int is argument k as an integer, def when absent; a malformed value fails the test.
+func Int(t *testing.T, a map[string]string, k string, def int) int {
+	t.Helper()
+	v, ok := a[k]
+	if !ok {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		t.Fatalf("%s=%q: %v", k, v, err)
+	}
+	return n
+}
+
+// Num is argument k as a number, def when absent; a malformed value fails the test.
+func Num(t *testing.T, a map[string]string, k string, def float64) float64 {
+	t.Helper()
+	v, ok := a[k]
+	if !ok {
+		return def
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		t.Fatalf("%s=%q: %v", k, v, err)
+	}
+	return f
 }
