@@ -2,11 +2,11 @@ package planner
 
 import (
 	"fmt"
-	"github.com/servesim/servesim/model/deploy"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/servesim/servesim/model/deploy"
 	"github.com/servesim/servesim/scenario"
 	"github.com/servesim/servesim/vllmcmd"
 	"github.com/servesim/servesim/workload"

@@ -2,12 +2,12 @@ package planner
 
 import (
 	"fmt"
-	"github.com/servesim/servesim/matrix"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 
+	"github.com/servesim/servesim/matrix"
 	"github.com/servesim/servesim/model/arch"
 	"github.com/servesim/servesim/model/deploy"
 	"github.com/servesim/servesim/model/hardware"

@@ -2,8 +2,6 @@ package scenario
 
 import (
 	"errors"
-	"github.com/servesim/servesim/model/param"
-	"github.com/servesim/servesim/sim"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +12,8 @@ import (
 	"github.com/servesim/servesim/model/arch"
 	"github.com/servesim/servesim/model/deploy"
 	"github.com/servesim/servesim/model/hf"
+	"github.com/servesim/servesim/model/param"
+	"github.com/servesim/servesim/sim"
 	"github.com/servesim/servesim/vllmcmd"
 )
 
