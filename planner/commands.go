@@ -73,7 +73,7 @@ func (p *Plan) Launch(r *Result) (*Launch, error) {
 	}
 	qi := &p.Question
 	model := qi.serveModel()
-	l := &Launch{Serve: vllmcmd.Format(model, min), Replicas: max(r.Config.DP, 1)}
+	l := &Launch{Serve: vllmcmd.Format(model, min), Replicas: r.Config.Replicas()}
 	if l.Replicas > 1 {
 		l.Notes = append(l.Notes, fmt.Sprintf("%d replicas, each this command on its own %d GPU(s) (CUDA_VISIBLE_DEVICES), behind a load balancer that spreads requests round-robin", l.Replicas, r.Config.TP))
 	}

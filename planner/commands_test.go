@@ -96,8 +96,8 @@ func TestLaunchCommandsRoundTrip(t *testing.T) {
 			if drafter != (b.Deployment.Drafter != nil) || drafter && !reflect.DeepEqual(b.Deployment.Drafter, q.Drafter) {
 				t.Errorf("row %d: %s: drafter %v, want %v", c.index, l.Serve, b.Deployment.Drafter, q.Drafter)
 			}
-			if b.Deployment.Hardware.Count != c.config.TP {
-				t.Errorf("row %d: %d GPUs per replica, want TP %d", c.index, b.Deployment.Hardware.Count, c.config.TP)
+			if want := c.config.Count / c.config.Replicas(); b.Deployment.Hardware.Count != want {
+				t.Errorf("row %d: %d GPUs per server, want %d", c.index, b.Deployment.Hardware.Count, want)
 			}
 			checked++
 		}

@@ -32,13 +32,18 @@
 // # The sweep
 //
 // Rows are enumerated in a fixed order: GPU kind (catalog order) x weights variant x GPU count x
-// TP (largest first; the rest of the count is data-parallel replicas) x expert parallel x KV-cache
+// TP (largest first; the rest of the count is data parallel) x expert parallel x KV-cache
 // dtype x speculative setting x max-num-batched-tokens x max-num-seqs x
 // gpu-memory-utilization. The speculative settings (Question.specOptions) are off and, for each
 // k > 0 of the space, every method the model supports: the question's own (DFlash, EAGLE, a draft
 // model) when its drafter is described, mtp when the checkpoint has MTP layers
 // (num_nextn_predict_layers; k at most n_predict or a multiple of it), and ngram always (prompt
 // lookup needs nothing but the target). A row's launch command carries its --speculative-config.
+// Data parallel without expert parallel is DP independent replicas of a TP engine behind a load
+// balancer; with expert parallel (MoE models) it is one engine with data-parallel attention and
+// the experts spread over all TP x DP GPUs (vLLM --data-parallel-size DP --enable-expert-parallel,
+// "wide EP", labelled "TP4 DP2 EP8"), the ranks stepping together as deploy.DPLockstep simulates
+// them; max-num-seqs is per rank there, as vLLM's is.
 // A hardware layout that no flag combination can load is one row, pruned
 // with its reason:
 //

@@ -25,7 +25,9 @@ const (
 	StageSimulation = "simulation" // the simulation stopped (a request can never be admitted)
 )
 
-// layout is a hardware layout: GPU kind, weights variant, GPU count, TP x DP, EP.
+// layout is a hardware layout: GPU kind, weights variant, GPU count, TP x DP, EP. With EP and
+// DP > 1 it is one engine with data-parallel attention and the experts over TP x DP ranks
+// (Config.WideEP); otherwise DP independent replicas of a TP engine.
 type layout struct {
 	gpu     hardware.GPU
 	weights string
@@ -105,8 +107,10 @@ func (q *Question) tpsFor(count int) []int {
 	return out
 }
 
-func (q *Question) epsFor(tp int) []bool {
-	if !q.Model.IsMoE() || tp == 1 {
+// epsFor lists the expert-parallel settings of a TP x DP layout: on and off for a MoE model on
+// more than one GPU (with DP > 1, on is one wide-EP engine over all of them), else off.
+func (q *Question) epsFor(tp, dp int) []bool {
+	if !q.Model.IsMoE() || tp*dp == 1 {
 		return []bool{false}
 	}
 	if len(q.Space.EP) > 0 {
@@ -307,6 +311,10 @@ func (rs rowSpec) args(c *Config) deploy.EngineArgs {
 	e := rs.baseArgs()
 	e.Name = "vllm"
 	e.TensorParallel, e.DataParallel, e.PipelineParallel = deploy.Ptr(c.TP), deploy.Ptr(1), deploy.Ptr(1)
+	if c.WideEP() {
+		// One engine over every GPU: attention data-parallel, experts over TP x DP ranks.
+		e.DataParallel = deploy.Ptr(c.DP)
+	}
 	e.ExpertParallel = deploy.Ptr(c.EP)
 	e.MaxNumSeqs, e.MaxNumBatchedTokens = deploy.Ptr(c.MaxNumSeqs), deploy.Ptr(c.MaxNumBatchedTokens)
 	e.KVCacheDType, e.GPUMemoryUtilization = deploy.Ptr(c.KVCacheDType), deploy.Ptr(c.GPUMemoryUtilization)
@@ -355,7 +363,7 @@ func (rs rowSpec) args(c *Config) deploy.EngineArgs {
 // engineFor builds one replica's engine for a candidate.
 func (q *Question) engineFor(l *layout, c *Config) (deploy.EngineConfig, error) {
 	cc := *c
-	cc.TP, cc.EP, cc.Weights, cc.WeightFormat = l.tp, l.ep, l.weights, l.format
+	cc.TP, cc.DP, cc.EP, cc.Weights, cc.WeightFormat = l.tp, l.dp, l.ep, l.weights, l.format
 	e, _, err := deploy.Resolve(q.rowSpec().args(&cc), deploy.Target{Model: l.arch, GPU: &l.gpu})
 	if err != nil {
 		return e, err
@@ -370,7 +378,7 @@ func (q *Question) deployment(l *layout, c *Config) (*deploy.Deployment, error) 
 	if err != nil {
 		return nil, err
 	}
-	d := &deploy.Deployment{Model: l.arch, Hardware: hardware.Machine{GPU: l.gpu, Count: l.tp}, Engine: e}
+	d := &deploy.Deployment{Model: l.arch, Hardware: hardware.Machine{GPU: l.gpu, Count: e.GPUs()}, Engine: e}
 	if c.SpecTokens > 0 && deploy.NeedsDrafter(e.Speculative.Method) {
 		d.Drafter = q.Drafter
 	}
@@ -483,7 +491,7 @@ func (q *Question) enumerate() ([]candidate, []string) {
 			v := variant(q.Model, w)
 			for _, count := range q.Space.Counts {
 				for _, tp := range q.tpsFor(count) {
-					for _, ep := range q.epsFor(tp) {
+					for _, ep := range q.epsFor(tp, count/tp) {
 						l := &layout{gpu: g, weights: w, arch: v, format: mainFormat(v), count: count, tp: tp, dp: count / tp, ep: ep}
 						q.checkLayout(l)
 						base := Config{GPU: g.Name, Count: count, TP: tp, DP: l.dp, EP: ep, Weights: w, WeightFormat: l.format}
@@ -493,6 +501,8 @@ func (q *Question) enumerate() ([]candidate, []string) {
 						}
 						conc := 0
 						if perReplica > 0 {
+							// Per replica, or per data-parallel rank of a wide-EP engine (whose
+							// max-num-seqs is per rank, as vLLM's is).
 							conc = (perReplica + l.dp - 1) / l.dp
 						}
 						for _, kv := range q.Space.KVCacheDTypes {

@@ -120,7 +120,8 @@ func (q *Question) evaluateSpec(c *candidate, spec *workload.Spec) outcome {
 	if b := benchCell(spec); b != nil {
 		proto := b.Protocol()
 		tokens, err := proto.FitContext(b.Context, o.mml)
-		conc := (b.Concurrency + l.dp - 1) / l.dp
+		reps := c.config.Replicas()
+		conc := (b.Concurrency + reps - 1) / reps
 		if err != nil {
 			o.stage, o.reason = StageMemory, fmt.Sprintf("context %s does not fit max_model_len %d with %d output tokens", b.Context, o.mml, proto.MaxOutput)
 			return o
@@ -132,7 +133,7 @@ func (q *Question) evaluateSpec(c *candidate, spec *workload.Spec) outcome {
 			return o
 		}
 	}
-	m, err := workload.Run(srv, spec, workload.Options{Seed: q.Seed, Replicas: l.dp})
+	m, err := workload.Run(srv, spec, workload.Options{Seed: q.Seed, Replicas: c.config.Replicas()})
 	if err != nil {
 		o.stage, o.reason = StageSimulation, err.Error()
 		return o

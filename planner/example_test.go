@@ -29,9 +29,10 @@ func ExampleRun() {
 	// Output:
 	// 8 x MI300X TP8 EP: format: glm-5.3-flash weights in nvfp4: vLLM does not run NVFP4 (Mod
 	// 8 x MI300X TP8: format: glm-5.3-flash weights in nvfp4: vLLM does not run NVFP4 (Mod
-	// 8 x MI300X TP4 DP2 EP: format: glm-5.3-flash weights in nvfp4: vLLM does not run NVFP4 (Mod
+	// 8 x MI300X TP4 DP2 EP8: format: glm-5.3-flash weights in nvfp4: vLLM does not run NVFP4 (Mod
 	// 8 x MI300X TP4 DP2: format: glm-5.3-flash weights in nvfp4: vLLM does not run NVFP4 (Mod
-	// 8 x MI300X TP2 DP4 EP: format: glm-5.3-flash weights in nvfp4: vLLM does not run NVFP4 (Mod
+	// 8 x MI300X TP2 DP4 EP8: format: glm-5.3-flash weights in nvfp4: vLLM does not run NVFP4 (Mod
 	// 8 x MI300X TP2 DP4: format: glm-5.3-flash weights in nvfp4: vLLM does not run NVFP4 (Mod
+	// 8 x MI300X TP1 DP8 EP8: format: glm-5.3-flash weights in nvfp4: vLLM does not run NVFP4 (Mod
 	// 8 x MI300X TP1 DP8: format: glm-5.3-flash weights in nvfp4: vLLM does not run NVFP4 (Mod
 }

@@ -57,7 +57,8 @@ func capacity(q *Question, g hardware.GPU, count, tp int, ep bool, c Config) int
 	if err != nil {
 		return 0
 	}
-	return l.dp * srv.Layout.KVCacheSizeTokens
+	cc := Config{DP: l.dp, EP: ep}
+	return cc.Replicas() * srv.Layout.KVCacheSizeTokens
 }
 
 func baseQuestion(a *arch.Arch) *Question {

@@ -532,6 +532,7 @@ func capacityFrontier(r *Result, out int) Frontier {
 	f := Frontier{Index: r.Index, Label: fmt.Sprintf("%s, %s KV, util %.2f, mbt %d, %s", c.Label(), kvText(c.KVCacheDType), c.GPUMemoryUtilization, c.MaxNumBatchedTokens, c.specLabel()), OutputTokens: out}
 	room := c.MaxModelLen - out - 64
 	kv := r.KVTokens
+	reps := c.Replicas()
 	for _, ctx := range frontierContexts() {
 		t := ctx
 		if t > room {
@@ -541,10 +542,10 @@ func capacityFrontier(r *Result, out int) Frontier {
 			t = room // the benchmark trims a context within 10 % of the room
 		}
 		per := kv / (t + out)
-		f.ByContext = append(f.ByContext, CtxCapacity{Context: fmt.Sprintf("%dK", t/1024), Tokens: t, MaxConcurrency: c.DP * per})
+		f.ByContext = append(f.ByContext, CtxCapacity{Context: fmt.Sprintf("%dK", t/1024), Tokens: t, MaxConcurrency: reps * per})
 	}
 	for _, n := range frontierConcurrency() {
-		per := (n + c.DP - 1) / c.DP
+		per := (n + reps - 1) / reps
 		m := min(kv/per-out, room)
 		if m <= 0 {
 			break

@@ -278,13 +278,32 @@ func (c *Config) sameDeployment(o *Config) bool {
 		c.GPUMemoryUtilization == o.GPUMemoryUtilization && c.MaxModelLen == o.MaxModelLen
 }
 
-// Label is a compact description ("4 x RTX-PRO-6000-Server TP4 EP").
+// WideEP reports whether the row is one engine with data-parallel attention and its experts
+// spread over every GPU (vLLM --data-parallel-size DP --enable-expert-parallel: expert parallel
+// over TP x DP ranks, which step together). Expert parallelism exists only for MoE models, so a
+// row with EP and DP > 1 is always this layout; DP > 1 without EP is DP independent replicas.
+func (c *Config) WideEP() bool { return c.EP && c.DP > 1 }
+
+// Replicas is the number of independent servers the row stands for: its DP, or 1 for a wide-EP
+// row (one engine over every GPU).
+func (c *Config) Replicas() int {
+	if c.WideEP() || c.DP < 1 {
+		return 1
+	}
+	return c.DP
+}
+
+// Label is a compact description ("4 x RTX-PRO-6000-Server TP4 EP"; a wide-EP row names the
+// expert-parallel size: "8 x H200-SXM TP4 DP2 EP8").
 func (c *Config) Label() string {
 	s := fmt.Sprintf("%d x %s TP%d", c.Count, c.GPU, c.TP)
 	if c.DP > 1 {
 		s += fmt.Sprintf(" DP%d", c.DP)
 	}
-	if c.EP {
+	switch {
+	case c.WideEP():
+		s += fmt.Sprintf(" EP%d", c.TP*c.DP)
+	case c.EP:
 		s += " EP"
 	}
 	return s

@@ -141,7 +141,9 @@ The workload is one of:
       as 'servesim matrix' measures it (output: the protocol's 4,096 tokens, or --output-tokens);
   --workload FILE|PRESET (see 'servesim simulate --help');
   --vllm-bench "vllm bench serve ..." (a vllm bench serve command, likewise).
-Data-parallel replicas split the workload round-robin.
+Data-parallel replicas split the workload round-robin; for a MoE model, TP x DP with expert parallel
+is one engine with data-parallel attention and the experts spread over every GPU ("TP4 DP2 EP8",
+vllm serve --data-parallel-size 2 --enable-expert-parallel), as 'servesim simulate' runs it.
 
 Each row's engine is what 'vllm serve' runs with the row's flags: the flags the scenario gives
 for its own model (none but the version for another model), the row's TP/EP and swept flags, and
