@@ -67,13 +67,22 @@
 //
 // # Ranking and costs
 //
-// Rows that meet every objective come first, then rows that miss one, then pruned rows. Within
-// each group: price per hour (GPUs x catalog price) ascending, then dollars per million output
-// tokens (price / simulated output tok/s), then the smallest objective headroom descending, then
-// the row index. Headroom is (limit - value) / limit at the objectives' quantile (for per-user
-// tok/s, (value - limit) / limit). The capacity frontier of the best layouts is computed from
-// their KV capacity alone: the most streams per context and the longest context per stream count
-// that the benchmark's admission rule allows.
+// Each simulated row gets a status, in ranking order: ok (meets every objective with probability
+// P(meet) >= ConfidentP, 0.9: the limits lie outside its predictions' 80 % intervals), marginal
+// (the prediction meets them, with a lower probability), missed (misses one), queues (serves
+// fewer of the question's simultaneous users at once than there are: max-num-seqs, per
+// data-parallel rank of a wide-EP engine, or the requests its KV cache holds at the workload's
+// mean request length, below the users per server; the others wait for whole answers, which no
+// objective on TPOT alone would show), then pruned rows. P(meet) is the product over the
+// objectives of Phi(ln(limit / prediction) / sigma) (per-user rates: ln(prediction / limit)),
+// sigma the log-scale width of the metric for the row's provenance (param.WidthTable.Sigma).
+// Within each status: price per hour (GPUs x catalog price) ascending, then P(meet) descending
+// (rows that meet, surely or marginally), then dollars per million output tokens (price /
+// simulated output tok/s), then the smallest objective headroom descending, then the row index.
+// Headroom is (limit - value) / limit at the objectives' quantile (for per-user tok/s, (value -
+// limit) / limit). The capacity frontier of the best layouts is computed from their KV capacity
+// alone: the most streams per context and the longest context per stream count that the
+// benchmark's admission rule allows.
 //
 // # Sources and intervals
 //
@@ -81,8 +90,11 @@
 // calibrated (a calibration fitted on this GPU, engine version and model family), transferred
 // (fitted on another GPU or version of the family; dimensionless efficiencies carry over and the
 // hardware facts are the new GPU's; a non-native weights variant is at best transferred) or
-// prior. Question.Uncertainty is the hook that turns a point prediction and its source into an
-// interval; until the calibration work defines the widths it is nil and rows carry no interval.
+// prior. Question.Provenance gives each row its parameters' provenance by group, and its
+// intervals from it (param.Summary.Interval80: wider as more groups rest on priors, and wider
+// still for a GPU family no measured data supports, the rows marked PRIORS ONLY);
+// Question.Uncertainty serves rows known only by their source tag. Without either, rows carry no
+// interval and P(meet) is the prediction's own verdict (1 or 0).
 //
 // # Determinism, shards and merge
 //

@@ -478,6 +478,9 @@ func (q *Question) enumerate() ([]candidate, []string) {
 	if n := q.measuredAcceptanceNote(); n != "" {
 		notes = append(notes, n)
 	}
+	if n := q.onlineFP8Note(); n != "" {
+		notes = append(notes, n)
+	}
 	specs := q.specOptions()
 	perReplica := q.Workload.MaxConcurrency()
 	mml := q.maxModelLen()
@@ -485,7 +488,7 @@ func (q *Question) enumerate() ([]candidate, []string) {
 		g := q.GPUs[gi]
 		var ws []string
 		for _, w := range q.Space.Weights {
-			ws = append(ws, weightsFor(q.Model, &g, w))
+			ws = append(ws, weightsVariants(q.Model, &g, w)...)
 		}
 		for _, w := range uniqStrings(ws) {
 			v := variant(q.Model, w)
@@ -532,6 +535,19 @@ func (q *Question) enumerate() ([]candidate, []string) {
 		}
 	}
 	return out, notes
+}
+
+// onlineFP8Note says whether the sweep quantizes a 16-bit checkpoint to fp8 when loading ("" for
+// a quantized checkpoint, whose other formats are other checkpoints).
+func (q *Question) onlineFP8Note() string {
+	if !onlineFP8(q.Model) {
+		return ""
+	}
+	switch {
+	case slices.Contains(q.Space.Weights, "auto"), slices.Contains(q.Space.Weights, "fp8"):
+		return "fp8 weights: the 16-bit checkpoint quantized by vLLM when loading (--quantization fp8, dynamic per-tensor scales) on GPUs with fp8 tensor cores; check its quality on your task, or --weights native to leave it out"
+	}
+	return fmt.Sprintf("fp8 weights not swept (--weights %s): vLLM can quantize this 16-bit checkpoint when loading (--quantization fp8); --weights auto sweeps it", strings.Join(q.Space.Weights, ","))
 }
 
 // benchCell is the workload's bench cell, if it is one.

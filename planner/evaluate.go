@@ -50,6 +50,51 @@ func (p *Perf) MissText() string {
 	return p.Status
 }
 
+// Queueing says that a row serves fewer of the question's simultaneous users at once than there
+// are: the rest wait for a slot (max-num-seqs) or for KV-cache room, so their TTFT includes
+// other users' whole answers. Users and Slots count per server (a replica, or a wide-EP engine
+// over all its ranks).
+type Queueing struct {
+	Users int `json:"users"`
+	Slots int `json:"slots"`
+	// Binds is the limit: "max-num-seqs" or "KV cache".
+	Binds string `json:"binds"`
+}
+
+// Text is the queueing in words: "16 of 32 users at once (max-num-seqs 16)".
+func (g *Queueing) Text() string {
+	return fmt.Sprintf("%d of %d users at once (%s)", g.Slots, g.Users, g.Binds)
+}
+
+// ConfidentP is the probability of meeting the objectives above which a row "meets" them: its
+// objectives' limits lie outside the 80 % intervals of its predictions (on the good side). A row
+// whose prediction meets them with a lower probability is "marginal".
+const ConfidentP = 0.9
+
+// Row statuses, in ranking order.
+const (
+	StatusOK       = "ok"       // meets every objective, with probability >= ConfidentP
+	StatusMarginal = "marginal" // the prediction meets them, inside its uncertainty
+	StatusMissed   = "missed"   // the prediction misses one
+	StatusQueues   = "queues"   // serves fewer simultaneous users than the question has
+	StatusPruned   = "pruned"
+)
+
+// statusRank orders the statuses as the ranking does.
+func statusRank(s string) int {
+	switch s {
+	case StatusOK:
+		return 0
+	case StatusMarginal:
+		return 1
+	case StatusMissed:
+		return 2
+	case StatusQueues:
+		return 3
+	}
+	return 4
+}
+
 // Interval is a prediction interval for one metric (from the Uncertainty hook).
 type Interval struct {
 	Metric string  `json:"metric"`
@@ -69,6 +114,25 @@ type outcome struct {
 	// screened: perf is from the workload's first requests only (the search's screen).
 	screened bool
 	prov     *param.Summary
+	// queues: the row cannot hold every simultaneous user; pMeet the probability of meeting
+	// every objective.
+	queues *Queueing
+	pMeet  float64
+}
+
+// status is the row status of a simulated outcome ("pruned" without a simulation).
+func (o *outcome) status() string {
+	switch {
+	case o == nil || o.perf == nil:
+		return StatusPruned
+	case o.queues != nil:
+		return StatusQueues
+	case !o.perf.Met:
+		return StatusMissed
+	case o.pMeet < ConfidentP:
+		return StatusMarginal
+	}
+	return StatusOK
 }
 
 // server builds one replica's server for a candidate. When one max_model_len request does not fit
@@ -139,11 +203,15 @@ func (q *Question) evaluateSpec(c *candidate, spec *workload.Spec) outcome {
 		return o
 	}
 	o.perf = perfOf(m)
+	o.queues = q.queueing(c, srv, o.mml)
+	sigma := func(param.Metric) float64 { return 0 }
 	if q.Provenance != nil {
 		s := q.layoutProvenance(l, srv.Deployment)
 		o.prov = &s
 		o.intervals = provenanceIntervals(&s, o.perf)
+		sigma = func(m param.Metric) float64 { return param.DefaultWidths().Sigma(&s, m) }
 	} else if q.Uncertainty != nil {
+		sigma = func(m param.Metric) float64 { return param.DefaultWidths()[param.Class(src)][m] }
 		for _, x := range []struct {
 			n string
 			v float64
@@ -153,7 +221,120 @@ func (q *Question) evaluateSpec(c *candidate, spec *workload.Spec) outcome {
 			}
 		}
 	}
+	o.pMeet = pMeet(o.perf.Checks, sigma)
 	return o
+}
+
+// pMeet is the probability that every objective is met, from each check's prediction and the
+// log-scale width sigma of its metric's error (param.WidthTable.Sigma: the central 80 % interval
+// is the prediction x/ exp(1.28 sigma)): for a latency limit L and prediction v, P(measured <= L)
+// = Phi(ln(L / v) / sigma); for a per-user rate, Phi(ln(v / L) / sigma). The objectives' errors
+// are taken as independent (their product): the parameters they share make them positively
+// correlated, for which the product is a lower bound. With no width (no interval model) it is 1
+// or 0, the prediction's own verdict. No objective: 1.
+func pMeet(checks []workload.Check, sigma func(param.Metric) float64) float64 {
+	p := 1.0
+	for _, c := range checks {
+		if c.Undefined {
+			continue
+		}
+		m := param.MetricTPOT
+		switch c.Name {
+		case "ttft_ms":
+			m = param.MetricTTFT
+		case "e2e_ms":
+			m = param.MetricE2E
+		}
+		var margin float64 // ln of the margin, positive when met
+		switch {
+		case c.Value <= 0 || c.Limit <= 0:
+			margin = math.Inf(1)
+			if !c.Met {
+				margin = math.Inf(-1)
+			}
+		case c.Name == "user_tok_s":
+			margin = math.Log(c.Value / c.Limit)
+		default:
+			margin = math.Log(c.Limit / c.Value)
+		}
+		sg := sigma(m)
+		var pi float64
+		switch {
+		case sg <= 0 || math.IsInf(margin, 0):
+			pi = 0
+			if margin >= 0 {
+				pi = 1
+			}
+		default:
+			pi = 0.5 * math.Erfc(-margin/(sg*math.Sqrt2))
+		}
+		p *= pi
+	}
+	return p
+}
+
+// queueing says whether the row makes some of the question's simultaneous users wait (nil when
+// it holds them all, or the workload has no fixed number of users: an open loop or a trace,
+// whose overload perfOf reports). Users per server are the workload's concurrency dealt over the
+// replicas; the slots are max-num-seqs (per data-parallel rank of a wide-EP engine, as vLLM's
+// is) and the requests the KV cache holds at once at the workload's mean request length (a
+// shared prefix counted once per group).
+func (q *Question) queueing(c *candidate, srv *sim.Server, mml int) *Queueing {
+	users := q.Workload.MaxConcurrency()
+	if users <= 0 {
+		return nil
+	}
+	reps := c.config.Replicas()
+	users = (users + reps - 1) / reps
+	if n := q.Workload.Closed.Requests; q.Workload.Kind == workload.KindClosed && n > 0 {
+		users = min(users, (n+reps-1)/reps)
+	}
+	ranks := srv.Deployment.LockstepRanks()
+	slots := c.config.MaxNumSeqs * ranks
+	binds := fmt.Sprintf("max-num-seqs %d", c.config.MaxNumSeqs)
+	if ranks > 1 {
+		binds = fmt.Sprintf("max-num-seqs %d per rank x %d ranks", c.config.MaxNumSeqs, ranks)
+	}
+	if private, shared := requestTokens(q.Workload, mml); private > 0 {
+		kv := srv.Layout.KVCacheSizeTokens
+		if n := max(kv-shared, 0) / private; n < slots {
+			slots = n
+			binds = fmt.Sprintf("KV cache: %s tokens hold %d requests of %d tokens", commas(int64(kv)), n, private+shared)
+		}
+	}
+	if slots >= users {
+		return nil
+	}
+	return &Queueing{Users: users, Slots: slots, Binds: binds}
+}
+
+// requestTokens is the KV a workload's request holds at its end, on average: the tokens of its
+// own (private) and those of a prefix it shares with others (counted once per group); 0 when the
+// workload does not say (not a closed loop of given lengths or a benchmark cell).
+func requestTokens(w *workload.Spec, mml int) (private, shared int) {
+	switch w.Kind {
+	case workload.KindBench:
+		p := w.Bench.Protocol()
+		t, err := p.FitContext(w.Bench.Context, mml)
+		if err != nil {
+			return 0, 0
+		}
+		return t + p.MaxOutput, 0
+	case workload.KindClosed:
+		l := w.Lengths
+		if l.InputTokens <= 0 {
+			return 0, 0
+		}
+		in := l.InputTokens
+		switch {
+		case l.SamePrompt:
+			shared, in = in, 0
+		case l.PrefixTokens > 0:
+			shared, in = l.PrefixTokens*max(l.PrefixGroups, 1), in-l.PrefixTokens
+		}
+		return in + l.OutputTokens, shared
+	}
+	return 0, 0
 }
 
 func perfOf(m *workload.Metrics) *Perf {

@@ -31,7 +31,7 @@ func (p *Plan) Charts() []plots.Chart {
 		if slo {
 			x *= r.Perf.Goodput
 		}
-		pts = append(pts, plots.CostPoint{Label: r.Config.Label(), GPU: r.Config.GPU, X: x, Y: r.PriceHour, Met: r.Status == "ok", Color: color[r.Config.GPU]})
+		pts = append(pts, plots.CostPoint{Label: r.Config.Label(), GPU: r.Config.GPU, X: x, Y: r.PriceHour, Met: r.Status == StatusOK || r.Status == StatusMarginal, Color: color[r.Config.GPU]})
 	}
 	if len(pts) == 0 {
 		return nil

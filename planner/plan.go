@@ -30,7 +30,9 @@ type Result struct {
 	// Scope is "layout" for a hardware layout no flag combination can load (the flag fields of
 	// Config are then zero and stand for every value swept).
 	Scope string `json:"scope,omitempty"`
-	// Status is "ok" (meets every objective), "missed" (loads, misses one) or "pruned".
+	// Status is "ok" (meets every objective with probability PMeet >= ConfidentP), "marginal"
+	// (the prediction meets them, inside its uncertainty), "missed" (misses one), "queues"
+	// (serves fewer simultaneous users than the question has: Queues) or "pruned".
 	Status string `json:"status"`
 	Stage  string `json:"stage,omitempty"`
 	Reason string `json:"reason,omitempty"`
@@ -48,6 +50,10 @@ type Result struct {
 	KVTokens  int        `json:"kv_cache_size_tokens,omitempty"`
 	Perf      *Perf      `json:"perf,omitempty"`
 	Intervals []Interval `json:"intervals,omitempty"`
+	// PMeet is the probability of meeting every objective, from the predictions' intervals
+	// (pMeet); Queues is set when the row makes some of the question's users wait.
+	PMeet  *float64  `json:"p_meet,omitempty"`
+	Queues *Queueing `json:"queues,omitempty"`
 	// Screened: Perf (and Status) come from the search's screen, the workload's first requests,
 	// not from the whole workload (Plan.Search says how many).
 	Screened bool `json:"screened,omitempty"`
@@ -73,7 +79,9 @@ type Counts struct {
 	Rows      int            `json:"rows"`
 	Simulated int            `json:"simulated"` // distinct simulations
 	Met       int            `json:"met"`
+	Marginal  int            `json:"marginal"`
 	Missed    int            `json:"missed"`
+	Queued    int            `json:"queues"`
 	Pruned    int            `json:"pruned"`
 	ByStage   map[string]int `json:"pruned_by_stage"`
 }
@@ -370,10 +378,9 @@ func Run(q *Question, o Options) (*Plan, error) {
 		r.Intervals = out.intervals
 		r.Screened = out.screened
 		r.Provenance = out.prov
-		r.Status = "ok"
-		if !out.perf.Met {
-			r.Status = "missed"
-		}
+		r.Status = out.status()
+		pm := out.pMeet
+		r.PMeet, r.Queues = &pm, out.queues
 		if out.perf.OutputTokS > 0 {
 			r.CostPerMTok = r.PriceHour / (out.perf.OutputTokS * 3600) * 1e6
 		}
@@ -387,25 +394,19 @@ func Run(q *Question, o Options) (*Plan, error) {
 // so a merged plan finalizes to the unsharded one.
 func (p *Plan) finalize() {
 	rs := p.Results
-	order := func(r *Result) int {
-		switch r.Status {
-		case "ok":
-			return 0
-		case "missed":
-			return 1
-		}
-		return 2
-	}
 	sort.SliceStable(rs, func(i, j int) bool {
 		a, b := &rs[i], &rs[j]
-		if oa, ob := order(a), order(b); oa != ob {
+		if oa, ob := statusRank(a.Status), statusRank(b.Status); oa != ob {
 			return oa < ob
 		}
-		if a.Status == "pruned" {
+		if a.Status == StatusPruned {
 			return a.Index < b.Index
 		}
 		if a.PriceHour != b.PriceHour {
 			return a.PriceHour < b.PriceHour
+		}
+		if pa, pb := a.pMeet(), b.pMeet(); pa != pb && meetsOrMarginal(a.Status) {
+			return pa > pb
 		}
 		ca, cb := costKey(a), costKey(b)
 		if ca != cb {
@@ -431,10 +432,14 @@ func (p *Plan) finalize() {
 			}
 		}
 		switch r.Status {
-		case "ok":
+		case StatusOK:
 			c.Met++
-		case "missed":
+		case StatusMarginal:
+			c.Marginal++
+		case StatusMissed:
 			c.Missed++
+		case StatusQueues:
+			c.Queued++
 		default:
 			c.Pruned++
 			c.ByStage[r.Stage]++
@@ -446,6 +451,19 @@ func (p *Plan) finalize() {
 	c.Simulated = len(sims)
 	p.Counts = c
 	p.Frontier = p.frontier(5)
+}
+
+// meetsOrMarginal reports whether a status is one whose rows rank by their probability of
+// meeting the objectives after price (the rows that miss rank by cost and headroom alone).
+func meetsOrMarginal(s string) bool { return s == StatusOK || s == StatusMarginal }
+
+// pMeet is the row's probability of meeting the objectives (1 for a row without one: a plan
+// read from an older file).
+func (r *Result) pMeet() float64 {
+	if r.PMeet == nil {
+		return 1
+	}
+	return *r.PMeet
 }
 
 func costKey(r *Result) float64 {
@@ -466,9 +484,15 @@ func (p *Plan) frontier(n int) []Frontier {
 	out := p.frontierOutput()
 	var fs []Frontier
 	seen := map[string]bool{}
-	want := "ok"
-	if p.Counts.Met == 0 {
-		want = "missed"
+	want := StatusOK
+	switch {
+	case p.Counts.Met > 0:
+	case p.Counts.Marginal > 0:
+		want = StatusMarginal
+	case p.Counts.Missed > 0:
+		want = StatusMissed
+	default:
+		want = StatusQueues
 	}
 	add := func(r *Result) {
 		fs = append(fs, capacityFrontier(r, out))
@@ -670,7 +694,7 @@ func ReadJSON(r io.Reader, name string) (*Plan, error) {
 				r.Perf, r.Intervals = src.Perf, src.Intervals
 			}
 		}
-		if r.Status != "pruned" && r.Perf == nil {
+		if r.Status != StatusPruned && r.Perf == nil {
 			return nil, fmt.Errorf("%s: result %d (%s) has no perf", name, r.Index, r.Status)
 		}
 	}

@@ -100,7 +100,8 @@ type Space struct {
 	GPUMemoryUtilization []float64 `json:"gpu_memory_utilization"`
 	// Weights lists the checkpoint variants: "native" (as described), "fp8" or "bf16" (every
 	// projection, MLP and expert in that format), or "auto": native where the GPU runs its
-	// formats, else fp8 where it has fp8 tensor cores, else bf16.
+	// formats, else fp8 where it has fp8 tensor cores, else bf16; and for a 16-bit checkpoint on
+	// a GPU with fp8 tensor cores, native and fp8 (vLLM's online --quantization fp8).
 	Weights []string `json:"weights"`
 	// MaxModelLen is the engine's max_model_len (0: the base engine's). A configuration that
 	// cannot hold one request of that length is tried with the workload's own need, rounded up to
@@ -324,7 +325,7 @@ func variant(a *arch.Arch, w string) *arch.Arch {
 	if w == "native" || a == nil {
 		return a
 	}
-	if w == "fp8" && deploy.CheckpointQuantization(a) == "" && a.Quantization == "" {
+	if w == "fp8" && onlineFP8(a) {
 		if v, err := deploy.ApplyQuantization(a, "fp8"); err == nil {
 			return v
 		}
@@ -351,7 +352,8 @@ func mainFormat(a *arch.Arch) string {
 }
 
 // weightsFor resolves "auto" for a GPU: native if the GPU runs every format of the model, else
-// fp8 if it has fp8 tensor cores, else bf16.
+// fp8 if it has fp8 tensor cores, else bf16 (weightsVariants adds the online fp8 variant of a
+// 16-bit checkpoint).
 func weightsFor(a *arch.Arch, g *hardware.GPU, w string) string {
 	if w != "auto" {
 		return w
@@ -369,6 +371,24 @@ func weightsFor(a *arch.Arch, g *hardware.GPU, w string) string {
 		return "fp8"
 	}
 	return "bf16"
+}
+
+// weightsVariants lists the weights variants a GPU's rows take for one entry of Space.Weights:
+// weightsFor's, and with "auto" for a 16-bit checkpoint on a GPU with fp8 tensor cores also
+// "fp8", which vLLM makes when loading (--quantization fp8: half the weight bytes and the fp8
+// GEMM rate), so that the cheapest answer is not missed for want of a flag.
+func weightsVariants(a *arch.Arch, g *hardware.GPU, w string) []string {
+	v := weightsFor(a, g, w)
+	if w == "auto" && v == "native" && onlineFP8(a) && g.FP8TFLOPS > 0 {
+		return []string{v, "fp8"}
+	}
+	return []string{v}
+}
+
+// onlineFP8 reports whether vLLM can quantize the checkpoint to fp8 when loading it: a 16-bit
+// checkpoint (no quantization of its own).
+func onlineFP8(a *arch.Arch) bool {
+	return a != nil && deploy.CheckpointQuantization(a) == "" && a.Quantization == ""
 }
 
 // DefaultParams returns the chooser of PolicyParams for a parameter file (empty: none), the

@@ -136,6 +136,9 @@ func (p *Plan) objectives() string {
 
 // WriteTable prints the plan for a person: the question, the best configuration of each hardware
 // layout, the user's current configuration, the capacity frontier and what was pruned.
+// rankingText says how rows are ranked, for the table's heading.
+const rankingText = "meets, marginal, misses, queues; then $/h, P(meet), $/M output tokens"
+
 func (p *Plan) WriteTable(w io.Writer, o TableOptions) error {
 	top := o.Top
 	if top <= 0 {
@@ -155,8 +158,20 @@ func (p *Plan) WriteTable(w io.Writer, o TableOptions) error {
 			stages = append(stages, fmt.Sprintf("%s %s", s, commas(int64(n))))
 		}
 	}
-	fmt.Fprintf(w, "Sweep        %d GPU kinds; %s rows, %s simulations: %s meet the objectives, %s miss, %s pruned (%s)\n",
-		len(qi.GPUs), commas(int64(c.Rows)), commas(int64(c.Simulated)), commas(int64(c.Met)), commas(int64(c.Missed)), commas(int64(c.Pruned)), strings.Join(stages, ", "))
+	verdicts := []string{commas(int64(c.Met)) + " meet the objectives"}
+	if c.Marginal > 0 {
+		verdicts = append(verdicts, commas(int64(c.Marginal))+" marginal")
+	}
+	verdicts = append(verdicts, commas(int64(c.Missed))+" miss")
+	if c.Queued > 0 {
+		verdicts = append(verdicts, commas(int64(c.Queued))+" queue users")
+	}
+	pruned := commas(int64(c.Pruned)) + " pruned"
+	if len(stages) > 0 {
+		pruned += " (" + strings.Join(stages, ", ") + ")"
+	}
+	fmt.Fprintf(w, "Sweep        %s; %s rows, %s simulations: %s, %s\n",
+		plural(len(qi.GPUs), "GPU kind", "GPU kinds"), commas(int64(c.Rows)), commas(int64(c.Simulated)), strings.Join(verdicts, ", "), pruned)
 	if p.Shard != nil {
 		fmt.Fprintf(w, "Shard        %d/%d (rows with index mod %d = %d); merge the shards with 'servesim merge'\n", p.Shard.Index, p.Shard.Count, p.Shard.Count, p.Shard.Index)
 	}
@@ -175,7 +190,7 @@ func (p *Plan) WriteTable(w io.Writer, o TableOptions) error {
 		if r.Current && current == nil {
 			current = r
 		}
-		if r.Status == "pruned" {
+		if r.Status == StatusPruned {
 			continue
 		}
 		if !o.All {
@@ -209,9 +224,9 @@ func (p *Plan) WriteTable(w io.Writer, o TableOptions) error {
 		fmt.Fprintln(w, "No configuration loads: see the pruned rows below.")
 	} else {
 		if o.All {
-			fmt.Fprintf(w, "Every configuration that loads, ranked (objectives met first, then $/h, then $/M output tokens):\n")
+			fmt.Fprintf(w, "Every configuration that loads, ranked (%s):\n", rankingText)
 		} else {
-			fmt.Fprintf(w, "Best configuration of each hardware layout, ranked (objectives met first, then $/h, then $/M output tokens); --all for every row:\n")
+			fmt.Fprintf(w, "Best configuration of each hardware layout, ranked (%s); --all for every row:\n", rankingText)
 		}
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		checks := p.checkNames()
@@ -234,12 +249,20 @@ func (p *Plan) WriteTable(w io.Writer, o TableOptions) error {
 			}
 		}
 		tw.Flush()
+		if qi.Workload != nil && qi.Workload.SLO.Any() {
+			fmt.Fprintf(w, "  P(meet): the probability of meeting every objective, from each prediction's 80 %% interval; meets: P >= %.1f (the limits lie\n", ConfidentP)
+			fmt.Fprintf(w, "  outside the intervals); marginal: the prediction meets them, with a lower P; queues: some users wait for a slot.\n")
+		}
+		if p.anyWideEP(append(rows, others...)) {
+			fmt.Fprintf(w, "  DPn EPm: one engine, attention data-parallel over n ranks, experts over all m GPUs (--data-parallel-size n --enable-expert-parallel).\n")
+		}
 		if o.Wide {
 			fmt.Fprintf(w, "  weights: the routed-expert (or MLP) format; mbt: max-num-batched-tokens; mns: max-num-seqs (a range: values the workload never reaches simulate alike);\n")
 			fmt.Fprintf(w, "  user tok/s: 1000 / TPOT %s; headroom: each objective's margin as a share of its limit; source: parameters calibrated on this GPU, transferred from another, or priors.\n", qs)
 		} else {
-			fmt.Fprintf(w, "  flags: weights if not the checkpoint's, KV-cache dtype, speculative tokens, max-num-batched-tokens (mbt), max-num-seqs (mns: a range simulates alike),\n")
-			fmt.Fprintf(w, "  gpu-memory-utilization; --wide for every column (p50s, headroom, parameter source, interval), --explain-row N for one row in full.\n")
+			fmt.Fprintf(w, "  flags: weights if not the checkpoint's, KV-cache dtype, speculative method and tokens, max-num-batched-tokens (mbt), max-num-seqs\n")
+			fmt.Fprintf(w, "  (mns: a range simulates alike), gpu-memory-utilization; --wide for every column (p50s, headroom, parameter source, intervals),\n")
+			fmt.Fprintf(w, "  --explain-row N for one row in full.\n")
 		}
 		if sr := p.screenedShown(append(rows, others...)); sr > 0 && p.Search != nil {
 			s := p.Search
@@ -252,12 +275,12 @@ func (p *Plan) WriteTable(w io.Writer, o TableOptions) error {
 		p.writeLaunches(w, rows, others, o.Commands)
 		if current != nil {
 			fmt.Fprintln(w)
-			if current.Status == "pruned" {
+			if current.Status == StatusPruned {
 				fmt.Fprintf(w, "Current configuration (%s, %s KV, %s, %d batched tokens, max-num-seqs %d, utilization %.2f): pruned: %s\n",
 					current.Config.Label(), current.Config.KVCacheDType, current.Config.specLabel(), current.Config.MaxNumBatchedTokens,
 					current.Config.MaxNumSeqs, current.Config.GPUMemoryUtilization, current.Reason)
 			} else {
-				fmt.Fprintf(w, "Current configuration (the scenario's), rank %d of %d:\n", current.Rank, c.Met+c.Missed)
+				fmt.Fprintf(w, "Current configuration (the scenario's), rank %d of %d:\n", current.Rank, c.Met+c.Marginal+c.Missed+c.Queued)
 				tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 				fmt.Fprintln(tw, head)
 				line(tw, current)
@@ -323,7 +346,7 @@ func (p *Plan) WriteTable(w io.Writer, o TableOptions) error {
 		var lines []string
 		for i := range p.Results {
 			r := &p.Results[i]
-			if r.Status != "pruned" {
+			if r.Status != StatusPruned {
 				continue
 			}
 			k := ex{r.Config.GPU, r.Stage}
@@ -339,6 +362,14 @@ func (p *Plan) WriteTable(w io.Writer, o TableOptions) error {
 		}
 	}
 	return nil
+}
+
+// plural is "1 GPU kind", "18 GPU kinds".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return commas(int64(n)) + " " + many
 }
 
 func firstLine(reason string, r *Result) string {
@@ -434,7 +465,7 @@ func CSVHeader() []string {
 		"spec_tokens", "max_num_batched_tokens", "max_num_seqs", "gpu_memory_utilization", "max_model_len", "same_as", "current", "source",
 		"usd_per_hour", "usd_per_m_output_tokens", "kv_cache_size_tokens", "output_tok_s", "total_tok_s", "req_s",
 		"ttft_ms_p50", "ttft_ms_q", "tpot_ms_p50", "tpot_ms_q", "user_tok_s", "user_tok_s_q", "preemptions", "goodput_fraction",
-		"min_headroom", "headroom_ttft", "headroom_tpot", "headroom_e2e", "headroom_user_tok_s", "intervals", "note", "reason",
+		"min_headroom", "headroom_ttft", "headroom_tpot", "headroom_e2e", "headroom_user_tok_s", "intervals", "p_meet", "queued_users", "slots", "note", "reason",
 		"vllm_serve", "vllm_bench_serve"}
 }
 
@@ -485,6 +516,14 @@ func (p *Plan) WriteCSV(w io.Writer) error {
 		} else {
 			row = append(row, "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "")
 		}
+		pm, users, slots := "", "", ""
+		if r.PMeet != nil {
+			pm = strconv.FormatFloat(*r.PMeet, 'f', 4, 64)
+		}
+		if g := r.Queues; g != nil {
+			users, slots = strconv.Itoa(g.Users), strconv.Itoa(g.Slots)
+		}
+		row = append(row, pm, users, slots)
 		row = append(row, r.Note, r.Reason)
 		if l := r.Launch; l != nil {
 			row = append(row, l.Serve, l.Bench)
@@ -542,24 +581,38 @@ func (p *Plan) screenedShown(rows []*Result) int {
 // wideColumns is the table with every column: each swept flag, throughput, latencies at the
 // quantile, per-user rate, each objective's headroom, the parameter source, the interval.
 func (p *Plan) wideColumns(checks []string, qs string, hasIntervals bool, sets map[int][]int) (string, func(io.Writer, *Result)) {
-	head := "rank\thardware\tweights\tkv\tspec\tmbt\tmns\tutil\t$/h\t$/M tok\tout tok/s\tTTFT " + qs + "\tTPOT " + qs + "\tuser tok/s\t"
+	head := "rank\thardware\tweights\tkv\tspec\tmbt\tmns\tutil\t$/h\t$/M tok\tout tok/s\tTTFT p50\tTTFT " + qs + "\tTPOT " + qs + "\tuser tok/s\t"
 	for _, c := range checks {
 		head += checkLabel(c) + " headroom\t"
+	}
+	slo := len(checks) > 0
+	if slo {
+		head += "P(meet)\t"
 	}
 	head += "source\t"
 	if hasIntervals {
 		head += "out tok/s interval\t"
+		for _, c := range checks {
+			if c == "ttft_ms" || c == "tpot_ms" {
+				head += checkLabel(c) + " " + qs + " interval\t"
+			}
+		}
 	}
 	head += "status\t"
 	line := func(tw io.Writer, r *Result) {
 		cf := &r.Config
 		pf := r.Perf
 		status := r.Status
-		if status == "missed" {
+		switch status {
+		case StatusOK:
+			status = "meets"
+		case StatusMissed:
 			status = "misses " + missedText(pf)
 			if pf.Overload != nil {
 				status += " (" + pf.Overload.Binds + ")"
 			}
+		case StatusQueues:
+			status = "queues " + r.Queues.Text()
 		}
 		if r.Screened {
 			status += " ~"
@@ -567,21 +620,26 @@ func (p *Plan) wideColumns(checks []string, qs string, hasIntervals bool, sets m
 		if r.Current {
 			status += " (current)"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%d\t%s\t%.2f\t%s\t%s\t%s\t%s\t%s\t%s\t", r.Rank, cf.Label(), cf.WeightFormat, kvText(cf.KVCacheDType),
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%d\t%s\t%.2f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t", r.Rank, cf.Label(), cf.WeightFormat, kvText(cf.KVCacheDType),
 			cf.specLabel(), cf.MaxNumBatchedTokens, mnsText(r, sets), cf.GPUMemoryUtilization, money(r.PriceHour), money(r.CostPerMTok),
-			num(pf.OutputTokS), num(pf.TTFTq), num(pf.TPOTq), num(pf.UserTokSq))
+			num(pf.OutputTokS), num(pf.TTFTp50), num(pf.TTFTq), num(pf.TPOTq), num(pf.UserTokSq))
 		for _, c := range checks {
 			fmt.Fprintf(tw, "%s\t", headroomOf(pf, c))
 		}
+		if slo {
+			fmt.Fprintf(tw, "%s\t", pMeetText(r))
+		}
 		fmt.Fprintf(tw, "%s\t", r.SourceLabel())
 		if hasIntervals {
-			iv := ""
-			for _, x := range r.Intervals {
-				if x.Metric == "output_tok_s" {
-					iv = num(x.Lo) + ".." + num(x.Hi)
+			fmt.Fprintf(tw, "%s\t", intervalText(r, "output_tok_s"))
+			for _, c := range checks {
+				switch c {
+				case "ttft_ms":
+					fmt.Fprintf(tw, "%s\t", intervalText(r, "ttft_ms_q"))
+				case "tpot_ms":
+					fmt.Fprintf(tw, "%s\t", intervalText(r, "tpot_ms_q"))
 				}
 			}
-			fmt.Fprintf(tw, "%s\t", iv)
 		}
 		fmt.Fprintf(tw, "%s\t\n", status)
 	}
@@ -591,25 +649,44 @@ func (p *Plan) wideColumns(checks []string, qs string, hasIntervals bool, sets m
 // compactColumns is the default table: rank, hardware, the row's key flags, cost, throughput,
 // the objectives' metrics and the answer (meets, or what it misses and which limit binds).
 func (p *Plan) compactColumns(checks []string, qs string, sets map[int][]int) (string, func(io.Writer, *Result)) {
-	if len(checks) == 0 {
-		checks = []string{"ttft_ms", "tpot_ms"}
+	slo := len(checks) > 0
+	// TTFT always: a row that makes users wait shows it there, whatever the objectives.
+	cols := []string{"ttft_ms"}
+	for _, c := range checks {
+		if c != "ttft_ms" {
+			cols = append(cols, c)
+		}
+	}
+	if !slo {
+		cols = append(cols, "tpot_ms")
 	}
 	head := "rank\thardware\tflags\t$/h\t$/M tok\tout tok/s\t"
-	for _, c := range checks {
+	for _, c := range cols {
 		head += checkLabel(c) + " " + qs + "\t"
 	}
-	head += "  answer"
+	if slo {
+		head += "P(meet)\t"
+	}
+	head += "answer"
 	line := func(tw io.Writer, r *Result) {
 		cf := &r.Config
 		pf := r.Perf
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t", r.Rank, cf.Label(), p.flagsText(r, sets), money(r.PriceHour), money(r.CostPerMTok), num(pf.OutputTokS))
-		for _, c := range checks {
+		for _, c := range cols {
 			fmt.Fprintf(tw, "%s\t", metricText(pf, c))
 		}
+		if slo {
+			fmt.Fprintf(tw, "%s\t", pMeetText(r))
+		}
 		ans := "meets"
-		if r.Status == "missed" {
+		switch {
+		case r.Status == StatusQueues:
+			ans = "queues: " + r.Queues.Text()
+		case r.Status == StatusMissed:
 			ans = "misses " + shortMiss(pf)
-		} else if p.Question.Workload == nil || !p.Question.Workload.SLO.Any() {
+		case r.Status == StatusMarginal:
+			ans = "marginal"
+		case !slo:
 			ans = pf.Status
 		}
 		if r.Screened {
@@ -621,9 +698,45 @@ func (p *Plan) compactColumns(checks []string, qs string, sets map[int][]int) (s
 		if r.SourceLabel() == "PRIORS ONLY" {
 			ans += " (PRIORS ONLY)"
 		}
-		fmt.Fprintf(tw, "  %s\n", ans)
+		fmt.Fprintf(tw, "%s\n", ans)
 	}
 	return head, line
+}
+
+// pMeetText is a row's probability of meeting the objectives for tables: "0.93", ">0.99",
+// "<0.01".
+func pMeetText(r *Result) string {
+	if r.PMeet == nil {
+		return "-"
+	}
+	v := *r.PMeet
+	switch {
+	case v > 0.995:
+		return ">0.99"
+	case v < 0.005:
+		return "<0.01"
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64)
+}
+
+// intervalText is a row's interval of a metric, "lo..hi" ("" without one).
+func intervalText(r *Result, metric string) string {
+	for _, x := range r.Intervals {
+		if x.Metric == metric {
+			return num(x.Lo) + ".." + num(x.Hi)
+		}
+	}
+	return ""
+}
+
+// anyWideEP reports whether a row shown is a wide-EP engine (the table then says what DPn EPm is).
+func (p *Plan) anyWideEP(rows []*Result) bool {
+	for _, r := range rows {
+		if r.Config.WideEP() {
+			return true
+		}
+	}
+	return false
 }
 
 // sweptSpec reports whether any row of the plan decodes speculatively (then a row without says
@@ -637,7 +750,7 @@ func (p *Plan) sweptSpec() bool {
 	return false
 }
 
-// flagsText is a row's key flags in a few words: "KV fp8, mbt 4096, mns 64, util 0.90".
+// flagsText is a row's key flags in a few words: "KV fp8, mtp k3, mbt 4K, mns 64, util 0.90".
 func (p *Plan) flagsText(r *Result, sets map[int][]int) string {
 	c := &r.Config
 	var parts []string
@@ -646,12 +759,20 @@ func (p *Plan) flagsText(r *Result, sets map[int][]int) string {
 	}
 	parts = append(parts, "KV "+strings.TrimSuffix(kvText(c.KVCacheDType), "(bf16)"))
 	if c.SpecTokens > 0 {
-		parts = append(parts, "spec "+c.specLabel())
+		parts = append(parts, c.specLabel())
 	} else if p.sweptSpec() {
 		parts = append(parts, "no spec")
 	}
-	parts = append(parts, fmt.Sprintf("mbt %d", c.MaxNumBatchedTokens), "mns "+mnsText(r, sets), fmt.Sprintf("util %.2f", c.GPUMemoryUtilization))
+	parts = append(parts, "mbt "+tokensText(c.MaxNumBatchedTokens), "mns "+mnsText(r, sets), fmt.Sprintf("util %.2f", c.GPUMemoryUtilization))
 	return strings.Join(parts, ", ")
+}
+
+// tokensText is a token count as the flags take it, in K when a multiple of 1,024 ("8K").
+func tokensText(n int) string {
+	if n >= 1024 && n%1024 == 0 {
+		return strconv.Itoa(n/1024) + "K"
+	}
+	return strconv.Itoa(n)
 }
 
 // metricText is a row's value of an objective's metric, in a person's units.

@@ -144,25 +144,21 @@ type class struct {
 	full  bool
 }
 
-// better orders two classes as finalize orders their rows: objectives met, then price, then
-// $/M output tokens, then headroom, then index.
+// better orders two classes as finalize orders their rows: status (meets, marginal, misses,
+// queues), then price, then (rows that meet or marginally meet) the probability of meeting the
+// objectives, then $/M output tokens, then headroom, then index.
 func (q *Question) better(a, b *class) int {
-	st := func(c *class) int {
-		switch {
-		case c.out == nil || c.out.perf == nil:
-			return 2
-		case c.out.perf.Met:
-			return 0
-		}
-		return 1
-	}
+	st := func(c *class) int { return statusRank(c.out.status()) }
 	if d := cmp.Compare(st(a), st(b)); d != 0 {
 		return d
 	}
-	if st(a) == 2 {
+	if a.out.status() == StatusPruned {
 		return cmp.Compare(a.job, b.job)
 	}
 	if d := cmp.Compare(a.price, b.price); d != 0 {
+		return d
+	}
+	if d := cmp.Compare(b.out.pMeet, a.out.pMeet); d != 0 && meetsOrMarginal(a.out.status()) {
 		return d
 	}
 	if d := cmp.Compare(a.out.costPerMTok(a.price), b.out.costPerMTok(b.price)); d != 0 {
@@ -323,41 +319,49 @@ func (q *Question) search(cands []candidate, jobs []int, rows map[string]int, o 
 			run("full", need, q.Workload)
 		}
 	}
-	count := func(met bool) int {
+	count := func(statuses ...string) int {
 		n := 0
 		for _, c := range cls {
-			if c.full && c.out.perf != nil && c.out.perf.Met == met {
+			if c.full && slices.Contains(statuses, c.out.status()) {
 				n += c.rows
 			}
 		}
 		return n
 	}
 	for _, t := range tiers {
-		if count(true) >= exact {
+		if count(StatusOK) >= exact {
 			break
 		}
 		var sel []*class
 		for _, c := range t {
-			if c.out.perf != nil && possiblyMet(c.out.perf) {
+			// A row that queues users ranks below every row that holds them, whatever its full
+			// figures: only the others can reach the top.
+			if c.out.perf != nil && c.out.queues == nil && possiblyMet(c.out.perf) {
 				sel = append(sel, c)
 			}
 		}
 		fullRun(sel)
 	}
-	if need := exact - count(true); need > 0 {
-		// Fewer rows meet the objectives than the top holds: the cheapest missed rows rank next,
-		// in full. Only missed rows of the tiers taken count (a dearer tier's missed rows rank
-		// below every row of a cheaper one).
-		missed := 0
-		for _, t := range tiers {
-			if missed >= need {
-				break
-			}
-			fullRun(t)
-			for _, c := range t {
-				if c.out.perf != nil && !c.out.perf.Met {
-					missed += c.rows
+	if need := exact - count(StatusOK, StatusMarginal); need > 0 {
+		// Fewer rows meet the objectives than the top holds (every row that may meet them is
+		// simulated in full by now): the cheapest missed rows rank next, in full, then the rows
+		// that queue users. Only rows of the tiers taken count (a dearer tier's rows of a status
+		// rank below every row of that status in a cheaper one).
+		for _, st := range []string{StatusMissed, StatusQueues} {
+			n := 0
+			for _, t := range tiers {
+				if n >= need {
+					break
 				}
+				fullRun(t)
+				for _, c := range t {
+					if c.out.status() == st {
+						n += c.rows
+					}
+				}
+			}
+			if need -= n; need <= 0 {
+				break
 			}
 		}
 	}

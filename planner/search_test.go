@@ -41,7 +41,10 @@ func TestFastSearchTopRows(t *testing.T) {
 		// full: the most full simulations, as a share of the sweep's.
 		full float64
 	}{
-		{"10 req/s", 10, []string{"L40S", "H100-SXM", "MI300X"}, 0.3},
+		// A row meets the objectives only when their limits lie outside its intervals (P(meet) >=
+		// 0.9): the cheapest tiers hold fewer such rows than rows whose point prediction meets
+		// them, so the search takes a few more tiers in full.
+		{"10 req/s", 10, []string{"L40S", "H100-SXM", "MI300X"}, 0.4},
 		// At 40 req/s fewer than five rows meet the objectives: the cheapest missed rows rank
 		// next, and the search simulates their tiers in full too.
 		{"40 req/s", 40, []string{"L40S", "H100-SXM"}, 0.7},

@@ -125,10 +125,14 @@ count x TP/DP x expert parallel x max-num-seqs x max-num-batched-tokens x KV-cac
 decoding (off or k) x gpu-memory-utilization (x checkpoint variant for GPUs that lack the model's
 weight format). Layouts that cannot load are pruned with the reason (format unsupported, TP/EP
 does not divide the model, weights do not fit); every other row is simulated on worker goroutines
-(one per CPU) and ranked: rows meeting every objective first, then by $/h, then by $ per million
-output tokens. Each row carries its parameter source: calibrated (fitted on this GPU, engine version
-and model family), transferred (fitted elsewhere) or prior, and an interval around its throughput
-that widens from calibrated to prior. The table shows the best row of each hardware layout (--all
+(one per CPU) and ranked: rows that meet every objective surely first (P(meet) >= 0.9: the
+limits lie outside the predictions' 80 % intervals), then marginally (the prediction meets them
+inside its uncertainty), then rows that miss one, then rows that make users wait (max-num-seqs or
+the KV cache below the users per server: their TTFT holds other users' answers); within each, by
+$/h, then P(meet), then $ per million output tokens. Each row carries its parameter source:
+calibrated (fitted on this GPU, engine version and model family), transferred (fitted elsewhere)
+or prior, and intervals that widen from calibrated to prior, and wider still on a GPU family no
+measured data supports (PRIORS ONLY). The table shows the best row of each hardware layout (--all
 for every row), the scenario's own configuration, the capacity frontier (max concurrency per
 context, max context per concurrency) of the best layouts, and one pruning reason per GPU and
 stage; --format csv and json list every row.
@@ -195,7 +199,7 @@ Example:
 			spec := fs.String("spec", specText(def.SpecTokens), "speculative decoding: off and/or numbers of draft tokens, `list`")
 			specMethods := fs.String("spec-methods", "auto", "speculative methods swept for each k, `list`: auto (the scenario's drafter method and mtp when the checkpoint has MTP layers), mtp, ngram (prompt lookup: only when listed, its acceptance depends on the prompts' text), dflash, eagle, eagle3, draft_model")
 			util := fs.String("gpu-memory-utilization", utilText(def.GPUMemoryUtilization), "gpu-memory-utilization values, `list`")
-			weights := fs.String("weights", strings.Join(def.Weights, ","), "checkpoint variants, `list`: auto, native, fp8, bf16")
+			weights := fs.String("weights", strings.Join(def.Weights, ","), "checkpoint variants, `list`: auto (the checkpoint, plus fp8 quantized by vLLM when loading for a 16-bit checkpoint on GPUs with fp8 tensor cores; fp8 or bf16 where a GPU cannot run its format), native, fp8, bf16")
 			mml := fs.Int("max-model-len", 0, "max-model-len (`tokens`; default: the scenario's)")
 			shard := fs.String("shard", "", "run only slice `i/n` of the sweep (0 <= i < n)")
 			workers := fs.Int("workers", 0, "simulations at once (`N`; default 0: the number of CPUs)")

@@ -62,6 +62,7 @@ func TestBuiltinPublishedParams(t *testing.T) {
 		// Qwen's 3.3 B: attention 0.906 + 8 of 128 experts 1.812 + routers 0.013 + embedding and
 		// lm_head 0.622 = 3.353 B, which Qwen's card gives as 3.3 B (truncated): 1.6 % apart.
 		{"Qwen/Qwen3-30B-A3B", 30.5, 3.3, activeAll, 0.017, "Qwen3-30B-A3B model card: 30.5 B in total, 3.3 B activated (29.9 B non-embedding)"},
+		{"Qwen/Qwen3-235B-A22B", 235, 22, activeAll, 0.012, "Qwen3-235B-A22B model card: 235 B in total, 22 B activated (22.2 B counted, rounded down by the card)"},
 		{"deepseek-ai/DeepSeek-R1", 671, 37, activeLMHead, 0, "DeepSeek-V3 technical report / R1 card: 671 B total, 37 B activated"},
 		{"zai-org/GLM-5-FP8", 744, 40, activeDecoder, 0, "Z.ai GLM-5 model card: 744 B parameters, 40 B active"},
 		// OpenAI's card counts gpt-oss's expert biases among the experts; ours sit with the norms

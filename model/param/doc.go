@@ -73,5 +73,6 @@
 // prediction x/ exp(z_0.9 sigma) with sigma the root mean square of the metric's groups' class
 // widths (Widths: sigma_<class>_<metric>, each with its unit, bounds, meaning and source); a
 // deployment of an engine servesim approximates (Summary.ApproxEngine: vLLM V0) adds
-// sigma_v0_engine_<metric> in quadrature.
+// sigma_v0_engine_<metric> in quadrature, and a GPU whose generation no measured data supports
+// (Summary.Unsupported: "PRIORS ONLY") sigma_unsupported_gpu_<metric>.
 package param

@@ -65,8 +65,14 @@ const (
 	srcWorkstation    = "the public RTX PRO 6000 Workstation runs of the seed's model (issue 14, kept outside the repository): with the gpu-level values transferred from the Server card, the decode step comes out 7.3 ms against the measured 6-7 ms (+4 to +22 %), and decode throughput with DFlash within about 10 %; 0.15 covers both"
 	srcTransferredMid = "no held-out measurement of a transferred deployment for this metric: the root mean square of the calibrated and prior widths (between the two)"
 	srcPriorV1        = "the deployments servesim expresses (vLLM V1) at priors only: inference-sim's corpus rows (servesim validate, every absolute-scored primary statistic but the output tok/s its constant arrival rates set) and the seed matrix (servesim matrix --uncalibrated, decode cells: total tok/s, time between tokens, TTFT), each source weighted equally: the 80th percentile of |ln(measured / predicted)| divided by z_0.9 (throughput 0.185, from the seed alone; TPOT 0.208, TTFT 0.300); E2E, which the seed does not measure, takes the TPOT width, as a request's E2E is mostly its output at the TPOT"
+	srcUnsupportedGPU = "a GPU generation without measured data takes the measured generations' GPU-level values (hardware.generations: Hopper's, or Ampere's for Ada), so its error is at least how far two measured generations differ: Hopper's and Ampere's streaming-bandwidth efficiency, fitted to Vidur's profiles, are 0.923 and 0.798, ln ratio 0.145, and decode time, hence TPOT and throughput, scales with it; the same width for TTFT and E2E (their GEMM efficiencies differ less, 0.756 and 0.743, but their attention and collectives as much)"
 	srcApproxEngine   = "dstack's rows (vLLM 0.6-0.7, V0) at priors, the corpus's only runs of an engine servesim approximates: their own 80 % width (throughput 0.704, TPOT 0.716, TTFT 2.841, E2E 0.858, as srcPriorV1 computes it) less the V1 prior width in quadrature; in-sample, as no other source runs V0"
 )
+
+// ClassUnsupportedGPU is not a provenance class: it keys the widths added (in quadrature) to
+// every prediction for a GPU whose generation no measured data supports and whose GPU-level
+// groups are all priors (Summary.Unsupported): those priors are another generation's values.
+const ClassUnsupportedGPU Class = "unsupported-gpu-family"
 
 // ClassApproxEngine is not a provenance class: it keys the widths added (in quadrature) to every
 // prediction for a deployment whose engine servesim approximates rather than expresses (vLLM's
@@ -90,6 +96,11 @@ func widths() []Width {
 			Meaning: fmt.Sprintf("standard deviation of ln(measured / predicted) %s added in quadrature for a deployment of an engine servesim approximates (vLLM V0, before 0.8)", metricWords(m)),
 			Source:  srcApproxEngine}
 	}
+	unsupported := func(m Metric) Width {
+		return Width{Name: fmt.Sprintf("sigma_unsupported_gpu_%s", m), Class: ClassUnsupportedGPU, Metric: m, Unit: unit, Value: 0.15, Lo: 0, Hi: 4,
+			Meaning: fmt.Sprintf("standard deviation of ln(measured / predicted) %s added in quadrature for a GPU whose generation no measured data supports (its GPU priors are another generation's values)", metricWords(m)),
+			Source:  srcUnsupportedGPU}
+	}
 	return []Width{
 		w(ClassCalibrated, MetricThroughput, 0.07, srcSeedCV),
 		w(ClassCalibrated, MetricTPOT, 0.07, srcSeedCV),
@@ -107,6 +118,10 @@ func widths() []Width {
 		v0(MetricTPOT, 0.68),
 		v0(MetricTTFT, 2.83),
 		v0(MetricE2E, 0.83),
+		unsupported(MetricThroughput),
+		unsupported(MetricTPOT),
+		unsupported(MetricTTFT),
+		unsupported(MetricE2E),
 	}
 }
 
@@ -144,7 +159,8 @@ func DefaultWidths() WidthTable {
 // sqrt of the mean, over the groups m depends on that the deployment uses, of each group's
 // class width squared. Every group calibrated gives the calibrated width, every group a prior
 // the prior width; a mix lies between, wider as more groups rest on priors. A deployment whose
-// engine servesim approximates (s.ApproxEngine) adds that engine's width in quadrature.
+// engine servesim approximates (s.ApproxEngine) adds that engine's width in quadrature, and so
+// does a GPU family no measured data supports (s.Unsupported).
 func (t WidthTable) Sigma(s *Summary, m Metric) float64 {
 	sum, n := 0.0, 0
 	for _, g := range dependsOn(m) {
@@ -162,6 +178,10 @@ func (t WidthTable) Sigma(s *Summary, m Metric) float64 {
 	}
 	if s.ApproxEngine != "" {
 		e := t[ClassApproxEngine][m]
+		v = math.Sqrt(v*v + e*e)
+	}
+	if s.Unsupported {
+		e := t[ClassUnsupportedGPU][m]
 		v = math.Sqrt(v*v + e*e)
 	}
 	return v
