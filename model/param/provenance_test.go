@@ -92,3 +92,19 @@ func TestSummaryUses(t *testing.T) {
 		t.Errorf("summary %+v line %q marker %q", s, s.Line(), s.Marker())
 	}
 }
+
+// A prediction resting on priors for a GPU family no measured data supports is less sure than
+// one on a measured family's priors: its width adds sigma_unsupported_gpu in quadrature, for
+// every metric.
+func TestUnsupportedGPUWidens(t *testing.T) {
+	d := DefaultWidths()
+	s := Summary{Class: ClassPrior, Groups: []GroupProvenance{{Group: GroupCompute, Class: ClassPrior}, {Group: GroupMemory, Class: ClassPrior}, {Group: GroupOverhead, Class: ClassPrior}}}
+	u := s
+	u.Unsupported = true
+	for _, m := range Metrics() {
+		base, wide := d.Sigma(&s, m), d.Sigma(&u, m)
+		if want := math.Hypot(base, d[ClassUnsupportedGPU][m]); wide <= base || math.Abs(wide-want) > 1e-12 {
+			t.Errorf("%s: sigma %g for an unsupported family, %g supported: want %g", m, wide, base, want)
+		}
+	}
+}
