@@ -4,7 +4,7 @@
 // scenario into a deploy.Deployment with parameters.
 //
 // Reading order: scenario.go (Scenario, HardwareSpec, ModelSpec; New, Default, Parse, Load,
-// Validate, Build, Encode), modelref.go (FindModel: where a model's description is found), vllm.go
+// Validate, Build), encode.go (writing a scenario that reads back to itself), modelref.go (FindModel: where a model's description is found), vllm.go
 // (ApplyVLLM: a `vllm serve` command into a scenario), params.go (ParamsFile, CalibrationKey,
 // Source and how a calibration matches a deployment), resolve.go (Resolve, Resolved,
 // BuiltinCalibrations).
@@ -34,8 +34,13 @@
 // ORG/NAME config.json, or --model-config PATH). A model read from a config carries the
 // max_model_len vLLM derives from it (model/hf.MaxModelLen).
 //
-// When the scenario does not give protocol.contexts, the benchmark's default contexts are kept as
-// far as max_model_len allows (a note says which were dropped).
+// When the scenario does not give protocol.contexts (or protocol.prefill_only), the benchmark's
+// default decode contexts (prefill-only rows) are kept as far as max_model_len allows (a note says
+// which were dropped).
+//
+// Paths in a scenario file (model.file, a model, drafter or speculative model given as a path,
+// hardware.gpu_file, params_file) are relative to the file's directory; paths on the command
+// line are relative to the current directory.
 //
 // # Embedded data (data/)
 //
@@ -56,10 +61,20 @@
 // the field. The order is defaults, then the file, then flags, then Validate, which names the bad
 // field (hardware.count, protocol.concurrency[2], ...).
 //
+// A scenario servesim writes (Resolved.Encode, EncodeBuilt: config, import) reads back to itself:
+// loaded and written again it gives the same bytes, and resolves to the same deployment and
+// parameters with the same provenance. It holds what was given (engine flags as given with the
+// version pinned, vLLM's defaults as comments; [params] holds only the scenario's own overrides,
+// every other value a comment with its source) and writes paths relative to its own directory
+// (absolute on standard output). A fit's parameter file (NewFitParamsFile) holds the values the
+// fit moved and those it held fixed that are not priors, so that --params FILE gives the
+// parameters the fit ended with.
+//
 // # Parameters (Resolve)
 //
 // A resolved scenario takes its parameters from, in order: a file given with --params (or the
-// scenario's params_file); else the built-in calibration whose key matches the deployment; else
+// scenario's params_file; uncalibrated = true, or --uncalibrated, for the priors alone); else the
+// built-in calibration whose key matches the deployment; else
 // the physical priors (param.Priors); then the scenario's [params] overrides. Resolved.Source
 // says which: "calibrated" (fitted on this GPU, model family and engine version), "transferred"
 // (fitted on another GPU or version of the family: the dimensionless efficiencies carry over, the

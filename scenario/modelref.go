@@ -19,6 +19,21 @@ type FoundModel struct {
 	Arch *arch.Arch
 	// From says where: "built-in description", "config.json PATH", "Hugging Face cache PATH", ...
 	From string
+	// Path is the file or directory read for a model given as a path (a file, a directory, a
+	// model.file), "" otherwise.
+	Path string
+}
+
+// FromFor is From as written in a file at dest: a path relative to its directory (absolute for
+// "" : standard output), so that the record reads the same wherever the file is written from.
+func (m *FoundModel) FromFor(dest string) string { return fromFor(m.From, m.Path, dest) }
+
+func fromFor(from, path, dest string) string {
+	if path == "" {
+		return from
+	}
+	kind, _, _ := strings.Cut(from, " ")
+	return kind + " " + relPath(path, dest)
 }
 
 // HFCacheDir is the Hugging Face hub cache the lookup reads, as huggingface_hub chooses it:
@@ -63,7 +78,7 @@ func FindModel(ref, file, revision string) (*FoundModel, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &FoundModel{a, "file " + file}, nil
+		return &FoundModel{a, "file " + file, file}, nil
 	}
 	if ref == "" {
 		return nil, fmt.Errorf("no model given: want a built-in name (%s), a Hugging Face id, or a config.json (--model-config PATH)", strings.Join(arch.BuiltinNames(), ", "))
@@ -73,15 +88,15 @@ func FindModel(ref, file, revision string) (*FoundModel, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &FoundModel{a, "path " + ref}, nil
+		return &FoundModel{a, "path " + ref, ref}, nil
 	}
 	if a, prov, err := hf.Builtin(ref); err == nil {
-		return &FoundModel{a, "built-in " + prov.ID + ": " + prov.String()}, nil
+		return &FoundModel{Arch: a, From: "built-in " + prov.ID + ": " + prov.String()}, nil
 	} else if prov.ID != "" {
 		return nil, err
 	}
 	if a, err := arch.Builtin(ref); err == nil {
-		return &FoundModel{a, "built-in description " + a.Name}, nil
+		return &FoundModel{Arch: a, From: "built-in description " + a.Name}, nil
 	}
 	cache := HFCacheDir()
 	org, repo, ok := strings.Cut(ref, "/")
@@ -98,7 +113,7 @@ func FindModel(ref, file, revision string) (*FoundModel, error) {
 			if err != nil {
 				return nil, err
 			}
-			return &FoundModel{a, "Hugging Face cache " + snap}, nil
+			return &FoundModel{Arch: a, From: "Hugging Face cache " + snap}, nil
 		}
 		why = err.Error()
 	}

@@ -3,6 +3,7 @@ package scenario
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -35,6 +36,9 @@ type ParamsFile struct {
 	Calibration CalibrationKey     `toml:"calibration"`
 	Params      map[string]float64 `toml:"params"`
 	Keyed       []ParamSet         `toml:"set"`
+	// Held says, for parameters the file sets at a value a fit held fixed (not fitted), where
+	// the value came from; Encode writes it as a comment.
+	Held map[string]string `toml:"-"`
 }
 
 // ParamSet is the values of one level fitted for one key: the gpu-level values of a GPU (its
@@ -72,6 +76,31 @@ func NewParamsFile(d *deploy.Deployment, p param.Values, set []param.ID, note st
 	}
 	return &ParamsFile{Calibration: CalibrationKey{GPU: d.Hardware.GPU.Name, Generation: string(d.Hardware.GPU.Generation),
 		Model: d.Model.Name, Family: d.Model.Family, Engine: d.Engine.Name, EngineVersion: d.Engine.Version, Note: note}, Params: m}
+}
+
+// NewFitParamsFile is the parameter file a fit writes: the parameters it moved (free) at their
+// fitted values, and every parameter it held fixed at a value that is not the deployment's prior
+// (a built-in calibration, another parameter file, a scenario's [params]: prov says), so that
+// --params FILE gives the deployment the parameters the fit ended with. Without the held values
+// the file would revert them to priors where it replaces the built-in calibrations.
+func NewFitParamsFile(d *deploy.Deployment, p param.Values, free []param.ID, prov *param.Provenance, note string) *ParamsFile {
+	set := append([]param.ID(nil), free...)
+	held := map[string]string{}
+	for _, def := range param.Defs() {
+		switch prov[def.ID].Kind {
+		case param.OriginPrior, param.OriginWorkload, "":
+			continue
+		}
+		if !slices.Contains(set, def.ID) {
+			set = append(set, def.ID)
+			held[def.Name] = prov[def.ID].Detail
+		}
+	}
+	f := NewParamsFile(d, p, set, note)
+	if len(held) > 0 {
+		f.Held = held
+	}
+	return f
 }
 
 // ParseParamsFile reads a params TOML file strictly.
@@ -198,7 +227,11 @@ func (f *ParamsFile) Encode(w *bytes.Buffer) {
 	p := f.Values()
 	for i, d := range param.Defs() {
 		if f.Sets(d.ID) {
-			fmt.Fprintf(w, "%s = %s # %s [%g, %g] %s\n", d.Name, fmtExact(p[i]), d.Unit, d.Lo, d.Hi, d.Level)
+			held := ""
+			if h, ok := f.Held[d.Name]; ok {
+				held = "; held fixed by the fit at: " + h
+			}
+			fmt.Fprintf(w, "%s = %s # %s [%g, %g] %s%s\n", d.Name, fmtExact(p[i]), d.Unit, d.Lo, d.Hi, d.Level, held)
 		}
 	}
 }

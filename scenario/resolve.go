@@ -1,7 +1,6 @@
 package scenario
 
 import (
-	"bytes"
 	"embed"
 	"fmt"
 	"io/fs"
@@ -56,6 +55,7 @@ type Resolved struct {
 	// those about the benchmark matrix (contexts dropped), for the commands that run it.
 	Defaults               []deploy.Default
 	ModelFrom, DrafterFrom string
+	ModelPath, DrafterPath string
 	Notes, ProtocolNotes   []string
 	Deployment             *deploy.Deployment
 	Params                 param.Values
@@ -83,10 +83,7 @@ func (s *Scenario) Resolve(o ResolveOptions) (*Resolved, error) {
 		return nil, err
 	}
 	d := b.Deployment
-	if o.ParamsFile == "" && s.ParamsFile != "" && !o.Uncalibrated {
-		o.ParamsFile = s.path(s.ParamsFile)
-	}
-	pol, err := NewParamsPolicy(o, s.Params)
+	pol, err := s.Policy(o)
 	if err != nil {
 		return nil, err
 	}
@@ -95,34 +92,20 @@ func (s *Scenario) Resolve(o ResolveOptions) (*Resolved, error) {
 		return nil, err
 	}
 	return &Resolved{Scenario: b.Resolved, Given: s, Defaults: b.Defaults, ModelFrom: b.ModelFrom, DrafterFrom: b.DrafterFrom,
-		Notes: b.Notes, ProtocolNotes: b.ProtocolNotes, Deployment: d, Params: c.Params, Provenance: c.Provenance, Summary: c.Summary, Source: c.Source, Calibration: c.Calibration,
+		ModelPath: b.ModelPath, DrafterPath: b.DrafterPath, Notes: b.Notes, ProtocolNotes: b.ProtocolNotes, Deployment: d, Params: c.Params, Provenance: c.Provenance, Summary: c.Summary, Source: c.Source, Calibration: c.Calibration,
 		ParamsFrom: c.From, Policy: pol}, nil
 }
 
-// Encode writes the resolved scenario as TOML (Scenario.Encode), preceded by comments that say
-// where the model was found and which engine settings are vLLM's defaults, with the rule and the
-// vLLM source of each.
-func (r *Resolved) Encode(w *bytes.Buffer) error {
-	return EncodeBuilt(w, r.Scenario, r.ModelFrom, r.DrafterFrom, r.Defaults, r.Params, &r.Provenance, fmt.Sprintf("%s: %s", r.Source, r.ParamsFrom))
-}
-
-// EncodeBuilt writes a resolved scenario s with the record of how it was resolved (see
-// Resolved.Encode), for scenarios that resolve but are not simulated.
-func EncodeBuilt(w *bytes.Buffer, s *Scenario, modelFrom, drafterFrom string, defs []deploy.Default, p param.Values, prov *param.Provenance, source string) error {
-	var head bytes.Buffer
-	if modelFrom != "" {
-		fmt.Fprintf(&head, "# model: %s\n", modelFrom)
-	}
-	if drafterFrom != "" {
-		fmt.Fprintf(&head, "# drafter: %s\n", drafterFrom)
-	}
-	if len(defs) > 0 {
-		fmt.Fprintf(&head, "# Engine settings not given, as vLLM %s chooses them for this GPU and model (rule; vLLM source):\n", s.Engine.Version)
-		for _, d := range defs {
-			fmt.Fprintf(&head, "#   %s = %s: %s (%s)\n", d.Key, d.Value, d.Rule, d.Source)
+// Policy is the scenario's parameter policy: the options' parameter file or --uncalibrated,
+// else the scenario's params_file (relative to its file) or uncalibrated, and its [params].
+func (s *Scenario) Policy(o ResolveOptions) (*ParamsPolicy, error) {
+	if o.ParamsFile == "" && !o.Uncalibrated {
+		if s.ParamsFile != "" && s.Uncalibrated {
+			return nil, fmt.Errorf("params_file and uncalibrated contradict each other")
 		}
+		o.ParamsFile, o.Uncalibrated = s.path(s.ParamsFile), s.Uncalibrated
 	}
-	return s.encode(w, head.Bytes(), p, prov, source)
+	return NewParamsPolicy(o, s.Params)
 }
 
 // ParamsPolicy chooses a deployment's parameters, the one way every command does: a parameter
@@ -149,7 +132,7 @@ func NewParamsPolicy(o ResolveOptions, overrides map[string]float64) (*ParamsPol
 		if err != nil {
 			return nil, fmt.Errorf("--params: %w", err)
 		}
-		pol.file, pol.fileName = f, o.ParamsFile
+		pol.file, pol.fileName = f, displayPath(o.ParamsFile)
 	case o.Uncalibrated:
 	default:
 		pol.builtins = BuiltinCalibrations()

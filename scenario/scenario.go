@@ -1,15 +1,12 @@
 package scenario
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
-
-	"github.com/BurntSushi/toml"
 
 	"github.com/servesim/servesim/internal/fsutil"
 	"github.com/servesim/servesim/internal/tomlx"
@@ -80,16 +77,21 @@ type Scenario struct {
 	Engine   deploy.EngineArgs  `toml:"engine"`
 	Protocol protocol.Protocol  `toml:"protocol"`
 	Params   map[string]float64 `toml:"params,omitempty"`
-	// ParamsFile is a calibrated parameter file to start from (before Params overrides).
+	// ParamsFile is a calibrated parameter file to start from (before Params overrides), a path
+	// relative to the scenario's file.
 	ParamsFile string `toml:"params_file,omitempty"`
+	// Uncalibrated: the physical priors, ignoring every calibration (--uncalibrated).
+	Uncalibrated bool `toml:"uncalibrated,omitempty"`
 	// Fit holds the calibration settings that belong to the scenario's measurement.
 	Fit FitSpec `toml:"fit,omitempty"`
 
-	// dir is the directory relative paths resolve against.
+	// dir is the directory relative paths resolve against (the file's; "" for the current
+	// directory).
 	dir string
-	// fitContexts is set when the protocol's contexts are the benchmark's defaults (the file did
-	// not give them): Build keeps those that fit max_model_len.
-	fitContexts bool
+	// fitContexts and fitPrefill are set when the protocol's decode contexts, or its prefill-only
+	// rows, are the benchmark's defaults (the file did not give them): Build keeps those that fit
+	// max_model_len.
+	fitContexts, fitPrefill bool
 }
 
 // DefaultSeed is the random seed of a scenario that does not give one.
@@ -100,7 +102,7 @@ const DefaultSeed = 1
 // 1024K as far as max_model_len allows, concurrency 1 to 128, 30 s, 4,096 output tokens) and
 // seed 1.
 func New() *Scenario {
-	return &Scenario{Seed: DefaultSeed, Protocol: protocol.Seed(), fitContexts: true}
+	return &Scenario{Seed: DefaultSeed, Protocol: protocol.Seed(), fitContexts: true, fitPrefill: true}
 }
 
 // Default returns the embedded seed scenario.
@@ -121,7 +123,8 @@ func Parse(data []byte, name string) (*Scenario, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.fitContexts = !md.IsDefined("protocol", "contexts") && !md.IsDefined("protocol", "prefill_only")
+	s.fitContexts = !md.IsDefined("protocol", "contexts")
+	s.fitPrefill = !md.IsDefined("protocol", "prefill_only")
 	if md.IsDefined("hardware", "count") && s.Hardware.Count <= 0 {
 		return nil, tomlx.Locate(data, name, fmt.Errorf("hardware.count = %d: must be a positive integer (leave it out: the engine's GPUs)", s.Hardware.Count))
 	}
@@ -150,6 +153,29 @@ func (s *Scenario) path(p string) string {
 		return p
 	}
 	return filepath.Join(s.dir, p)
+}
+
+// Dir is the directory the scenario's relative paths resolve against: its file's ("" for a
+// scenario not read from a file: the current directory).
+func (s *Scenario) Dir() string { return s.dir }
+
+// localRef is a model reference (model.name, model.drafter, engine.speculative.model) as a path
+// when it names a file or directory relative to the scenario's file (then relative paths in a
+// scenario mean the same wherever it is loaded from); otherwise the reference as given (a
+// Hugging Face id, a built-in name, a path relative to the current directory).
+func (s *Scenario) localRef(ref string) string {
+	if ref == "" || filepath.IsAbs(ref) || s.dir == "" {
+		return ref
+	}
+	if p := s.path(ref); exists(p) {
+		return p
+	}
+	return ref
+}
+
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }
 
 // Validate checks the fields that are given, each on its own; Build checks that the model and
@@ -182,8 +208,10 @@ type Built struct {
 	Deployment *deploy.Deployment
 	// Defaults are the engine settings the scenario left to vLLM, with the rule each follows.
 	Defaults []deploy.Default
-	// ModelFrom and DrafterFrom say where the descriptions were found.
+	// ModelFrom and DrafterFrom say where the descriptions were found; ModelPath and DrafterPath
+	// are the files or directories read, for descriptions given as paths.
 	ModelFrom, DrafterFrom string
+	ModelPath, DrafterPath string
 	// Notes are remarks for the user (hardware count derived, ...); ProtocolNotes those about
 	// the benchmark matrix (contexts dropped), for the commands that run it.
 	Notes, ProtocolNotes []string
@@ -223,7 +251,7 @@ func (s *Scenario) Build() (*Built, error) {
 	if err != nil {
 		return nil, fmt.Errorf("hardware.gpu: %w", err)
 	}
-	fm, err := FindModel(s.Model.Name, s.path(s.Model.File), s.Model.Revision)
+	fm, err := FindModel(s.localRef(s.Model.Name), s.path(s.Model.File), s.Model.Revision)
 	if err != nil {
 		return nil, fmt.Errorf("model: %w", err)
 	}
@@ -241,7 +269,7 @@ func (s *Scenario) Build() (*Built, error) {
 			return nil, err
 		}
 	}
-	b := &Built{Defaults: defs, ModelFrom: fm.From}
+	b := &Built{Defaults: defs, ModelFrom: fm.From, ModelPath: fm.Path}
 	count := s.Hardware.Count
 	if count == 0 {
 		count = e.GPUs()
@@ -254,12 +282,7 @@ func (s *Scenario) Build() (*Built, error) {
 			name = e.Speculative.Model
 		}
 		if name != "" {
-			dm, err := FindModel(name, "", "")
-			if err != nil {
-				if _, ferr := os.Stat(s.path(name)); ferr == nil {
-					dm, err = FindModel(s.path(name), "", "")
-				}
-			}
+			dm, err := FindModel(s.localRef(name), "", "")
 			if err != nil {
 				if notSim == nil {
 					notSim = &deploy.NotSimulatedError{What: fmt.Sprintf("engine.speculative.model = %q", name),
@@ -269,7 +292,7 @@ func (s *Scenario) Build() (*Built, error) {
 			} else if d.Drafter, err = deploy.DraftHead(e.Speculative.Method, dm.Arch, a); err != nil {
 				return nil, err
 			} else {
-				b.DrafterFrom = dm.From
+				b.DrafterFrom, b.DrafterPath = dm.From, dm.Path
 			}
 		}
 	}
@@ -280,10 +303,8 @@ func (s *Scenario) Build() (*Built, error) {
 	if r.Name == "" {
 		r.Name = fmt.Sprintf("%s on %d x %s, vLLM %s", a.Name, count, gpu.Name, e.Version)
 	}
-	if s.fitContexts {
-		r.Protocol, b.ProtocolNotes = fitProtocol(s.Protocol, e.MaxModelLen, b.ProtocolNotes)
-	}
-	r.fitContexts = false
+	r.Protocol, b.ProtocolNotes = fitProtocol(s.Protocol, e.MaxModelLen, s.fitContexts, s.fitPrefill, b.ProtocolNotes)
+	r.fitContexts, r.fitPrefill = false, false
 	b.Resolved = &r
 	b.Deployment = d
 	if err := d.Validate(); err != nil {
@@ -300,12 +321,14 @@ func (s *Scenario) Build() (*Built, error) {
 	return b, nil
 }
 
-// fitProtocol keeps the protocol's contexts that fit max_model_len (the benchmark's default list
-// reaches 1024K, more than most models take) and says which it dropped.
-func fitProtocol(p protocol.Protocol, maxModelLen int, notes []string) (protocol.Protocol, []string) {
+// fitProtocol keeps the protocol's default decode contexts (fitContexts) and prefill-only rows
+// (fitPrefill) that fit max_model_len (the benchmark's default list reaches 1024K, more than most
+// models take) and says which it dropped. Rows a scenario gives are kept as given (a context that
+// does not fit is an error when the matrix runs).
+func fitProtocol(p protocol.Protocol, maxModelLen int, fitContexts, fitPrefill bool, notes []string) (protocol.Protocol, []string) {
 	var keep, keepPre, drop []string
 	for _, c := range p.Contexts {
-		if _, err := p.FitContext(c, maxModelLen); err == nil {
+		if _, err := p.FitContext(c, maxModelLen); err == nil || !fitContexts {
 			keep = append(keep, c)
 		} else {
 			drop = append(drop, c)
@@ -313,7 +336,7 @@ func fitProtocol(p protocol.Protocol, maxModelLen int, notes []string) (protocol
 	}
 	for _, c := range p.PrefillOnly {
 		n, err := matrix.ParseContext(c)
-		if _, ok := p.Fit(n, maxModelLen, protocol.PrefillOnlyOutput); err == nil && ok {
+		if _, ok := p.Fit(n, maxModelLen, protocol.PrefillOnlyOutput); (err == nil && ok) || !fitPrefill {
 			keepPre = append(keepPre, c)
 		} else {
 			drop = append(drop, c+" (prefill only)")
@@ -325,36 +348,6 @@ func fitProtocol(p protocol.Protocol, maxModelLen int, notes []string) (protocol
 		p.Contexts, p.PrefillOnly = keep, keepPre
 	}
 	return p, notes
-}
-
-// Encode writes the scenario as TOML, the parameters last with their units and bounds, so a user
-// can copy and edit it.
-func (s *Scenario) Encode(w *bytes.Buffer, p param.Values, source string) error {
-	return s.encode(w, nil, p, nil, source)
-}
-
-func (s *Scenario) encode(w *bytes.Buffer, head []byte, p param.Values, prov *param.Provenance, source string) error {
-	c := *s
-	c.Params = nil
-	fmt.Fprintln(w, "# servesim scenario (resolved). Edit and load with --config FILE.")
-	w.Write(head)
-	enc := toml.NewEncoder(w)
-	enc.Indent = ""
-	if err := enc.Encode(c); err != nil {
-		return err
-	}
-	if prov == nil {
-		fmt.Fprintf(w, "\n# Step-time and memory parameters (%s). Each: value # unit [lo, hi] level: meaning.\n[params]\n", source)
-		for i, d := range param.Defs() {
-			fmt.Fprintf(w, "%s = %s # %s [%g, %g] %s: %s\n", d.Name, fmtFloat(p[i]), d.Unit, d.Lo, d.Hi, d.Level, d.Meaning)
-		}
-		return nil
-	}
-	fmt.Fprintf(w, "\n# Step-time and memory parameters (%s).\n# Each: value # unit [lo, hi] level; source: where the value comes from; meaning.\n[params]\n", source)
-	for i, d := range param.Defs() {
-		fmt.Fprintf(w, "%s = %s # %s [%g, %g] %s; source: %s; %s\n", d.Name, fmtFloat(p[i]), d.Unit, d.Lo, d.Hi, d.Level, prov[i].Detail, d.Meaning)
-	}
-	return nil
 }
 
 func fmtFloat(v float64) string {

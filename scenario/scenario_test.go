@@ -51,13 +51,17 @@ func TestEncodeRoundTrip(t *testing.T) {
 	if strings.Join(back.Protocol.Contexts, ",") != strings.Join(s.Protocol.Contexts, ",") {
 		t.Errorf("protocol contexts %v, want %v", back.Protocol.Contexts, s.Protocol.Contexts)
 	}
-	// The encoded [params] are the priors.
+	// The parameters are written as comments: the file overrides none, and loads back with the
+	// deployment's own priors, not as a calibration.
+	if len(back.Params) != 0 {
+		t.Errorf("the written scenario sets %v under [params]", back.Params)
+	}
 	p, err := back.Resolve(ResolveOptions{Uncalibrated: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Params != param.Priors() {
-		t.Error("encoded priors did not load back as priors")
+	if pri, _ := p.Deployment.Priors(); p.Params != pri || p.Summary.Class != param.ClassPrior {
+		t.Errorf("written priors load back as %s, not the deployment's priors", p.Summary.Class)
 	}
 }
 

@@ -16,8 +16,18 @@ func configCmd() *command {
 		Name:  "config",
 		Short: "print the resolved scenario as TOML, to copy, edit and load with --config",
 		Long: `Prints every section of the scenario (hardware, model, engine flags, benchmark protocol, seed)
-and the parameters the simulation would use, each with its unit, bounds and meaning. Loading a
-file is strict: an unknown key is an error naming it.`,
+and the parameters the simulation would use, each with its unit, bounds, meaning and source.
+The engine flags are those given, with the version pinned; the ones left to vLLM are listed as
+comments with the value vLLM chooses. The parameters are comments unless the scenario sets them
+under [params]: loaded back, the file resolves to the same deployment and parameters, with the
+same provenance, and prints the same bytes. Paths are written relative to the --out file's
+directory (absolute on standard output). Loading a file is strict: an unknown key is an error
+naming it.
+
+Example:
+  servesim config -o seed.toml
+  servesim config --vllm-cmd "vllm serve meta-llama/Llama-3.1-8B-Instruct --max-num-seqs 64" --gpu H100 -o llama.toml
+  servesim matrix --config llama.toml`,
 		Setup: func(fs *pflag.FlagSet, e *env) func([]string) error {
 			sf := scenarioFlags{matrix: true}
 			sf.register(fs)
@@ -35,7 +45,7 @@ file is strict: an unknown key is an error naming it.`,
 					return err
 				}
 				var buf bytes.Buffer
-				if err := r.Encode(&buf); err != nil {
+				if err := r.Encode(&buf, out.path); err != nil {
 					return err
 				}
 				return out.write(e.stdout, &buf)
@@ -107,7 +117,7 @@ Example:
 				for _, n := range b.Notes {
 					fmt.Fprintln(e.stderr, "note: "+n)
 				}
-				pol, err := scenario.NewParamsPolicy(scenario.ResolveOptions{ParamsFile: sf.params, Uncalibrated: sf.uncalibrated}, s.Params)
+				pol, err := s.Policy(scenario.ResolveOptions{})
 				if err != nil {
 					return err
 				}
@@ -116,7 +126,7 @@ Example:
 					return err
 				}
 				var buf bytes.Buffer
-				if err := scenario.EncodeBuilt(&buf, b.Resolved, b.ModelFrom, b.DrafterFrom, b.Defaults, c.Params, &c.Provenance, fmt.Sprintf("%s: %s", c.Source, c.From)); err != nil {
+				if err := scenario.EncodeBuilt(&buf, s, b, c.Params, &c.Provenance, fmt.Sprintf("%s: %s", c.Source, c.From), out.path); err != nil {
 					return err
 				}
 				return out.write(e.stdout, &buf)

@@ -222,7 +222,7 @@ held-out with full workloads and validate's scoring, and check issue 14's accept
 				}
 				if *paramsOut != "" {
 					var pb bytes.Buffer
-					scenario.NewParamsFile(r.Deployment, res.Params, res.Free, rep.Note(measName(first(*measured)))).Encode(&pb)
+					scenario.NewFitParamsFile(r.Deployment, res.Params, res.Free, &r.Provenance, rep.Note(measName(first(*measured)))).Encode(&pb)
 					if err := (&outFlag{path: *paramsOut}).write(e.stdout, &pb); err != nil {
 						return err
 					}
@@ -311,7 +311,7 @@ func fitBench(e *env, pr *progress, r *scenario.Resolved, results []*vllmbench.R
 	}
 	if paramsOut != "" {
 		var pb bytes.Buffer
-		scenario.NewParamsFile(r.Deployment, res.Params, res.Free, rep.Note(strings.Join(names, ", "))).Encode(&pb)
+		scenario.NewFitParamsFile(r.Deployment, res.Params, res.Free, &r.Provenance, rep.Note(strings.Join(names, ", "))).Encode(&pb)
 		if err := (&outFlag{path: paramsOut}).write(e.stdout, &pb); err != nil {
 			return err
 		}

@@ -116,6 +116,68 @@ func fixedLengthWorkload(in, out, users int) *workload.Spec {
 		Closed: workload.Closed{Requests: n, Concurrency: users}, Lengths: workload.Lengths{InputTokens: in, OutputTokens: out}}
 }
 
+// planFrom prints a saved plan: its table (or csv, json), a row in full, its launch commands or its
+// figures, as the sweep that made it would have. Flags that change the question are refused:
+// the plan answers the question it was made for.
+func planFrom(e *env, fs *pflag.FlagSet, file string, format *formatFlag[planResult], out *outFlag, explainRow int, showCmds bool, plotDir string, to planner.TableOptions) error {
+	allowed := map[string]bool{"from": true, "explain-row": true, "format": true, "top": true, "wide": true, "all": true, "show-commands": true, "out": true, "plot": true, "quiet": true}
+	var bad []string
+	fs.Visit(func(f *pflag.Flag) {
+		if !allowed[f.Name] {
+			bad = append(bad, "--"+f.Name)
+		}
+	})
+	if len(bad) > 0 {
+		return usagef("--from prints the saved plan's answer to its own question: %s would change the question (sweep again without --from)", strings.Join(bad, ", "))
+	}
+	if fs.Changed("explain-row") && explainRow < 0 {
+		return usagef("--explain-row %d: want a row index >= 0 (leave the flag out for no row)", explainRow)
+	}
+	if err := out.check(); err != nil {
+		return err
+	}
+	f, err := fsutil.Open(file, fsutil.MaxPlanBytes)
+	if err != nil {
+		return fmt.Errorf("--from: %w", err)
+	}
+	p, err := planner.ReadJSON(f, file)
+	f.Close()
+	if err != nil {
+		return fmt.Errorf("--from: %w", err)
+	}
+	if p.Shard != nil {
+		return usagef("--from %s: shard %d/%d of a sweep: merge the shards first ('servesim merge')", file, p.Shard.Index, p.Shard.Count)
+	}
+	if plotDir != "" {
+		if err := fsutil.EnsureDir(plotDir); err != nil {
+			return fmt.Errorf("--plot: %w", err)
+		}
+		files, err := writeFigures(plotDir, plots.Draw(p.Charts()), []plots.Format{plots.PNG, plots.SVG})
+		if err != nil {
+			return err
+		}
+		for _, f := range files {
+			fmt.Fprintf(e.info(), "servesim: wrote %s (%s bytes)\n", f.path, groupThousands(f.size))
+		}
+	}
+	var buf bytes.Buffer
+	if explainRow >= 0 {
+		if err := p.WriteRow(&buf, explainRow); err != nil {
+			return err
+		}
+		return out.write(e.stdout, &buf)
+	}
+	if showCmds {
+		if err := p.AddCommands(); err != nil {
+			return err
+		}
+	}
+	if err := format.write(&buf, planResult{p, to}); err != nil {
+		return err
+	}
+	return out.write(e.stdout, &buf)
+}
+
 func planCmd() *command {
 	return &command{
 		Name:  "plan",
@@ -161,6 +223,9 @@ commands (--show-commands: every row shown; with --format csv|json every row get
 --explain-row N prints row N in full, with what its command leaves to vLLM and how to check it
 ('servesim import vllm --gpu GPU -- <command>' gives the row's engine back).
 
+A plan saved with --format json prints again without sweeping: --from FILE with --explain-row N,
+--show-commands, --all, --wide, --top, --plot or another --format.
+
 A large sweep can run in slices on many machines: --shard i/n runs the rows whose index mod n is i
 (0 <= i < n), and 'servesim merge' combines the --format json outputs into the plan of the whole
 sweep, identical to an unsharded run.
@@ -169,7 +234,8 @@ Example:
   servesim plan --model glm-5.3-flash --context 128K --users 16 --slo-tpot-ms 40
   servesim plan --model Qwen/Qwen3-30B-A3B --input-tokens 2000 --output-tokens 500 --users 32 --slo-tpot-ms 30
   servesim plan --model ./Llama-3.1-70B/config.json --workload chat --slo-ttft-ms 500 --gpus H100,H200
-  servesim plan --model glm-5.3-flash --context 128K --users 16 --explain-row 875`,
+  servesim plan --model glm-5.3-flash --context 128K --users 16 --format json -o plan.json
+  servesim plan --from plan.json --explain-row 875`,
 		Setup: func(fs *pflag.FlagSet, e *env) func([]string) error {
 			sf := scenarioFlags{noGPUsFlag: true}
 			sf.register(fs)
@@ -212,6 +278,7 @@ Example:
 			showCmds := fs.Bool("show-commands", false, "print each row's `vllm serve` and `vllm bench serve` commands (table: every row shown; csv, json: every row)")
 			explainRow := fs.Int("explain-row", -1, "print row `N` (its index) in full: flags, vLLM's defaults, predictions, launch commands")
 			plotDir := fs.String("plot", "", "also draw the plan's figures (cost against SLO-feasible throughput, with the frontier) as PNG and SVG into `directory`")
+			from := fs.String("from", "", "print a plan saved with --format json from `file` (its table, --explain-row N, --show-commands, csv) instead of sweeping again")
 			var out outFlag
 			out.register(fs, "the plan")
 			return func(args []string) error {
@@ -220,6 +287,9 @@ Example:
 				}
 				if err := format.check(); err != nil {
 					return err
+				}
+				if *from != "" {
+					return planFrom(e, fs, *from, &format, &out, *explainRow, *showCmds, *plotDir, planner.TableOptions{Top: *top, All: *all, Commands: *showCmds, Wide: *wide})
 				}
 				for _, c := range []struct {
 					name      string
@@ -447,6 +517,7 @@ Example:
 				}
 				var buf bytes.Buffer
 				if *explainRow >= 0 {
+					fmt.Fprintln(info, "servesim: a plan saved with --format json -o FILE prints any row at once: --from FILE --explain-row N")
 					if err := p.WriteRow(&buf, *explainRow); err != nil {
 						return err
 					}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -154,12 +156,30 @@ func (f *scenarioFlags) scenario(stderr io.Writer) (*scenario.Scenario, error) {
 		if err != nil {
 			return nil, err
 		}
+		if s.Dir() != "" {
+			// A model or drafter path on the command line is relative to the current directory,
+			// not to the --config file's.
+			s.Model.Name = absIfExists(s.Model.Name)
+			if sp := s.Engine.Speculative; sp != nil && sp.Model != "" {
+				c := sp.Clone()
+				c.Model = absIfExists(c.Model)
+				s.Engine.Speculative = &c
+			}
+		}
 		for _, n := range notes {
 			fmt.Fprintln(stderr, n)
 		}
 	}
 	if f.modelConfig != "" {
-		s.Model.File = f.modelConfig
+		s.Model.File = absPath(f.modelConfig)
+	}
+	// The parameter choice belongs to the scenario, so that a scenario written from it (config,
+	// import) loads back with the same parameters.
+	switch {
+	case f.params != "":
+		s.ParamsFile, s.Uncalibrated = absPath(f.params), false
+	case f.uncalibrated:
+		s.ParamsFile, s.Uncalibrated = "", true
 	}
 	if f.gpu != "" {
 		s.Hardware.GPU = f.gpu
@@ -186,6 +206,27 @@ func (f *scenarioFlags) scenario(stderr io.Writer) (*scenario.Scenario, error) {
 		}
 	}
 	return s, nil
+}
+
+// absPath is a path given on the command line (relative to the current directory) as an absolute
+// one, so that a scenario read from another directory resolves it the same.
+func absPath(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
+}
+
+// absIfExists is absPath for a reference that names a file or directory (a model path), and the
+// reference itself otherwise (a Hugging Face id, a built-in name).
+func absIfExists(ref string) string {
+	if ref == "" || filepath.IsAbs(ref) {
+		return ref
+	}
+	if _, err := os.Stat(ref); err == nil {
+		return absPath(ref)
+	}
+	return ref
 }
 
 // applyAcceptance puts --mean-acceptance-length or --acceptance-rates into the scenario's
@@ -220,7 +261,7 @@ func (f *scenarioFlags) load(stderr, info io.Writer) (*scenario.Resolved, error)
 	if err != nil {
 		return nil, err
 	}
-	r, err := s.Resolve(scenario.ResolveOptions{ParamsFile: f.params, Uncalibrated: f.uncalibrated})
+	r, err := s.Resolve(scenario.ResolveOptions{})
 	if err != nil {
 		return nil, err
 	}
