@@ -119,8 +119,12 @@ func (s *Server) SchedulerConfig() scheduler.Config {
 }
 
 // NewEngine starts a fresh engine (empty cache) on this server.
-func (s *Server) NewEngine(seed uint64) *Engine {
-	return New(Config{
+func (s *Server) NewEngine(seed uint64) *Engine { return New(s.EngineConfig(seed)) }
+
+// EngineConfig is the configuration NewEngine builds its engines with; a caller that needs other
+// limits (a long-running server lifts MaxEvents and MaxSimTime) changes it and calls New.
+func (s *Server) EngineConfig(seed uint64) Config {
+	return Config{
 		Scheduler:  s.SchedulerConfig(),
 		Layout:     s.Layout,
 		EagleDrop:  s.Deployment.Engine.Speculative.EagleFamily(),
@@ -129,5 +133,5 @@ func (s *Server) NewEngine(seed uint64) *Engine {
 		StepByStep: s.StepByStep,
 
 		AsyncScheduling: s.Deployment.Engine.AsyncScheduling,
-	})
+	}
 }

@@ -595,5 +595,15 @@ func (e *Engine) step() {
 	e.maybeStep()
 }
 
+// NextEvent is the time of the earliest queued event (a step's end, an arrival, a timer), or
+// vtime.Never when nothing is queued: a caller that paces the engine to a clock (package server)
+// sleeps until then, or until it has something to submit.
+func (e *Engine) NextEvent() vtime.Time {
+	if e.q.Len() == 0 {
+		return vtime.Never
+	}
+	return e.q.peekAt()
+}
+
 // Events is the number of events processed.
 func (e *Engine) Events() int64 { return e.events }

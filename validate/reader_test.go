@@ -6,6 +6,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -50,11 +52,28 @@ func TestReadExcerpt(t *testing.T) {
 	}
 }
 
-// TestReadCorpus reads the whole public corpus when it is beside the repository.
+// TestReadCorpus reads the whole public corpus when it is beside the repository, and checks every
+// file's row count, the number of files and the total against the corpus README (its first table,
+// "| cases/ | ... | N files, M rows", and the case tables' table, one "| `FILE.csv` | ROWS |" line
+// per file), so that a file read short or a row dropped is seen.
 func TestReadCorpus(t *testing.T) {
 	d := corpusDir()
 	if d == "" {
 		t.Skip("shared/validation/cases not found beside the repository")
+	}
+	readme, err := os.ReadFile(filepath.Join(d, "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := regexp.MustCompile("\\| `cases/` \\|[^|]*\\| (\\d+) files, (\\d+) rows").FindSubmatch(readme)
+	if total == nil {
+		t.Fatal("the corpus README's first table has no \"N files, M rows\" for cases/")
+	}
+	wantFiles, _ := strconv.Atoi(string(total[1]))
+	wantRows, _ := strconv.Atoi(string(total[2]))
+	perFile := map[string]int{}
+	for _, m := range regexp.MustCompile("(?m)^\\| `([^`/]+\\.csv)` \\| (\\d+) \\|").FindAllSubmatch(readme, -1) {
+		perFile[string(m[1])], _ = strconv.Atoi(string(m[2]))
 	}
 	files, _ := filepath.Glob(filepath.Join(d, "*.csv"))
 	n := 0
@@ -64,9 +83,15 @@ func TestReadCorpus(t *testing.T) {
 			t.Fatal(err)
 		}
 		n += len(rows)
+		want, ok := perFile[filepath.Base(f)]
+		if !ok {
+			t.Errorf("%s: not in the README's table of case files", filepath.Base(f))
+		} else if len(rows) != want {
+			t.Errorf("%s: %d rows, want the README's %d", filepath.Base(f), len(rows), want)
+		}
 	}
-	if n != 251 {
-		t.Errorf("%d rows in %d files, want the README's 251", n, len(files))
+	if len(files) != wantFiles || n != wantRows || len(perFile) != wantFiles {
+		t.Errorf("%d rows in %d files (%d in the README's table), want the README's %d rows in %d files", n, len(files), len(perFile), wantRows, wantFiles)
 	}
 }
 
