@@ -19,6 +19,11 @@ func (s *Scenario) ApplyVLLM(words []string) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("vllm command: %w", err)
 	}
+	if err := res.UnknownError(); err != nil {
+		// vLLM refuses a flag it does not know; simulating the rest would answer for another
+		// server (a misspelt --tensor-parallel-size runs TP 1).
+		return nil, fmt.Errorf("vllm command: %w", err)
+	}
 	var notes []string
 	args := res.Args
 	args.Version = s.Engine.Version
@@ -36,9 +41,6 @@ func (s *Scenario) ApplyVLLM(words []string) ([]string, error) {
 	s.Hardware.Count = 0
 	if len(res.Ignored) > 0 {
 		notes = append(notes, "ignored (no effect on the simulation): "+strings.Join(res.Ignored, " "))
-	}
-	if len(res.Unknown) > 0 {
-		notes = append(notes, "unrecognised (not simulated): "+strings.Join(res.Unknown, " "))
 	}
 	for _, n := range res.Notes {
 		notes = append(notes, "note: "+n)

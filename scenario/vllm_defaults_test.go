@@ -91,7 +91,7 @@ func TestVLLMServeLines(t *testing.T) {
 		want                    deploy.EngineConfig
 		count                   int
 		notSim, err             string // substrings of a NotSimulatedError / another error
-		unknown                 []string
+		ignored                 []string
 		check                   func(t *testing.T, b *Built)
 	}{
 		{name: "Llama-2-7b on L40S (the < 70 GiB tier, fp16 checkpoint)", gpu: "L40S",
@@ -160,11 +160,11 @@ func TestVLLMServeLines(t *testing.T) {
 			want: v28(func(e *deploy.EngineConfig) {
 				e.Version, e.MaxModelLen, e.GPUMemoryUtilization, e.AsyncScheduling = "0.11.0", 131072, 0.9, false
 			})},
-		{name: "Qwen3-30B-A3B TP2 EP on RTX PRO 6000, an unknown flag", gpu: "RTX-PRO-6000-Server",
+		{name: "Qwen3-30B-A3B TP2 EP on RTX PRO 6000, a flag with no effect", gpu: "RTX-PRO-6000-Server",
 			cmd:     "vllm serve Qwen/Qwen3-30B-A3B --enable-expert-parallel -tp 2 --enable-reasoning --reasoning-parser deepseek_r1",
 			want:    v28(func(e *deploy.EngineConfig) { e.TensorParallel, e.ExpertParallel, e.MaxModelLen = 2, true, 40960 }),
 			count:   2,
-			unknown: []string{"--enable-reasoning"}},
+			ignored: []string{"--enable-reasoning"}},
 		{name: "Qwen3-30B-A3B beyond its 40,960 tokens", gpu: "H100",
 			cmd: "vllm serve Qwen/Qwen3-30B-A3B --max-model-len 131072",
 			err: "engine.max_model_len = 131072 is greater than the 40960 model \"Qwen/Qwen3-30B-A3B\" allows (max_position_embeddings 40960): vLLM refuses it unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1"},
@@ -250,13 +250,13 @@ func TestVLLMServeLines(t *testing.T) {
 			cmd:   "vllm serve Qwen/Qwen3-Next-80B-A3B-Instruct --tensor-parallel-size 4",
 			want:  v28(func(e *deploy.EngineConfig) { e.TensorParallel, e.MaxModelLen = 4, 262144 }),
 			count: 4},
-		{name: "Llama-4-Scout TP8 with an unknown flag", gpu: "H100",
+		{name: "Llama-4-Scout TP8 with a flag of no effect", gpu: "H100",
 			cmd: `vllm serve meta-llama/Llama-4-Scout-17B-16E-Instruct --tensor-parallel-size 8 --max-model-len 1000000 --override-generation-config '{"attn_temperature_tuning": true}'`,
 			want: v28(func(e *deploy.EngineConfig) {
 				e.TensorParallel, e.MaxModelLen = 8, 1000000
 			}),
 			count:   8,
-			unknown: []string{`--override-generation-config {"attn_temperature_tuning": true}`}},
+			ignored: []string{`--override-generation-config {"attn_temperature_tuning": true}`}},
 		{name: "an unknown model", gpu: "H100",
 			cmd: "vllm serve acme/NoSuchModel-7B -tp 2",
 			err: "Download its config with `huggingface-cli download acme/NoSuchModel-7B config.json` (ModelOpt checkpoints: also hf_quant_config.json), or pass --model-config PATH"},
@@ -273,7 +273,7 @@ func TestVLLMServeLines(t *testing.T) {
 			}
 			s.Hardware.GPU, s.Engine.Version = c.gpu, c.version
 			b, err := s.Build()
-			if c.name == "Llama-4-Scout TP8 with an unknown flag" && llama4Err != nil {
+			if c.name == "Llama-4-Scout TP8 with a flag of no effect" && llama4Err != nil {
 				// Until model/hf reads llama4 configs the model is refused, naming its type.
 				if err == nil || !strings.Contains(err.Error(), `unsupported model_type "llama4"`) {
 					t.Fatalf("err = %v, want the unsupported model_type named", err)
@@ -310,9 +310,9 @@ func TestVLLMServeLines(t *testing.T) {
 			} else if !strings.HasPrefix(b.ModelFrom, "Hugging Face cache ") || !strings.Contains(b.ModelFrom, "0123456789abcdef") {
 				t.Errorf("model from %q, want the cache snapshot refs/main names", b.ModelFrom)
 			}
-			for _, u := range c.unknown {
-				if !slices.ContainsFunc(notes, func(n string) bool { return strings.HasPrefix(n, "unrecognised") && strings.Contains(n, u) }) {
-					t.Errorf("notes %q do not list the unknown flag %q", notes, u)
+			for _, u := range c.ignored {
+				if !slices.ContainsFunc(notes, func(n string) bool { return strings.HasPrefix(n, "ignored") && strings.Contains(n, u) }) {
+					t.Errorf("notes %q do not list the flag of no effect %q", notes, u)
 				}
 			}
 			if c.check != nil {

@@ -71,9 +71,12 @@
 // --model-loader-extra-config, which must still be valid JSON), tokenizer choices,
 // --seed, --dtype (noted: the weights' dtype comes from the model description), --swap-space,
 // --distributed-executor-backend, --linear-backend, --enable-ep-weight-filter,
-// --trust-remote-code and similar. Anything else is listed in Result.Unknown, not rejected; since
-// Parse cannot know whether an unknown flag takes a value, it takes the next word as its value
-// unless that word is a flag. Other short flags are unknown.
+// --trust-remote-code, sampling and structured-output defaults, tracing and similar. Anything else
+// is listed in Result.Unknown; since Parse cannot know whether an unknown flag takes a value, it
+// takes the next word as its value unless that word is a flag. Other short flags are unknown.
+// Result.UnknownError refuses them as `vllm serve` refuses unrecognized arguments, naming the flag a
+// near miss spells (Suggest: "did you mean --tensor-parallel-size?"); servesim's commands refuse
+// through it, so a misspelt flag never simulates another server.
 //
 // Environment assignments go to Result.Env; the ones known to matter (VLLM_ATTENTION_BACKEND,
 // VLLM_USE_V2_MODEL_RUNNER, NCCL_P2P_DISABLE, a CUDA_VISIBLE_DEVICES shorter than the engine, ...)

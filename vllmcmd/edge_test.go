@@ -33,3 +33,36 @@ func TestFormatFlagLikeModel(t *testing.T) {
 		}
 	}
 }
+
+// TestUnknownFlagsRefused: a flag vllm serve does not take is refused, as vLLM refuses
+// unrecognized arguments, naming the flag a near miss spells; a command without one passes.
+func TestUnknownFlagsRefused(t *testing.T) {
+	for _, c := range []struct{ cmd, want string }{
+		{"vllm serve m --tensor-paralel-size 2", "--tensor-paralel-size 2 (did you mean --tensor-parallel-size?)"},
+		{"vllm serve m --max_num_seq 8", "did you mean --max-num-seqs?"},
+		{"vllm serve m --enable-prefix-cachng", "did you mean --enable-prefix-caching?"},
+		{"vllm serve m --no-enable-prefix-cachng", "did you mean --no-enable-prefix-caching?"},
+		{"vllm serve m --gpu-memory-utilisation=0.9", "did you mean --gpu-memory-utilization?"},
+		{"vllm serve m --enable-lora", "unrecognized arguments: --enable-lora: vllm serve refuses them; servesim knows"},
+		{"vllm serve m extra-word", "unrecognized arguments: extra-word"},
+	} {
+		words, err := Split(c.cmd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := Parse(words)
+		if err != nil {
+			t.Fatalf("%s: %v", c.cmd, err)
+		}
+		if err := r.UnknownError(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.cmd, err, c.want)
+		}
+	}
+	r, err := Parse([]string{"vllm", "serve", "m", "--tensor-parallel-size", "2", "--host", "0.0.0.0"})
+	if err != nil || r.UnknownError() != nil {
+		t.Errorf("a command of known flags: %v, %v", err, r.UnknownError())
+	}
+	if s := Suggest("--frobnicate"); s != "" {
+		t.Errorf("Suggest(--frobnicate) = %q, want none", s)
+	}
+}

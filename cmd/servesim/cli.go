@@ -107,6 +107,10 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	}
 	name := args[0]
 	switch name {
+	case "--version", "-version", "-V":
+		name, args = "version", append([]string{"version"}, args[1:]...)
+	}
+	switch name {
 	case "help", "-h", "--help":
 		if len(args) > 1 {
 			if c := findCommand(args[1]); c != nil {
@@ -122,6 +126,10 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	}
 	c := findCommand(name)
 	if c == nil {
+		if s := nearestCommand(name); s != "" {
+			fmt.Fprintf(stderr, "servesim: unknown command %q: did you mean %q?\nRun 'servesim help' for the commands.\n", name, s)
+			return 2
+		}
 		fmt.Fprintf(stderr, "servesim: unknown command %q\n\n", name)
 		printHelp(stderr)
 		return 2
@@ -135,7 +143,13 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 			printCommandHelp(stdout, c, fs)
 			return 0
 		}
-		fmt.Fprintf(stderr, "servesim %s: %v\n", c.Name, err)
+		msg := err.Error()
+		if f, ok := strings.CutPrefix(msg, "unknown flag: --"); ok {
+			if s := nearestFlag(fs, f); s != "" {
+				msg += fmt.Sprintf(" (did you mean --%s?)", s)
+			}
+		}
+		fmt.Fprintf(stderr, "servesim %s: %s\n", c.Name, msg)
 		fmt.Fprintf(stderr, "Run 'servesim %s --help' for usage.\n", c.Name)
 		return 2
 	}
@@ -149,6 +163,61 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 		return 1
 	}
 	return 0
+}
+
+// nearestCommand is the command a mistyped name nearly spells ("matirx": matrix), "" when none
+// is near (at most two edits, letters swapped counting one).
+func nearestCommand(name string) string {
+	best, bestD := "", 0
+	for _, c := range commands() {
+		if d := editDistance(strings.ToLower(name), c.Name); best == "" || d < bestD {
+			best, bestD = c.Name, d
+		}
+	}
+	if bestD > 2 || bestD >= len(best) {
+		return ""
+	}
+	return best
+}
+
+// nearestFlag is the command's flag a mistyped name nearly spells, "" when none is near.
+func nearestFlag(fs *pflag.FlagSet, name string) string {
+	name, _, _ = strings.Cut(name, "=")
+	best, bestD := "", 0
+	fs.VisitAll(func(f *pflag.Flag) {
+		if d := editDistance(name, f.Name); best == "" || d < bestD {
+			best, bestD = f.Name, d
+		}
+	})
+	if bestD > max(2, len(best)/5) {
+		return ""
+	}
+	return best
+}
+
+// editDistance is the Damerau-Levenshtein distance (optimal string alignment) between a and b.
+func editDistance(a, b string) int {
+	d := make([][]int, len(a)+1)
+	for i := range d {
+		d[i] = make([]int, len(b)+1)
+		d[i][0] = i
+	}
+	for j := range b {
+		d[0][j+1] = j + 1
+	}
+	for i := 1; i <= len(a); i++ {
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(a)][len(b)]
 }
 
 func newFlagSet(c *command, out io.Writer) *pflag.FlagSet {

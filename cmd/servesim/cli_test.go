@@ -11,3 +11,13 @@ func TestCommandList(t *testing.T) {
 		}
 	}
 }
+
+// TestVersionFlag: servesim --version prints what 'servesim version' prints, as most tools do.
+func TestVersionFlag(t *testing.T) {
+	_, want, _ := runCLI("version")
+	for _, f := range []string{"--version", "-V"} {
+		if c, got, errs := runCLI(f); c != 0 || got != want {
+			t.Errorf("servesim %s: exit %d, %q (stderr %q), want %q", f, c, got, errs, want)
+		}
+	}
+}

@@ -154,7 +154,7 @@ func (f *scenarioFlags) scenario(stderr io.Writer) (*scenario.Scenario, error) {
 	if words != nil {
 		notes, err := s.ApplyVLLM(words)
 		if err != nil {
-			return nil, err
+			return nil, usageError{err}
 		}
 		if s.Dir() != "" {
 			// A model or drafter path on the command line is relative to the current directory,

@@ -1,0 +1,89 @@
+package vllmcmd
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Suggest is the known `vllm serve` flag nearest to an unknown one (a typo: few letters added,
+// dropped, swapped or changed, or the dashes and underscores mixed up), "" when none is near.
+// Boolean flags are offered in their --no- form too.
+func Suggest(flag string) string {
+	name, _, _ := strings.Cut(flag, "=")
+	if !strings.HasPrefix(name, "-") {
+		return ""
+	}
+	name = canonical(name)
+	var names []string
+	for n, s := range flagTable() {
+		names = append(names, n)
+		if s.kind == boolFlag {
+			names = append(names, "--no-"+n[2:])
+		}
+	}
+	sort.Strings(names) // a tie goes to the first name, whatever the map's order
+	best, bestD := "", 0
+	for _, n := range names {
+		d := editDistance(name, n)
+		if best == "" || d < bestD {
+			best, bestD = n, d
+		}
+	}
+	// A near miss: at most 2 edits, or a fifth of the name for long ones.
+	if bestD == 0 || bestD > max(2, len(best)/5) {
+		return ""
+	}
+	return best
+}
+
+// editDistance is the Damerau-Levenshtein distance (optimal string alignment) between a and b.
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	d := make([][]int, len(ra)+1)
+	for i := range d {
+		d[i] = make([]int, len(rb)+1)
+		d[i][0] = i
+	}
+	for j := range rb {
+		d[0][j+1] = j + 1
+	}
+	for i := 1; i <= len(ra); i++ {
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(ra)][len(rb)]
+}
+
+// UnknownError refuses the command's unknown flags and words as `vllm serve` refuses
+// unrecognized arguments: one error naming each, with the flag it nearly spells ("did you
+// mean"). Nil when the command has none.
+func (r *Result) UnknownError() error {
+	if len(r.Unknown) == 0 {
+		return nil
+	}
+	var parts []string
+	near := false
+	for _, u := range r.Unknown {
+		word, _, _ := strings.Cut(u, " ")
+		if s := Suggest(word); s != "" {
+			parts = append(parts, fmt.Sprintf("%s (did you mean %s?)", u, s))
+			near = true
+			continue
+		}
+		parts = append(parts, u)
+	}
+	msg := fmt.Sprintf("unrecognized arguments: %s: vllm serve refuses them", strings.Join(parts, ", "))
+	if !near {
+		msg += "; servesim knows the vllm serve flags that change what it simulates and those known not to (see 'servesim import --help'): if your vLLM takes this one, it is not simulated: leave it out to simulate the rest"
+	}
+	return fmt.Errorf("%s", msg)
+}
