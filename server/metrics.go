@@ -302,7 +302,9 @@ func (p *promWriter) histogram(name string, labels [][2]string, h histogram) {
 // engine), then servesim's own (the simulated clock and the server's lag behind it).
 func (s *Server) writeMetrics(w io.Writer, snap *snapshot, streamLag *lagHist) {
 	p := &promWriter{w: w}
-	base := func(i int) [][2]string { return [][2]string{{"engine", strconv.Itoa(i)}, {"model_name", s.cfg.ModelName}} }
+	base := func(i int) [][2]string {
+		return [][2]string{{"engine", strconv.Itoa(i)}, {"model_name", s.cfg.ModelName}}
+	}
 	n := len(snap.gauges)
 	gauge := func(name, help string, v func(i int) float64) {
 		p.family(name, "gauge", help)
