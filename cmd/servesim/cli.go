@@ -59,6 +59,7 @@ func commands() []*command {
 		planCmd(),
 		plotCmd(),
 		reportCmd(),
+		serveCmd(),
 		simulateCmd(),
 		validateCmd(),
 		versionCmd(),
