@@ -50,15 +50,17 @@ func TestFitTargetsRecovers(t *testing.T) {
 		targets = append(targets, &BenchRun{Result: resultOf(m, "run.json"), Spec: s})
 	}
 	p := &TargetProblem{Deployment: r.Deployment, Targets: targets, Base: param.Priors(), Free: []param.ID{param.MemBWEff}, Seed: 3}
-	// Without the prior's pull the fit recovers the value the data were simulated with.
+	// Without the prior's pull the fit recovers the value the data were simulated with. Two
+	// starts: the simulation is discrete, and from the prior alone the damped steps can stall at
+	// a kink of the loss short of the truth (0.657 with the small kernels' fixed time in every step).
 	w := DefaultWeights()
 	w.Prior = 0
-	res, err := FitTargets(p, &Settings{Starts: 1, Workers: 2, Weights: &w})
+	res, err := FitTargets(p, &Settings{Starts: 4, Workers: 2, Weights: &w, MaxIter: 40})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := res.Params[param.MemBWEff]; math.Abs(got-0.62) > 0.01 {
-		t.Errorf("mem_bw_eff %.4f, want 0.62", got)
+		t.Errorf("mem_bw_eff %.4f, want 0.62 (loss %g, %s, %d evals)", got, res.Report.Loss, res.Report.Status, res.Report.Evaluations)
 	}
 	// With the default pull toward the prior (0.8), two files' ten fitted metrics move it most
 	// of the way: the regulariser weighs as much as a few percent of error per metric.

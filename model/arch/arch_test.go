@@ -90,3 +90,30 @@ func TestWeightSets(t *testing.T) {
 		}
 	}
 }
+
+// TestElementwiseKernels counts a DeepSeek-style layer's small kernels by hand: two fused
+// add-norms; MLA's latent norms, rotary and cache write (4) and, with fp8 projections, three
+// activation quantisations; an MoE with a shared expert: routing, permutation, activation,
+// combine, the shared activation and add (6), with four more quantisations for fp8 experts and
+// shared weights. Nothing quantises when the weights are bf16; the DSA indexer adds 4 + 2.
+func TestElementwiseKernels(t *testing.T) {
+	layer := func(kind AttnKind, dt DType) *Arch {
+		at := Attention{Kind: kind, Heads: 128, KVLoraRank: 512, QKRopeDim: 64, QKNopeDim: 128, VHeadDim: 128, QLoraRank: 1536,
+			IndexHeads: 64, IndexHeadDim: 128, IndexTopK: 2048, DType: dt}
+		return &Arch{Layers: []LayerGroup{{Count: 2, Attn: at, FFN: FFN{Kind: FFNMoE, Experts: 256, TopK: 8, ExpertIntermediate: 2048,
+			SharedExperts: 1, SharedIntermediate: 2048, DType: dt, ExpertDType: dt}}}}
+	}
+	fp8 := func(d DType) bool { return d == FP8 }
+	for _, c := range []struct {
+		a    *Arch
+		want int
+	}{
+		{layer(AttnMLA, FP8), 2 * (2 + 4 + 6 + 3 + 2 + 2)},
+		{layer(AttnMLA, BF16), 2 * (2 + 4 + 6)},
+		{layer(AttnSparseMLA, FP8), 2 * (2 + 8 + 6 + 5 + 2 + 2)},
+	} {
+		if got := c.a.ElementwiseKernels(fp8); got != c.want {
+			t.Errorf("%s %s: %d small kernels, want %d", c.a.Layers[0].Attn.Kind, c.a.Layers[0].Attn.DType, got, c.want)
+		}
+	}
+}

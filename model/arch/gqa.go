@@ -118,6 +118,10 @@ func (g GQA) String() string {
 // Kernels: the fused QKV and output projections, and the attention kernel.
 func (GQA) Kernels() int { return 3 }
 
+// SmallKernels: rotary embedding and the KV-cache write; the QKV and output projections quantise
+// their input.
+func (GQA) SmallKernels() (elementwise, quantized int) { return 2, 2 }
+
 // gqaCost is one GQA layer on one GPU.
 type gqaCost struct {
 	heads           float64 // query heads per rank

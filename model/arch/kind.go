@@ -36,6 +36,11 @@ type Mixer interface {
 	// step (projections as vLLM fuses them, the attention or scan kernel): each pays the GPU's
 	// fixed kernel time (kernel_fixed_us) whatever the batch.
 	Kernels() int
+	// SmallKernels is what one layer of this kind launches per step beside Kernels: elementwise
+	// kernels (its norms, rotary embedding, cache writes) and the projection GEMMs whose input
+	// activation is quantised by a kernel of its own when the weights run on fp8 or fp4 tensor
+	// cores. Each pays the GPU's fixed elementwise-kernel time (kernel_fixed_us x elementwise_fixed_ratio).
+	SmallKernels() (elementwise, quantized int)
 	// String describes the shape for people ("GQA 32 heads, 8 KV heads x 128").
 	String() string
 }
@@ -59,6 +64,11 @@ type Roofline struct {
 	AttnDecodeEff      float64 // fraction of the roofline decode attention kernels reach (attn_decode_eff)
 	IndexerEff         float64 // fraction of the fp8 peak the DSA indexer's scoring reaches (indexer_eff)
 	LinearAttnEff      float64 // fraction of the bf16 peak the chunked linear-attention scan reaches (linear_attn_eff)
+	SparseDecodeEff    float64 // fraction of the bf16 peak the sparse-MLA decode kernel reaches when compute-bound (sparse_decode_eff)
+	// SparseHeadTile is the query heads per rank the sparse-MLA kernels compute at least (the
+	// kernel's head tile, which the rank's heads are padded to; 0: no padding;
+	// deploy.Deployment.SparseMLAHeadTile).
+	SparseHeadTile int
 	// SparsePrefillOnce: the sparse-MLA prefill kernel reads the cache its queries touch about
 	// once (FlashMLA's sparse prefill), rather than one latent per selected token
 	// (deploy.Deployment.SparsePrefillKernel).

@@ -97,6 +97,10 @@ const scanChunkTokens = 64
 // scan, the gated norm and the output projection (vLLM's gated delta-net and KDA layers).
 func (Linear) Kernels() int { return 6 }
 
+// SmallKernels: none beyond Kernels (the convolution and gated norm are counted there); the input
+// and output projections quantise their input.
+func (Linear) SmallKernels() (elementwise, quantized int) { return 0, 2 }
+
 // Prepare splits the state heads over tp ranks. The chunked delta-rule scan (Yang et al.,
 // "Parallelizing Linear Transformers with the Delta Rule over Sequence Length", NeurIPS 2024)
 // costs about 6 dk dv FLOPs per token and head for the state update and output, plus intra-chunk

@@ -95,6 +95,11 @@ type mlaCost struct {
 // (vLLM vllm/model_executor/layers/mla.py).
 func (MLA) Kernels() int { return 6 }
 
+// SmallKernels: the q and kv latent RMSNorms, rotary embedding and the latent cache write (vLLM
+// vllm/model_executor/layers/mla.py); the fused q_a/kv_a, q_b and output projections quantise
+// their input (the absorbed latent products are bf16 batched GEMMs).
+func (MLA) SmallKernels() (elementwise, quantized int) { return 4, 3 }
+
 func (m MLA) Prepare(tp int, kv DType) LayerCost {
 	return &mlaCost{heads: float64(m.Heads) / float64(tp), latent: float64(m.KVLoraRank), rope: float64(m.QKRopeDim),
 		nope: float64(m.QKNopeDim), vDim: float64(m.VHeadDim), kvBytesPerToken: m.KVSpec(tp, kv).BytesPerToken}

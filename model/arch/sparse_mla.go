@@ -106,6 +106,15 @@ type sparseMLACost struct {
 // Indexer).
 func (SparseMLA) Kernels() int { return 11 }
 
+// SmallKernels: MLA's, and the indexer's key LayerNorm, its rotary embedding, the fp8
+// quantisation of its queries and the quantise-and-cache of its keys (vLLM
+// vllm/model_executor/models/deepseek_v2.py, Indexer); its query and key projections quantise
+// their input too (the per-head weights projection is bf16).
+func (s SparseMLA) SmallKernels() (elementwise, quantized int) {
+	e, q := s.MLA.SmallKernels()
+	return e + 4, q + 2
+}
+
 // Prepare splits the query heads over tp ranks; the indexer runs whole on every rank.
 func (s SparseMLA) Prepare(tp int, kv DType) LayerCost {
 	return &sparseMLACost{heads: float64(s.Heads) / float64(tp), latent: float64(s.KVLoraRank), rope: float64(s.QKRopeDim),
@@ -116,22 +125,28 @@ func (s SparseMLA) Prepare(tp int, kv DType) LayerCost {
 // Seconds has two parts. Indexer: every query scores all earlier compressed keys, 2 x IH x ID fp8
 // FLOPs each at indexer_eff of the fp8 peak, or reads the keys once, whichever is slower; this is
 // the term that grows with the square of the context in prefill. Attention: absorbed MLA over
-// min(position, top-k) selected tokens, 2 x heads x (2 kv_lora + rope) FLOPs each, divided by
-// attn_prefill_eff or attn_decode_eff, against the latents gathered: one per selected token (a
-// decode query's top-k from its own request's cache; a prefill kernel that gathers per query),
-// or, for a prefill kernel that reads the touched cache about once (r.SparsePrefillOnce), at most
-// the request's cache once.
+// min(position, top-k) selected tokens, 2 x heads x (2 kv_lora + rope) FLOPs each for the heads
+// the kernel computes (the rank's, padded up to the kernel's head tile r.SparseHeadTile), against
+// the latents gathered: one per selected token (a decode query's top-k from its own request's
+// cache; a prefill kernel that gathers per query), or, for a prefill kernel that reads the touched
+// cache about once (r.SparsePrefillOnce), at most the request's cache once. Prefill runs at
+// attn_prefill_eff of the roofline; decode's FLOPs at sparse_decode_eff of the bf16 peak (the fp8
+// cache dequantised for a bf16 MMA: FlashMLA's published 410 TFLOPS on an H800) and its bytes at
+// attn_decode_eff of the bandwidth, whichever is slower.
 func (c *sparseMLACost) Seconds(r *Roofline, start, tokens int, decode bool) Seconds {
 	keys := sumMinPos(start, tokens, 0) / c.compress
 	tIdx := math.Max(c.idxFLOPsPerQK*keys/(r.FP8FLOPS*r.IndexerEff), float64(start+tokens)/c.compress*c.indexKeyBytes/r.BandwidthBytesPerS)
 	sel := sumMinPos(start, tokens, c.topK)
-	flops := 2 * c.heads * sel * (2*c.latent + c.rope)
+	heads := math.Max(c.heads, float64(r.SparseHeadTile))
+	flops := 2 * heads * sel * (2*c.latent + c.rope)
 	bytes := sel * c.latentBytesPerToken
-	if !decode && r.SparsePrefillOnce {
+	if decode {
+		return Seconds{Indexer: tIdx, Attention: math.Max(flops/(r.BF16FLOPS*r.SparseDecodeEff), bytes/(r.BandwidthBytesPerS*r.AttnDecodeEff))}
+	}
+	if r.SparsePrefillOnce {
 		bytes = math.Min(bytes, float64(start+tokens)*c.latentBytesPerToken)
 	}
-	tAtt := r.Attention(flops, bytes, decode)
-	return Seconds{Indexer: tIdx, Attention: tAtt}
+	return Seconds{Indexer: tIdx, Attention: r.Attention(flops, bytes, false)}
 }
 
 // ceilDiv is ceiling division for positive ints.

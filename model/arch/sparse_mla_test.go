@@ -15,7 +15,7 @@ func TestSparsePrefillGather(t *testing.T) {
 		IndexHeads: 32, IndexHeadDim: 128, IndexTopK: 2048, IndexCompress: 1}
 	c := s.Prepare(8, FP8).(*sparseMLACost)
 	c.latentBytesPerToken = 656
-	r := Roofline{BandwidthBytesPerS: 4e12, BF16FLOPS: 1e15, FP8FLOPS: 2e15, AttnPrefillEff: 0.5, AttnDecodeEff: 0.8, IndexerEff: 0.5}
+	r := Roofline{BandwidthBytesPerS: 4e12, BF16FLOPS: 1e15, FP8FLOPS: 2e15, AttnPrefillEff: 0.5, AttnDecodeEff: 0.8, IndexerEff: 0.5, SparseDecodeEff: 0.41}
 	once := r
 	once.SparsePrefillOnce = true
 	// A chunk of 8192 tokens from position 0: sum of min(position, 2048) over positions 1..8192.
@@ -28,9 +28,35 @@ func TestSparsePrefillGather(t *testing.T) {
 	if got, want := c.Seconds(&once, 0, 8192, false).Attention, math.Max(flops/1e15, 8192*656/4e12)/0.5; math.Abs(got/want-1) > 1e-9 {
 		t.Errorf("read-once prefill: %g s, want %g (compute-bound)", got, want)
 	}
-	// Decode at 100K: 2048 latents gathered per query, with either kernel.
+	// Decode at 100K: 2048 latents gathered per query, with either kernel; FLOPs at
+	// sparse_decode_eff of the peak, bytes at attn_decode_eff of the bandwidth.
 	a, b := c.Seconds(&r, 100000, 1, true).Attention, c.Seconds(&once, 100000, 1, true).Attention
-	if want := math.Max(2*8*2048*1088/1e15, 2048*656/4e12) / 0.8; math.Abs(a/want-1) > 1e-9 || a != b {
+	if want := math.Max(2*8*2048*1088/(1e15*0.41), 2048*656/(4e12*0.8)); math.Abs(a/want-1) > 1e-9 || a != b {
 		t.Errorf("decode: %g and %g s, want both %g", a, b, want)
+	}
+}
+
+// TestSparseHeadTile: a kernel that computes a tile of 64 query heads (FlashMLA's sparse kernels
+// on Hopper) does 8 times the FLOPs of a rank's 8 heads, in prefill and decode; a rank with more
+// heads than the tile computes its own.
+func TestSparseHeadTile(t *testing.T) {
+	s := SparseMLA{MLA: MLA{Heads: 64, KVLoraRank: 512, QKRopeDim: 64, QKNopeDim: 192, VHeadDim: 256},
+		IndexHeads: 32, IndexHeadDim: 128, IndexTopK: 2048, IndexCompress: 1}
+	r := Roofline{BandwidthBytesPerS: 4e12, BF16FLOPS: 1e15, FP8FLOPS: 2e15, AttnPrefillEff: 0.5, AttnDecodeEff: 0.8, IndexerEff: 0.5,
+		SparseDecodeEff: 0.41, SparsePrefillOnce: true}
+	tiled := r
+	tiled.SparseHeadTile = 64
+	c8 := s.Prepare(8, FP8)
+	// Prefill of 8192 tokens after 8192 cached: every query selects 2048, compute-bound.
+	p8, p64 := c8.Seconds(&r, 8192, 8192, false).Attention, c8.Seconds(&tiled, 8192, 8192, false).Attention
+	if want := 2 * 64 * 2048 * 8192 * 1088.0 / 1e15 / 0.5; math.Abs(p64/want-1) > 1e-9 || math.Abs(p64/p8-8) > 1e-9 {
+		t.Errorf("tiled prefill: %g s (untiled %g), want %g, 8x", p64, p8, want)
+	}
+	if d := c8.Seconds(&tiled, 100000, 1, true).Attention; math.Abs(d/(2*64*2048*1088/(1e15*0.41))-1) > 1e-9 {
+		t.Errorf("tiled decode: %g s, want the 64 heads' FLOPs at sparse_decode_eff", d)
+	}
+	c1 := s.Prepare(1, FP8)
+	if a, b := c1.Seconds(&r, 8192, 8192, false).Attention, c1.Seconds(&tiled, 8192, 8192, false).Attention; a != b {
+		t.Errorf("64 heads on one rank: tiled %g s, untiled %g s, want equal", b, a)
 	}
 }

@@ -72,6 +72,50 @@ func (f *FFN) MLPKernels() int {
 	return 0
 }
 
+// SmallKernels is what one layer's MLP launches per step beside MLPKernels: elementwise kernels
+// (a dense MLP's SiLU-and-mul; an MoE's routing top-k, the permutation into expert order, the
+// activation and the weighted combine, and with shared experts their activation and the add),
+// the GEMMs that quantise their input when the dense or shared weights run on fp8 or fp4 tensor
+// cores (quantized), and those of the routed experts (expertQuantized: the two grouped GEMMs).
+func (f *FFN) SmallKernels() (elementwise, quantized, expertQuantized int) {
+	switch f.Kind {
+	case FFNDense:
+		return 1, 2, 0
+	case FFNMoE:
+		if f.SharedExperts > 0 {
+			return 6, 2, 2
+		}
+		return 4, 0, 2
+	}
+	return 0, 0, 0
+}
+
+// ElementwiseKernels is the number of small kernels all decoder layers launch per step beside
+// LayerKernels: two fused residual-add + RMSNorm per layer, each kind's and MLP's elementwise
+// kernels (Mixer.SmallKernels, FFN.SmallKernels), and one activation-quantisation kernel per GEMM
+// whose weights quantizes says run on fp8 or fp4 tensor cores (vLLM quantises a GEMM's input
+// per token or per group of 128 before the GEMM; where a fused kernel does it, the count is an
+// upper bound).
+func (a *Arch) ElementwiseKernels(quantizes func(DType) bool) int {
+	n := 0
+	for _, g := range a.Layers {
+		e, q := g.Attn.Mixer().SmallKernels()
+		fe, fq, xq := g.FFN.SmallKernels()
+		k := 2 + e + fe
+		if quantizes(g.Attn.DType) {
+			k += q
+		}
+		if quantizes(g.FFN.DType) {
+			k += fq
+		}
+		if quantizes(g.FFN.ExpertDType) {
+			k += xq
+		}
+		n += g.Count * k
+	}
+	return n
+}
+
 // LayerKernels is the number of GEMM and attention kernels all decoder layers launch per step.
 func (a *Arch) LayerKernels() int {
 	n := 0

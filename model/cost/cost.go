@@ -14,6 +14,7 @@ type gemm struct {
 	bytes  float64 // weight bytes per GPU
 	params float64 // weights per GPU (FLOPs = 2 x M x params)
 	rate   float64 // achieved large-M FLOP/s of the class the weights run at (Kernels.GEMMRate)
+	bw     float64 // achieved weight bandwidth, bytes/s (Kernels.GEMMBandwidth)
 }
 
 // moeLayers is a set of identical MoE layers' routed experts.
@@ -27,6 +28,7 @@ type moeLayers struct {
 	bytesPerExpert  float64
 	paramsPerExpert float64
 	rate            float64 // achieved large-M FLOP/s (Kernels.GEMMRate)
+	bw              float64 // achieved weight bandwidth (Kernels.GEMMBandwidth)
 	zMax            float64 // expected max of `ranks` standard normals
 	alpha           float64 // gamma shape of the experts' popularity (Values.RoutingConcentration)
 }
@@ -113,8 +115,10 @@ func New(d *deploy.Deployment, p param.Values) *Model {
 	c.dense = denseGEMMs(d.Model, c.kern, c.tp)
 	c.attn = attnFor(d.Model, c.tp, e.KVDType())
 	c.roof = arch.Roofline{BandwidthBytesPerS: c.kern.BandwidthBytesPerS(), BF16FLOPS: g.PeakFLOPS(arch.BF16), FP8FLOPS: g.PeakFLOPS(arch.FP8),
-		AttnPrefillEff: p[param.AttnPrefillEff], AttnDecodeEff: p[param.AttnDecodeEff], IndexerEff: p[param.IndexerEff], LinearAttnEff: p[param.LinearAttnEff]}
+		AttnPrefillEff: p[param.AttnPrefillEff], AttnDecodeEff: p[param.AttnDecodeEff], IndexerEff: p[param.IndexerEff], LinearAttnEff: p[param.LinearAttnEff],
+		SparseDecodeEff: p[param.SparseDecodeEff]}
 	c.roof.SparsePrefillOnce, _ = d.SparsePrefillKernel()
+	c.roof.SparseHeadTile, _ = d.SparseMLAHeadTile()
 	if c.roof.FP8FLOPS == 0 {
 		// No fp8 tensor cores: the indexer's fp8 scoring runs at the bf16 rate.
 		c.roof.FP8FLOPS = c.roof.BF16FLOPS
@@ -126,10 +130,10 @@ func New(d *deploy.Deployment, p param.Values) *Model {
 	c.moe = moeFor(d.Model, c.kern, c.tp*d.LockstepRanks(), ep, p.RoutingConcentration())
 	if !d.Model.SharesTargetEmbeddings {
 		lm := float64(d.Model.Vocab) * c.hidden / float64(c.tp)
-		c.lmHead = gemm{bytes: lm * d.Model.EmbedDType.BytesPerParam(), params: lm, rate: c.kern.GEMMRate(d.Model.EmbedDType)}
+		c.lmHead = c.kern.newGEMM(d.Model.EmbedDType, lm)
 	}
 	c.customAR, _ = d.CustomAllReduce()
-	c.fixedSeconds = float64(d.Model.LayerKernels()+1) * c.kern.KernelFixedSeconds()
+	c.fixedSeconds = float64(d.Model.LayerKernels()+1)*c.kern.KernelFixedSeconds() + c.kern.SmallKernelSeconds(d.Model)
 	n := float64(c.tp)
 	if d.Drafter != nil && e.Speculative.Enabled() && e.Speculative.Method == "dflash" {
 		c.draft = true
@@ -139,7 +143,7 @@ func New(d *deploy.Deployment, p param.Values) *Model {
 			b += x.bytes
 			prm += x.params
 		}
-		c.draftDense = gemm{bytes: b, params: prm, rate: c.kern.GEMMRate(arch.BF16)}
+		c.draftDense = gemm{bytes: b, params: prm, rate: c.kern.GEMMRate(arch.BF16), bw: c.kern.GEMMBandwidth(arch.BF16)}
 		dkv := arch.BF16
 		c.draftAttn = attnFor(d.Drafter, c.tp, dkv)
 		// The drafter's context K/V projections (on the target's hidden width, which the drafter
@@ -148,10 +152,10 @@ func New(d *deploy.Deployment, p param.Values) *Model {
 		for _, lg := range d.Drafter.Layers {
 			kvp += float64(lg.Count) * float64(lg.Attn.Mixer().KVProjParams(d.Model.Hidden)) / n
 		}
-		c.draftKV = gemm{bytes: kvp * 2, params: kvp, rate: c.kern.GEMMRate(arch.BF16)}
+		c.draftKV = c.kern.newGEMM(arch.BF16, kvp)
 		c.draftLayers = float64(d.Drafter.NumLayers())
 		// Its layers' kernels, one K/V projection per layer and the lm_head.
-		c.draftFixedSeconds = float64(d.Drafter.LayerKernels()+d.Drafter.NumLayers()+1) * c.kern.KernelFixedSeconds()
+		c.draftFixedSeconds = float64(d.Drafter.LayerKernels()+d.Drafter.NumLayers()+1)*c.kern.KernelFixedSeconds() + c.kern.SmallKernelSeconds(d.Drafter)
 	} else if e.Speculative.Enabled() {
 		c.specK = e.SpecTokens()
 	}
@@ -183,7 +187,7 @@ func moeFor(a *arch.Arch, k *Kernels, tp, ep int, alpha float64) []moeLayers {
 func newMoE(w arch.WeightSet, k *Kernels, tp, ep int, alpha float64) moeLayers {
 	m := moeLayers{layers: float64(w.Layers), experts: float64(w.Experts), topK: float64(w.ActiveExperts),
 		bytesPerExpert:  float64(w.Params) * w.DType.BytesPerParam(),
-		paramsPerExpert: float64(w.Params), rate: k.GEMMRate(w.DType), alpha: alpha}
+		paramsPerExpert: float64(w.Params), rate: k.GEMMRate(w.DType), bw: k.GEMMBandwidth(w.DType), alpha: alpha}
 	if ep > 1 {
 		// Expert parallel: each rank holds whole experts (vLLM
 		// vllm/model_executor/layers/fused_moe/layer.py); the busiest rank sets the time.
@@ -217,7 +221,7 @@ func denseGEMMs(a *arch.Arch, k *Kernels, tp int) []gemm {
 	add := func(dt arch.DType, params float64) {
 		x, ok := by[dt]
 		if !ok {
-			x = &gemm{rate: k.GEMMRate(dt)}
+			x = &gemm{rate: k.GEMMRate(dt), bw: k.GEMMBandwidth(dt)}
 			by[dt] = x
 			order = append(order, dt)
 		}
@@ -259,7 +263,7 @@ func (c *Model) gemmTime(x gemm, m float64, st *StepCost, into Term) {
 	if x.bytes == 0 || m <= 0 {
 		return
 	}
-	bytesSeconds, flopsSeconds := c.kern.roof(x.bytes, x.params, x.rate, m)
+	bytesSeconds, flopsSeconds := c.kern.roof(x.bytes, x.params, x.rate, x.bw, m)
 	switch {
 	case into != TermWeights:
 		st.Seconds[into] += math.Max(bytesSeconds, flopsSeconds)
@@ -294,7 +298,7 @@ func (c *Model) moeTime(sets []moeLayers, t float64, st *StepCost) {
 		m := &sets[i]
 		loaded, rows := m.touch(t)
 		bytes := loaded * m.bytesPerExpert * m.shard
-		bytesSeconds, flopsSeconds := c.kern.roof(bytes, loaded*m.paramsPerExpert*m.shard, m.rate, rows)
+		bytesSeconds, flopsSeconds := c.kern.roof(bytes, loaded*m.paramsPerExpert*m.shard, m.rate, m.bw, rows)
 		bytesSeconds *= m.layers
 		flopsSeconds *= m.layers
 		if bytesSeconds >= flopsSeconds {

@@ -120,3 +120,32 @@ func BenchmarkCostStepPrefill(b *testing.B) {
 		c.Step(&s)
 	}
 }
+
+// TestBlockScaledFP8Bandwidth: on Hopper, whose tensor cores do not scale blocks, a memory-bound
+// GEMM of block-scaled fp8 weights streams at gemm_bw_eff_fp8 of the bandwidth a bf16 GEMM
+// reaches; per-channel fp8 (scales per row, applied after the GEMM) and a Blackwell GPU at the
+// parameter's value 1 stream at the full bandwidth.
+func TestBlockScaledFP8Bandwidth(t *testing.T) {
+	cat := hardware.BuiltinCatalog()
+	h200, err := cat.Find("H200-SXM")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := param.Priors()
+	p[param.GEMMBWEffFP8] = 0.7
+	k := NewKernels(&h200, &p)
+	if got, want := k.GEMMBandwidth(arch.FP8), 0.7*k.BandwidthBytesPerS(); math.Abs(got/want-1) > 1e-12 {
+		t.Errorf("H200 block fp8: %g B/s, want %g", got, want)
+	}
+	if got := k.GEMMBandwidth(arch.FP8Channel); got != k.BandwidthBytesPerS() {
+		t.Errorf("H200 per-channel fp8: %g B/s, want the streaming %g", got, k.BandwidthBytesPerS())
+	}
+	// A decode-sized GEMM (8 rows, 7168 x 2048 fp8) is memory-bound: 1/0.7 the bf16-bandwidth time.
+	m, n := 8.0, 7168.0*2048
+	full := *k
+	full.p[param.GEMMBWEffFP8] = 1
+	a, b := k.GEMMSeconds(m, n, arch.FP8)-k.KernelFixedSeconds(), full.GEMMSeconds(m, n, arch.FP8)-k.KernelFixedSeconds()
+	if math.Abs(a/b-1/0.7) > 1e-9 {
+		t.Errorf("decode GEMM: %g s at 0.7, %g s at 1: ratio %g, want %g", a, b, a/b, 1/0.7)
+	}
+}

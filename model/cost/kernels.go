@@ -46,6 +46,35 @@ func (k *Kernels) GEMMRate(dt arch.DType) float64 {
 	return r
 }
 
+// GEMMBandwidth is the weight bandwidth of a memory-bound GEMM whose weights are stored in dt:
+// the achieved streaming bandwidth, times gemm_bw_eff_fp8 for fp8 weights with fine-grained
+// (group or block) scales that run on the fp8 tensor cores (DeepGEMM-class kernels: on a GPU
+// without block-scaled MMA instructions the scales are applied on the CUDA cores, and
+// decode-sized shapes leave SMs idle; DeepGEMM's published small-M rows reach 45-80 % of the
+// H800's peak bandwidth).
+func (k *Kernels) GEMMBandwidth(dt arch.DType) float64 {
+	if blockScaledFP8(&k.gpu, dt) {
+		return k.bw * k.p[param.GEMMBWEffFP8]
+	}
+	return k.bw
+}
+
+// blockScaledFP8 reports whether weights in dt run on g's fp8 tensor cores with group or block
+// scales (not per tensor or per row).
+func blockScaledFP8(g *hardware.GPU, dt arch.DType) bool {
+	f, err := dt.Format()
+	if err != nil || f.Compute != arch.FP8 || f.GroupBytesPerParam == 0 {
+		return false
+	}
+	class, weightOnly := g.GEMMClass(dt)
+	return class == arch.FP8 && !weightOnly
+}
+
+// newGEMM is a set of params weights stored in dt, with the bandwidth and rate it runs at.
+func (k *Kernels) newGEMM(dt arch.DType, params float64) gemm {
+	return gemm{bytes: params * dt.BytesPerParam(), params: params, rate: k.GEMMRate(dt), bw: k.GEMMBandwidth(dt)}
+}
+
 // SmallM is the fraction of the large-M efficiency a GEMM with m rows and weights of
 // bytesPerParam bytes reaches: m / (m + h), a saturating curve fitted to small-M fp16 GEMM
 // profiles (Vidur), with h = gemm_half_m for 16-bit weights and gemm_half_m x bytesPerParam / 2
@@ -58,23 +87,43 @@ func (k *Kernels) SmallM(m, bytesPerParam float64) float64 {
 	return m / (m + h)
 }
 
-// roof is the roofline time of a GEMM reading bytes of weights (params of them) and doing 2 m
-// params FLOPs at rate x SmallM (Williams, Waterman and Patterson, "Roofline", CACM 2009): the
-// two sides.
-func (k *Kernels) roof(bytes, params, rate, m float64) (bytesSeconds, flopsSeconds float64) {
-	return bytes / k.bw, 2 * m * params / (rate * k.SmallM(m, bytes/params))
+// roof is the roofline time of a GEMM reading bytes of weights (params of them) at bandwidth bw
+// and doing 2 m params FLOPs at rate x SmallM (Williams, Waterman and Patterson, "Roofline", CACM
+// 2009): the two sides.
+func (k *Kernels) roof(bytes, params, rate, bw, m float64) (bytesSeconds, flopsSeconds float64) {
+	return bytes / bw, 2 * m * params / (rate * k.SmallM(m, bytes/params))
 }
 
 // KernelFixedSeconds is the fixed time of one GEMM or attention kernel (kernel_fixed_us).
 func (k *Kernels) KernelFixedSeconds() float64 { return k.p[param.KernelFixedUS] * 1e-6 }
 
+// ElementwiseFixedSeconds is the fixed time of one small elementwise kernel: kernel_fixed_us x
+// elementwise_fixed_ratio.
+func (k *Kernels) ElementwiseFixedSeconds() float64 {
+	return k.p[param.KernelFixedUS] * k.p[param.ElementwiseFixedRatio] * 1e-6
+}
+
+// SmallKernelSeconds is the fixed time of the small kernels a's decoder layers launch per step
+// (arch.Arch.ElementwiseKernels: norms, rotary, cache writes, routing, and the activation
+// quantisation of GEMMs that run on this GPU's fp8 or fp4 tensor cores).
+func (k *Kernels) SmallKernelSeconds(a *arch.Arch) float64 {
+	quantizes := func(dt arch.DType) bool {
+		if dt == "" {
+			return false
+		}
+		class, weightOnly := k.gpu.GEMMClass(dt)
+		return class != arch.BF16 && !weightOnly
+	}
+	return float64(a.ElementwiseKernels(quantizes)) * k.ElementwiseFixedSeconds()
+}
+
 // GEMMSeconds is one GEMM kernel: m rows times a weight matrix of params weights stored in dt,
-// kernel_fixed_us + max(weight bytes / bandwidth, 2 m params / (GEMMRate x SmallM(m))).
+// kernel_fixed_us + max(weight bytes / GEMMBandwidth, 2 m params / (GEMMRate x SmallM(m))).
 func (k *Kernels) GEMMSeconds(m, params float64, dt arch.DType) float64 {
 	if m <= 0 || params <= 0 {
 		return 0
 	}
-	b, f := k.roof(params*dt.BytesPerParam(), params, k.GEMMRate(dt), m)
+	b, f := k.roof(params*dt.BytesPerParam(), params, k.GEMMRate(dt), k.GEMMBandwidth(dt), m)
 	return k.KernelFixedSeconds() + math.Max(b, f)
 }
 

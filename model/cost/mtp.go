@@ -17,6 +17,7 @@ type mtpLayer struct {
 	attn    []attnGroup
 	passes  float64 // elementwise traffic per token: the layer's, and the two input norms
 	kernels int     // per pass: the layer's kernels, eh_proj and the lm_head
+	small   float64 // per pass: the fixed time of its small kernels (Kernels.SmallKernelSeconds)
 	// moeLayers is the layer's MoE layers (1 or 0), for the data-parallel exchange.
 	moeLayers float64
 }
@@ -38,7 +39,7 @@ func newMTPLayer(c *Model, d *deploy.Deployment) *mtpLayer {
 	}
 	proj := float64(d.Model.MTPProjParams())
 	m := &mtpLayer{group: g,
-		proj:  gemm{bytes: proj * dt.BytesPerParam(), params: proj, rate: c.kern.GEMMRate(dt)},
+		proj:  c.kern.newGEMM(dt, proj),
 		dense: denseGEMMs(one, c.kern, c.tp),
 		// Its experts are placed like the target's (over the lockstep data-parallel ranks too).
 		moe:  moeFor(one, c.kern, c.tp*d.LockstepRanks(), ep, c.p.RoutingConcentration()),
@@ -47,6 +48,7 @@ func newMTPLayer(c *Model, d *deploy.Deployment) *mtpLayer {
 		// (enorm, hnorm: read and write each).
 		passes:  one.ElementwisePasses(c.tp, ep) + c.p[param.ActPasses] + 4,
 		kernels: one.LayerKernels() + 2,
+		small:   c.kern.SmallKernelSeconds(one),
 	}
 	for _, x := range m.moe {
 		m.moeLayers += x.layers
@@ -153,7 +155,7 @@ func (c *Model) mtpPassTotals(r, logits float64, st *StepCost) (read, rows float
 	c.gemmTime(c.lmHead, logits, st, TermWeights)
 	st.Seconds[TermAllReduce] += c.gatherSeconds(logits*c.vocab*4) + c.allReduceSeconds(r, 2)
 	st.Seconds[TermCompute] += c.kern.ElementwiseSeconds(m.passes * r * c.hidden * 2)
-	st.Seconds[TermOverhead] += float64(m.kernels) * c.kern.KernelFixedSeconds()
+	st.Seconds[TermOverhead] += float64(m.kernels)*c.kern.KernelFixedSeconds() + m.small
 	return read, rows
 }
 

@@ -76,7 +76,7 @@ func newSpecDrafter(c *Model, d *deploy.Deployment, p *param.Values) *specDrafte
 			if x := &sd.gemms[i]; x.rate == bf16 && x.params >= fc {
 				x.params -= fc
 				x.bytes -= fc * arch.BF16.BytesPerParam()
-				sd.fc = gemm{bytes: fc * arch.BF16.BytesPerParam(), params: fc, rate: x.rate}
+				sd.fc = gemm{bytes: fc * arch.BF16.BytesPerParam(), params: fc, rate: x.rate, bw: x.bw}
 				sd.fcFixedSeconds = c.kern.KernelFixedSeconds()
 				break
 			}
@@ -95,12 +95,12 @@ func newSpecDrafter(c *Model, d *deploy.Deployment, p *param.Values) *specDrafte
 	}
 	if sd.vocab != c.vocab || !da.SharesTargetEmbeddings {
 		lm := sd.vocab * float64(da.Hidden) / float64(c.tp)
-		sd.head = gemm{bytes: lm * da.EmbedDType.BytesPerParam(), params: lm, rate: c.kern.GEMMRate(da.EmbedDType)}
+		sd.head = c.kern.newGEMM(da.EmbedDType, lm)
 	}
 	sd.attn = attnFor(da, c.tp, drafterKV(d))
 	sd.layers = float64(da.NumLayers())
 	sd.passes = da.ElementwisePasses(c.tp, 1) + p[param.ActPasses]
-	sd.fixedSeconds = float64(da.LayerKernels()+1) * c.kern.KernelFixedSeconds()
+	sd.fixedSeconds = float64(da.LayerKernels()+1)*c.kern.KernelFixedSeconds() + c.kern.SmallKernelSeconds(da)
 	return sd
 }
 

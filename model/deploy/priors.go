@@ -96,3 +96,20 @@ func (d *Deployment) SparsePrefillKernel() (once bool, why string) {
 	}
 	return false, fmt.Sprintf("%s (%s): no FlashMLA sparse kernel; sparse prefill gathers one latent per selected token", g.Name, g.Generation.Label())
 }
+
+// SparseMLAHeadTile is the number of query heads per rank the deployment's sparse-MLA (DSA)
+// kernels compute, at least, with why: FlashMLA's sparse kernels take 64 query heads on sm90
+// (Hopper) and 128 on sm100 (Blackwell datacenter), and vLLM pads a rank's heads up to that
+// (vLLM vllm/v1/attention/backends/mla/flashmla_sparse.py: "kernel requires num_local_head to be
+// a multiple of 64 on hopper and 128 on blackwell"), so GLM-5's 64 heads over TP 8 (8 a rank)
+// compute as 64 on an H200. 0 where the kernel is not FlashMLA's (no padding is modelled).
+func (d *Deployment) SparseMLAHeadTile() (heads int, why string) {
+	once, _ := d.SparsePrefillKernel()
+	if !once {
+		return 0, "the sparse-MLA kernel is not FlashMLA's: the rank's own heads"
+	}
+	if d.Hardware.GPU.Generation == hardware.GenBlackwell {
+		return 128, "FlashMLA's sparse kernels compute 128 query heads a rank on Blackwell (sm100)"
+	}
+	return 64, "FlashMLA's sparse kernels compute 64 query heads a rank on Hopper (sm90)"
+}

@@ -20,18 +20,21 @@ const (
 	StatePageScale              // vLLM's recurrent-state page relative to the state tensors we count
 
 	// Kernels on the GPU: memory and tensor-core efficiencies (level gpu).
-	MemBWEff       // achieved fraction of peak memory bandwidth for streaming weights and KV
-	GEMMEffBF16    // achieved fraction of the bf16/fp16 dense tensor-core peak for large GEMMs
-	GEMMEffFP8     // achieved fraction of the fp8 dense peak for large GEMMs
-	GEMMEffFP4     // achieved fraction of the fp4 dense peak for large GEMMs
-	GEMMHalfM      // rows per GEMM (tokens per expert) at which a GEMM reaches half its large-M efficiency
-	KernelFixedUS  // fixed time of one GEMM or attention kernel (ramp-up and tail), us
-	DequantEff     // weight-only quantized GEMMs (Marlin, triton): math rate relative to a bf16 GEMM
-	ElementwiseEff // achieved fraction of memory bandwidth for elementwise kernels (norms, activations)
-	AttnPrefillEff // achieved fraction of the roofline for prefill attention (FlashAttention class)
-	AttnDecodeEff  // achieved fraction of the roofline for decode attention (paged KV)
-	IndexerEff     // achieved fraction of fp8 peak for the sparse-attention indexer's scoring
-	LinearAttnEff  // achieved fraction of bf16 peak for the linear-attention chunked scan
+	MemBWEff              // achieved fraction of peak memory bandwidth for streaming weights and KV
+	GEMMEffBF16           // achieved fraction of the bf16/fp16 dense tensor-core peak for large GEMMs
+	GEMMEffFP8            // achieved fraction of the fp8 dense peak for large GEMMs
+	GEMMEffFP4            // achieved fraction of the fp4 dense peak for large GEMMs
+	GEMMHalfM             // rows per GEMM (tokens per expert) at which a GEMM reaches half its large-M efficiency
+	KernelFixedUS         // fixed time of one GEMM or attention kernel (ramp-up and tail), us
+	ElementwiseFixedRatio // fixed time of one small elementwise kernel relative to kernel_fixed_us
+	DequantEff            // weight-only quantized GEMMs (Marlin, triton): math rate relative to a bf16 GEMM
+	ElementwiseEff        // achieved fraction of memory bandwidth for elementwise kernels (norms, activations)
+	AttnPrefillEff        // achieved fraction of the roofline for prefill attention (FlashAttention class)
+	AttnDecodeEff         // achieved fraction of the roofline for decode attention (paged KV)
+	IndexerEff            // achieved fraction of fp8 peak for the sparse-attention indexer's scoring
+	LinearAttnEff         // achieved fraction of bf16 peak for the linear-attention chunked scan
+	GEMMBWEffFP8          // weight bandwidth of block-scaled fp8 GEMMs relative to the streaming bandwidth
+	SparseDecodeEff       // achieved fraction of bf16 peak for the sparse-MLA decode kernel when compute-bound
 
 	// Collectives (level gpu: the GPU and its links).
 	NCCLLatencyUS      // fixed time of an NCCL all-reduce of a large message (bandwidth protocols), us
@@ -137,6 +140,8 @@ func defs() [Count]Def {
 			"GEMM rows (tokens per expert or per batch) at which efficiency reaches half of the large-M efficiency; small-M GEMMs run far below peak", "compute", true, LevelGPU, false},
 		{KernelFixedUS, "kernel_fixed_us", "us", 6, 0.5, 30,
 			"fixed time of one GEMM or attention kernel beyond its roofline time (ramp-up, tail, the last wave), paid per kernel per layer and step", "compute (kernel fixed time)", true, LevelGPU, false},
+		{ElementwiseFixedRatio, "elementwise_fixed_ratio", "x", 0.6, 0.1, 2,
+			"fixed time of one small elementwise kernel (a norm, rotary embedding, cache write, activation quantisation, routing top-k or permutation) whatever its size, relative to a GEMM's (kernel_fixed_us): paid per kernel per layer and step (arch.Arch.ElementwiseKernels counts them); its bytes are priced by elementwise_eff", "compute (kernel fixed time)", true, LevelGPU, false},
 		{DequantEff, "dequant_eff", "fraction", 0.75, 0.2, 1.0,
 			"math rate of a weight-only quantized GEMM (Marlin or triton kernels dequantising 4- or 8-bit weights to bf16 on a GPU without tensor cores for the format) relative to a bf16 GEMM of the same shape", "compute (weight-only formats)", false, LevelGPU, false},
 		{ElementwiseEff, "elementwise_eff", "fraction", 0.6, 0.1, 1.0,
@@ -149,6 +154,10 @@ func defs() [Count]Def {
 			"achieved fraction of fp8 peak for the DSA lightning indexer (fp8 logits GEMM over all earlier compressed keys)", "attention/indexer", false, LevelGPU, false},
 		{LinearAttnEff, "linear_attn_eff", "fraction", 0.03, 0.002, 0.6,
 			"achieved fraction of bf16 peak for the chunked linear-attention (KDA/GDN) scan in prefill", "state traffic / linear attention", false, LevelGPU, false},
+		{GEMMBWEffFP8, "gemm_bw_eff_fp8", "fraction", 1, 0.3, 1,
+			"weight bandwidth a memory-bound GEMM with fine-grained (per-128-block) scaled fp8 weights reaches, relative to the streaming bandwidth (mem_bw_eff): on a GPU without block-scaled tensor-core instructions the kernel loads the scales and promotes its partial sums on the CUDA cores every 128 values of K, and a decode-sized GEMM fills few of the SMs (dense projections and the routed experts' grouped GEMMs alike); 1 where the tensor cores scale blocks natively", "weights read (fp8)", false, LevelGPU, false},
+		{SparseDecodeEff, "sparse_decode_eff", "fraction", 0.41, 0.1, 0.95,
+			"achieved fraction of the bf16 tensor-core peak for the sparse-MLA (DSA) decode kernel when compute-bound: the fp8 cache is dequantised to bf16 for the MMA and every query row of the kernel's head tile is computed", "attention/indexer", false, LevelGPU, false},
 
 		{NCCLLatencyUS, "nccl_latency_us", "us", 25, 2, 200,
 			"fixed time of an NCCL all-reduce among the TP ranks of a message of 640 KiB or more (NCCL's bandwidth protocols; the intercept of time against size), without CUDA graphs' launch savings", "all-reduce", true, LevelGPU, false},

@@ -58,9 +58,9 @@ func Groups() []Group {
 // overhead, model: model work), so that a new parameter is never left out.
 func GroupOf(id ID) (Group, bool) {
 	switch id {
-	case GEMMEffBF16, GEMMEffFP8, GEMMEffFP4, GEMMHalfM, KernelFixedUS, DequantEff, AttnPrefillEff, IndexerEff, LinearAttnEff:
+	case GEMMEffBF16, GEMMEffFP8, GEMMEffFP4, GEMMHalfM, KernelFixedUS, ElementwiseFixedRatio, DequantEff, AttnPrefillEff, IndexerEff, LinearAttnEff, SparseDecodeEff:
 		return GroupCompute, true
-	case MemBWEff, AttnDecodeEff, ElementwiseEff:
+	case MemBWEff, GEMMBWEffFP8, AttnDecodeEff, ElementwiseEff:
 		return GroupMemory, true
 	case NCCLLatencyUS, NCCLBWEff, NCCLSmallLatencyUS, CustomARLatencyUS, CustomARBWEff:
 		return GroupInterconnect, true
