@@ -2,6 +2,9 @@ package deploy
 
 import (
 	"fmt"
+	"slices"
+
+	"github.com/servesim/servesim/model/arch"
 
 	"github.com/servesim/servesim/model/param"
 )
@@ -29,8 +32,54 @@ func (d *Deployment) Provenance(prov *param.Provenance) param.Summary {
 		s.Unsupported = true
 		s.Why = fmt.Sprintf("no measured data supports %s: its GPU priors are published figures and another generation's values, with wider intervals", g.Generation.Label())
 	}
+	s.Unseen = d.Unseen()
 	if d.RunsVLLMV0() {
 		s.ApproxEngine = "vLLM " + d.Engine.Version + " runs the V0 engine, simulated as V1's scheduler with V0's CPU costs"
 	}
 	return s
+}
+
+// Unseen lists what d runs that no measured run on its GPU generation covers
+// (hardware.Generation.MeasuredSupport): its model family, each attention kind, and the tensor-core
+// class of each weight format, as "model family glm_moe_dsa on Hopper (H100, H200, H20)". A
+// generation without measured runs gives none (its predictions are unsupported as a whole).
+func (d *Deployment) Unseen() []string {
+	g := &d.Hardware.GPU
+	sup := g.Generation.MeasuredSupport()
+	if len(sup.Families) == 0 {
+		return nil
+	}
+	on := " on " + g.Generation.Label()
+	var out []string
+	if f := d.Model.Family; f != "" && !slices.Contains(sup.Families, f) {
+		out = append(out, "model family "+f+on)
+	}
+	for _, lg := range d.Model.Layers {
+		k := string(lg.Attn.Kind)
+		if !slices.Contains(sup.Kinds, k) && !slices.Contains(out, "attention "+k+on) {
+			out = append(out, "attention "+k+on)
+		}
+	}
+	// The format most of the weights run at (every model keeps small bf16 parts: the lm_head,
+	// routers, norms).
+	by := map[string]float64{}
+	var main string
+	for _, w := range d.Model.WeightSets() {
+		if w.Part == arch.PartEmbedding {
+			continue
+		}
+		class, weightOnly := g.GEMMClass(w.DType)
+		f := string(class)
+		if weightOnly {
+			f = string(w.DType) + " weight-only"
+		}
+		by[f] += float64(w.Params) * float64(max(w.Layers, 1)) * float64(max(w.Experts, 1))
+		if main == "" || by[f] > by[main] {
+			main = f
+		}
+	}
+	if main != "" && !slices.Contains(sup.Formats, main) {
+		out = append(out, "weights "+main+on)
+	}
+	return out
 }

@@ -66,6 +66,7 @@ const (
 	srcTransferredMid = "no held-out measurement of a transferred deployment for this metric: the root mean square of the calibrated and prior widths (between the two)"
 	srcPriorV1        = "the deployments servesim expresses (vLLM V1) at priors only: inference-sim's corpus rows (servesim validate, every absolute-scored primary statistic but the output tok/s its constant arrival rates set) and the seed matrix (servesim matrix --uncalibrated, decode cells: total tok/s, time between tokens, TTFT), each source weighted equally: the 80th percentile of |ln(measured / predicted)| divided by z_0.9 (throughput 0.185, from the seed alone; TPOT 0.208, TTFT 0.300); E2E, which the seed does not measure, takes the TPOT width, as a request's E2E is mostly its output at the TPOT"
 	srcUnsupportedGPU = "a GPU generation without measured data takes the measured generations' GPU-level values (hardware.generations: Hopper's, or Ampere's for Ada), so its error is at least how far two measured generations differ: Hopper's and Ampere's streaming-bandwidth efficiency, fitted to Vidur's profiles, are 0.923 and 0.798, ln ratio 0.145, and decode time, hence TPOT and throughput, scales with it; the same width for TTFT and E2E (their GEMM efficiencies differ less, 0.756 and 0.743, but their attention and collectives as much)"
+	srcUnseen         = "the corpus's one model family that came to a generation after its priors were set: DeepSeek-R1 (deepseek_v3, MLA, block fp8) on H200, whose TPOT the Hopper priors fitted on Llama and Mixtral kernels missed by 25-60 % (|ln| 0.3-0.5: sigma 0.3 puts a 1.5x error at the 80 % bound) before the MLA and fp8 kernel terms it showed were added; TTFT, which the prefill kernels of a new family move more, 0.45; the widths are checked by fit --cv lofo (leave one model family out)"
 	srcApproxEngine   = "dstack's rows (vLLM 0.6-0.7, V0) at priors, the corpus's only runs of an engine servesim approximates: their own 80 % width (throughput 0.704, TPOT 0.716, TTFT 2.841, E2E 0.858, as srcPriorV1 computes it) less the V1 prior width in quadrature; in-sample, as no other source runs V0"
 )
 
@@ -73,6 +74,11 @@ const (
 // every prediction for a GPU whose generation no measured data supports and whose GPU-level
 // groups are all priors (Summary.Unsupported): those priors are another generation's values.
 const ClassUnsupportedGPU Class = "unsupported-gpu-family"
+
+// ClassUnseen is not a provenance class: it keys the widths added (in quadrature) to every
+// prediction for a deployment that runs a model family, attention kind or weight format no
+// measured run on its GPU generation covers (Summary.Unseen).
+const ClassUnseen Class = "unseen"
 
 // ClassApproxEngine is not a provenance class: it keys the widths added (in quadrature) to every
 // prediction for a deployment whose engine servesim approximates rather than expresses (vLLM's
@@ -101,6 +107,11 @@ func widths() []Width {
 			Meaning: fmt.Sprintf("standard deviation of ln(measured / predicted) %s added in quadrature for a GPU whose generation no measured data supports (its GPU priors are another generation's values)", metricWords(m)),
 			Source:  srcUnsupportedGPU}
 	}
+	unseen := func(m Metric, v float64) Width {
+		return Width{Name: fmt.Sprintf("sigma_unseen_%s", m), Class: ClassUnseen, Metric: m, Unit: unit, Value: v, Lo: 0, Hi: 4,
+			Meaning: fmt.Sprintf("standard deviation of ln(measured / predicted) %s added in quadrature for a deployment whose model family, attention kind or weight format no measured run on its GPU generation covers", metricWords(m)),
+			Source:  srcUnseen}
+	}
 	return []Width{
 		w(ClassCalibrated, MetricThroughput, 0.07, srcSeedCV),
 		w(ClassCalibrated, MetricTPOT, 0.07, srcSeedCV),
@@ -114,6 +125,10 @@ func widths() []Width {
 		w(ClassPrior, MetricTPOT, 0.21, srcPriorV1),
 		w(ClassPrior, MetricTTFT, priTTFT, srcPriorV1),
 		w(ClassPrior, MetricE2E, priE2E, srcPriorV1),
+		unseen(MetricThroughput, 0.3),
+		unseen(MetricTPOT, 0.3),
+		unseen(MetricTTFT, 0.45),
+		unseen(MetricE2E, 0.3),
 		v0(MetricThroughput, 0.68),
 		v0(MetricTPOT, 0.68),
 		v0(MetricTTFT, 2.83),
@@ -183,6 +198,10 @@ func (t WidthTable) Sigma(s *Summary, m Metric) float64 {
 	if s.Unsupported {
 		e := t[ClassUnsupportedGPU][m]
 		v = math.Sqrt(v*v + e*e)
+	}
+	if len(s.Unseen) > 0 {
+		u := t[ClassUnseen][m]
+		v = math.Sqrt(v*v + u*u)
 	}
 	return v
 }

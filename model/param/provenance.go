@@ -167,6 +167,10 @@ type Summary struct {
 	// expresses it (vLLM V0): its intervals widen by that engine's widths (ClassApproxEngine).
 	// Set by the caller (model/deploy).
 	ApproxEngine string `json:"approximate_engine,omitempty"`
+	// Unseen lists what the deployment runs that no measured run on its GPU generation covers: a
+	// model family, an attention kind or a weight format ("attention sparse_mla on Hopper"). Its
+	// intervals widen by the unseen widths (ClassUnseen). Set by the caller (model/deploy).
+	Unseen []string `json:"unseen,omitempty"`
 }
 
 // Summarize is the provenance summary of resolved parameters, the one computation every output
@@ -259,6 +263,9 @@ func (s *Summary) Line() string {
 	line := strings.Join(parts, "; ")
 	if s.ApproxEngine != "" {
 		line += "; engine approximated: " + s.ApproxEngine
+	}
+	if len(s.Unseen) > 0 {
+		line += "; no measured support (intervals widened): " + strings.Join(s.Unseen, ", ")
 	}
 	if s.Unsupported {
 		line = "PRIORS ONLY, " + s.Why + "; " + line
