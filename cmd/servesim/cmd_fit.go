@@ -56,8 +56,9 @@ generation's); rows that cannot be expressed are skipped with their reason. --ma
 --out writes the fitted values as sets, one per GPU, engine series and model the data moved;
 --params FILE then applies to any deployment the set of its GPU (or, transferred, of the one
 GPU of its generation in the file), of its engine series and of its model, priors elsewhere.
---cv loso leaves each source out in turn, --cv logo each GPU: fit on the rest, predict the
-held-out with full workloads and validate's scoring, and check issue 14's acceptance.
+--cv loso leaves each source out in turn, --cv logo each GPU, --cv lofo each model family (the
+Hugging Face model_type: a family no other source measured, as a new model would be): fit on the
+rest, predict the held-out with full workloads and validate's scoring, and check the acceptance.
   servesim fit shared/validation/cases/*.csv --out corpus.toml
   servesim fit --cv loso shared/validation/cases/*.csv`,
 		Setup: func(fs *pflag.FlagSet, e *env) func([]string) error {
@@ -69,7 +70,7 @@ held-out with full workloads and validate's scoring, and check issue 14's accept
 			kvTokens := fs.Int("kv-tokens", 0, "measured kv_cache_size_tokens `N` (vLLM's \"GPU KV cache size: N tokens\"); pins the memory terms")
 			train := fs.String("train", "", "training cells `filter`; the others are test cells (default: all)")
 			exclude := fs.StringArray("exclude", nil, "measured cells the fit neither trains on nor judges, a `filter` like --train's (repeatable; 'none' for no exclusion); default: the scenario's [fit] exclude")
-			cvFlag := fs.String("cv", "", "cross-validate: no value for the standard splits of a matrix fit; `loso` (leave one source out) or logo (leave one GPU out) for a multi-source fit")
+			cvFlag := fs.String("cv", "", "cross-validate: no value for the standard splits of a matrix fit; `loso` (leave one source out), logo (leave one GPU out) or lofo (leave one model family out) for a multi-source fit")
 			fs.Lookup("cv").NoOptDefVal = "standard"
 			var mf multiFlags
 			mf.register(fs)
@@ -84,14 +85,14 @@ held-out with full workloads and validate's scoring, and check issue 14's accept
 			free := fs.String("free", "", "comma-separated parameter `names` to fit (default: chosen from the deployment)")
 			return func(args []string) error {
 				cvMode := *cvFlag
-				if cvMode == "standard" && len(args) > 0 && (args[0] == "loso" || args[0] == "logo") {
+				if cvMode == "standard" && len(args) > 0 && (args[0] == "loso" || args[0] == "logo" || args[0] == "lofo") {
 					cvMode, args = args[0], args[1:] // --cv loso, as well as --cv=loso
 				}
-				multi := len(args) > 0 || cvMode == "loso" || cvMode == "logo"
+				multi := len(args) > 0 || cvMode == "loso" || cvMode == "logo" || cvMode == "lofo"
 				cv := new(bool)
 				*cv = cvMode == "standard"
 				if !multi && cvMode != "" && cvMode != "standard" {
-					return usagef("--cv %q: want loso or logo with corpus files, or no value (the standard splits)", cvMode)
+					return usagef("--cv %q: want loso, logo or lofo with corpus files, or no value (the standard splits)", cvMode)
 				}
 				switch *method {
 				case "lm", "bfgs", "nelder-mead":

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -60,16 +61,30 @@ type multiData struct {
 	seedGPU string
 }
 
-// sources builds the fit's sources from the data keep accepts.
-func (d *multiData) sources(keepSource func(string) bool, keepGPU func(string) bool) []*calibration.MultiSource {
+// fold selects a fold's data: by source name, by GPU (catalog name) and by model family (the
+// Hugging Face model_type).
+type fold struct{ source, gpu, family func(string) bool }
+
+func everything() fold {
+	all := func(string) bool { return true }
+	return fold{all, all, all}
+}
+
+// keepCase reports whether a corpus case is in the fold (a case that is not expressed is kept
+// for its source's notes).
+func (f fold) keepCase(c *validate.Case) bool {
+	return f.source(c.Source) && (!c.Expressed() || (f.gpu(c.GPU.Name) && f.family(c.Model.Family)))
+}
+
+// sources builds the fit's sources from the data the fold keeps.
+func (d *multiData) sources(f fold) []*calibration.MultiSource {
 	var out []*calibration.MultiSource
-	if d.seed != nil && keepSource(seedSource) && keepGPU(d.seedGPU) {
+	if d.seed != nil && f.source(seedSource) && f.gpu(d.seedGPU) && f.family(d.seed.Deployment.Model.Family) {
 		out = append(out, calibration.MatrixSource(seedSource, d.seed, d.w))
 	}
-	keep := func(c *validate.Case) bool { return keepSource(c.Source) && (!c.Expressed() || keepGPU(c.GPU.Name)) }
-	out = append(out, validate.FitSources(d.rows, keep, d.opt)...)
+	out = append(out, validate.FitSources(d.rows, f.keepCase, d.opt)...)
 	for _, r := range d.results {
-		if keepSource(r.name) && keepGPU(r.dep.Hardware.GPU.Name) {
+		if f.source(r.name) && f.gpu(r.dep.Hardware.GPU.Name) && f.family(r.dep.Model.Family) {
 			out = append(out, calibration.TargetSource(r.name, r.dep, []calibration.Target{r.target}, r.base, d.opt.Seed, d.w))
 		}
 	}
@@ -128,6 +143,28 @@ func (d *multiData) gpuList() []hardware.GPU {
 	return out
 }
 
+// families lists the model families of the data, in order of first appearance.
+func (d *multiData) families() []string {
+	var out []string
+	add := func(f string) {
+		if f != "" && !slices.Contains(out, f) {
+			out = append(out, f)
+		}
+	}
+	if d.seed != nil {
+		add(d.seed.Deployment.Model.Family)
+	}
+	for _, c := range validate.Map(d.rows, nil) {
+		if c.Expressed() {
+			add(c.Model.Family)
+		}
+	}
+	for _, r := range d.results {
+		add(r.dep.Model.Family)
+	}
+	return out
+}
+
 // gpuGenerations maps the data's GPUs to their generations.
 func (d *multiData) gpuGenerations() map[string]hardware.Generation {
 	m := map[string]hardware.Generation{}
@@ -138,9 +175,9 @@ func (d *multiData) gpuGenerations() map[string]hardware.Generation {
 }
 
 // heldOut predicts the data keep accepts with the fit and scores it, one figure per source.
-func (d *multiData) heldOut(fold string, res *calibration.MultiResult, keepSource func(string) bool, keepGPU func(string) bool) ([]calibration.HeldOut, error) {
+func (d *multiData) heldOut(name string, res *calibration.MultiResult, f fold) ([]calibration.HeldOut, error) {
 	var out []calibration.HeldOut
-	if d.seed != nil && keepSource(seedSource) && keepGPU(d.seedGPU) {
+	if d.seed != nil && f.source(seedSource) && f.gpu(d.seedGPU) && f.family(d.seed.Deployment.Model.Family) {
 		p, from := res.ParamsFor(d.seed.Deployment)
 		for _, def := range param.Defs() {
 			if def.Level == param.LevelWorkload {
@@ -149,7 +186,7 @@ func (d *multiData) heldOut(fold string, res *calibration.MultiResult, keepSourc
 		}
 		m, err := d.seed.Predict(p)
 		if err != nil {
-			return nil, fmt.Errorf("%s: held-out seed matrix: %w", fold, err)
+			return nil, fmt.Errorf("%s: held-out seed matrix: %w", name, err)
 		}
 		h := calibration.MatrixHeldOut(d.seed, m)
 		h.Source, h.Params = seedSource, from
@@ -159,10 +196,10 @@ func (d *multiData) heldOut(fold string, res *calibration.MultiResult, keepSourc
 		p, from := res.ParamsFor(dep)
 		return p, from, nil
 	}
-	keep := func(c *validate.Case) bool { return keepSource(c.Source) && c.Expressed() && keepGPU(c.GPU.Name) }
+	keep := func(c *validate.Case) bool { return c.Expressed() && f.keepCase(c) }
 	var rows []validate.Row
 	for _, r := range d.rows {
-		if keepSource(r.Source) {
+		if f.source(r.Source) {
 			rows = append(rows, r)
 		}
 	}
@@ -175,13 +212,13 @@ func (d *multiData) heldOut(fold string, res *calibration.MultiResult, keepSourc
 		}
 	}
 	for _, r := range d.results {
-		if !keepSource(r.name) || !keepGPU(r.dep.Hardware.GPU.Name) {
+		if !f.source(r.name) || !f.gpu(r.dep.Hardware.GPU.Name) || !f.family(r.dep.Model.Family) {
 			continue
 		}
 		p, from := res.ParamsFor(r.dep)
 		srv, err := sim.NewServer(r.dep, p)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %s: %w", fold, r.name, err)
+			return nil, fmt.Errorf("%s: %s: %w", name, r.name, err)
 		}
 		q := *r.prep
 		q.Server, q.Params = srv, from
@@ -191,7 +228,7 @@ func (d *multiData) heldOut(fold string, res *calibration.MultiResult, keepSourc
 		out = append(out, h)
 	}
 	for i := range out {
-		out[i].Fold = fold
+		out[i].Fold = name
 	}
 	return out, nil
 }
@@ -280,12 +317,12 @@ func fitMulti(e *env, sf *scenarioFlags, mf *multiFlags, bf *benchFlags, fs *pfl
 	fmt.Fprintf(e.stderr, "servesim fit: multi-source, sources %s; at most %d simulations per corpus source, %d requests per simulation (flags --max-jobs, --max-requests)\n",
 		strings.Join(d.names(), ", "), mf.maxJobs, mf.maxRequests)
 	rep := multiReport{Sources: d.names(), Notes: map[string][]string{}, CV: cvMode, MaxJobs: mf.maxJobs, MaxRequest: mf.maxRequests}
-	all := func(string) bool { return true }
+	all := everything()
 	var buf bytes.Buffer
 	var sets *scenario.ParamsFile
 	switch cvMode {
 	case "":
-		srcs := d.sources(all, all)
+		srcs := d.sources(all)
 		for _, s := range srcs {
 			rep.Notes[s.Name] = s.Notes
 		}
@@ -302,39 +339,44 @@ func fitMulti(e *env, sf *scenarioFlags, mf *multiFlags, bf *benchFlags, fs *pfl
 		writeEntries(&buf, res)
 		sets = paramSets(res, d.gpuGenerations(), fmt.Sprintf("servesim fit on %s (multi-source, loss %.4g)", strings.Join(rep.Sources, ", "), res.Loss))
 		// Predicted against measured on everything fitted (full workloads).
-		ho, err := d.heldOut("in-sample", res, all, all)
+		ho, err := d.heldOut("in-sample", res, all)
 		if err != nil {
 			return err
 		}
 		rep.HeldOut = ho
 		fmt.Fprintln(&buf, "\nIn-sample accuracy with the fitted parameters (full workloads, every row):")
 		writeHeldOut(&buf, ho, false)
-	case "loso", "logo":
+	case "loso", "logo", "lofo":
 		var folds []string
-		if cvMode == "loso" {
+		switch cvMode {
+		case "loso":
 			folds = d.names()
-		} else {
+		case "logo":
 			folds = d.gpus()
+		default:
+			folds = d.families()
 		}
 		start := time.Now()
 		for i, f := range folds {
 			f := f
-			trainSrc, trainGPU, testSrc, testGPU := all, all, all, all
-			if cvMode == "loso" {
-				trainSrc = func(s string) bool { return s != f }
-				testSrc = func(s string) bool { return s == f }
-			} else {
-				trainGPU = func(g string) bool { return g != f }
-				testGPU = func(g string) bool { return g == f }
+			train, test := all, all
+			out, in := func(s string) bool { return s != f }, func(s string) bool { return s == f }
+			switch cvMode {
+			case "loso":
+				train.source, test.source = out, in
+			case "logo":
+				train.gpu, test.gpu = out, in
+			default:
+				train.family, test.family = out, in
 			}
-			srcs := d.sources(trainSrc, trainGPU)
+			srcs := d.sources(train)
 			for _, s := range srcs {
 				if _, ok := rep.Notes[s.Name]; !ok {
 					rep.Notes[s.Name] = s.Notes
 				}
 			}
 			if i == 0 {
-				printNotes(e.stderr, d.sources(all, all))
+				printNotes(e.stderr, d.sources(all))
 			}
 			pr := newProgress(e, 0)
 			set.Progress = cvProgress(pr, start, i, len(folds), f, set.MaxIter)
@@ -343,7 +385,7 @@ func fitMulti(e *env, sf *scenarioFlags, mf *multiFlags, bf *benchFlags, fs *pfl
 			if err != nil {
 				return fmt.Errorf("fold %s: %w", f, err)
 			}
-			ho, err := d.heldOut(f, res, testSrc, testGPU)
+			ho, err := d.heldOut(f, res, test)
 			if err != nil {
 				return err
 			}
@@ -351,15 +393,12 @@ func fitMulti(e *env, sf *scenarioFlags, mf *multiFlags, bf *benchFlags, fs *pfl
 				i+1, len(folds), f, len(res.Entries), len(srcs), res.Elapsed.Seconds(), res.Evaluations, res.Status)
 			rep.HeldOut = append(rep.HeldOut, ho...)
 		}
-		what := "source"
-		if cvMode == "logo" {
-			what = "GPU"
-		}
+		what := map[string]string{"loso": "source", "logo": "GPU", "lofo": "model family"}[cvMode]
 		fmt.Fprintf(&buf, "Leave one %s out (%s): fit on the rest (at most %d simulations per corpus source, %d requests each), predict the held-out with full workloads\n",
 			what, cvMode, mf.maxJobs, mf.maxRequests)
 		writeHeldOut(&buf, rep.HeldOut, true)
 	default:
-		return usagef("--cv %q: want loso, logo (multi-source) or no value (the standard splits of a matrix fit)", cvMode)
+		return usagef("--cv %q: want loso, logo, lofo (multi-source) or no value (the standard splits of a matrix fit)", cvMode)
 	}
 	if _, err := e.stdout.Write(buf.Bytes()); err != nil {
 		return err

@@ -28,19 +28,21 @@ func TestLOSOSplit(t *testing.T) {
 	for _, r := range d.rows {
 		source[r.CaseID] = r.Source
 	}
-	all := func(string) bool { return true }
+	all := everything()
 	names := d.names()
 	if len(names) < 3 {
 		t.Fatalf("sources %v: the excerpt should have three", names)
 	}
 	total := 0
-	for _, s := range d.sources(all, all) {
+	for _, s := range d.sources(all) {
 		total += len(s.Jobs)
 	}
 	for _, held := range names {
 		held := held
 		n := 0
-		for _, s := range d.sources(func(x string) bool { return x != held }, all) {
+		f := everything()
+		f.source = func(x string) bool { return x != held }
+		for _, s := range d.sources(f) {
 			if s.Name == held {
 				t.Errorf("held out %s: still a fit source", held)
 			}
@@ -52,7 +54,9 @@ func TestLOSOSplit(t *testing.T) {
 			}
 		}
 		test := 0
-		for _, s := range d.sources(func(x string) bool { return x == held }, all) {
+		in := everything()
+		in.source = func(x string) bool { return x == held }
+		for _, s := range d.sources(in) {
 			test += len(s.Jobs)
 		}
 		if n+test != total || test == 0 {
@@ -65,12 +69,37 @@ func TestLOSOSplit(t *testing.T) {
 	}
 	for _, g := range gpus {
 		g := g
-		for _, s := range d.sources(all, func(x string) bool { return x != g }) {
+		f := everything()
+		f.gpu = func(x string) bool { return x != g }
+		for _, s := range d.sources(f) {
 			for _, j := range s.Jobs {
 				if j.Deployment.Hardware.GPU.Name == g {
 					t.Errorf("held out GPU %s: job %s runs on it", g, j.Label)
 				}
 			}
+		}
+	}
+	// Leave one model family out: no job of the held-out family stays in the fit, and the
+	// excerpt's families (Llama and Mixtral at least) are each a fold.
+	fams := d.families()
+	if len(fams) < 2 {
+		t.Fatalf("families %v: the excerpt should have at least two", fams)
+	}
+	for _, fam := range fams {
+		fam := fam
+		f := everything()
+		f.family = func(x string) bool { return x != fam }
+		n := 0
+		for _, s := range d.sources(f) {
+			for _, j := range s.Jobs {
+				n++
+				if j.Deployment.Model.Family == fam {
+					t.Errorf("held out family %s: job %s of it in the fit", fam, j.Label)
+				}
+			}
+		}
+		if n == 0 || n == total {
+			t.Errorf("held out family %s: %d of %d simulations in the fit, want some but not all", fam, n, total)
 		}
 	}
 }
