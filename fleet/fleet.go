@@ -44,7 +44,8 @@ type Config struct {
 	Groups []Group
 	Policy Policy
 	// PrefixLoadWeight is the prefix-aware policy's weight of load against the expected hit
-	// share (default 1).
+	// share (default 0.5: a replica expected to hit half the prompt more than another wins
+	// unless it carries all the load and the other none).
 	PrefixLoadWeight float64
 	Seed             uint64
 	// ReplicaCap, if positive, is how many requests the router lets one replica have

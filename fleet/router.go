@@ -24,7 +24,8 @@ const (
 	// fewer outstanding, then the lowest index).
 	LeastKV Policy = "least-kv"
 	// PrefixAware scores each replica by the share of the prompt it is expected to find in its
-	// prefix cache minus PrefixLoadWeight times its load (outstanding / max-num-seqs) and picks
+	// prefix cache minus PrefixLoadWeight times its load (its outstanding requests over the most
+	// any serving replica has) and picks
 	// the best (llm-d's inference scheduler: a prefix-cache scorer and a load scorer, weighted).
 	// The expected hit comes from the router's own index of the prompt blocks it sent to each
 	// replica (bounded by the replica's KV capacity, least recently routed dropped first), as
@@ -92,10 +93,14 @@ func (r *router) pick(up []*replica, q *workload.Request) *replica {
 		}
 		return best
 	case PrefixAware:
+		most := 1
+		for _, x := range up {
+			most = max(most, x.outstanding)
+		}
 		var best *replica
 		var bestScore float64
 		for _, x := range up {
-			s := x.index.expected(q) - r.w*float64(x.outstanding)/float64(x.seqCap)
+			s := x.index.expected(q) - r.w*float64(x.outstanding)/float64(most)
 			if best == nil || s > bestScore || (s == bestScore && x.outstanding < best.outstanding) {
 				best, bestScore = x, s
 			}
