@@ -104,7 +104,7 @@ func (j *fitJob) predict(p param.Values, o *FitOptions) ([]*Prediction, error) {
 	if err != nil {
 		return nil, err
 	}
-	srv, _, err := c.server(d, p)
+	srv, err := c.server(d, p)
 	if err != nil {
 		return nil, err
 	}
@@ -120,11 +120,11 @@ func (j *fitJob) predict(p param.Values, o *FitOptions) ([]*Prediction, error) {
 		}
 		return out, nil
 	}
-	m, err := workload.Run(srv, j.spec, workload.Options{Seed: o.Seed, Replicas: c.Pipeline})
+	pr, err := c.simulate(srv, j.spec, o.Seed)
 	if err != nil {
 		return nil, err
 	}
-	out[0] = fromMetrics(m, c)
+	out[0] = pr
 	return out, nil
 }
 
@@ -160,8 +160,9 @@ func ratioScored(jobs []job) bool {
 	return len(jobs) > 0
 }
 
-// residual slots per absolute case: output tok/s, TPOT, TTFT, overload call.
-const fitSlots = 4
+// residual slots per absolute case: output tok/s, TPOT, TTFT, overload call, and the community
+// rows' acceptance per verifier step, verifier steps/s, prefill tok/s and KV capacity.
+const fitSlots = 8
 
 // FitSources turns rows into the sources of a multi-source fit, one per corpus source in order of
 // first appearance, keeping the cases keep accepts (nil: all). Rows that cannot be expressed, and
@@ -239,7 +240,7 @@ func fitSource(name string, rows []Row, keep func(*Case) bool, o FitOptions) *ca
 		d, err := c.deployment()
 		if err == nil {
 			p, _ := d.Priors()
-			_, _, err = c.server(d, p)
+			_, err = c.server(d, p)
 		}
 		if err != nil {
 			for _, x := range j.cases {
@@ -357,6 +358,29 @@ func scoreCase(c *Case, p *Prediction, w *calibration.Weights, s []float64) {
 	}
 	if open && p.Overloaded != nil && *p.Overloaded != over {
 		s[3] = w.Status
+	}
+	// The community rows' factors, each in its own slot (a speculative prediction's acceptance
+	// and verifier step rate apart), weighted as the decode throughput they make up.
+	for _, cmp := range factComparisons(c, p, c.Row.NumFailed > 0) {
+		if !cmp.Primary || !cmp.Scored {
+			continue
+		}
+		i := 4
+		switch cmp.Family {
+		case FamAccept:
+			i = 4
+		case FamSteps:
+			i = 5
+		case FamPrefill:
+			i = 6
+		case FamKV:
+			i = 7
+		}
+		wt := w.DecodeTotal
+		if cmp.Family == FamPrefill {
+			wt = w.TTFT
+		}
+		s[i] = wt * robustLog(cmp.Predicted, cmp.Measured, w.RobustScale)
 	}
 }
 
