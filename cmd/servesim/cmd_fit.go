@@ -59,6 +59,11 @@ GPU of its generation in the file), of its engine series and of its model, prior
 --cv loso leaves each source out in turn, --cv logo each GPU, --cv lofo each model family (the
 Hugging Face model_type: a family no other source measured, as a new model would be): fit on the
 rest, predict the held-out with full workloads and validate's scoring, and check the acceptance.
+
+Example:
+  servesim fit --out params.toml --report fit.json
+  servesim fit --cv
+  servesim fit --vllm-cmd "vllm serve M ..." --gpu H100 --measured run-2qps.json --measured run-4qps.json
   servesim fit shared/validation/cases/*.csv --out corpus.toml
   servesim fit --cv loso shared/validation/cases/*.csv`,
 		Setup: func(fs *pflag.FlagSet, e *env) func([]string) error {

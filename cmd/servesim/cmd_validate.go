@@ -34,7 +34,12 @@ bare regexp on case_id, e.g. --filter 'gpu=h200,workload_kind=offline-throughput
 
 A result file records the model but not the server: give --vllm-cmd (and --gpu), or --config;
 with --gpu alone the file's model_id is served with vLLM's defaults. Corpus rows carry their own
-server and workload, so these flags (and the benchmark's) are refused without a result file.`,
+server and workload, so these flags (and the benchmark's) are refused without a result file.
+
+Example:
+  servesim validate shared/validation/cases/*.csv --filter 'gpu=h200'
+  servesim validate openai-4.0qps-GLM-5.3-Flash-NVFP4-20260914-101500.json
+  servesim validate --vllm-cmd "vllm serve meta-llama/Llama-3.1-8B-Instruct" --gpu H100 run.json`,
 		Setup: func(fs *pflag.FlagSet, e *env) func([]string) error {
 			var sf scenarioFlags
 			sf.register(fs)
