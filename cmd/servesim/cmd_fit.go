@@ -288,18 +288,16 @@ func benchResults(paths []string) ([]*vllmbench.Result, error) {
 // fitBench fits the parameters to vllm bench serve result files.
 func fitBench(e *env, pr *progress, r *scenario.Resolved, results []*vllmbench.Result, bf *benchFlags, fs *pflag.FlagSet, free []param.ID,
 	kvTokens int, set *calibration.Settings, paramsOut, reportOut string, names []string) error {
-	o := bf.options(fs)
 	prob := &calibration.TargetProblem{Deployment: r.Deployment, Base: r.Params, Free: free, KVTokens: kvTokens, Seed: r.Scenario.Seed}
 	for i, res := range results {
-		cmd, err := bf.command(i)
+		if err := checkResult(res, r); err != nil {
+			return err
+		}
+		spec, cmd, notes, err := resultWorkload(res, bf, fs, i)
 		if err != nil {
 			return err
 		}
-		spec, notes, err := res.Workload(vllmbench.RecoverOptions{Command: cmd, SpecialTokens: o.SpecialTokens, CharsPerToken: o.CharsPerToken})
-		if err != nil {
-			return err
-		}
-		printBenchNotes(e.stderr, "servesim fit: "+res.Name+": ", cmd, notes)
+		printBenchNotes(e.info(), "servesim fit: "+res.Name+": ", cmd, notes)
 		prob.Targets = append(prob.Targets, &calibration.BenchRun{Result: res, Spec: spec})
 	}
 	fmt.Fprintf(e.info(), "servesim fit: %s on %d vllm bench result(s); starting from %s\n", r.Scenario.Name, len(results), r.ParamsFrom)

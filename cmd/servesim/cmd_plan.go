@@ -318,7 +318,7 @@ Example:
 				case len(bf.cmdlines) > 0 && (*wl != "" || *ctx != "" || *inTok != "" || fs.Changed("users") || fs.Changed("output-tokens")):
 					return usagef("--vllm-bench, --workload and --context/--input-tokens/--users/--output-tokens are exclusive")
 				case len(bf.cmdlines) > 0:
-					s, err := bf.benchWorkload(fs, nil, e.stderr)
+					s, err := bf.benchWorkload(fs, nil, e.info())
 					if err != nil {
 						return err
 					}
