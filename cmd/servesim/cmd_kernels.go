@@ -29,12 +29,12 @@ kernel_fixed_us and elementwise_eff per GPU; nccl_latency_us and nccl_bw_eff per
 fabric): the Hopper and Ampere priors of 'servesim config' were derived this way.
 
 Example:
-  servesim kernels /work/shared/validation/kernels/vidur
-  servesim kernels --fit /work/shared/validation/kernels/vidur
+  servesim kernels vidur/data/profiling
+  servesim kernels --fit vidur/data/profiling
   servesim kernels --format csv --out points.csv DIR`,
 		Setup: func(fs *pflag.FlagSet, e *env) func([]string) error {
 			fit := fs.Bool("fit", false, "fit the profiles' priors instead of checking the current ones")
-			gpuFile := fs.String("gpus", "", "GPU catalog `file` adding or overriding entries")
+			gpuFile := fs.String("gpu-catalog", "", "GPU catalog `file` adding or overriding entries")
 			format := fs.String("format", "table", "output `format`: table or csv (every point)")
 			var out outFlag
 			out.register(fs, "the report")
