@@ -72,3 +72,28 @@ func TestCommunityRows(t *testing.T) {
 		t.Errorf("free-text weight format: %v %v", wf, err)
 	}
 }
+
+// TestCommunityFitSources: the community rows are sources of a multi-source fit, server facts
+// (no workload of their own) and decode windows (one prompt: the same-prompt routing) included.
+func TestCommunityFitSources(t *testing.T) {
+	d := corpusDir()
+	if d == "" {
+		t.Skip("shared/validation/cases not found beside the repository")
+	}
+	rows, err := ReadFile(filepath.Join(d, "rtx6kpro-glm53flash.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	facts := func(c *Case) bool {
+		return c.Row.WorkloadKind == "server-facts" || c.Row.WorkloadKind == "decode-window"
+	}
+	srcs := FitSources(rows, facts, FitOptions{MaxJobs: 12, MaxRequests: 50})
+	if len(srcs) != 1 || len(srcs[0].Jobs) != 12 {
+		t.Fatalf("sources %v", srcs)
+	}
+	for _, j := range srcs[0].Jobs {
+		if !j.SamePrompt {
+			t.Errorf("%s: a decode cell's job without the same-prompt routing", j.Label)
+		}
+	}
+}

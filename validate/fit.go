@@ -75,6 +75,10 @@ func (j *fitJob) shorten(max_ int) string {
 		}
 		return fmt.Sprintf("%s: stages shortened to %v requests (of %d in all)", j.label, parts, total)
 	}
+	if c.Spec == nil {
+		// Server facts: decode windows of fixed length.
+		return ""
+	}
 	s := *c.Spec
 	switch {
 	case s.Kind == workload.KindClosed:
@@ -254,7 +258,11 @@ func fitSource(name string, rows []Row, keep func(*Case) bool, o FitOptions) *ca
 		fjs = append(fjs, fj)
 		var base param.Values // workload level: different prompts (same_prompt 0)
 		opt := o
+		// Decode cells (the community client's windows and server facts) send one prompt to
+		// every stream: their routing is routing_alpha_same_prompt's (the cell sets same_prompt).
+		same := (c.Spec != nil && c.Spec.Kind == workload.KindBench) || len(c.factRuns) > 0
 		src.Jobs = append(src.Jobs, calibration.MultiJob{Label: j.label, Deployment: d, Base: base, Cost: fj.cost(),
+			SamePrompt: same, CodePrompt: c.codePrompt,
 			Run: func(p param.Values) (any, error) { return fj.predict(p, &opt) }})
 	}
 	if len(src.Jobs) == 0 {
@@ -427,6 +435,10 @@ func (r *Report) HeldOut(source string) calibration.HeldOut {
 				h.TPOTMAPE, h.NTPOT = m.Accuracy.MAPE, m.Accuracy.N
 			case FamTTFT:
 				h.TTFTMdAPE, h.NTTFT = m.Accuracy.MedianAPE, m.Accuracy.N
+			default:
+				if isFactFamily(m.Family) && m.Accuracy.N > 0 {
+					h.Factors = append(h.Factors, calibration.FactorMAPE{Family: m.Family, MAPE: m.Accuracy.MAPE, N: m.Accuracy.N})
+				}
 			}
 		}
 		h.OverloadRows = s.OverloadRows
