@@ -47,7 +47,7 @@ for every candidate; the fit matches output throughput, mean and median TTFT and
 ITL (weights total, ttft, per_request, tbt of --weights). --train and --cv apply to matrices only.
 The summary shows each file's metrics measured, with the starting and the fitted parameters.
 
-Several sources at once: corpus CSV files (shared/validation/cases) and vllm bench result JSON
+Several sources at once: corpus CSV files (the shipped corpus: validate/corpus/*.csv in the source tree) and vllm bench result JSON
 files given as arguments are fitted together with the scenario's measured matrix (--no-seed
 leaves it out). A gpu-level parameter gets one value per GPU in the data, an engine-level one per
 engine and version, a model-level one per model, each pulled toward its prior (the GPU
@@ -59,8 +59,8 @@ GPU of its generation in the file), of its engine series and of its model, prior
 --cv loso leaves each source out in turn, --cv logo each GPU, --cv lofo each model family (the
 Hugging Face model_type: a family no other source measured, as a new model would be): fit on the
 rest, predict the held-out with full workloads and validate's scoring, and check the acceptance.
-  servesim fit shared/validation/cases/*.csv --out corpus.toml
-  servesim fit --cv loso shared/validation/cases/*.csv`,
+  servesim fit validate/corpus/*.csv --out corpus.toml
+  servesim fit --cv loso validate/corpus/*.csv`,
 		Setup: func(fs *pflag.FlagSet, e *env) func([]string) error {
 			sf := scenarioFlags{matrix: true}
 			sf.register(fs)
