@@ -33,7 +33,7 @@ func GPUTable(w io.Writer, gs []hardware.GPU) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintln(w, "Peaks are dense (no 2:4 sparsity). Link bandwidth is per GPU per direction. Prices are editable list prices (--gpus FILE).")
+	_, err := fmt.Fprintln(w, "Peaks are dense (no 2:4 sparsity). Link bandwidth is per GPU per direction. Prices are editable list prices (--gpu-catalog FILE).")
 	return err
 }
 
@@ -92,9 +92,9 @@ func GPU(w io.Writer, g *hardware.GPU) error {
 }
 
 // CatalogTOML writes GPUs as catalog entries ([[gpu]] TOML) a user can edit and load with
-// --gpus FILE or hardware.gpu_file.
+// --gpu-catalog FILE or hardware.gpu_file.
 func CatalogTOML(w io.Writer, gs []hardware.GPU) error {
-	fmt.Fprintln(w, "# servesim GPU catalog entries: edit and pass with --gpus FILE (or hardware.gpu_file in a scenario).")
+	fmt.Fprintln(w, "# servesim GPU catalog entries: edit and pass with --gpu-catalog FILE (or hardware.gpu_file in a scenario).")
 	enc := toml.NewEncoder(w)
 	enc.Indent = ""
 	return enc.Encode(hardware.Catalog{GPUs: gs})

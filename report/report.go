@@ -18,8 +18,10 @@ import (
 	"github.com/servesim/servesim/internal/numfmt"
 	"github.com/servesim/servesim/matrix"
 	"github.com/servesim/servesim/model/param"
+	"github.com/servesim/servesim/planner"
 	"github.com/servesim/servesim/plots"
 	"github.com/servesim/servesim/scenario"
+	"github.com/servesim/servesim/workload"
 )
 
 // Input is everything the report shows. Resolved and Predicted are required.
@@ -44,6 +46,16 @@ type Input struct {
 	// Fit is a calibration report (servesim fit --report); FitName says where it came from.
 	Fit     *calibration.Report
 	FitName string
+	// Workload is a workload run on the scenario's server (report --workload) and Plan a plan
+	// (report --plan): the page's opening answers them first, the benchmark's peak after.
+	Workload *WorkloadRun
+	Plan     *planner.Plan
+}
+
+// WorkloadRun is a workload and what it measured on the scenario's server.
+type WorkloadRun struct {
+	Spec    *workload.Spec
+	Metrics *workload.Metrics
 }
 
 // Section is a further result in the report: a title, a note, preformatted text and figures.

@@ -37,6 +37,11 @@ type RequestSpec struct {
 	// PrefixID/PrefixTokens identify a shared leading part of otherwise different prompts.
 	PrefixID     uint64
 	PrefixTokens int
+	// Blocks names the prompt span by span, BlockSpan tokens each (a trace's prefix-block hash
+	// ids): prompts whose leading ids agree share those blocks in the prefix cache
+	// (kvcache.Content). Nil: PromptID and PrefixID alone name the prompt.
+	Blocks    []uint64
+	BlockSpan int
 	// Tag is free for the client (stream index, workload row).
 	Tag int
 }
@@ -543,7 +548,8 @@ func (e *Engine) handle(ev event) {
 func (e *Engine) enqueue(rec *Record) {
 	req := &scheduler.Request{ID: rec.ID, MaxTokens: rec.Spec.MaxTokens}
 	req.Content = kvcache.Content{PrefixID: rec.Spec.PrefixID, PrefixTokens: rec.Spec.PrefixTokens,
-		PromptID: rec.Spec.PromptID, PromptTokens: rec.Spec.PromptTokens, UniqueID: uint64(rec.ID)<<20 ^ 0x9e3779b97f4a7c15}
+		PromptID: rec.Spec.PromptID, PromptTokens: rec.Spec.PromptTokens, UniqueID: uint64(rec.ID)<<20 ^ 0x9e3779b97f4a7c15,
+		Blocks: rec.Spec.Blocks, BlockSpan: rec.Spec.BlockSpan}
 	rec.req = req
 	req.Owner = rec
 	e.sched.Add(req)

@@ -74,6 +74,8 @@ type Prepared struct {
 	Measured Measured
 	// Summary is the parameters' provenance (nil: none known).
 	Summary *param.Summary
+	// Seed seeds the run (the scenario's seed, as 'simulate --measured' runs the same file).
+	Seed uint64
 }
 
 type job struct {
@@ -178,7 +180,7 @@ func RunPrepared(ps []*Prepared, o Options) []*Outcome {
 	workpool.Run(len(ps), o.Workers, func(i int) {
 		p := ps[i]
 		out[i] = &Outcome{Case: p.Case, Server: describe.Deployment(p.Server.Deployment), Params: p.Params, Summary: p.Summary}
-		m, err := workload.Run(p.Server, p.Case.Spec, workload.Options{Seed: o.Seed})
+		m, err := workload.Run(p.Server, p.Case.Spec, workload.Options{Seed: p.Seed})
 		if err != nil {
 			p.Case.refuse(ReasonRun, "%v", err)
 			return

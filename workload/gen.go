@@ -17,6 +17,14 @@ type Request struct {
 	PromptID     uint64
 	PrefixID     uint64
 	PrefixTokens int
+	// Blocks names the prompt span by span, BlockSpan tokens each (a trace's prefix-block hash
+	// ids, sim.RequestSpec.Blocks); nil for prompts named by PromptID and PrefixID alone.
+	Blocks    []uint64
+	BlockSpan int
+	// Session groups the requests of one conversation (0: none), for session-affine routing.
+	Session uint64
+	// Line is the trace row it came from (0: generated).
+	Line int
 }
 
 // Content-id ranges: generated prompts, generated prefixes and trace prefixes (prefixHash) never

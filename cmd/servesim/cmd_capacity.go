@@ -16,7 +16,12 @@ func capacityCmd() *command {
 activation peak of the profile run, non-torch memory and the CUDA-graph estimate are subtracted
 from total x gpu_memory_utilization; the rest is cut into blocks of the unified page size
 (hybrid models raise the attention block until a page holds a recurrent-state page). The
-reported kv_cache_size_tokens is what the benchmark's Over-capacity rule uses.`,
+reported kv_cache_size_tokens is what the benchmark's Over-capacity rule uses.
+
+Example:
+  servesim capacity
+  servesim capacity --vllm-cmd "vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model-len 32768" --gpu H100
+  servesim capacity --config llama.toml --gpu B200-custom --gpu-catalog my-gpus.toml`,
 		Setup: func(fs *pflag.FlagSet, e *env) func([]string) error {
 			sf := scenarioFlags{matrix: true}
 			sf.register(fs)

@@ -59,6 +59,11 @@ GPU of its generation in the file), of its engine series and of its model, prior
 --cv loso leaves each source out in turn, --cv logo each GPU, --cv lofo each model family (the
 Hugging Face model_type: a family no other source measured, as a new model would be): fit on the
 rest, predict the held-out with full workloads and validate's scoring, and check the acceptance.
+
+Example:
+  servesim fit --out params.toml --report fit.json
+  servesim fit --cv
+  servesim fit --vllm-cmd "vllm serve M ..." --gpu H100 --measured run-2qps.json --measured run-4qps.json
   servesim fit validate/corpus/*.csv --out corpus.toml
   servesim fit --cv loso validate/corpus/*.csv`,
 		Setup: func(fs *pflag.FlagSet, e *env) func([]string) error {
@@ -283,18 +288,16 @@ func benchResults(paths []string) ([]*vllmbench.Result, error) {
 // fitBench fits the parameters to vllm bench serve result files.
 func fitBench(e *env, pr *progress, r *scenario.Resolved, results []*vllmbench.Result, bf *benchFlags, fs *pflag.FlagSet, free []param.ID,
 	kvTokens int, set *calibration.Settings, paramsOut, reportOut string, names []string) error {
-	o := bf.options(fs)
 	prob := &calibration.TargetProblem{Deployment: r.Deployment, Base: r.Params, Free: free, KVTokens: kvTokens, Seed: r.Scenario.Seed}
 	for i, res := range results {
-		cmd, err := bf.command(i)
+		if err := checkResult(res, r); err != nil {
+			return err
+		}
+		spec, cmd, notes, err := resultWorkload(res, bf, fs, i)
 		if err != nil {
 			return err
 		}
-		spec, notes, err := res.Workload(vllmbench.RecoverOptions{Command: cmd, SpecialTokens: o.SpecialTokens, CharsPerToken: o.CharsPerToken})
-		if err != nil {
-			return err
-		}
-		printBenchNotes(e.stderr, "servesim fit: "+res.Name+": ", cmd, notes)
+		printBenchNotes(e.info(), "servesim fit: "+res.Name+": ", cmd, notes)
 		prob.Targets = append(prob.Targets, &calibration.BenchRun{Result: res, Spec: spec})
 	}
 	fmt.Fprintf(e.info(), "servesim fit: %s on %d vllm bench result(s); starting from %s\n", r.Scenario.Name, len(results), r.ParamsFrom)

@@ -292,17 +292,12 @@ func fitMulti(e *env, sf *scenarioFlags, mf *multiFlags, bf *benchFlags, fs *pfl
 		if err != nil {
 			return err
 		}
-		o := bf.options(fs)
 		for i, p := range prepared {
 			res, err := vllmbench.ReadResult(jsons[i])
 			if err != nil {
 				return err
 			}
-			cmd, err := bf.command(i)
-			if err != nil {
-				return err
-			}
-			spec, _, err := res.Workload(vllmbench.RecoverOptions{Command: cmd, SpecialTokens: o.SpecialTokens, CharsPerToken: o.CharsPerToken})
+			spec, _, _, err := resultWorkload(res, bf, fs, i)
 			if err != nil {
 				return err
 			}

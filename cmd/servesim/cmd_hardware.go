@@ -14,16 +14,16 @@ func hardwareCmd() *command {
 		Args:  "list | show NAME",
 		Short: "list the GPU catalog, or show one GPU (memory, bandwidth, peaks, formats, links, price)",
 		Long: `The catalog holds published facts (dense peaks, no 2:4 sparsity) and an editable list price per
-GPU-hour used only to rank plans. A user file given with --gpus (the same [[gpu]] TOML layout as
+GPU-hour used only to rank plans. A user file given with --gpu-catalog (the same [[gpu]] TOML layout as
 'servesim hardware list --format toml') adds entries or overrides them by name; unknown keys are
 errors naming the key.
 
 Example:
   servesim hardware list
   servesim hardware show h100 --format toml > my-gpus.toml   # edit price_per_hour, then
-  servesim hardware list --gpus my-gpus.toml`,
+  servesim hardware list --gpu-catalog my-gpus.toml`,
 		Setup: func(fs *pflag.FlagSet, e *env) func([]string) error {
-			file := fs.String("gpus", "", "catalog `file` adding or overriding GPUs ([[gpu]] TOML)")
+			file := fs.String("gpu-catalog", "", "catalog `file` adding or overriding GPUs ([[gpu]] TOML)")
 			var format formatFlag[gpuResult]
 			format.register(fs, gpuFormats())
 			var out outFlag
@@ -38,7 +38,7 @@ Example:
 				var pick []hardware.GPU
 				cat, err := hardware.LoadCatalog(*file)
 				if err != nil {
-					return fmt.Errorf("--gpus: %w", err)
+					return fmt.Errorf("--gpu-catalog: %w", err)
 				}
 				switch args[0] {
 				case "list":

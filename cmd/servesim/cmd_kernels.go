@@ -37,7 +37,7 @@ Example:
   servesim kernels --format csv --out points.csv DIR`,
 		Setup: func(fs *pflag.FlagSet, e *env) func([]string) error {
 			fit := fs.Bool("fit", false, "fit the profiles' priors instead of checking the current ones")
-			gpuFile := fs.String("gpus", "", "GPU catalog `file` adding or overriding entries")
+			gpuFile := fs.String("gpu-catalog", "", "GPU catalog `file` adding or overriding entries")
 			format := fs.String("format", "table", "output `format`: table or csv (every point)")
 			var out outFlag
 			out.register(fs, "the report")

@@ -35,7 +35,12 @@ fields blank where there is no measurement.
 --format json has one schema with or without measurements: {"parameters": {"source", "from"},
 "predicted": matrix, "measured": matrix or null, "summary": the errors or null, "only_predicted":
 [...], "only_measured": [...]}; the predicted matrix's info.intervals_80 gives the provenance and
-each metric's interval factor; --measured reads such a file as its predicted matrix.`,
+each metric's interval factor; --measured reads such a file as its predicted matrix.
+
+Example:
+  servesim matrix
+  servesim matrix --config llama.toml --measured my-run.txt
+  servesim matrix --vllm-cmd "vllm serve Qwen/Qwen3-30B-A3B --tensor-parallel-size 2" --gpu H100 --measured none --format csv -o pred.csv`,
 		Setup: func(fs *pflag.FlagSet, e *env) func([]string) error {
 			sf := scenarioFlags{matrix: true}
 			sf.register(fs)

@@ -11,7 +11,6 @@ import (
 
 	"github.com/servesim/servesim/internal/fsutil"
 	"github.com/servesim/servesim/matrix"
-	"github.com/servesim/servesim/model/hardware"
 	"github.com/servesim/servesim/planner"
 	"github.com/servesim/servesim/plots"
 	"github.com/servesim/servesim/workload"
@@ -233,11 +232,11 @@ sweep, identical to an unsharded run.
 Example:
   servesim plan --model glm-5.3-flash --context 128K --users 16 --slo-tpot-ms 40
   servesim plan --model Qwen/Qwen3-30B-A3B --input-tokens 2000 --output-tokens 500 --users 32 --slo-tpot-ms 30
-  servesim plan --model ./Llama-3.1-70B/config.json --workload chat --slo-ttft-ms 500 --gpus H100,H200
+  servesim plan --model ./Llama-3.1-70B/config.json --workload chat --slo-ttft-ms 500 --gpu-kinds H100,H200
   servesim plan --model glm-5.3-flash --context 128K --users 16 --format json -o plan.json
   servesim plan --from plan.json --explain-row 875`,
 		Setup: func(fs *pflag.FlagSet, e *env) func([]string) error {
-			sf := scenarioFlags{noGPUsFlag: true}
+			var sf scenarioFlags
 			sf.register(fs)
 			modelRef := fs.String("model", "", "model: built-in `name`, Hugging Face id (from a built-in config or the local Hugging Face cache), a directory holding config.json, a config.json or a servesim model TOML (default: the scenario's)")
 			drafterRef := fs.String("drafter", "", "speculative drafter description: built-in `name` or file (default: the scenario's for its model, else <model>-dflash2 if built in)")
@@ -253,8 +252,7 @@ Example:
 			var slo sloFlags
 			slo.register(fs)
 			def := planner.DefaultSpace()
-			gpus := fs.String("gpus", "", "candidate GPUs, a comma-separated `list` of names (default: the whole catalog); a number N is the scenario's GPU count, as on the other commands")
-			catalog := fs.String("catalog", "", "GPU catalog `file` adding or overriding entries ([[gpu]] TOML)")
+			gpus := fs.String("gpu-kinds", "", "candidate GPUs, a comma-separated `list` of names (default: the whole catalog, with --gpu-catalog's entries)")
 			maxGPUs := fs.Int("max-gpus", def.MaxGPUs, "most GPUs in a configuration (`N`, 1..4096)")
 			counts := fs.String("gpu-counts", "", "GPU counts to try, `list` (default: powers of two up to --max-gpus)")
 			tps := fs.String("tp", "", "tensor-parallel sizes, `list` (default: powers of two dividing the count)")
@@ -316,17 +314,11 @@ Example:
 				if fs.Changed("output-tokens") && *outTok < 1 {
 					return usagef("--output-tokens %d: must be a positive integer", *outTok)
 				}
-				if n, err := strconv.Atoi(*gpus); err == nil {
-					if n < 1 {
-						return usagef("--gpus %d: must be a positive number of GPUs, or a list of GPU names", n)
-					}
-					sf.gpus, *gpus = n, ""
-				}
 				switch {
 				case len(bf.cmdlines) > 0 && (*wl != "" || *ctx != "" || *inTok != "" || fs.Changed("users") || fs.Changed("output-tokens")):
 					return usagef("--vllm-bench, --workload and --context/--input-tokens/--users/--output-tokens are exclusive")
 				case len(bf.cmdlines) > 0:
-					s, err := bf.benchWorkload(fs, nil, e.stderr)
+					s, err := bf.benchWorkload(fs, nil, e.info())
 					if err != nil {
 						return err
 					}
@@ -462,14 +454,9 @@ Example:
 				if err != nil {
 					return err
 				}
-				var cat *hardware.Catalog
-				if *catalog != "" {
-					cat, err = hardware.LoadCatalog(*catalog)
-				} else {
-					cat, err = r.Scenario.Catalog()
-				}
+				cat, err := r.Scenario.Catalog()
 				if err != nil {
-					return fmt.Errorf("--catalog: %w", err)
+					return fmt.Errorf("--gpu-catalog: %w", err)
 				}
 				cands := cat.GPUs
 				if *gpus != "" {
@@ -477,7 +464,7 @@ Example:
 					for _, n := range splitList(*gpus) {
 						g, err := cat.Find(n)
 						if err != nil {
-							return usagef("--gpus: %v", err)
+							return usagef("--gpu-kinds: %v", err)
 						}
 						cands = append(cands, g)
 					}

@@ -30,7 +30,7 @@ func put(t *testing.T, dir, name, content string) string {
 
 // smallPlan is a plan query small enough for the race detector: two GPU kinds, one count, one
 // flag value each, a 2-stream 8K cell.
-var smallPlan = []string{"plan", "--context", "8K", "--users", "2", "--slo-tpot-ms", "40", "--gpus", "RTX-PRO-6000-Server,H200",
+var smallPlan = []string{"plan", "--context", "8K", "--users", "2", "--slo-tpot-ms", "40", "--gpu-kinds", "RTX-PRO-6000-Server,H200",
 	"--gpu-counts", "4", "--max-num-seqs", "8", "--max-num-batched-tokens", "8192", "--kv-cache-dtype", "fp8", "--spec", "off,7",
 	"--gpu-memory-utilization", "0.92"}
 
@@ -121,12 +121,12 @@ func TestPlanUsageErrors(t *testing.T) {
 		{[]string{"plan", "--context", "8Q", "--users", "2"}, 2, `--context: context "8Q"`},
 		{[]string{"plan", "--context", "8K", "--users", "2", "--workload", "chat"}, 2, "exclusive"},
 		{[]string{"plan", "--context", "8K", "--users", "2", "--shard", "3/2"}, 2, `--shard "3/2"`},
-		{[]string{"plan", "--context", "8K", "--users", "2", "--gpus", "TPU"}, 2, `unknown GPU "TPU"`},
+		{[]string{"plan", "--context", "8K", "--users", "2", "--gpu-kinds", "TPU"}, 2, `unknown GPU "TPU"`},
 		{[]string{"plan", "--context", "8K", "--users", "2", "--max-num-seqs", "x"}, 2, `--max-num-seqs: "x" is not an integer`},
 		{[]string{"plan", "--context", "8K", "--users", "2", "--spec", "fast"}, 2, `--spec: "fast"`},
 		{[]string{"plan", "--context", "8K", "--users", "2", "--ep", "maybe"}, 2, `--ep: "maybe"`},
 		{[]string{"plan", "--context", "8K", "--users", "2", "--slo-tpot-ms", "-3"}, 2, "--slo-tpot-ms -3"},
-		{[]string{"plan", "--context", "8K", "--users", "2", "--gpu-memory-utilization", "1.5", "--gpus", "B200"}, 1, "gpu-memory-utilization 1.5"},
+		{[]string{"plan", "--context", "8K", "--users", "2", "--gpu-memory-utilization", "1.5", "--gpu-kinds", "B200"}, 1, "gpu-memory-utilization 1.5"},
 		{[]string{"plan", "--context", "8K", "--users", "2", "--model", "gpt-7"}, 1, `model "gpt-7": no description found offline`},
 		{[]string{"plan", "--context", "8K", "--users", "2", "--model", "org/gpt-7"}, 1, "huggingface-cli download org/gpt-7 config.json"},
 		{[]string{"plan", "--context", "8K", "--input-tokens", "1000", "--users", "2"}, 2, "exclusive"},
@@ -169,12 +169,12 @@ func TestHardwareAndModel(t *testing.T) {
 	block := toml[strings.Index(toml, "[[gpu]]"):]
 	block = strings.Replace(block, "price_per_hour = 5.5", "price_per_hour = 4.25", 1)
 	f := put(t, dir, "gpus.toml", block+"\n"+strings.Replace(block, `name = "B200"`, `name = "B200-cheap"`, 1))
-	code, out, errs := runCLI("hardware", "list", "--gpus", f)
+	code, out, errs := runCLI("hardware", "list", "--gpu-catalog", f)
 	if code != 0 || !strings.Contains(out, "4.25") || !strings.Contains(out, "B200-cheap") {
-		t.Errorf("hardware list --gpus: exit %d\n%s\n%s", code, out, errs)
+		t.Errorf("hardware list --gpu-catalog: exit %d\n%s\n%s", code, out, errs)
 	}
 	bad := put(t, dir, "bad.toml", "[[gpu]]\nname = \"X\"\nspeed = 3\n")
-	if code, _, errs := runCLI("hardware", "list", "--gpus", bad); code != 1 || !strings.Contains(errs, `unknown key "gpu.speed"`) {
+	if code, _, errs := runCLI("hardware", "list", "--gpu-catalog", bad); code != 1 || !strings.Contains(errs, `unknown key "gpu.speed"`) {
 		t.Errorf("bad catalog: exit %d: %s", code, errs)
 	}
 	if code, _, errs := runCLI("hardware", "show", "TPU"); code != 2 || !strings.Contains(errs, `unknown GPU "TPU"`) {
@@ -237,7 +237,7 @@ func TestConfigSources(t *testing.T) {
 // TestPlanMeasuredAcceptanceNeedsTheServer: a measured acceptance describes the scenario's
 // server; planning another model with it is refused (it was dropped quietly).
 func TestPlanMeasuredAcceptanceNeedsTheServer(t *testing.T) {
-	code, _, stderr := runCLI("plan", "--model", "meta-llama/Llama-3.1-8B-Instruct", "--users", "8", "--context", "8K", "--gpus", "H100", "--mean-acceptance-length", "2")
+	code, _, stderr := runCLI("plan", "--model", "meta-llama/Llama-3.1-8B-Instruct", "--users", "8", "--context", "8K", "--gpu-kinds", "H100", "--mean-acceptance-length", "2")
 	if code != 2 || !strings.Contains(stderr, "is not its model") {
 		t.Errorf("plan --model Llama --mean-acceptance-length: code %d, stderr %q: want a usage error", code, stderr)
 	}

@@ -15,7 +15,11 @@ func versionCmd() *command {
 		Short: "print servesim's version",
 		Long: `Prints the version of this servesim binary: the module version for 'go install ...@vX',
 else the release line and the git revision the binary was built from. JSON outputs and the
-HTML report carry the same string.`,
+HTML report carry the same string.
+
+Example:
+  servesim version
+  servesim --version`,
 		Setup: func(fs *pflag.FlagSet, e *env) func([]string) error {
 			return func(args []string) error {
 				if len(args) > 0 {

@@ -27,7 +27,8 @@ type scenarioFlags struct {
 	vllmCmd      string
 	seed         seedFlag
 	gpu          string
-	gpus         int
+	gpus         gpuCount
+	gpuCatalog   string
 	modelConfig  string
 	vllmVersion  string
 	// readyTimeoutS, when set, replaces the protocol's ready_timeout_s (0: the tool's default by
@@ -44,8 +45,25 @@ type scenarioFlags struct {
 	// vllmWords, when set, is a launch command already split into words (import's positional
 	// arguments); it takes the place of --vllm-cmd.
 	vllmWords []string
-	// noGPUsFlag leaves --gpus to the command (plan's --gpus also takes a list of GPU kinds).
-	noGPUsFlag bool
+}
+
+// gpuCount is --gpus: a number of GPUs on every command. A list of GPU kinds (plan's candidates)
+// is --gpu-kinds and a catalog file is --gpu-catalog; a value that looks like one says so.
+type gpuCount int
+
+func (g *gpuCount) String() string { return strconv.Itoa(int(*g)) }
+func (g *gpuCount) Type() string   { return "int" }
+func (g *gpuCount) Set(v string) error {
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	switch {
+	case err == nil:
+		*g = gpuCount(n)
+		return nil
+	case strings.HasSuffix(strings.ToLower(v), ".toml"):
+		return fmt.Errorf("want a number of GPUs; a GPU catalog file is --gpu-catalog %s", v)
+	default:
+		return fmt.Errorf("want a number of GPUs; GPU kinds to plan over are --gpu-kinds %s (plan), one GPU is --gpu NAME", v)
+	}
 }
 
 func (f *scenarioFlags) register(fs *pflag.FlagSet) {
@@ -54,9 +72,8 @@ func (f *scenarioFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.uncalibrated, "uncalibrated", false, "use the physical priors, ignoring every calibration")
 	fs.StringVar(&f.vllmCmd, "vllm-cmd", "", "a `vllm serve ...` launch command: the engine section and the model; flags it does not give take vLLM's defaults")
 	fs.StringVar(&f.gpu, "gpu", "", "the GPU `name` (see 'servesim hardware list'); required with --vllm-cmd unless --config gives one")
-	if !f.noGPUsFlag {
-		fs.IntVar(&f.gpus, "gpus", 0, "the number of GPUs (`N`; default: the engine's TP x PP x DP)")
-	}
+	fs.Var(&f.gpus, "gpus", "the number of GPUs (`N`; default: the engine's TP x PP x DP)")
+	fs.StringVar(&f.gpuCatalog, "gpu-catalog", "", "GPU catalog `file` ([[gpu]] TOML, as 'servesim hardware show NAME --format toml' prints) adding or overriding GPUs by name; replaces the scenario's hardware.gpu_file")
 	fs.StringVar(&f.modelConfig, "model-config", "", "the model's Hugging Face config.json, or the `path` of the directory holding it (instead of the built-ins and the Hugging Face cache)")
 	fs.StringVar(&f.vllmVersion, "vllm-version", "", "the vLLM `version` whose defaults apply (default: the scenario's, else "+deploy.DefaultVersion+")")
 	fs.Var(&f.seed, "seed", "random `seed` for speculative acceptance, a non-negative integer (default: the scenario's)")
@@ -118,7 +135,7 @@ func (s *secondsFlag) Type() string { return "float" }
 
 // isSeed reports whether the run uses the embedded seed scenario unchanged.
 func (f *scenarioFlags) isSeed() bool {
-	return f.config == "" && f.vllmCmd == "" && f.vllmWords == nil && f.gpu == "" && f.gpus == 0 && f.modelConfig == "" && f.vllmVersion == ""
+	return f.config == "" && f.vllmCmd == "" && f.vllmWords == nil && f.gpu == "" && f.gpus == 0 && f.gpuCatalog == "" && f.modelConfig == "" && f.vllmVersion == ""
 }
 
 // scenario builds the scenario the flags describe, printing notes (ignored vLLM flags) to stderr:
@@ -185,7 +202,10 @@ func (f *scenarioFlags) scenario(stderr io.Writer) (*scenario.Scenario, error) {
 		s.Hardware.GPU = f.gpu
 	}
 	if f.gpus > 0 {
-		s.Hardware.Count = f.gpus
+		s.Hardware.Count = int(f.gpus)
+	}
+	if f.gpuCatalog != "" {
+		s.Hardware.GPUFile = absPath(f.gpuCatalog)
 	}
 	if f.vllmVersion != "" {
 		if _, err := deploy.ParseVersion(f.vllmVersion); err != nil {

@@ -12,7 +12,7 @@
 // Commands (cli.go, commands()): capacity, config, explain, fit, hardware, import, kernels,
 // matrix, merge, model, plan, plot, report, serve, simulate, validate, version, workload. Without --config a command uses the embedded seed scenario
 // (package scenario), or an empty one when --vllm-cmd or --model-config gives the model; --gpu,
-// --gpus, --vllm-cmd (the engine flags and the model; every flag it leaves out takes vLLM's default),
+// --gpus (a count), --gpu-catalog (a GPU catalog file), --vllm-cmd (the engine flags and the model; every flag it leaves out takes vLLM's default),
 // --model-config, --vllm-version, --params, --uncalibrated and --seed change the hardware, the
 // engine, the model, the parameters and the seed of any simulating command, and --step-by-step
 // makes it simulate every engine step request by request (package sim's reference mode; the

@@ -180,7 +180,7 @@ func (r *resolver) run() (EngineConfig, error) {
 		}
 		r.add("max_model_len", e.MaxModelLen, rule, lenSrc)
 	case a.MaxModelLen == nil:
-		return e, fmt.Errorf("engine.max_model_len: not given, and model %q does not say its context length (vLLM derives it from config.json's max_position_embeddings): give --max-model-len, or the model's config.json", m.Name)
+		return e, fmt.Errorf("engine.max_model_len: not given, and model %q does not say its context length (vLLM derives it from config.json's max_position_embeddings): give --max-model-len in the vllm serve command (max_model_len in a scenario's [engine]), or the model's config.json (--model-config)", m.Name)
 	default:
 		e.MaxModelLen = *a.MaxModelLen
 		if m.MaxModelLen > 0 && e.MaxModelLen > m.MaxModelLen && !a.AllowLongMaxModelLen {
