@@ -132,11 +132,14 @@ func mapRow(r *Row, cat *hardware.Catalog) *Case {
 	if r.SpecMethod != "" && r.SpecMethod != "none" && r.SpecTokens > 0 {
 		return c.refuse(ReasonEngine, "speculative decoding %s with %d tokens: the corpus's rows give no drafter description", r.SpecMethod, r.SpecTokens)
 	}
-	g, err := findGPU(cat, r.GPU)
+	g, gnote, err := findGPU(cat, r.GPU)
 	if err != nil {
 		return c.refuse(ReasonGPU, "%v", err)
 	}
 	c.GPU = g
+	if gnote != "" {
+		c.note("%s", gnote)
+	}
 	a, from, err := resolveModel(r.Model, r.WeightDType)
 	if err != nil {
 		return c.refuse(ReasonModel, "%v", err)

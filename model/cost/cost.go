@@ -109,6 +109,7 @@ func New(d *deploy.Deployment, p param.Values) *Model {
 	e := &d.Engine
 	c := &Model{d: d, p: p, tp: e.TensorParallel}
 	c.kern = NewKernels(g, &p)
+	g = c.kern.GPU() // compute peaks at the sustained clock
 	c.hidden = float64(d.Model.Hidden)
 	c.vocab = float64(d.Model.Vocab)
 	c.layers = float64(d.Model.NumLayers())

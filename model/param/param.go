@@ -35,6 +35,7 @@ const (
 	LinearAttnEff         // achieved fraction of bf16 peak for the linear-attention chunked scan
 	GEMMBWEffFP8          // weight bandwidth of block-scaled fp8 GEMMs relative to the streaming bandwidth
 	SparseDecodeEff       // achieved fraction of bf16 peak for the sparse-MLA decode kernel when compute-bound
+	ComputePowerRatio     // compute peaks a card sustains at its board power, relative to the catalog's
 
 	// Collectives (level gpu: the GPU and its links).
 	NCCLLatencyUS      // fixed time of an NCCL all-reduce of a large message (bandwidth protocols), us
@@ -159,6 +160,8 @@ func defs() [Count]Def {
 		{SparseDecodeEff, "sparse_decode_eff", "fraction", 0.41, 0.1, 0.95,
 			"achieved fraction of the bf16 tensor-core peak for the sparse-MLA (DSA) decode kernel when compute-bound: the fp8 cache is dequantised to bf16 for the MMA and every query row of the kernel's head tile is computed", "attention/indexer", false, LevelGPU, false},
 
+		{ComputePowerRatio, "compute_power_ratio", "x", 1, 0.6, 1.05,
+			"the tensor-core and CUDA-core rate a card sustains at the board power it runs at, relative to the catalog's peaks (its boost clock): a power-limited edition or cap (RTX PRO 6000 Max-Q at 300 W) lowers the core clock under sustained compute-bound work, while memory-bound work keeps the memory clock and its bandwidth; every compute term (GEMMs, attention and indexer math, the linear-attention scan) is scaled by it, the bandwidth terms are not", "compute (clock under the power limit)", false, LevelGPU, false},
 		{NCCLLatencyUS, "nccl_latency_us", "us", 25, 2, 200,
 			"fixed time of an NCCL all-reduce among the TP ranks of a message of 640 KiB or more (NCCL's bandwidth protocols; the intercept of time against size), without CUDA graphs' launch savings", "all-reduce", true, LevelGPU, false},
 		{NCCLBWEff, "nccl_bw_eff", "fraction", 0.75, 0.2, 0.98,
