@@ -84,6 +84,9 @@ type Report struct {
 	// Warnings say where the fit ends worse than the priors and which cross-validation splits
 	// the matrix could not make.
 	Warnings []string `json:"warnings,omitempty"`
+	// Targets are the result files of a fit to vllm bench results (TargetReport's), each metric
+	// measured, at the start and fitted; a matrix fit has none (its errors are Train).
+	Targets []TargetFit `json:"targets,omitempty"`
 }
 
 // WorseThanPriors lists the metrics on which fitted ends worse than prior (by more than 0.1

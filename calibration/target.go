@@ -57,6 +57,28 @@ func (o Observation) MarshalJSON() ([]byte, error) {
 	}{o.Metric, o.Class, o.Weight, f(o.Predicted), f(o.Measured)})
 }
 
+// UnmarshalJSON reads null as NaN (as MarshalJSON writes it).
+func (o *Observation) UnmarshalJSON(b []byte) error {
+	var v struct {
+		Metric    string   `json:"metric"`
+		Class     string   `json:"class"`
+		Weight    float64  `json:"weight"`
+		Predicted *float64 `json:"predicted"`
+		Measured  *float64 `json:"measured"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	f := func(p *float64) float64 {
+		if p == nil {
+			return math.NaN()
+		}
+		return *p
+	}
+	*o = Observation{Metric: v.Metric, Class: v.Class, Weight: v.Weight, Predicted: f(v.Predicted), Measured: f(v.Measured)}
+	return nil
+}
+
 func (w *Weights) class(c string) float64 {
 	switch c {
 	case "throughput":

@@ -3,6 +3,7 @@ package workload
 import (
 	"math"
 	"math/bits"
+	"sort"
 
 	"github.com/servesim/servesim/vtime"
 )
@@ -313,6 +314,19 @@ func meets(r *reqSample, s *SLO) bool {
 	return true
 }
 
+// DistOf is the distribution of samples (any order; NaNs left out), as a run's metrics are
+// summarised: mean, p50, p90, p99, max and the quantile curve.
+func DistOf(samples []float64) Dist {
+	s := make([]float64, 0, len(samples))
+	for _, v := range samples {
+		if !math.IsNaN(v) {
+			s = append(s, v)
+		}
+	}
+	sort.Float64s(s)
+	return dist(s)
+}
+
 func dist(sorted []float64) Dist {
 	d := Dist{N: len(sorted)}
 	if len(sorted) == 0 {
@@ -441,6 +455,10 @@ func (h *hist) dist() Dist {
 	d.P90 = h.quantileNS(0.9) / 1e6
 	d.P99 = h.quantileNS(0.99) / 1e6
 	d.Max = float64(h.max) / 1e6
+	d.Curve = make([]float64, CurvePoints+1)
+	for i := range d.Curve {
+		d.Curve[i] = h.quantileNS(float64(i)/CurvePoints) / 1e6
+	}
 	return d
 }
 

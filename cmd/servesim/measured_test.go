@@ -152,3 +152,65 @@ func TestMeasuredQuiet(t *testing.T) {
 		t.Errorf("simulate --measured -q: exit %d, stderr not empty:\n%s", code, errs)
 	}
 }
+
+// TestMeasuredResultFileFigures: plot and report take a vllm bench result file as --measured
+// (they refused it: unknown field "date"): the run is simulated and its latency distributions
+// are drawn predicted against measured; a fit to result files reads back into the report with
+// each file's metrics measured, at the start and fitted (the matrix error table was all zeros).
+func TestMeasuredResultFileFigures(t *testing.T) {
+	dir := t.TempDir()
+	f := resultFiles[1]
+	code, out, errs := runCLI("plot", "--measured", f, "--out", dir, "--format", "svg", "--explain", "none", "--quiet")
+	if code != 0 {
+		t.Fatalf("plot --measured RESULT.json: exit %d: %s", code, errs)
+	}
+	for _, name := range []string{"measured-ttft-tpot.svg", "measured-itl-e2e.svg"} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil || !strings.Contains(out, name) {
+			t.Errorf("plot --measured RESULT.json: no %s: %v", name, err)
+			continue
+		}
+		if !strings.Contains(string(b), "measured") || !strings.Contains(string(b), "predicted") {
+			t.Errorf("%s: no predicted and measured legend", name)
+		}
+	}
+	html := filepath.Join(dir, "r.html")
+	if code, _, errs := runCLI("report", "--measured", f, "--out", html, "--quiet"); code != 0 {
+		t.Fatalf("report --measured RESULT.json: exit %d: %s", code, errs)
+	}
+	b, _ := os.ReadFile(html)
+	for _, want := range []string{`id="measured-run"`, "Predicted vs measured", "output throughput (tok/s)", `id="fig-measured-ttft-tpot"`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("report --measured RESULT.json: no %q", want)
+		}
+	}
+	// The other model's file is refused here too.
+	if code, _, errs := runCLI("plot", "--measured", f, "--out", dir, "--vllm-cmd", "vllm serve meta-llama/Llama-3.1-8B-Instruct", "--gpu", "H100", "--quiet"); code != 2 || !strings.Contains(errs, "measured model") {
+		t.Errorf("plot --measured with another model's file: exit %d: %s", code, errs)
+	}
+
+	fit := filepath.Join(dir, "fit.json")
+	if code, _, errs := runCLI("fit", "--measured", f, "--report", fit, "--quiet"); code != 0 {
+		t.Fatalf("fit --measured: exit %d: %s", code, errs)
+	}
+	if code, _, errs := runCLI("report", "--fit-report", fit, "--measured", "none", "--out", html, "--quiet"); code != 0 {
+		t.Fatalf("report --fit-report: exit %d: %s", code, errs)
+	}
+	b, _ = os.ReadFile(html)
+	s := string(b)
+	if strings.Contains(s, `id="table-fit-errors"`) {
+		t.Errorf("report of a result-file fit shows the matrix error table (all zeros)")
+	}
+	i := strings.Index(s, `id="table-fit-target-1"`)
+	if i < 0 {
+		t.Fatalf("report of a result-file fit: no per-file table")
+	}
+	tbl := s[i:]
+	tbl = tbl[:strings.Index(tbl, "</table>")]
+	// The measured output throughput of the file (433.03 tok/s) is in its row.
+	row := tbl[strings.Index(tbl, "output_throughput"):]
+	row = row[:strings.Index(row, "</tr>")]
+	if !strings.Contains(row, "433") {
+		t.Errorf("per-file table's output_throughput row lacks the measured 433 tok/s: %s", row)
+	}
+}
