@@ -2,27 +2,20 @@ package validate
 
 import (
 	"math"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/servesim/servesim/model/arch"
+	"github.com/servesim/servesim/validate/corpus"
 	"github.com/servesim/servesim/workload"
 )
 
-// TestCommunityRows maps the RTX PRO 6000 community file (README 1.6): at least 90 % of its rows
+// TestCommunityRows maps the RTX PRO 6000 community file (the corpus README, section 1.6): at least 90 % of its rows
 // are expressed, the rest with a reason; its MTP rows run the checkpoint's own MTP layer, its
 // DFlash rows the built-in drafter, its DCP rows decode context parallel, its card variants their
 // own GPUs, and its server facts are read from the notes.
 func TestCommunityRows(t *testing.T) {
-	d := corpusDir()
-	if d == "" {
-		t.Skip("shared/validation/cases not found beside the repository")
-	}
-	rows, err := ReadFile(filepath.Join(d, "rtx6kpro-glm53flash.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows := rtxRows(t)
 	cs := Map(rows, nil)
 	by := map[string]*Case{}
 	n := 0
@@ -76,14 +69,7 @@ func TestCommunityRows(t *testing.T) {
 // TestCommunityFitSources: the community rows are sources of a multi-source fit, server facts
 // (no workload of their own) and decode windows (one prompt: the same-prompt routing) included.
 func TestCommunityFitSources(t *testing.T) {
-	d := corpusDir()
-	if d == "" {
-		t.Skip("shared/validation/cases not found beside the repository")
-	}
-	rows, err := ReadFile(filepath.Join(d, "rtx6kpro-glm53flash.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows := rtxRows(t)
 	facts := func(c *Case) bool {
 		return c.Row.WorkloadKind == "server-facts" || c.Row.WorkloadKind == "decode-window"
 	}
@@ -96,4 +82,19 @@ func TestCommunityFitSources(t *testing.T) {
 			t.Errorf("%s: a decode cell's job without the same-prompt routing", j.Label)
 		}
 	}
+}
+
+// rtxRows reads the shipped corpus's RTX PRO 6000 community file.
+func rtxRows(t *testing.T) []Row {
+	t.Helper()
+	f, err := corpus.Open("rtx6kpro-glm53flash.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := ReadCSV(f, "corpus/rtx6kpro-glm53flash.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
 }
