@@ -36,9 +36,22 @@ func (r *Report) writeFactors(w io.Writer) {
 		fmt.Fprintln(tw, strings.Join(cells, "\t"))
 	}
 	tw.Flush()
+}
+
+// writeFactorCases lists the per-case comparisons of the factors (after the per-case table).
+func (r *Report) writeFactorCases(w io.Writer) {
+	any := false
+	for _, c := range r.Cases {
+		for _, cmp := range c.Comparisons {
+			any = any || isFactFamily(cmp.Family)
+		}
+	}
+	if !any {
+		return
+	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Per case, factors: predicted / measured (error %)")
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "case\tmetric\tpredicted / measured")
 	for _, c := range r.Cases {
 		for _, cmp := range c.Comparisons {

@@ -337,6 +337,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "  * not scored: ratio-only rows, latencies of overloaded runs, runs with failed requests")
+	r.writeFactorCases(w)
 	if len(r.Ratios) > 0 {
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, "Ratios: predicted / measured (error %)")
