@@ -83,7 +83,8 @@ func identifiable(f *fitSetup, data func([]param.Values) [][]float64, u0 []float
 }
 
 // FarFromPrior lists the fitted parameters that ended far from their priors (a scale parameter
-// 3x or more above or below it, a fraction by more than a third of its range), each with the
+// 3x or more above or below it, another by more than a third of its range and 40 % of its
+// prior), each with the
 // term it enters: such a value absorbs what the model leaves out of that term for these data
 // (or what the data hold beyond it), and should not be read as a measurement of its meaning.
 func FarFromPrior(ps map[string]ParamEstimate) []string {
@@ -99,7 +100,7 @@ func FarFromPrior(ps map[string]ParamEstimate) []string {
 			if r >= 3 || r <= 1.0/3 {
 				far, how = true, fmt.Sprintf("%.3gx its prior %.4g %s", r, p.Prior, d.Unit)
 			}
-		} else if math.Abs(p.Value-p.Prior) > (d.Hi-d.Lo)/3 {
+		} else if dv := math.Abs(p.Value - p.Prior); dv > (d.Hi-d.Lo)/3 && dv >= 0.4*math.Abs(p.Prior) {
 			far, how = true, fmt.Sprintf("%+.3g from its prior %.4g", p.Value-p.Prior, p.Prior)
 		}
 		if far {

@@ -131,7 +131,7 @@ func TestPlanUsageErrors(t *testing.T) {
 		{[]string{"plan", "--context", "8K", "--users", "2", "--model", "org/gpt-7"}, 1, "huggingface-cli download org/gpt-7 config.json"},
 		{[]string{"plan", "--context", "8K", "--input-tokens", "1000", "--users", "2"}, 2, "exclusive"},
 		{[]string{"plan", "--input-tokens", "1000"}, 2, "--input-tokens needs --users"},
-		{[]string{"plan", "--input-tokens", "1000", "--users", "2", "--output-tokens", "0"}, 2, "--output-tokens 0"},
+		{[]string{"plan", "--input-tokens", "1000", "--users", "2", "--output-tokens", "0"}, 2, `--output-tokens "0"`},
 		{[]string{"plan", "--context", "40K", "--users", "2", "--model", "../../model/hf/testdata/qwen3-32b/config.json"}, 1, "more than the max_model_len 40960"},
 		{[]string{"plan", "--context", "8K", "--users", "2", "--model", "../../model/hf/testdata/qwen3-32b/config.json", "--max-model-len", "65536"}, 1, "allows at most 40960"},
 		{[]string{"plan", "--context", "8K", "--users", "2", "--format", "xml"}, 2, `--format "xml"`},
