@@ -1,5 +1,5 @@
 // Package validate scores servesim's predictions against measured runs: the public validation
-// corpus (shared/validation/cases/*.csv, one 51-column header for every file) and `vllm bench
+// corpus (shipped in validate/corpus, one 51-column header for every file) and `vllm bench
 // serve --save-result` JSON files. It is the measuring instrument of calibration and physics
 // work: it maps every row to a deployment and a workload, simulates them in parallel, and
 // reports per case and per source predicted against measured, with MAPE, median APE and signed
@@ -16,7 +16,8 @@
 //
 // # Mapping rules
 //
-// Quotations are from the corpus README (shared/validation/README.md), section 1.
+// Quotations are from the corpus's published description of its sources (validate/corpus/README.md
+// summarises it).
 //
 // Engine and version. Rows whose engine is vllm are scored on absolute values. Their flags come
 // from the columns (tp, ep, dp, pp, max_num_seqs, max_num_batched_tokens, max_model_len,

@@ -522,7 +522,7 @@ func writeEntries(w io.Writer, res *calibration.MultiResult) {
 	tw.Flush()
 }
 
-// Acceptance of issue 14 on held-out data.
+// The held-out acceptance: the accuracy a source predicted without its own data must reach.
 const (
 	accOutput = 20.0
 	accTPOT   = 20.0
@@ -557,7 +557,7 @@ func writeHeldOut(w io.Writer, hs []calibration.HeldOut, accept bool) {
 	tw.Flush()
 }
 
-// verdict checks a held-out figure against issue 14's acceptance: output tok/s and TPOT MAPE
+// verdict checks a held-out figure against the held-out acceptance: output tok/s and TPOT MAPE
 // <= 20 % (a ratio-scored source: its ratios), TTFT median APE <= 30 % where the server keeps
 // up, every overload call right.
 func verdict(h calibration.HeldOut) string {

@@ -19,10 +19,12 @@ import (
 func validateCmd() *command {
 	return &command{
 		Name:  "validate",
-		Args:  "FILE...",
-		Short: "score predictions against measured runs: the validation corpus (CSV) or vllm bench serve result files",
-		Long: `Reads corpus tables (the 51-column CSV of shared/validation/cases, one header for every file)
-and 'vllm bench serve --save-result' JSON files, maps every row to a deployment and a workload
+		Args:  "[FILE...]",
+		Short: "score predictions against measured runs: the shipped validation corpus, corpus CSV files or vllm bench serve result files",
+		Long: `With no arguments, scores the validation corpus shipped inside servesim (validate/corpus in the
+source tree: public measurements by third parties, with their provenance in its README.md);
+docs/accuracy.md holds the figures this prints. Also reads corpus tables given as files (the
+51-column CSV, one header for every file) and 'vllm bench serve --save-result' JSON files, maps every row to a deployment and a workload
 (the rules are in 'go doc github.com/servesim/servesim/validate'), simulates them in parallel
 and prints, per case and per source, predicted against measured with MAPE, median APE and
 signed bias of output tok/s, TPOT, TTFT and E2E latency; the overload call of open-loop rows;
@@ -41,7 +43,9 @@ scenario's server is refused. Corpus rows carry their own
 server and workload, so these flags (and the benchmark's) are refused without a result file.
 
 Example:
-  servesim validate shared/validation/cases/*.csv --filter 'gpu=h200'
+  servesim validate                                   # the shipped corpus, as docs/accuracy.md shows it
+  servesim validate --source inference-sim-training --format csv
+  servesim validate validate/corpus/dstack-benchmarks.csv --filter 'gpu=h200'
   servesim validate openai-4.0qps-GLM-5.3-Flash-NVFP4-20260914-101500.json
   servesim validate --vllm-cmd "vllm serve meta-llama/Llama-3.1-8B-Instruct" --gpu H100 run.json`,
 		Setup: func(fs *pflag.FlagSet, e *env) func([]string) error {
@@ -57,9 +61,6 @@ Example:
 			var bf benchFlags
 			bf.register(fs, true)
 			return func(args []string) error {
-				if len(args) == 0 {
-					return usagef("give corpus CSV files or vllm bench result JSON files")
-				}
 				if err := ff.check(); err != nil {
 					return err
 				}
@@ -89,6 +90,17 @@ Example:
 				}
 				var rows []validate.Row
 				var results []string
+				if len(args) == 0 {
+					rs, err := validate.ReadCorpus()
+					if err != nil {
+						return err
+					}
+					for i := range rs {
+						if flt.Match(&rs[i]) && sourceOK(*sources, rs[i].Source) {
+							rows = append(rows, rs[i])
+						}
+					}
+				}
 				for _, p := range args {
 					if strings.EqualFold(strings.TrimSpace(p[max(0, len(p)-5):]), ".json") {
 						results = append(results, p)
@@ -121,8 +133,12 @@ Example:
 					opt.Seed = sf.seed.v
 				}
 				cases := validate.Map(rows, nil)
-				fmt.Fprintf(e.info(), "servesim validate: %d rows (%d to simulate) from %d corpus file(s), %d result file(s)\n",
-					len(rows), countExpressed(cases), len(args)-len(results), len(results))
+				if len(args) == 0 {
+					fmt.Fprintf(e.info(), "servesim validate: %d rows (%d to simulate) from the shipped corpus\n", len(rows), countExpressed(cases))
+				} else {
+					fmt.Fprintf(e.info(), "servesim validate: %d rows (%d to simulate) from %d corpus file(s), %d result file(s)\n",
+						len(rows), countExpressed(cases), len(args)-len(results), len(results))
+				}
 				outs := validate.Run(cases, opt)
 				if len(results) > 0 && (len(*sources) == 0 || sourceOK(*sources, validate.ResultSource)) {
 					prepared, err := prepareResults(e, &sf, &bf, fs, results)

@@ -67,7 +67,6 @@ func TestValidateUsage(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"validate"}, 2, "give corpus CSV files"},
 		{[]string{"validate", corpusExcerpt, "--filter", "nope=1"}, 2, `no column "nope"`},
 		{[]string{"validate", corpusExcerpt, "--format", "xml"}, 2, "--format"},
 		{[]string{"validate", corpusExcerpt, "--params", "x.toml", "--uncalibrated"}, 2, "contradict"},
