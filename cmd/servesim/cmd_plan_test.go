@@ -94,9 +94,10 @@ func TestPlanTable(t *testing.T) {
 			t.Errorf("plan table lacks %q:\n%s", want, out)
 		}
 	}
-	// The compact table fits a wide terminal; --wide has every column.
+	// The compact table fits a wide terminal (152 columns: the answer stands two spaces apart
+	// from P(meet)); --wide has every column.
 	for _, l := range strings.Split(out, "\n") {
-		if strings.Contains(l, "rank") && strings.Contains(l, "hardware") && len(l) > 150 {
+		if strings.Contains(l, "rank") && strings.Contains(l, "hardware") && len(l) > 152 {
 			t.Errorf("compact table header is %d columns wide:\n%s", len(l), l)
 		}
 	}
