@@ -216,7 +216,7 @@ func positiveInt(name, v string) (int, error) {
 	return n, nil
 }
 
-func humanRE() *regexp.Regexp { return regexp.MustCompile(`^([0-9]+(?:\.[0-9]+)?)([kKmMgG])$`) }
+var humanRE = regexp.MustCompile(`^([0-9]+(?:\.[0-9]+)?)([kKmMgG])$`)
 
 // maxHumanInt bounds parsed lengths far beyond any context so that conversions cannot overflow.
 const maxHumanInt = 1 << 50
@@ -226,7 +226,7 @@ const maxHumanInt = 1 << 50
 // 25.6k = 25600) and K/M/G meaning x2^10/x2^20/x2^30 (integers only: 1M = 1048576).
 func parseHumanInt(s string) (int, bool) {
 	s = strings.TrimSpace(s)
-	m := humanRE().FindStringSubmatch(s)
+	m := humanRE.FindStringSubmatch(s)
 	if m == nil {
 		n, err := strconv.Atoi(s)
 		return n, err == nil

@@ -32,13 +32,11 @@ const DefaultVersion = "0.28.0"
 // 0.32.1rc1.dev96+g8c60cf07b is 0.32.1).
 type Version struct{ Major, Minor, Patch int }
 
-func versionRE() *regexp.Regexp {
-	return regexp.MustCompile(`^v?([0-9]+)\.([0-9]+)(?:\.([0-9]+))?([.+-]?[A-Za-z0-9.+_-]*)?$`)
-}
+var versionRE = regexp.MustCompile(`^v?([0-9]+)\.([0-9]+)(?:\.([0-9]+))?([.+-]?[A-Za-z0-9.+_-]*)?$`)
 
 // ParseVersion reads a vLLM version string ("0.28.0", "v0.11.1", "0.32.1rc1.dev96+g8c60cf07b").
 func ParseVersion(s string) (Version, error) {
-	m := versionRE().FindStringSubmatch(strings.TrimSpace(s))
+	m := versionRE.FindStringSubmatch(strings.TrimSpace(s))
 	if m == nil {
 		return Version{}, fmt.Errorf("want a vLLM version such as %s", DefaultVersion)
 	}
