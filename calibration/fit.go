@@ -254,6 +254,7 @@ func Fit(p *Problem, s *Settings) (*Result, error) {
 		rep.Priors = &pe
 		rep.Warnings = append(rep.Warnings, WorseThanPriors(&rep.Train, &pe, "training cells")...)
 	}
+	rep.Warnings = append(rep.Warnings, FarFromPrior(rep.Parameters)...)
 	rep.Worst = worstCells(res.Comparison, 8)
 	rep.Loss = best.loss
 	rep.Evaluations = ev.evals - 1 // the priors' reference run

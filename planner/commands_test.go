@@ -192,6 +192,11 @@ func TestSpecMethodsSwept(t *testing.T) {
 			t.Errorf("row %d: %s\nimports as %+v (drafter %v)\nwant      %+v", c.index, l.Serve, b.Deployment.Engine, b.Deployment.Drafter, want)
 		}
 		m := c.config.SpecMethod
+		for _, n := range l.Notes {
+			if (m == "mtp" || m == "ngram") && strings.Contains(n, "--drafter") {
+				t.Errorf("row %d (%s): note %q: mtp and ngram need no drafter", c.index, m, n)
+			}
+		}
 		if m != "" && !strings.Contains(l.Serve, `"method":"`+m+`"`) {
 			t.Errorf("row %d: %s: no --speculative-config with method %s", c.index, l.Serve, m)
 		}

@@ -362,10 +362,10 @@ func (c *CostChart) Figure() *Figure {
 	var marks glyphs
 	for _, pt := range c.Points {
 		if pt.Met {
-			marks.add(mx.xy(pt.X, pt.Y, my), draw.GlyphStyle{Color: PaletteColor(pt.Color), Radius: vg.Points(3.5), Shape: draw.CircleGlyph{}},
+			marks.add(mx.xy(pt.X, pt.Y, my), draw.GlyphStyle{Color: GPUColor(pt.Color), Radius: vg.Points(3.5), Shape: draw.CircleGlyph{}},
 				draw.GlyphStyle{Color: black(), Radius: vg.Points(3.5), Shape: draw.RingGlyph{}})
 		} else {
-			marks.add(mx.xy(pt.X, pt.Y, my), draw.GlyphStyle{Color: PaletteColor(pt.Color), Radius: vg.Points(3.5), Shape: draw.RingGlyph{}})
+			marks.add(mx.xy(pt.X, pt.Y, my), draw.GlyphStyle{Color: GPUColor(pt.Color), Radius: vg.Points(3.5), Shape: draw.RingGlyph{}})
 		}
 	}
 	p.Add(&marks)
@@ -374,7 +374,7 @@ func (c *CostChart) Figure() *Figure {
 	for _, g := range c.GPUs {
 		for _, pt := range c.Points {
 			if pt.GPU == g {
-				l.Add(g, glyphThumb{draw.GlyphStyle{Color: PaletteColor(pt.Color), Radius: vg.Points(3.5), Shape: draw.CircleGlyph{}}})
+				l.Add(g, glyphThumb{draw.GlyphStyle{Color: GPUColor(pt.Color), Radius: vg.Points(3.5), Shape: draw.CircleGlyph{}}})
 				break
 			}
 		}

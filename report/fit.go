@@ -115,16 +115,20 @@ func buildFit(rep *calibration.Report, name string) *fitView {
 		fv.Facts = append(fv.Facts, kv{"kv_cache_size_tokens pinned to", fnum(float64(rep.KVTokens), 0)})
 	}
 
+	fv.Warnings = append(fv.Warnings, rep.Warnings...)
 	fv.Params = &table{ID: "table-fit-params", Caption: "Parameters: fitted value ± standard error, prior and bounds (fitted first, in table order)",
 		Head: []string{"parameter", "value", "± std. error", "relative", "unit", "prior", "bounds", "fitted", "meaning"}}
 	for _, n := range paramOrder(rep.Parameters) {
 		p := rep.Parameters[n]
 		se, rel := "—", "—"
-		if p.StdErr >= 0 {
+		switch {
+		case p.StdErr >= 0:
 			se = "± " + gnum(p.StdErr)
 			if p.Value != 0 {
 				rel = strconv.FormatFloat(100*p.StdErr/math.Abs(p.Value), 'f', 1, 64) + " %"
 			}
+		case p.Fitted || p.Unidentifiable:
+			se = p.UncertaintyText()
 		}
 		fitted, class := "no", ""
 		if p.Fitted {

@@ -229,7 +229,7 @@ Example:
 			ctx := fs.String("context", "", "the llm-inference-bench question: prompt length per stream, `tokens` or KiB of tokens (128K); output: the protocol's 4,096 tokens unless --output-tokens")
 			users := fs.Int("users", 0, "simultaneous users (streams, the concurrency) at --context or --input-tokens")
 			inTok := fs.String("input-tokens", "", "your question: prompt `tokens` per request (1000, 8K), closed loop at --users, 10 x --users requests (at least 100)")
-			outTok := fs.Int("output-tokens", 0, fmt.Sprintf("output `tokens` per request (default: %d with --input-tokens; the protocol's 4,096 with --context)", planner.DefaultOutputTokens))
+			outTokText := fs.String("output-tokens", "", fmt.Sprintf("output `tokens` per request, a count or KiB of tokens as --input-tokens (500, 1K; default: %d with --input-tokens; the protocol's 4,096 with --context)", planner.DefaultOutputTokens))
 			wl := fs.String("workload", "", "workload `file` or preset instead of --context/--input-tokens and --users")
 			var wo workloadOverrides
 			wo.register(fs)
@@ -297,8 +297,13 @@ Example:
 				if fs.Changed("explain-row") && *explainRow < 0 {
 					return usagef("--explain-row %d: want a row index >= 0 (leave the flag out for no row)", *explainRow)
 				}
-				if fs.Changed("output-tokens") && *outTok < 1 {
-					return usagef("--output-tokens %d: must be a positive integer", *outTok)
+				outTok := new(int)
+				if fs.Changed("output-tokens") {
+					n, err := matrix.ParseContext(*outTokText)
+					if err != nil || n < 1 {
+						return usagef("--output-tokens %q: want a positive token count such as 500 or 1K", *outTokText)
+					}
+					*outTok = n
 				}
 				switch {
 				case len(bf.cmdlines) > 0 && (*wl != "" || *ctx != "" || *inTok != "" || fs.Changed("users") || fs.Changed("output-tokens")):

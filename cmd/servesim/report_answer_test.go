@@ -101,3 +101,26 @@ func TestReportAnswersTheQuestion(t *testing.T) {
 		t.Errorf("report --plan: the answer does not open with the plan's rank 1 (%s): %q", first, rows)
 	}
 }
+
+// TestReportBoldsOnlyMovedParameters: the report's parameter table bolds a value that differs
+// from the deployment's prior (its GPU generation's), not one equal to it: an uncalibrated H100
+// run has none bold (Hopper's priors differ from the generic ones it was compared with).
+func TestReportBoldsOnlyMovedParameters(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "r.html")
+	code, _, errs := runCLI("report", "--vllm-cmd", "vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model-len 16384", "--gpu", "H100",
+		"--uncalibrated", "--measured", "none", "--explain", "none", "--out", out, "--quiet")
+	if code != 0 {
+		t.Fatalf("report: exit %d: %s", code, errs)
+	}
+	b, _ := os.ReadFile(out)
+	s := string(b)
+	i := strings.Index(s, `id="table-params"`)
+	if i < 0 {
+		t.Fatal("no parameter table")
+	}
+	tbl := s[i:]
+	tbl = tbl[:strings.Index(tbl, "</table>")]
+	if n := strings.Count(tbl, "moved"); n > 1 { // the caption names it once
+		t.Errorf("uncalibrated H100: %d parameters bold as moved from their prior, want none", n-1)
+	}
+}
