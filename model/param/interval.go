@@ -2,6 +2,7 @@ package param
 
 import (
 	"fmt"
+	"io"
 	"math"
 )
 
@@ -232,3 +233,34 @@ func (iv Interval) Contains(x float64) bool { return x >= iv.Lo && x <= iv.Hi }
 
 // Factor is the interval's half-width as a factor, exp(z sigma) ("x/ 1.8").
 func (iv Interval) Factor() float64 { return math.Exp(Z80 * iv.Sigma) }
+
+// NamedInterval is one output metric's 80 % interval, under the metric's name in that output
+// (JSON: {"name": ..., the interval's fields}).
+type NamedInterval struct {
+	Name string `json:"name"`
+	Interval
+}
+
+// WriteIntervals writes intervals on one line after label: "name lo-hi (x/ f), ...".
+func WriteIntervals(w io.Writer, label string, ivs []NamedInterval) {
+	fmt.Fprint(w, label)
+	for i, iv := range ivs {
+		sep := ", "
+		if i == 0 {
+			sep = ""
+		}
+		fmt.Fprintf(w, "%s%s %s-%s (x/ %.2f)", sep, iv.Name, shortNumber(iv.Lo), shortNumber(iv.Hi), iv.Factor())
+	}
+	fmt.Fprintln(w)
+}
+
+// shortNumber writes an interval end with three significant digits or so.
+func shortNumber(v float64) string {
+	switch {
+	case v >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 10:
+		return fmt.Sprintf("%.1f", v)
+	}
+	return fmt.Sprintf("%.2f", v)
+}
