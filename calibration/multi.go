@@ -32,6 +32,9 @@ type MultiJob struct {
 	// SamePrompt: the job's requests share one prompt (the seed matrix), so the MoE routing
 	// concentration fitted is routing_alpha_same_prompt instead of routing_alpha.
 	SamePrompt bool
+	// CodePrompt: the job's prompt asks for code (code_prompt 1), so its acceptance depends on
+	// accept_code_ratio, which it then fits.
+	CodePrompt bool
 	// Cost estimates the job's simulation work (any unit; longest jobs start first).
 	Cost float64
 	// Run simulates the job with the parameters and returns what the source's Score reads. It
@@ -80,6 +83,9 @@ func (p *MultiProblem) free(j *MultiJob) []param.ID {
 func multiFree(j *MultiJob) []param.ID {
 	d := j.Deployment
 	free := defaultFree(d, 0, j.SamePrompt)
+	if j.CodePrompt && d.Engine.SpecTokens() > 0 {
+		free = append(free, param.AcceptCodeRatio)
+	}
 	if !d.RunsVLLMV0() {
 		return free
 	}

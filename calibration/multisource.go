@@ -93,6 +93,16 @@ type HeldOut struct {
 	RatioMAPE     float64 `json:"ratio_mape_pct"`
 	NRatio        int     `json:"n_ratio"`
 	Params        string  `json:"params"`
+	// Factors are the families a source scores apart beside these (acceptance per verifier
+	// step, verifier steps/s, prefill tok/s, KV capacity), those it has values of.
+	Factors []FactorMAPE `json:"factors,omitempty"`
+}
+
+// FactorMAPE is one factor family's MAPE (percent) over N values.
+type FactorMAPE struct {
+	Family string  `json:"family"`
+	MAPE   float64 `json:"mape_pct"`
+	N      int     `json:"n"`
 }
 
 // MatrixHeldOut scores a predicted matrix against the measured one: decode cells' total tok/s

@@ -67,6 +67,24 @@ func WriteHeldOut(w io.Writer, hs []HeldOut, accept *HeldOutAcceptance) {
 		fmt.Fprintln(tw, line)
 	}
 	tw.Flush()
+	var facts []HeldOut
+	for _, h := range hs {
+		if len(h.Factors) > 0 {
+			facts = append(facts, h)
+		}
+	}
+	if len(facts) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "Factors scored apart (speculative acceptance per verifier step and verifier steps/s; prefill tok/s; KV capacity): MAPE (values)")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "fold\theld-out source\tfactor\tMAPE\t")
+	for _, h := range facts {
+		for _, x := range h.Factors {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", h.Fold, h.Source, x.Family, f(x.MAPE, x.N))
+		}
+	}
+	tw.Flush()
 }
 
 // WriteEntries writes a multi-source fit's values as a table: level, key, parameter, value with

@@ -34,22 +34,24 @@ type flagSpec struct {
 // unknown.
 func shortAliases() map[string]string {
 	return map[string]string{
-		"-tp": "--tensor-parallel-size",
-		"-dp": "--data-parallel-size",
-		"-pp": "--pipeline-parallel-size",
-		"-q":  "--quantization",
+		"-tp":  "--tensor-parallel-size",
+		"-dp":  "--data-parallel-size",
+		"-pp":  "--pipeline-parallel-size",
+		"-dcp": "--decode-context-parallel-size",
+		"-q":   "--quantization",
 	}
 }
 
 // flagTable maps the canonical flag name to what it does.
 func flagTable() map[string]*flagSpec {
 	return map[string]*flagSpec{
-		"--tensor-parallel-size":   intFlag(func(e *deploy.EngineArgs, n int) { e.TensorParallel = &n }),
-		"--data-parallel-size":     intFlag(func(e *deploy.EngineArgs, n int) { e.DataParallel = &n }),
-		"--pipeline-parallel-size": intFlag(func(e *deploy.EngineArgs, n int) { e.PipelineParallel = &n }),
-		"--max-num-batched-tokens": intFlag(func(e *deploy.EngineArgs, n int) { e.MaxNumBatchedTokens = &n }),
-		"--max-num-seqs":           intFlag(func(e *deploy.EngineArgs, n int) { e.MaxNumSeqs = &n }),
-		"--block-size":             intFlag(func(e *deploy.EngineArgs, n int) { e.BlockSize = &n }),
+		"--tensor-parallel-size":         intFlag(func(e *deploy.EngineArgs, n int) { e.TensorParallel = &n }),
+		"--data-parallel-size":           intFlag(func(e *deploy.EngineArgs, n int) { e.DataParallel = &n }),
+		"--pipeline-parallel-size":       intFlag(func(e *deploy.EngineArgs, n int) { e.PipelineParallel = &n }),
+		"--decode-context-parallel-size": intFlag(func(e *deploy.EngineArgs, n int) { e.DecodeContextParallel = &n }),
+		"--max-num-batched-tokens":       intFlag(func(e *deploy.EngineArgs, n int) { e.MaxNumBatchedTokens = &n }),
+		"--max-num-seqs":                 intFlag(func(e *deploy.EngineArgs, n int) { e.MaxNumSeqs = &n }),
+		"--block-size":                   intFlag(func(e *deploy.EngineArgs, n int) { e.BlockSize = &n }),
 
 		"--enable-expert-parallel": {kind: boolFlag, setBool: func(e *deploy.EngineArgs, b bool) { e.ExpertParallel = &b }},
 		"--enable-chunked-prefill": {kind: boolFlag, setBool: func(e *deploy.EngineArgs, b bool) { e.ChunkedPrefill = &b }},

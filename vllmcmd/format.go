@@ -58,6 +58,7 @@ func Format(model string, a deploy.EngineArgs) string {
 	str("--served-model-name", a.ServedModel)
 	num("--tensor-parallel-size", a.TensorParallel)
 	num("--pipeline-parallel-size", a.PipelineParallel)
+	num("--decode-context-parallel-size", a.DecodeContextParallel)
 	num("--data-parallel-size", a.DataParallel)
 	boolean("enable-expert-parallel", a.ExpertParallel)
 	num("--max-model-len", a.MaxModelLen)

@@ -116,8 +116,13 @@ type Metrics struct {
 	// then StatusOverloaded); it names the limit that binds.
 	Overload *Overload `json:"overload,omitempty"`
 
-	Steps    int64   `json:"engine_steps"`
-	SimTimeS float64 `json:"sim_time_s"`
+	Steps int64 `json:"engine_steps"`
+	// VerifierSteps counts, summed over the measured requests (bench: inside the window), the
+	// steps that delivered tokens: OutputTokens / VerifierSteps is the mean acceptance length
+	// (1 + accepted drafts per verify step, as vLLM reports it) and VerifierSteps / DurationS the
+	// verifier step rate. Not written (JSON "-"): the transcripts keep their fields.
+	VerifierSteps int64   `json:"-"`
+	SimTimeS      float64 `json:"sim_time_s"`
 }
 
 // reqSample is one request's latencies (ms; NaN when not defined).
@@ -137,6 +142,7 @@ type collector struct {
 	itl                    hist
 	inputTokens            int64 // completed requests
 	outputTokens           int64 // completed requests (bench: window tokens)
+	verifierSteps          int64 // their verifier steps (bench: the window's)
 	submitted              int
 	completed              int
 	rejected               int
@@ -176,6 +182,7 @@ func summarise(s *Spec, seed uint64, parts []part, replicas int) *Metrics {
 		m.Cancelled += k * c.cancelled
 		m.InputTokens += int64(k) * (c.inputTokens + c.windowInputTokens)
 		m.OutputTokens += int64(k) * c.outputTokens
+		m.VerifierSteps += int64(k) * c.verifierSteps
 		m.Preemptions += k * c.preemptions
 		m.PreemptedRequests += k * c.preempted
 		m.DurationS = math.Max(m.DurationS, c.durationS)

@@ -125,7 +125,7 @@ func (r *resolver) add(key string, v any, rule, source string) {
 
 func (r *resolver) run() (EngineConfig, error) {
 	a, m, g := &r.a, r.t.Model, r.t.GPU
-	e := EngineConfig{Name: "vllm", Version: a.Version, AllowLongMaxModelLen: a.AllowLongMaxModelLen, All2AllBackend: a.All2AllBackend,
+	e := EngineConfig{Name: "vllm", Version: a.Version, Series: a.Series, AllowLongMaxModelLen: a.AllowLongMaxModelLen, All2AllBackend: a.All2AllBackend,
 		DisableCustomAllReduce: a.DisableCustomAllReduce,
 		Quantization:           a.Quantization, AttentionBackend: a.AttentionBackend, MoEBackend: a.MoEBackend, ServedModel: a.ServedModel}
 	if e.Version == "" {
@@ -144,6 +144,9 @@ func (r *resolver) run() (EngineConfig, error) {
 	e.PipelineParallel = r.intOr(a.PipelineParallel, "pipeline_parallel_size", 1, "vLLM's default", parallelSrc)
 	e.DataParallel = r.intOr(a.DataParallel, "data_parallel_size", 1, "vLLM's default", parallelSrc)
 	e.ExpertParallel = r.boolOr(a.ExpertParallel, "enable_expert_parallel", false, "vLLM's default (MoE layers are tensor-parallel)", parallelSrc)
+	if a.DecodeContextParallel != nil && *a.DecodeContextParallel > 1 {
+		e.DecodeContextParallel = *a.DecodeContextParallel
+	}
 
 	// Speculative decoding: off unless --speculative-config; an absent k comes from the draft's
 	// n_predict (vllm/config/speculative.py).

@@ -46,9 +46,12 @@ type GPU struct {
 	// RatedPowerW is the board power the card is rated at when PowerW is a cap below it
 	// (WithPowerCap); 0 otherwise.
 	RatedPowerW float64 `toml:"rated_power_w,omitempty"`
-	BF16TFLOPS  float64 `toml:"bf16_tflops"`
-	FP8TFLOPS   float64 `toml:"fp8_tflops"`
-	FP4TFLOPS   float64 `toml:"fp4_tflops"` // 0 = no FP4 tensor cores
+	// FullPowerW is the board power of the full-power edition of the same chip when this card
+	// is a lower-power edition (RTX PRO 6000 Max-Q: 600 W); 0 otherwise.
+	FullPowerW float64 `toml:"full_power_w,omitempty"`
+	BF16TFLOPS float64 `toml:"bf16_tflops"`
+	FP8TFLOPS  float64 `toml:"fp8_tflops"`
+	FP4TFLOPS  float64 `toml:"fp4_tflops"` // 0 = no FP4 tensor cores
 	// FP4Formats lists the 4-bit formats with native tensor-core support ("nvfp4", "mxfp4").
 	FP4Formats []string `toml:"fp4_formats,omitempty"`
 	// GPU-GPU link: kind, per-GPU bandwidth per direction (GB/s), and one-hop latency (us).
@@ -109,6 +112,13 @@ func (g GPU) WithPowerCap(w float64) GPU {
 	}
 	out.PowerW = w
 	return out
+}
+
+// PowerLimited reports whether the card runs below the board power of its chip's full-power
+// edition (a Max-Q edition, or a cap below its rating): its sustained compute clock
+// (compute_power_ratio) is then its own to fit.
+func (g *GPU) PowerLimited() bool {
+	return (g.FullPowerW > 0 && g.PowerW > 0 && g.PowerW < g.FullPowerW) || (g.RatedPowerW > 0 && g.PowerW < g.RatedPowerW)
 }
 
 // BandwidthBytesPerS is the peak memory bandwidth in bytes/s.
