@@ -80,7 +80,7 @@ func (p *Plan) Launch(r *Result) (*Launch, error) {
 	if w := r.Config.Weights; w != "native" && min.Quantization != "fp8" {
 		l.Notes = append(l.Notes, fmt.Sprintf("weights %s: a checkpoint of the model in %s is needed (vLLM cannot convert this one when loading); serve it instead of %s", w, strings.ToUpper(r.Config.WeightFormat), model))
 	}
-	if r.Config.SpecTokens > 0 && qi.Drafter == "" {
+	if r.Config.SpecTokens > 0 && qi.Drafter == "" && !strings.EqualFold(r.Config.SpecMethod, "mtp") && !strings.EqualFold(r.Config.SpecMethod, "ngram") {
 		l.Notes = append(l.Notes, "the speculative drafter has no reference; give --drafter")
 	}
 	served := model

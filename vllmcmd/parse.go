@@ -89,15 +89,13 @@ func (p *parser) note(format string, a ...any) {
 	p.res.Notes = append(p.res.Notes, fmt.Sprintf(format, a...))
 }
 
-func assignRE() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`) }
-func pythonRE() *regexp.Regexp { return regexp.MustCompile(`^python[0-9]*(\.[0-9]+)*$`) }
+var assignRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
+var pythonRE = regexp.MustCompile(`^python[0-9]*(\.[0-9]+)*$`)
 
 // redirectRE matches a shell redirection; group 2 is the target when it is glued on.
-func redirectRE() *regexp.Regexp {
-	return regexp.MustCompile(`^([0-9]*>>?|&>>?|[0-9]*>&|[0-9]*<)(.*)$`)
-}
+var redirectRE = regexp.MustCompile(`^([0-9]*>>?|&>>?|[0-9]*>&|[0-9]*<)(.*)$`)
 
-func negNumRE() *regexp.Regexp { return regexp.MustCompile(`^-[0-9.]`) }
+var negNumRE = regexp.MustCompile(`^-[0-9.]`)
 
 const wantProgram = "want vllm serve MODEL, python -m vllm.entrypoints.openai.api_server --model MODEL, or the flags alone"
 
@@ -110,7 +108,7 @@ func (p *parser) prefix() error {
 	for p.i < len(p.args) {
 		a := p.args[p.i]
 		switch {
-		case assignRE().MatchString(a):
+		case assignRE.MatchString(a):
 			k, v, _ := strings.Cut(a, "=")
 			if _, seen := p.res.Env[k]; !seen {
 				p.envOrder = append(p.envOrder, k)
@@ -147,7 +145,7 @@ func (p *parser) program() error {
 		p.res.Program = prog
 		p.i++
 		return p.serve("vllm")
-	case pythonRE().MatchString(base):
+	case pythonRE.MatchString(base):
 		p.i++
 		module := ""
 		for module == "" {
@@ -211,7 +209,7 @@ func isControlOperator(a string) bool {
 // looksLikeFlag reports whether a word would be taken as an option rather than a value (argparse
 // takes negative numbers as values).
 func looksLikeFlag(a string) bool {
-	return len(a) > 1 && a[0] == '-' && !negNumRE().MatchString(a)
+	return len(a) > 1 && a[0] == '-' && !negNumRE.MatchString(a)
 }
 
 // flags consumes the flags and positionals up to the end or to a shell control operator.
@@ -224,7 +222,7 @@ func (p *parser) flags() error {
 			p.note("shell operator %q: the %d words from there on are not part of the vLLM command", a, len(p.args)-p.i+1)
 			return nil
 		}
-		if m := redirectRE().FindStringSubmatch(a); m != nil {
+		if m := redirectRE.FindStringSubmatch(a); m != nil {
 			r := a
 			if m[2] == "" && p.i < len(p.args) {
 				r += " " + p.args[p.i]
@@ -307,7 +305,7 @@ func (p *parser) flag(a string) error {
 		entry := a
 		if !hasInline && p.i < len(p.args) {
 			next := p.args[p.i]
-			if !looksLikeFlag(next) && !isControlOperator(next) && !redirectRE().MatchString(next) {
+			if !looksLikeFlag(next) && !isControlOperator(next) && !redirectRE.MatchString(next) {
 				entry += " " + next
 				p.i++
 			}
@@ -349,7 +347,7 @@ func (p *parser) flag(a string) error {
 		if spec.kind == listFlag && !hasInline {
 			for p.i < len(p.args) {
 				next := p.args[p.i]
-				if looksLikeFlag(next) || isControlOperator(next) || redirectRE().MatchString(next) {
+				if looksLikeFlag(next) || isControlOperator(next) || redirectRE.MatchString(next) {
 					break
 				}
 				vals = append(vals, next)

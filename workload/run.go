@@ -360,6 +360,7 @@ func runList(srv *sim.Server, reqs []Request, conc int, seed uint64, every vtime
 		c.completed++
 		c.inputTokens += int64(q.InputTokens)
 		c.outputTokens += int64(rec.Tokens)
+		c.verifierSteps += int64(rec.VerifierSteps(r.srv.Deployment.Engine.SpecTokens() > 0))
 		last = e.Now()
 		done++
 		if progress != nil && done%step == 0 {
@@ -472,6 +473,7 @@ func runBench(srv *sim.Server, b BenchCell, seed uint64, every vtime.Duration, s
 	col.cancelled = run.Cancelled
 	col.submitted = len(run.Records)
 	col.outputTokens = int64(run.WindowTokens)
+	col.verifierSteps = int64(run.WindowSteps)
 	// The tool's throughput: the window's tokens over the time to the last of them.
 	cell := run.Cell(job)
 	col.durationS = cell.MeasuredS

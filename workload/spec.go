@@ -591,7 +591,11 @@ func (s *Spec) Describe() string {
 		return fmt.Sprintf("trace replay: %s (%d requests)", s.Trace.File, len(s.Trace.rows))
 	case KindBench:
 		p := s.Bench.Protocol()
-		return fmt.Sprintf("llm-inference-bench cell: context %s x %d streams, %g s window, max output %d", s.Bench.Context, s.Bench.Concurrency, p.DurationS, p.MaxOutput)
+		streams := "streams"
+		if s.Bench.Concurrency == 1 {
+			streams = "stream"
+		}
+		return fmt.Sprintf("llm-inference-bench cell: context %s x %d %s, %g s window, max output %d", s.Bench.Context, s.Bench.Concurrency, streams, p.DurationS, p.MaxOutput)
 	case KindVLLMBench, KindOffline:
 		return s.VLLM.describe(s.Kind)
 	}

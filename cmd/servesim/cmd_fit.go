@@ -47,7 +47,7 @@ for every candidate; the fit matches output throughput, mean and median TTFT and
 ITL (weights total, ttft, per_request, tbt of --weights). --train and --cv apply to matrices only.
 The summary shows each file's metrics measured, with the starting and the fitted parameters.
 
-Several sources at once: corpus CSV files (shared/validation/cases) and vllm bench result JSON
+Several sources at once: corpus CSV files (the shipped corpus: validate/corpus/*.csv in the source tree) and vllm bench result JSON
 files given as arguments are fitted together with the scenario's measured matrix (--no-seed
 leaves it out). A gpu-level parameter gets one value per GPU in the data, an engine-level one per
 engine and version, a model-level one per model, each pulled toward its prior (the GPU
@@ -64,8 +64,8 @@ Example:
   servesim fit --out params.toml --report fit.json
   servesim fit --cv
   servesim fit --vllm-cmd "vllm serve M ..." --gpu H100 --measured run-2qps.json --measured run-4qps.json
-  servesim fit shared/validation/cases/*.csv --out corpus.toml
-  servesim fit --cv loso shared/validation/cases/*.csv`,
+  servesim fit validate/corpus/*.csv --out corpus.toml
+  servesim fit --cv loso validate/corpus/*.csv`,
 		Setup: func(fs *pflag.FlagSet, e *env) func([]string) error {
 			sf := scenarioFlags{matrix: true}
 			sf.register(fs)
@@ -288,18 +288,16 @@ func benchResults(paths []string) ([]*vllmbench.Result, error) {
 // fitBench fits the parameters to vllm bench serve result files.
 func fitBench(e *env, pr *progress, r *scenario.Resolved, results []*vllmbench.Result, bf *benchFlags, fs *pflag.FlagSet, free []param.ID,
 	kvTokens int, set *calibration.Settings, paramsOut, reportOut string, names []string) error {
-	o := bf.options(fs)
 	prob := &calibration.TargetProblem{Deployment: r.Deployment, Base: r.Params, Free: free, KVTokens: kvTokens, Seed: r.Scenario.Seed}
 	for i, res := range results {
-		cmd, err := bf.command(i)
+		if err := checkResult(res, r); err != nil {
+			return err
+		}
+		spec, cmd, notes, err := resultWorkload(res, bf, fs, i)
 		if err != nil {
 			return err
 		}
-		spec, notes, err := res.Workload(vllmbench.RecoverOptions{Command: cmd, SpecialTokens: o.SpecialTokens, CharsPerToken: o.CharsPerToken})
-		if err != nil {
-			return err
-		}
-		printBenchNotes(e.stderr, "servesim fit: "+res.Name+": ", cmd, notes)
+		printBenchNotes(e.info(), "servesim fit: "+res.Name+": ", cmd, notes)
 		prob.Targets = append(prob.Targets, &calibration.BenchRun{Result: res, Spec: spec})
 	}
 	fmt.Fprintf(e.info(), "servesim fit: %s on %d vllm bench result(s); starting from %s\n", r.Scenario.Name, len(results), r.ParamsFrom)

@@ -101,20 +101,6 @@ func parseShard(s string) (planner.Shard, error) {
 	return planner.Shard{Index: i, Count: n}, nil
 }
 
-// defaultOutputTokens is plan's output length per request for --input-tokens questions: a long
-// chat or coding answer (vllm bench serve's random dataset defaults to 128, llm-inference-bench to
-// 4,096).
-const defaultOutputTokens = 1024
-
-// fixedLengthWorkload is the question "users at a time send in-token prompts and read out-token
-// answers": a closed loop of 10 x users requests (at least 100), as `vllm bench serve
-// --dataset-name random --max-concurrency users` offers it.
-func fixedLengthWorkload(in, out, users int) *workload.Spec {
-	n := max(10*users, 100)
-	return &workload.Spec{Name: fmt.Sprintf("%d in / %d out x %d users", in, out, users), Kind: workload.KindClosed,
-		Closed: workload.Closed{Requests: n, Concurrency: users}, Lengths: workload.Lengths{InputTokens: in, OutputTokens: out}}
-}
-
 // planFrom prints a saved plan: its table (or csv, json), a row in full, its launch commands or its
 // figures, as the sweep that made it would have. Flags that change the question are refused:
 // the plan answers the question it was made for.
@@ -243,7 +229,7 @@ Example:
 			ctx := fs.String("context", "", "the llm-inference-bench question: prompt length per stream, `tokens` or KiB of tokens (128K); output: the protocol's 4,096 tokens unless --output-tokens")
 			users := fs.Int("users", 0, "simultaneous users (streams, the concurrency) at --context or --input-tokens")
 			inTok := fs.String("input-tokens", "", "your question: prompt `tokens` per request (1000, 8K), closed loop at --users, 10 x --users requests (at least 100)")
-			outTok := fs.Int("output-tokens", 0, fmt.Sprintf("output `tokens` per request (default: %d with --input-tokens; the protocol's 4,096 with --context)", defaultOutputTokens))
+			outTokText := fs.String("output-tokens", "", fmt.Sprintf("output `tokens` per request, a count or KiB of tokens as --input-tokens (500, 1K; default: %d with --input-tokens; the protocol's 4,096 with --context)", planner.DefaultOutputTokens))
 			wl := fs.String("workload", "", "workload `file` or preset instead of --context/--input-tokens and --users")
 			var wo workloadOverrides
 			wo.register(fs)
@@ -311,14 +297,19 @@ Example:
 				if fs.Changed("explain-row") && *explainRow < 0 {
 					return usagef("--explain-row %d: want a row index >= 0 (leave the flag out for no row)", *explainRow)
 				}
-				if fs.Changed("output-tokens") && *outTok < 1 {
-					return usagef("--output-tokens %d: must be a positive integer", *outTok)
+				outTok := new(int)
+				if fs.Changed("output-tokens") {
+					n, err := matrix.ParseContext(*outTokText)
+					if err != nil || n < 1 {
+						return usagef("--output-tokens %q: want a positive token count such as 500 or 1K", *outTokText)
+					}
+					*outTok = n
 				}
 				switch {
 				case len(bf.cmdlines) > 0 && (*wl != "" || *ctx != "" || *inTok != "" || fs.Changed("users") || fs.Changed("output-tokens")):
 					return usagef("--vllm-bench, --workload and --context/--input-tokens/--users/--output-tokens are exclusive")
 				case len(bf.cmdlines) > 0:
-					s, err := bf.benchWorkload(fs, nil, e.stderr)
+					s, err := bf.benchWorkload(fs, nil, e.info())
 					if err != nil {
 						return err
 					}
@@ -347,9 +338,9 @@ Example:
 					}
 					out := *outTok
 					if out == 0 {
-						out = defaultOutputTokens
+						out = planner.DefaultOutputTokens
 					}
-					spec0 = fixedLengthWorkload(in, out, *users)
+					spec0 = planner.FixedLengthWorkload(in, out, *users)
 					if !fs.Changed("output-tokens") {
 						fmt.Fprintf(e.stderr, "servesim: %d output tokens per request (the default; --output-tokens to change)\n", out)
 					}

@@ -26,8 +26,10 @@ model, engine flags, protocol, where the parameters come from), the capacity bre
 matrix as tables (predicted, measured and error, coloured by status and error size), every
 figure of 'servesim plot', the step-time terms of explained cells, and with --fit-report the
 fitted parameters with their uncertainties and cross-validation errors. The page opens with the
-answer (peak throughput, cost, one user's speed, time to first token, capacity, accuracy) and
-ends with the configuration simulated; its footer gives servesim's version.
+answer: to the plan (--plan: its best configuration and the runner-up, with verdict, cost and
+P(meet)) and the workload (--workload: throughput, latencies, objectives, cost) when given, then
+the benchmark's peak throughput, cost, one user's speed, time to first token, capacity and
+accuracy; it ends with the configuration simulated; its footer gives servesim's version.
 
 --workload adds a run of that workload on the scenario's server (as 'servesim simulate': its
 latencies, goodput under the --slo-* objectives, latency CDFs, KV cache and queue over time);
@@ -114,10 +116,12 @@ Example:
 					if spec.Name != "" {
 						subject += ", " + spec.Name
 					}
+					in.Workload = &report.WorkloadRun{Spec: spec, Metrics: m}
 					in.Sections = append(in.Sections, report.Section{ID: "workload", Title: "Workload", Note: "servesim simulate: " + spec.Describe() + ".",
 						Text: tb.String(), Charts: plots.WorkloadCharts(m, subject)})
 				}
 				if plan != nil {
+					in.Plan = plan
 					var tb bytes.Buffer
 					if err := plan.WriteTable(&tb, planner.TableOptions{Top: 15}); err != nil {
 						return err
