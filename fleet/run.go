@@ -50,6 +50,7 @@ type ReplicaResult struct {
 	StartS        float64           `json:"start_s"`
 	UpS           float64           `json:"up_s"`
 	StopS         float64           `json:"stop_s"`
+	Events        int64             `json:"engine_events"`
 	Metrics       *workload.Metrics `json:"metrics"`
 }
 
@@ -500,7 +501,7 @@ func (r *run) result() *Result {
 			g = fmt.Sprintf("g%d", x.group)
 		}
 		rr := ReplicaResult{Name: x.name, Group: g, Routed: x.routed, PrefixQueries: x.queries, PrefixHits: x.hits,
-			StartS: x.start.Seconds(), UpS: x.up.Seconds(), StopS: stop.Seconds(),
+			StartS: x.start.Seconds(), UpS: x.up.Seconds(), StopS: stop.Seconds(), Events: x.eng.Events(),
 			Metrics: workload.Summarise(r.spec, r.cfg.Seed, []*workload.Replica{x.rep}, 1)}
 		if life := stop.Sub(x.up); life > 0 {
 			rr.BusyShare = x.eng.BusyTime.Seconds() / life.Seconds()
