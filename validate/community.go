@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	summary "github.com/servesim/servesim/internal/stats"
 	"github.com/servesim/servesim/model/arch"
 	"github.com/servesim/servesim/model/deploy"
 	"github.com/servesim/servesim/model/hf"
@@ -225,7 +226,7 @@ func readFacts(r *Row) Facts {
 					continue
 				}
 				sort.Float64s(xs)
-				return quantile(xs, 0.5)
+				return summary.Quantile(xs, 0.5)
 			}
 			if v, err := strconv.ParseFloat(s, 64); err == nil {
 				return v

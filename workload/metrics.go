@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"github.com/servesim/servesim/internal/stats"
 	"math"
 	"math/bits"
 	"sort"
@@ -344,31 +345,15 @@ func dist(sorted []float64) Dist {
 		sum += v
 	}
 	d.Mean = sum / float64(len(sorted))
-	d.P50 = quantile(sorted, 0.5)
-	d.P90 = quantile(sorted, 0.9)
-	d.P99 = quantile(sorted, 0.99)
+	d.P50 = stats.Quantile(sorted, 0.5)
+	d.P90 = stats.Quantile(sorted, 0.9)
+	d.P99 = stats.Quantile(sorted, 0.99)
 	d.Max = sorted[len(sorted)-1]
 	d.Curve = make([]float64, CurvePoints+1)
 	for i := range d.Curve {
-		d.Curve[i] = quantile(sorted, float64(i)/CurvePoints)
+		d.Curve[i] = stats.Quantile(sorted, float64(i)/CurvePoints)
 	}
 	return d
-}
-
-// quantile interpolates linearly between order statistics of sorted (numpy "linear").
-func quantile(sorted []float64, q float64) float64 {
-	n := len(sorted)
-	if n == 0 {
-		return math.NaN()
-	}
-	pos := q * float64(n-1)
-	i := int(pos)
-	if i >= n-1 {
-		return sorted[n-1]
-	}
-	f := pos - float64(i)
-	// (1-f) a + f b: for the median of an even count this is exactly (a + b) / 2.
-	return (1-f)*sorted[i] + f*sorted[i+1]
 }
 
 // hist is a log-linear histogram of durations in nanoseconds (HDR-style: 128 linear sub-buckets

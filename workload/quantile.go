@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"github.com/servesim/servesim/internal/stats"
 	"math"
 	"sort"
 )
@@ -176,7 +177,7 @@ func (m *summary) orderStat(i uint64) float64 {
 // histogram's.
 func (m *summary) quantile(q float64) float64 {
 	if m.h == nil {
-		return quantile(m.sorted, q)
+		return stats.Quantile(m.sorted, q)
 	}
 	n := m.h.n
 	if n == 0 {
