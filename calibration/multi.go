@@ -11,6 +11,7 @@ import (
 
 	"github.com/servesim/servesim/internal/workpool"
 	"github.com/servesim/servesim/model/deploy"
+	"github.com/servesim/servesim/model/hardware"
 	"github.com/servesim/servesim/model/param"
 )
 
@@ -142,12 +143,24 @@ type MultiResult struct {
 // ParamsFor returns the parameters a deployment runs with under the fit: its priors (its GPU
 // generation's, its engine's, its model's), with every fitted entry whose key matches one of the
 // deployment's, and the description of what was fitted for it.
+//
+// A GPU without entries takes, as a parameter file's sets are applied (--params), the entries of
+// the stock card it is run off (a memory-clock offset, a power cap), else of the one GPU of its
+// generation in the fit, else of the one stock card of its generation: transferred.
 func (r *MultiResult) ParamsFor(d *deploy.Deployment) (param.Values, string) {
 	p, _ := d.Priors()
 	k := d.LevelKeys()
 	levels := map[param.Level]bool{}
+	gpuKey, transferred := r.gpuKeyFor(d), false
+	if gpuKey != k.GPU {
+		transferred = true
+	}
 	for _, e := range r.Entries {
-		if e.Key == k.Key(e.ID.Def().Level) {
+		key := k.Key(e.ID.Def().Level)
+		if e.ID.Def().Level == param.LevelGPU {
+			key = gpuKey
+		}
+		if key != "" && e.Key == key {
 			p[e.ID] = e.Value
 			levels[e.ID.Def().Level] = true
 		}
@@ -155,6 +168,10 @@ func (r *MultiResult) ParamsFor(d *deploy.Deployment) (param.Values, string) {
 	var parts []string
 	for _, l := range []param.Level{param.LevelGPU, param.LevelEngine, param.LevelModel} {
 		if levels[l] {
+			if l == param.LevelGPU && transferred {
+				parts = append(parts, fmt.Sprintf("%s %s (transferred from %s)", l, k.Key(l), gpuKey))
+				continue
+			}
 			parts = append(parts, fmt.Sprintf("%s %s", l, k.Key(l)))
 		}
 	}
@@ -162,6 +179,48 @@ func (r *MultiResult) ParamsFor(d *deploy.Deployment) (param.Values, string) {
 		return p, "priors (no fitted value for this GPU, engine or model)"
 	}
 	return p, "multi-source fit (" + strings.Join(parts, ", ") + "), priors elsewhere"
+}
+
+// gpuKeyFor is the GPU key whose entries apply to d (ParamsFor): its own, else the transferred
+// one, else "".
+func (r *MultiResult) gpuKeyFor(d *deploy.Deployment) string {
+	own := d.Hardware.GPU.Name
+	keys := map[string]bool{}
+	for _, e := range r.Entries {
+		if e.ID.Def().Level == param.LevelGPU {
+			keys[e.Key] = true
+		}
+	}
+	if keys[own] {
+		return own
+	}
+	if base, derived := hardware.BaseName(own); derived && keys[base] {
+		return base
+	}
+	gen := d.Hardware.GPU.Generation
+	if gen == "" {
+		return ""
+	}
+	cat := hardware.BuiltinCatalog()
+	var same, stock []string
+	for key := range keys {
+		base, derived := hardware.BaseName(key)
+		g, err := cat.Find(base)
+		if err != nil || g.Generation != gen {
+			continue
+		}
+		same = append(same, key)
+		if !derived {
+			stock = append(stock, key)
+		}
+	}
+	switch {
+	case len(same) == 1:
+		return same[0]
+	case len(stock) == 1:
+		return stock[0]
+	}
+	return ""
 }
 
 // sigmaOf is a prior's standard deviation in the fit's coordinate g (log for scale parameters),

@@ -96,6 +96,15 @@ func (g GPU) WithMemoryOffset(mts float64) (GPU, error) {
 	return out, nil
 }
 
+// BaseName is the catalog name of a card run off its stock settings (WithMemoryOffset's
+// "NAME+memN", WithPowerCap's "NAME@NW"), and whether name is such a derived edition.
+func BaseName(name string) (string, bool) {
+	if i := strings.IndexAny(name, "+@"); i > 0 {
+		return name[:i], true
+	}
+	return name, false
+}
+
 // WithPowerCap is the card run with its board power capped at w watts (nvidia-smi -pl): the
 // same peaks (the catalog's are at the rating) under its own name (NAME@WW), so that its
 // GPU-level values (compute_power_ratio: sustained compute under the cap) are fitted apart. A
