@@ -140,6 +140,11 @@ func Run(cfg Config, stream workload.Stream) (*Result, error) {
 			r.addReplica(gi, 0, 0)
 		}
 	}
+	if n := len(r.reps); n > 1 {
+		for _, x := range r.reps {
+			x.rep.ShareExact(workload.ExactBudget / n)
+		}
+	}
 	if err := r.loop(); err != nil {
 		return nil, err
 	}
@@ -167,6 +172,10 @@ func (r *run) addReplica(gi int, start, up vtime.Time) *replica {
 		r.fh.push(fevent{at: t, seq: r.seq, kind: evSample, r: x})
 	}
 	x.rep = workload.NewReplica(g.Server, x.eng, r.spec.SampleInterval(), &r.spec.SLO, r.cfg.LastArrival, timer)
+	if start > 0 {
+		// An autoscaled replica shares the exact budget too (the fleet can reach any size).
+		x.rep.ShareExact(workload.ExactBudget / max(len(r.reps)+1, 16))
+	}
 	x.eng.Hooks.OnTokens = func(e *sim.Engine, rec *sim.Record, n int, done bool) {
 		if done {
 			r.finish(x, rec)

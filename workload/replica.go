@@ -37,6 +37,20 @@ func NewReplica(srv *sim.Server, eng *sim.Engine, every vtime.Duration, slo *SLO
 	return p
 }
 
+// ShareExact makes the replica keep at most n latencies exactly per metric (then a histogram
+// within QuantileRelErr, as every run past 131,072 requests): replicas of a fleet that share the
+// budget keep memory bounded whatever their number, and their merged distribution is exact as
+// long as the whole fleet's requests fit one run's budget.
+func (p *Replica) ShareExact(n int) {
+	c := p.r.col
+	for _, s := range []*sampleSet{&c.ttft, &c.tpot, &c.e2e, &c.queue} {
+		s.limit = max(n, 1)
+	}
+}
+
+// ExactBudget is how many latencies a run keeps exactly per metric.
+const ExactBudget = exactLimit
+
 // Engine is the engine measured.
 func (p *Replica) Engine() *sim.Engine { return p.r.eng }
 
