@@ -104,8 +104,8 @@ func FarFromPrior(ps map[string]ParamEstimate) []string {
 			far, how = true, fmt.Sprintf("%+.3g from its prior %.4g", p.Value-p.Prior, p.Prior)
 		}
 		if far {
-			out = append(out, fmt.Sprintf("%s = %.4g %s is %s: it absorbs what the model leaves out of the %s term for these measurements (%s); read it as a fitted correction, not a measured %s",
-				d.Name, p.Value, d.Unit, how, d.Term, strings.TrimSpace(d.Meaning), strings.ReplaceAll(d.Name, "_", " ")))
+			out = append(out, fmt.Sprintf("%s = %.4g %s is %s: it absorbs what the model leaves out of the %s term (%s) for these measurements; read it as a fitted correction, not as a measured value",
+				d.Name, p.Value, d.Unit, how, d.Term, strings.TrimSpace(d.Meaning)))
 		}
 	}
 	return out

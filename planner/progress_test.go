@@ -36,3 +36,24 @@ func TestProgressCountsMatchPlan(t *testing.T) {
 		t.Errorf("full runs: progress ended at %d, the plan says %d", g.Done, s.Full)
 	}
 }
+
+// TestPilotsRunPerWorker: the estimate's pilots run as the sweep does, one simulation per worker
+// at once (they ran one at a time, so the estimate missed the workers' contention and the
+// machine's load: about 2x low under load).
+func TestPilotsRunPerWorker(t *testing.T) {
+	q := qwenChat(t, 10, 1, "L40S", "H100-SXM")
+	var mu sync.Mutex
+	first := -1
+	if _, err := Run(q, Options{Workers: 3, Progress: func(g Progress) {
+		mu.Lock()
+		defer mu.Unlock()
+		if g.Stage == "pilot" && first < 0 {
+			first = g.Total
+		}
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	if first != 3 {
+		t.Errorf("the first pilot batch holds %d simulations, want one per worker (3)", first)
+	}
+}

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -309,10 +310,33 @@ func workloadAnswer(w *WorkloadRun, price float64) []kv {
 			desc = w.Spec.Name + ": " + desc
 		}
 	}
-	rows := []kv{{"Your workload", desc}}
+	key := "Your workload"
+	if w.Measured != nil {
+		key, desc = "Your measured run", filepath.Base(w.Measured.Name)
+		if w.Spec != nil {
+			desc += ": " + w.Spec.Describe()
+		}
+	}
+	rows := []kv{{key, desc}}
 	rows = append(rows, kv{"Throughput", fmt.Sprintf("%s output tok/s, %s req/s; %d of %d requests completed", fnum(m.OutputTokS, 0), fnum(m.RequestsPerS, 2), m.Completed, m.Requests)})
 	rows = append(rows, kv{"Latency", fmt.Sprintf("TTFT p50 %s, p90 %s; TPOT p50 %s ms, p90 %s ms; end to end p50 %s", latency(m.TTFT.P50), latency(m.TTFT.P90),
 		fnum(m.TPOT.P50, 1), fnum(m.TPOT.P90, 1), latency(m.E2E.P50))})
+	if r := w.Measured; r != nil {
+		vs := func(name string, pred, meas float64, unit string) string {
+			if math.IsNaN(meas) || meas == 0 {
+				return ""
+			}
+			return fmt.Sprintf("%s %s predicted, %s measured (%+.1f %%)", name, fnum(pred, 1)+unit, fnum(meas, 1)+unit, 100*(pred/meas-1))
+		}
+		var parts []string
+		for _, p := range []string{vs("output", m.OutputTokS, r.OutputThroughput, " tok/s"), vs("TTFT median", m.TTFT.P50, r.TTFT.Median, " ms"),
+			vs("TPOT median", m.TPOT.P50, r.TPOT.Median, " ms"), vs("ITL mean", m.ITL.Mean, r.ITL.Mean, " ms")} {
+			if p != "" {
+				parts = append(parts, p)
+			}
+		}
+		rows = append(rows, kv{"Against the run", strings.Join(parts, "; ")})
+	}
 	if g := m.Goodput; g != nil {
 		var parts []string
 		for _, c := range g.Checks {

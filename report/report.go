@@ -21,6 +21,7 @@ import (
 	"github.com/servesim/servesim/planner"
 	"github.com/servesim/servesim/plots"
 	"github.com/servesim/servesim/scenario"
+	"github.com/servesim/servesim/vllmbench"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -52,10 +53,12 @@ type Input struct {
 	Plan     *planner.Plan
 }
 
-// WorkloadRun is a workload and what it measured on the scenario's server.
+// WorkloadRun is a workload and what it measured on the scenario's server; Measured is the vllm
+// bench serve result file it reproduces (nil: none).
 type WorkloadRun struct {
-	Spec    *workload.Spec
-	Metrics *workload.Metrics
+	Spec     *workload.Spec
+	Metrics  *workload.Metrics
+	Measured *vllmbench.Result
 }
 
 // Section is a further result in the report: a title, a note, preformatted text and figures.

@@ -293,7 +293,7 @@ func TestAcceptanceFromScenario(t *testing.T) {
 		}
 		if srv, err := sim.NewServer(r.Deployment, r.Params); err != nil {
 			t.Fatal(err)
-		} else if got := srv.SchedulerConfig().AcceptCDF; !slices.Equal(got, a.Rates) {
+		} else if got := srv.SchedulerConfig().Accept.Rates; !slices.Equal(got, a.Rates) {
 			t.Errorf("%q: the scheduler draws from %v, want %v", c.extra, got, a.Rates)
 		}
 	}

@@ -98,6 +98,8 @@ type Trace struct {
 	MaxRequests int `toml:"max_requests,omitempty" json:"max_requests,omitempty"`
 	// rows is the parsed trace (set by Load/LoadTrace; not part of the TOML).
 	rows []TraceRow
+	// blocks holds the rows' prefix-block hash ids, by line (JSONL traces with hash_ids).
+	blocks map[int][]uint64
 }
 
 // BenchCell is one llm-inference-bench decode cell, run as the tool runs a matrix of that one cell
@@ -273,7 +275,7 @@ func (s *Spec) LoadTrace() error {
 	case "csv":
 		rows, err = ParseCSV(f, p, opt)
 	case "jsonl":
-		rows, err = ParseJSONL(f, p, opt)
+		rows, s.Trace.blocks, err = ParseJSONLBlocks(f, p, opt)
 	}
 	if err != nil {
 		return err

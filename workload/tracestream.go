@@ -25,6 +25,15 @@ import (
 // generated prefixes (prefixIDBase) and named prefixes (prefixHash).
 const blockIDBase = 1 << 60
 
+// traceBlocks maps a row's hash ids to content ids, copy c of the row in its own range.
+func traceBlocks(ids []uint64, c int) []uint64 {
+	out := make([]uint64, len(ids))
+	for i, id := range ids {
+		out[i] = blockIDBase | (id*1024+uint64(c))&(blockIDBase-1)
+	}
+	return out
+}
+
 // MooncakeBlockTokens is the span of one Mooncake hash id: 512 tokens of the prompt.
 const MooncakeBlockTokens = 512
 
@@ -361,8 +370,8 @@ func (s *TraceStream) readJSONL() (rawRow, bool) {
 			return out, false
 		}
 		if len(out.blocks) > 0 {
-			if want := (row.InputTokens + s.opt.BlockSpan - 1) / s.opt.BlockSpan; len(out.blocks) != want {
-				s.err = b.fail(line, "hash_ids", "%d ids for %d input tokens: want %d (one per %d tokens)", len(out.blocks), row.InputTokens, want, s.opt.BlockSpan)
+			if want := (row.InputTokens + s.opt.BlockSpan - 1) / s.opt.BlockSpan; len(out.blocks) > want {
+				s.err = b.fail(line, "hash_ids", "%d ids for %d input tokens: want at most %d (one per %d tokens)", len(out.blocks), row.InputTokens, want, s.opt.BlockSpan)
 				return out, false
 			}
 		}
@@ -452,11 +461,7 @@ func (s *TraceStream) Next() (Request, bool) {
 			q := Request{At: vtime.Time(at), InputTokens: r.row.InputTokens, OutputTokens: r.row.OutputTokens,
 				PromptID: promptIDBase | s.promptSeq, PrefixID: r.row.PrefixID, PrefixTokens: r.row.PrefixTokens, Line: r.row.Line}
 			if len(r.blocks) > 0 {
-				q.Blocks = make([]uint64, len(r.blocks))
-				for i, id := range r.blocks {
-					q.Blocks[i] = blockIDBase | (id*1024+uint64(c))&(blockIDBase-1)
-				}
-				q.BlockSpan = s.opt.BlockSpan
+				q.Blocks, q.BlockSpan = traceBlocks(r.blocks, c), s.opt.BlockSpan
 			}
 			if r.session != "" {
 				q.Session = prefixHash(r.session) ^ uint64(c)

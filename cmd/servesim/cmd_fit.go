@@ -87,7 +87,7 @@ Example:
 			workers := fs.Int("workers", 0, "parallel simulations (default 0: all CPUs)")
 			fitSeed := fs.Uint64("fit-seed", 1, "seed for the random starting points")
 			weights := fs.String("weights", "", "objective `weights` as name=value,... (total, per_request, tbt, ttft, prefill, prefill_ttft, status, robust, prior); default "+calibration.DefaultWeights().String())
-			free := fs.String("free", "", "comma-separated parameter `names` to fit (default: chosen from the deployment)")
+			free := fs.StringSlice("free", nil, "comma-separated parameter `names` to fit (default: chosen from the deployment)")
 			return func(args []string) error {
 				cvMode := *cvFlag
 				if cvMode == "standard" && len(args) > 0 && (args[0] == "loso" || args[0] == "logo" || args[0] == "lofo") {
@@ -152,7 +152,7 @@ Example:
 					return usagef("--measured given %d times: a fit takes one measured matrix (or several vllm bench result files)", len(*measured))
 				}
 				if multi {
-					if *train != "" || *free != "" || *kvTokens > 0 {
+					if *train != "" || len(*free) > 0 || *kvTokens > 0 {
 						return usagef("--train, --free and --kv-tokens apply to a fit to one matrix or to result files, not to a multi-source fit")
 					}
 					if *paramsOut != "" && cvMode != "" {
@@ -175,14 +175,12 @@ Example:
 						Progress: fitProgress(pr)}
 				}
 				var freeIDs []param.ID
-				if *free != "" {
-					for _, n := range strings.Split(*free, ",") {
-						id, ok := param.ByName(strings.TrimSpace(n))
-						if !ok {
-							return usagef("--free: unknown parameter %q (known: %s)", n, strings.Join(param.Names(), ", "))
-						}
-						freeIDs = append(freeIDs, id)
+				for _, n := range *free {
+					id, ok := param.ByName(strings.TrimSpace(n))
+					if !ok {
+						return usagef("--free: unknown parameter %q (known: %s)", n, strings.Join(param.Names(), ", "))
 					}
+					freeIDs = append(freeIDs, id)
 				}
 				if results != nil {
 					return fitBench(e, pr, r, results, &bf, fs, freeIDs, *kvTokens, settings(), *paramsOut, *reportOut, *measured)

@@ -123,7 +123,7 @@ func TestPlanUsageErrors(t *testing.T) {
 		{[]string{"plan", "--context", "8K", "--users", "2", "--workload", "chat"}, 2, "exclusive"},
 		{[]string{"plan", "--context", "8K", "--users", "2", "--shard", "3/2"}, 2, `--shard "3/2"`},
 		{[]string{"plan", "--context", "8K", "--users", "2", "--gpu-kinds", "TPU"}, 2, `unknown GPU "TPU"`},
-		{[]string{"plan", "--context", "8K", "--users", "2", "--max-num-seqs", "x"}, 2, `--max-num-seqs: "x" is not an integer`},
+		{[]string{"plan", "--context", "8K", "--users", "2", "--max-num-seqs", "x"}, 2, `invalid argument "x" for "--max-num-seqs"`},
 		{[]string{"plan", "--context", "8K", "--users", "2", "--spec", "fast"}, 2, `--spec: "fast"`},
 		{[]string{"plan", "--context", "8K", "--users", "2", "--ep", "maybe"}, 2, `--ep: "maybe"`},
 		{[]string{"plan", "--context", "8K", "--users", "2", "--slo-tpot-ms", "-3"}, 2, "--slo-tpot-ms -3"},

@@ -207,11 +207,13 @@ func (f *figureFlags) simulate(e *env) (*report.Input, error) {
 	}
 	fmt.Fprintf(e.info(), "servesim: simulated %d cells in %.2f s\n", len(in.Predicted.Prefill)+len(in.Predicted.Decode), time.Since(start).Seconds())
 	if res != nil {
-		sec, err := measuredRunSection(e, r, srv, res)
+		sec, run, err := measuredRunSection(e, r, srv, res)
 		if err != nil {
 			return nil, err
 		}
 		in.Sections = append(in.Sections, *sec)
+		// The report's opening answers the measured run (a --workload given too takes its place).
+		in.Workload = run
 	}
 	return in, nil
 }
@@ -219,20 +221,20 @@ func (f *figureFlags) simulate(e *env) (*report.Input, error) {
 // measuredRunSection simulates a vllm bench result file's run on srv (as simulate --measured
 // does) and returns it as a report section: the comparison table and the latency distributions
 // predicted and measured.
-func measuredRunSection(e *env, r *scenario.Resolved, srv *sim.Server, res *vllmbench.Result) (*report.Section, error) {
+func measuredRunSection(e *env, r *scenario.Resolved, srv *sim.Server, res *vllmbench.Result) (*report.Section, *report.WorkloadRun, error) {
 	var bf benchFlags
 	spec, cmd, notes, err := resultWorkload(res, &bf, pflag.NewFlagSet("measured", pflag.ContinueOnError), 0)
 	if err != nil {
-		return nil, fmt.Errorf("--measured: %w", err)
+		return nil, nil, fmt.Errorf("--measured: %w", err)
 	}
 	printBenchNotes(e.info(), "servesim: ", cmd, notes)
 	m, err := workload.Run(srv, spec, workload.Options{Seed: r.Scenario.Seed})
 	if err != nil {
-		return nil, fmt.Errorf("--measured: %w", err)
+		return nil, nil, fmt.Errorf("--measured: %w", err)
 	}
 	var tb bytes.Buffer
 	if err := workloadFormats()[0].write(&tb, workloadResult{spec: spec, resolved: r, metrics: m, measured: res}); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	charts := []plots.Chart{}
 	if ttft, tpot, itl, e2e, ok := res.Dists(); ok {
@@ -241,7 +243,7 @@ func measuredRunSection(e *env, r *scenario.Resolved, srv *sim.Server, res *vllm
 		fmt.Fprintf(e.info(), "servesim: note: %s has no per-request detail (--save-detailed): no distributions to draw, the table only\n", res.Name)
 	}
 	return &report.Section{ID: "measured-run", Title: "Measured run", Note: "servesim simulate --measured " + res.Name + ": the run the result file records, simulated and compared.",
-		Text: tb.String(), Charts: charts}, nil
+		Text: tb.String(), Charts: charts}, &report.WorkloadRun{Spec: spec, Metrics: m, Measured: res}, nil
 }
 
 // groupThousands writes n with comma separators.

@@ -9,7 +9,7 @@
 //
 //	servesim <command> [flags] [arguments]
 //
-// Commands (cli.go, commands()): capacity, config, explain, fit, hardware, import, kernels,
+// Commands (cli.go, commands()): capacity, config, explain, fit, fleet, hardware, import, kernels,
 // matrix, merge, model, plan, plot, report, serve, simulate, validate, version, workload. Without --config a command uses the embedded seed scenario
 // (package scenario), or an empty one when --vllm-cmd or --model-config gives the model; --gpu,
 // --gpus (a count), --gpu-catalog (a GPU catalog file), --vllm-cmd (the engine flags and the model; every flag it leaves out takes vLLM's default),

@@ -184,6 +184,12 @@ func TestMeasuredResultFileFigures(t *testing.T) {
 			t.Errorf("report --measured RESULT.json: no %q", want)
 		}
 	}
+	// The opening answers the measured run, with the measurement beside the prediction.
+	rows := answerTable(t, string(b))
+	if len(rows) < 4 || rows[0][0] != "Your measured run" || !strings.HasPrefix(rows[0][1], filepath.Base(f)) ||
+		rows[3][0] != "Against the run" || !strings.Contains(rows[3][1], "433.0 tok/s measured") {
+		t.Errorf("report --measured RESULT.json: the answer does not open with the run: %q", rows)
+	}
 	// The other model's file is refused here too.
 	if code, _, errs := runCLI("plot", "--measured", f, "--out", dir, "--vllm-cmd", "vllm serve meta-llama/Llama-3.1-8B-Instruct", "--gpu", "H100", "--quiet"); code != 2 || !strings.Contains(errs, "measured model") {
 		t.Errorf("plot --measured with another model's file: exit %d: %s", code, errs)

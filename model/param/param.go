@@ -321,16 +321,7 @@ func meanLength(p1, decay float64, k int) float64 {
 // gives a mean acceptance length tau with ReferenceDrafts drafts and the decay (bisection: the
 // length grows with p1). A tau beyond what p1 in [0, 1] reaches gives 0 or 1.
 func FirstAcceptance(tau, decay float64) float64 {
-	lo, hi := 0.0, 1.0
-	for i := 0; i < 60; i++ {
-		mid := (lo + hi) / 2
-		if meanLength(mid, decay, ReferenceDrafts) < tau {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return (lo + hi) / 2
+	return FirstAcceptanceAt(tau, decay, ReferenceDrafts)
 }
 
 // cdf returns P(accepted >= i) for i = 1..k with conditional rates p1 x decay^(i-1).
