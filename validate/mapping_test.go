@@ -33,7 +33,7 @@ func intp(p *int) int {
 
 func resolved(t *testing.T, c *Case) deploy.EngineConfig {
 	t.Helper()
-	e, _, err := deploy.Resolve(c.Args, deploy.Target{Model: c.Model, GPU: &c.GPU})
+	e, _, err := deploy.Resolve(c.Args, deploy.ModelGPU{Model: c.Model, GPU: &c.GPU})
 	if err != nil {
 		t.Fatalf("%s: %v", c.ID, err)
 	}

@@ -242,7 +242,7 @@ func buildServer(c *Case, choose ParamsChooser) (*sim.Server, string, error) {
 
 // deployment resolves the case's flags with vLLM's defaults for its version, GPU and model.
 func (c *Case) deployment() (*deploy.Deployment, error) {
-	e, _, err := deploy.Resolve(c.Args, deploy.Target{Model: c.Model, GPU: &c.GPU})
+	e, _, err := deploy.Resolve(c.Args, deploy.ModelGPU{Model: c.Model, GPU: &c.GPU})
 	if err != nil {
 		return nil, err
 	}

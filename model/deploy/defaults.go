@@ -71,9 +71,9 @@ func (v Version) String() string { return fmt.Sprintf("%d.%d.%d", v.Major, v.Min
 func v2026() Version { return Version{0, 14, 0} } // 2026 rules (X26/D26 texts)
 func v0_28() Version { return Version{0, 28, 0} } // tag v0.28.0: >= 160 GiB batch tier, hybrid prefix caching
 
-// Target is what vLLM's defaults depend on besides the flags: the model (its kinds, its config's
-// length and KV-cache quantization) and the GPU.
-type Target struct {
+// ModelGPU is what vLLM's defaults depend on besides the flags: the model (its kinds, its
+// config's length and KV-cache quantization) and the GPU.
+type ModelGPU struct {
 	Model *arch.Arch
 	GPU   *hardware.GPU
 }
@@ -91,7 +91,7 @@ type Default struct {
 // and the list says which ones did and why. A max_model_len above what the model's config allows
 // is refused unless AllowLongMaxModelLen (VLLM_ALLOW_LONG_MAX_MODEL_LEN=1), as vLLM refuses it.
 // Given values are kept as given; only unset ones are derived (vLLM adjusts only those, too).
-func Resolve(a EngineArgs, t Target) (EngineConfig, []Default, error) {
+func Resolve(a EngineArgs, t ModelGPU) (EngineConfig, []Default, error) {
 	if err := a.Validate(); err != nil {
 		return EngineConfig{}, nil, err
 	}
@@ -105,7 +105,7 @@ func Resolve(a EngineArgs, t Target) (EngineConfig, []Default, error) {
 
 type resolver struct {
 	a   EngineArgs
-	t   Target
+	t   ModelGPU
 	ver Version
 	out []Default
 }
@@ -457,7 +457,7 @@ func WithWeights(a *arch.Arch, dt arch.DType) *arch.Arch {
 // Minimize returns a with the given values that vLLM would choose anyway (for the version, the GPU
 // and the model) left out: the shortest flags that Resolve turns into the same configuration.
 // The labels (quantization, backends, served model) and the version are kept.
-func Minimize(a EngineArgs, t Target) (EngineArgs, error) {
+func Minimize(a EngineArgs, t ModelGPU) (EngineArgs, error) {
 	want, _, err := Resolve(a, t)
 	if err != nil {
 		return a, err
