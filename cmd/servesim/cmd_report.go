@@ -10,9 +10,7 @@ import (
 	"github.com/servesim/servesim/calibration"
 	"github.com/servesim/servesim/internal/fsutil"
 	"github.com/servesim/servesim/planner"
-	"github.com/servesim/servesim/plots"
 	"github.com/servesim/servesim/report"
-	"github.com/servesim/servesim/sim"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -99,35 +97,14 @@ Example:
 				}
 				in.Fit, in.FitName = fit, *fitPath
 				if spec != nil {
-					srv, err := sim.NewServer(in.Resolved.Deployment, in.Resolved.Params)
-					if err != nil {
+					if err := in.AddWorkload(spec, ff.sf.stepByStep); err != nil {
 						return err
 					}
-					srv.StepByStep = ff.sf.stepByStep
-					m, err := workload.Run(srv, spec, workload.Options{Seed: in.Resolved.Scenario.Seed})
-					if err != nil {
-						return fmt.Errorf("--workload: %w", err)
-					}
-					var tb bytes.Buffer
-					if err := workload.WriteTable(&tb, m); err != nil {
-						return err
-					}
-					subject := report.Subject(in.Resolved)
-					if spec.Name != "" {
-						subject += ", " + spec.Name
-					}
-					in.Workload = &report.WorkloadRun{Spec: spec, Metrics: m}
-					in.Sections = append(in.Sections, report.Section{ID: "workload", Title: "Workload", Note: "servesim simulate: " + spec.Describe() + ".",
-						Text: tb.String(), Charts: plots.WorkloadCharts(m, subject)})
 				}
 				if plan != nil {
-					in.Plan = plan
-					var tb bytes.Buffer
-					if err := plan.WriteTable(&tb, planner.TableOptions{Top: 15}); err != nil {
+					if err := in.AddPlan(plan, *planPath); err != nil {
 						return err
 					}
-					in.Sections = append(in.Sections, report.Section{ID: "plan", Title: "Plan", Note: "servesim plan (" + *planPath + "): the best configuration of each hardware layout, ranked.",
-						Text: tb.String(), Charts: plan.Charts()})
 				}
 				start := time.Now()
 				var buf bytes.Buffer
