@@ -33,7 +33,9 @@ func WriteCapacity(w io.Writer, srv *sim.Server, proto *protocol.Protocol) error
 	row("weights: shared experts", wb.SharedExperts, "split by TP")
 	row("weights: router + norms + mixers", wb.Router+wb.Extra, "replicated")
 	row("weights: embedding + lm_head", wb.Embedding+wb.LMHead, "vocab-parallel")
-	row("weights: drafter", wb.Drafter, d.Engine.Speculative.Model)
+	if d.Engine.Speculative.Enabled() || wb.Drafter > 0 {
+		row("weights: drafter", wb.Drafter, d.Engine.Speculative.Model)
+	}
 	if wb.Encoder > 0 {
 		row("weights: vision encoder", wb.Encoder, "loaded, not run for text")
 	}

@@ -238,7 +238,10 @@ type CellRun struct {
 	WaitPolls []protocol.Poll
 	Records   []*sim.Record // every stream request, in submission order
 	Cancelled int           // requests still live at the window's end
-	Peak      int           // most requests running at any poll (readiness wait and window)
+	// WindowSteps counts the verifier steps inside the window, summed over requests (as
+	// WindowTokens counts tokens): WindowTokens / WindowSteps is the mean acceptance length.
+	WindowSteps int
+	Peak        int // most requests running at any poll (readiness wait and window)
 }
 
 // Cell is the cell's numbers by the tool's rules (protocol.DecodeCell).
@@ -364,12 +367,13 @@ func (s *Session) Cell(j *protocol.Job, o CellOptions) (*CellRun, error) {
 	// processed before it began) and before its end: the engine's counter just after the start
 	// and just before the end, and its last delivery then. (The engine delivers many tokens in one
 	// event when it advances requests without visiting them, so they are not counted one by one.)
-	startTokens, closed := e.Generated, false
+	startTokens, startSteps, closed := e.Generated, e.Verified, false
 	closeWindow := func() error {
 		if err := e.RunUntil(run.Window.End - 1); err != nil {
 			return err
 		}
 		run.WindowTokens = int(e.Generated - startTokens)
+		run.WindowSteps = int(e.Verified - startSteps)
 		if at := e.LastDelivery(); at > run.Window.Start {
 			run.LastToken = at
 		}

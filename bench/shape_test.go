@@ -48,7 +48,7 @@ func cell(t *testing.T, m *matrix.Matrix, phase matrix.Phase, ctx string, c int)
 	return x
 }
 
-// The shapes of the seed, predicted from priors alone. Each bound is the acceptance band
+// The shapes of the seed, predicted from priors alone. Each bound is the acceptance band
 // around the measured ratio.
 func TestPriorShapes(t *testing.T) {
 	m := priorRun(t)

@@ -1,6 +1,7 @@
 package calibration
 
 import (
+	"github.com/servesim/servesim/internal/stats"
 	"math"
 	"sort"
 
@@ -39,7 +40,7 @@ func CellErrors(pred, meas *matrix.Matrix, sel func(*matrix.Cell) bool) Errors {
 	e.DecodeTotalMAPE = matrix.MAPE(total)
 	e.DecodePerRequestMAPE = matrix.MAPE(perReq)
 	e.PrefillMAPE = matrix.MAPE(prefill)
-	e.TTFTMdAPE = matrix.Median(ttft)
+	e.TTFTMdAPE = stats.Median(ttft)
 	e.TBTMAPE = matrix.MAPE(tbt)
 	clean := func(v *float64) {
 		if math.IsNaN(*v) {

@@ -140,6 +140,9 @@ func defaultFree(d *deploy.Deployment, kvTokens int, samePrompt bool) []param.ID
 		}
 	}
 	free = append(free, param.GEMMHalfM, param.KernelFixedUS, param.AttnDecodeEff, param.AttnPrefillEff)
+	if d.Hardware.GPU.PowerLimited() {
+		free = append(free, param.ComputePowerRatio)
+	}
 	if d.Model.HasKind(arch.AttnSparseMLA) {
 		free = append(free, param.IndexerEff)
 	}
@@ -182,6 +185,8 @@ func defaultFree(d *deploy.Deployment, kvTokens int, samePrompt bool) []param.ID
 func acceptanceFree(d *deploy.Deployment) []param.ID {
 	s := &d.Engine.Speculative
 	switch {
+	case s.Enabled() && s.Method == "mtp" && s.MeanAcceptanceLength == 0 && len(s.Acceptance) != d.Engine.SpecTokens():
+		return []param.ID{param.MTPAcceptTau}
 	case !s.Enabled() || s.Method != "dflash" || len(s.Acceptance) == d.Engine.SpecTokens():
 		return nil
 	case s.MeanAcceptanceLength > 0:
@@ -254,6 +259,7 @@ func Fit(p *Problem, s *Settings) (*Result, error) {
 		rep.Priors = &pe
 		rep.Warnings = append(rep.Warnings, WorseThanPriors(&rep.Train, &pe, "training cells")...)
 	}
+	rep.Warnings = append(rep.Warnings, FarFromPrior(rep.Parameters)...)
 	rep.Worst = worstCells(res.Comparison, 8)
 	rep.Loss = best.loss
 	rep.Evaluations = ev.evals - 1 // the priors' reference run

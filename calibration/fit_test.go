@@ -240,7 +240,7 @@ func TestShippedCalibrationReproduces(t *testing.T) {
 	// The in-sample acceptance figures of the shipped calibration (README, Known discrepancies):
 	// decode total within 4 %, decode TTFT median within 15 %, the eight prefill rows trained on
 	// (the 16K row is excluded by the scenario) within 4 %. Per-request throughput and time between
-	// tokens are held to 5 %, above issue 12's 4 %: with the kernels' fixed time and the GPU-level
+	// tokens are held to 5 %, above the 4 % of the fit without them: with the kernels' fixed time and the GPU-level
 	// priors from kernel profiles the fit puts the C = 2, 16 and 32 columns' total throughput
 	// within 3 % and their per-request speed 6-7 % slow: the seed's per-request speed exceeds its
 	// window rate at C <= 2, and its admission ramp, inside every request's life at C = 16 and 32,

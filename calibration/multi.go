@@ -11,6 +11,7 @@ import (
 
 	"github.com/servesim/servesim/internal/workpool"
 	"github.com/servesim/servesim/model/deploy"
+	"github.com/servesim/servesim/model/hardware"
 	"github.com/servesim/servesim/model/param"
 )
 
@@ -32,6 +33,12 @@ type MultiJob struct {
 	// SamePrompt: the job's requests share one prompt (the seed matrix), so the MoE routing
 	// concentration fitted is routing_alpha_same_prompt instead of routing_alpha.
 	SamePrompt bool
+	// RatioOnly: the job is scored only through ratios between runs of another engine
+	// (TensorRT-LLM): it tells how throughput scales, not its level.
+	RatioOnly bool
+	// CodePrompt: the job's prompt asks for code (code_prompt 1), so its acceptance depends on
+	// accept_code_ratio, which it then fits.
+	CodePrompt bool
 	// Cost estimates the job's simulation work (any unit; longest jobs start first).
 	Cost float64
 	// Run simulates the job with the parameters and returns what the source's Score reads. It
@@ -80,6 +87,9 @@ func (p *MultiProblem) free(j *MultiJob) []param.ID {
 func multiFree(j *MultiJob) []param.ID {
 	d := j.Deployment
 	free := defaultFree(d, 0, j.SamePrompt)
+	if j.CodePrompt && d.Engine.SpecTokens() > 0 {
+		free = append(free, param.AcceptCodeRatio)
+	}
 	if !d.RunsVLLMV0() {
 		return free
 	}
@@ -102,8 +112,10 @@ type Entry struct {
 	Prior float64 `json:"prior"`
 	Sigma float64 `json:"sigma"`
 	Band  string  `json:"band"`
-	// Jobs counts the simulations the value enters (the data that sees it).
-	Jobs int `json:"jobs"`
+	// Jobs counts the simulations the value enters (the data that sees it), AbsJobs those of
+	// them scored on absolute values (not RatioOnly).
+	Jobs    int `json:"jobs"`
+	AbsJobs int `json:"abs_jobs"`
 }
 
 // Name is "parameter[key]".
@@ -136,12 +148,26 @@ type MultiResult struct {
 // ParamsFor returns the parameters a deployment runs with under the fit: its priors (its GPU
 // generation's, its engine's, its model's), with every fitted entry whose key matches one of the
 // deployment's, and the description of what was fitted for it.
+//
+// A GPU without entries takes, as a parameter file's sets are applied (--params), the entries of
+// the stock card it is run off (a memory-clock offset, a power cap), else of the one GPU of its
+// generation in the fit, else of the one stock card of its generation: transferred. A GPU whose
+// entries only ratio-scored runs of another engine saw (AbsJobs 0) counts as without entries
+// when such a transfer exists: ratios fix how throughput scales on it, not its level.
 func (r *MultiResult) ParamsFor(d *deploy.Deployment) (param.Values, string) {
 	p, _ := d.Priors()
 	k := d.LevelKeys()
 	levels := map[param.Level]bool{}
+	gpuKey, transferred := r.gpuKeyFor(d), false
+	if gpuKey != k.GPU {
+		transferred = true
+	}
 	for _, e := range r.Entries {
-		if e.Key == k.Key(e.ID.Def().Level) {
+		key := k.Key(e.ID.Def().Level)
+		if e.ID.Def().Level == param.LevelGPU {
+			key = gpuKey
+		}
+		if key != "" && e.Key == key {
 			p[e.ID] = e.Value
 			levels[e.ID.Def().Level] = true
 		}
@@ -149,6 +175,10 @@ func (r *MultiResult) ParamsFor(d *deploy.Deployment) (param.Values, string) {
 	var parts []string
 	for _, l := range []param.Level{param.LevelGPU, param.LevelEngine, param.LevelModel} {
 		if levels[l] {
+			if l == param.LevelGPU && transferred {
+				parts = append(parts, fmt.Sprintf("%s %s (transferred from %s)", l, k.Key(l), gpuKey))
+				continue
+			}
 			parts = append(parts, fmt.Sprintf("%s %s", l, k.Key(l)))
 		}
 	}
@@ -156,6 +186,66 @@ func (r *MultiResult) ParamsFor(d *deploy.Deployment) (param.Values, string) {
 		return p, "priors (no fitted value for this GPU, engine or model)"
 	}
 	return p, "multi-source fit (" + strings.Join(parts, ", ") + "), priors elsewhere"
+}
+
+// gpuKeyFor is the GPU key whose entries apply to d (ParamsFor): its own, else the transferred
+// one, else "".
+func (r *MultiResult) gpuKeyFor(d *deploy.Deployment) string {
+	own := d.Hardware.GPU.Name
+	keys := map[string]bool{} // GPUs with entries seen by absolute-scored runs
+	ratioOnly := false        // own has entries, seen by ratio-scored runs only
+	for _, e := range r.Entries {
+		if e.ID.Def().Level != param.LevelGPU {
+			continue
+		}
+		if e.AbsJobs > 0 {
+			keys[e.Key] = true
+		} else if e.Key == own && e.Jobs > 0 {
+			ratioOnly = true
+		}
+	}
+	if keys[own] {
+		return own
+	}
+	if t := r.transferKey(d, keys); t != "" {
+		return t
+	}
+	if ratioOnly {
+		return own
+	}
+	return ""
+}
+
+// transferKey is the GPU d's entries are transferred from (gpuKeyFor), among keys; "" for none.
+func (r *MultiResult) transferKey(d *deploy.Deployment, keys map[string]bool) string {
+	own := d.Hardware.GPU.Name
+	if base, derived := hardware.BaseName(own); derived && keys[base] {
+		return base
+	}
+	gen := d.Hardware.GPU.Generation
+	if gen == "" {
+		return ""
+	}
+	cat := hardware.BuiltinCatalog()
+	var same, stock []string
+	for key := range keys {
+		base, derived := hardware.BaseName(key)
+		g, err := cat.Find(base)
+		if err != nil || g.Generation != gen {
+			continue
+		}
+		same = append(same, key)
+		if !derived {
+			stock = append(stock, key)
+		}
+	}
+	switch {
+	case len(same) == 1:
+		return same[0]
+	case len(stock) == 1:
+		return stock[0]
+	}
+	return ""
 }
 
 // sigmaOf is a prior's standard deviation in the fit's coordinate g (log for scale parameters),
@@ -256,6 +346,9 @@ func newMultiFit(p *MultiProblem, w Weights, workers int) (*multiFit, error) {
 				if inFree[en.ID] {
 					mj.affects = append(mj.affects, e)
 					en.Jobs++
+					if !mj.job.RatioOnly {
+						en.AbsJobs++
+					}
 				}
 			}
 		}

@@ -3,6 +3,7 @@ package calibration
 import (
 	"math"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/servesim/servesim/model/deploy"
@@ -117,5 +118,50 @@ func TestFitMultiDeterministic(t *testing.T) {
 	}
 	if !reflect.DeepEqual(r1.Entries, r2.Entries) || r1.Loss != r2.Loss || r1.Evaluations != r2.Evaluations {
 		t.Errorf("different results:\n%+v\n%+v", r1.Entries, r2.Entries)
+	}
+}
+
+// TestParamsForTransfers: a GPU without entries takes those of the stock card it is run off,
+// else of the one stock card of its generation in the fit (as --params applies a file's sets);
+// another generation's entries never.
+func TestParamsForTransfers(t *testing.T) {
+	seed, h100 := twoGPUs(t)
+	cat := hardware.BuiltinCatalog()
+	ws, err := cat.Find("RTX-PRO-6000-Workstation")
+	if err != nil {
+		t.Fatal(err)
+	}
+	oc, err := ws.WithMemoryOffset(6000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := &MultiResult{Entries: []EntryEstimate{
+		{Entry: Entry{ID: param.MemBWEff, Key: ws.Name, Jobs: 3, AbsJobs: 3}, Value: 0.91},
+		{Entry: Entry{ID: param.MemBWEff, Key: oc.Name, Jobs: 1, AbsJobs: 1}, Value: 0.7},
+	}}
+	// The seed's Server card: the Workstation's (the +mem6000 card is run off its stock settings).
+	if p, from := res.ParamsFor(seed); p[param.MemBWEff] != 0.91 || !strings.Contains(from, "transferred from "+ws.Name) {
+		t.Errorf("server: mem_bw_eff %g (%s), want the Workstation's 0.91", p[param.MemBWEff], from)
+	}
+	// A Workstation run at +6000 with no entries of its own would take its stock card's.
+	d := *seed
+	d.Hardware.GPU = oc
+	res.Entries = res.Entries[:1]
+	if p, _ := res.ParamsFor(&d); p[param.MemBWEff] != 0.91 {
+		t.Errorf("+6000 card: mem_bw_eff %g, want its stock card's 0.91", p[param.MemBWEff])
+	}
+	// The seed's card with values of its own seen only through another engine's ratios: the
+	// Workstation's absolute fit is transferred; without it, its own values stay.
+	res.Entries = append(res.Entries, EntryEstimate{Entry: Entry{ID: param.MemBWEff, Key: seed.Hardware.GPU.Name, Jobs: 5}, Value: 0.6})
+	if p, _ := res.ParamsFor(seed); p[param.MemBWEff] != 0.91 {
+		t.Errorf("server with ratio-only values: mem_bw_eff %g, want the Workstation's 0.91", p[param.MemBWEff])
+	}
+	if p, _ := (&MultiResult{Entries: res.Entries[1:]}).ParamsFor(seed); p[param.MemBWEff] != 0.6 {
+		t.Errorf("server with ratio-only values and no transfer: mem_bw_eff %g, want its own 0.6", p[param.MemBWEff])
+	}
+	// Hopper takes nothing from Blackwell PCIe.
+	prior, _ := h100.Priors()
+	if p, _ := res.ParamsFor(h100); p[param.MemBWEff] != prior[param.MemBWEff] {
+		t.Errorf("H100: mem_bw_eff %g, want its prior %g", p[param.MemBWEff], prior[param.MemBWEff])
 	}
 }

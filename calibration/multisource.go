@@ -2,8 +2,8 @@ package calibration
 
 import (
 	"fmt"
+	"github.com/servesim/servesim/internal/stats"
 	"math"
-	"sort"
 
 	"github.com/servesim/servesim/matrix"
 	"github.com/servesim/servesim/model/deploy"
@@ -93,6 +93,16 @@ type HeldOut struct {
 	RatioMAPE     float64 `json:"ratio_mape_pct"`
 	NRatio        int     `json:"n_ratio"`
 	Params        string  `json:"params"`
+	// Factors are the families a source scores apart beside these (acceptance per verifier
+	// step, verifier steps/s, prefill tok/s, KV capacity), those it has values of.
+	Factors []FactorMAPE `json:"factors,omitempty"`
+}
+
+// FactorMAPE is one factor family's MAPE (percent) over N values.
+type FactorMAPE struct {
+	Family string  `json:"family"`
+	MAPE   float64 `json:"mape_pct"`
+	N      int     `json:"n"`
 }
 
 // MatrixHeldOut scores a predicted matrix against the measured one: decode cells' total tok/s
@@ -142,35 +152,11 @@ func MatrixHeldOut(p *Problem, pred *matrix.Matrix) HeldOut {
 			}
 		}
 	}
-	h.OutputMAPE, h.NOutput = meanPct(out), len(out)
-	h.TPOTMAPE, h.NTPOT = meanPct(tpot), len(tpot)
-	h.TTFTMdAPE, h.NTTFT = medianPct(ttft), len(ttft)
+	h.OutputMAPE, h.NOutput = 100*stats.Mean(out), len(out)
+	h.TPOTMAPE, h.NTPOT = 100*stats.Mean(tpot), len(tpot)
+	h.TTFTMdAPE, h.NTTFT = 100*stats.Median(ttft), len(ttft)
 	h.RatioMAPE = math.NaN()
 	return h
-}
-
-func meanPct(v []float64) float64 {
-	if len(v) == 0 {
-		return math.NaN()
-	}
-	s := 0.0
-	for _, x := range v {
-		s += x
-	}
-	return 100 * s / float64(len(v))
-}
-
-func medianPct(v []float64) float64 {
-	if len(v) == 0 {
-		return math.NaN()
-	}
-	w := append([]float64(nil), v...)
-	sort.Float64s(w)
-	n := len(w)
-	if n%2 == 1 {
-		return 100 * w[n/2]
-	}
-	return 100 * (w[n/2-1] + w[n/2]) / 2
 }
 
 // Predict runs the matrix of p with the parameters, for MatrixHeldOut.

@@ -23,6 +23,30 @@ type ParamEstimate struct {
 	// missing a mechanism, or the bound is too tight).
 	AtBound bool `json:"at_bound"`
 	Fitted  bool `json:"fitted"`
+	// BoundLo and BoundHi state a scanned parameter's uncertainty where it has no standard error
+	// (a grid choice): the values whose loss is within ScanTolerance of the best, widened by the
+	// grid's resolution (both 0: none).
+	BoundLo float64 `json:"bound_lo,omitempty"`
+	BoundHi float64 `json:"bound_hi,omitempty"`
+	// Unidentifiable: left at its starting value because the fit had more free parameters than
+	// weighted targets and the data could not tell it from the others.
+	Unidentifiable bool `json:"unidentifiable,omitempty"`
+}
+
+// UncertaintyText is a fitted parameter's uncertainty for people: its standard error, its
+// stated bound ("in [a, b]"), or why it has none.
+func (p *ParamEstimate) UncertaintyText() string {
+	switch {
+	case p.Unidentifiable:
+		return "fixed: unidentifiable"
+	case !p.Fitted:
+		return "fixed"
+	case p.StdErr >= 0:
+		return fmt.Sprintf("%.3g", p.StdErr)
+	case p.BoundLo != 0 || p.BoundHi != 0:
+		return fmt.Sprintf("in [%.4g, %.4g]", p.BoundLo, p.BoundHi)
+	}
+	return "not estimable"
 }
 
 // Errors summarises prediction errors over a set of cells (percentages).
@@ -84,6 +108,9 @@ type Report struct {
 	// Warnings say where the fit ends worse than the priors and which cross-validation splits
 	// the matrix could not make.
 	Warnings []string `json:"warnings,omitempty"`
+	// Targets are the result files of a fit to vllm bench results (TargetReport's), each metric
+	// measured, at the start and fitted; a matrix fit has none (its errors are Train).
+	Targets []TargetFit `json:"targets,omitempty"`
 }
 
 // WorseThanPriors lists the metrics on which fitted ends worse than prior (by more than 0.1

@@ -120,7 +120,15 @@ type searchResult struct {
 	// stderr is each free parameter's standard error in the fit's coordinates (NaN for a
 	// scanned one).
 	stderr []float64
+	// bound is a scanned parameter's stated bound in the fit's coordinates (by index into free):
+	// the grid points whose loss is within ScanTolerance of the best, widened by one grid step
+	// on each side (the grid's resolution).
+	bound map[int][2]float64
 }
+
+// ScanTolerance is the relative loss within which a scanned parameter's grid points count as
+// equally good: its stated bound spans them.
+const ScanTolerance = 0.01
 
 // search minimises the sum of squares of resid over the free parameters' coordinates from u0:
 // scanned parameters (param.Def.Scan) on a grid, the others by st.Method from st.Starts seeded
@@ -167,6 +175,7 @@ func (f *fitSetup) search(u0 []float64, resid func([][]float64) [][]float64, pro
 			return resid(us)
 		}
 	}
+	bounds := map[int][2]float64{}
 	scan := func(u []float64, stage string) ([]float64, float64) {
 		u = append([]float64(nil), u...)
 		loss := math.NaN()
@@ -189,6 +198,22 @@ func (f *fitSetup) search(u0 []float64, resid func([][]float64) [][]float64, pro
 				}
 			}
 			u, loss = cand[best], sumSq(rs[best])
+			// The stated bound: the grid points as good as the best, one grid step wider.
+			lo, hi := math.Inf(1), math.Inf(-1)
+			for i := 1; i < len(cand); i++ {
+				if sumSq(rs[i]) <= loss*(1+ScanTolerance) {
+					lo, hi = math.Min(lo, float64(i-1)), math.Max(hi, float64(i-1))
+				}
+			}
+			t := func(k float64) float64 {
+				k = math.Max(0, math.Min(ScanPoints-1, k))
+				x := (k + 0.5) / ScanPoints
+				return math.Log(x / (1 - x))
+			}
+			// The chosen value's own place on the grid counts too (it may lie between points).
+			k := ScanPoints/(1+math.Exp(-u[j])) - 0.5
+			lo, hi = math.Min(lo, math.Floor(k)), math.Max(hi, math.Ceil(k))
+			bounds[j] = [2]float64{math.Min(u[j], t(lo-1)), math.Max(u[j], t(hi+1))}
 			progress(stage, loss)
 		}
 		return u, loss
@@ -278,6 +303,7 @@ func (f *fitSetup) search(u0 []float64, resid func([][]float64) [][]float64, pro
 	for i, j := range stepIdx {
 		best.stderr[j] = subErr[i]
 	}
+	best.bound = bounds
 	return best, nil
 }
 
@@ -294,6 +320,15 @@ func (f *fitSetup) estimates(params param.Values, r *searchResult) map[string]Pa
 				continue
 			}
 			pe.Fitted = true
+			if b, ok := r.bound[j]; ok {
+				// A scanned parameter: no standard error, a stated bound.
+				at := func(x float64) float64 {
+					u := append([]float64(nil), r.u...)
+					u[j] = x
+					return f.vc.params(u)[i]
+				}
+				pe.BoundLo, pe.BoundHi = math.Min(at(b[0]), at(b[1])), math.Max(at(b[0]), at(b[1]))
+			}
 			se := r.stderr[j] * math.Abs(dvdu(&d, r.u[j]))
 			if !math.IsNaN(se) && !math.IsInf(se, 0) {
 				pe.StdErr = se

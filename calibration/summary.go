@@ -22,13 +22,7 @@ func WriteSummary(w io.Writer, r *Report) error {
 		if !ok {
 			continue
 		}
-		se := "fixed"
-		if p.Fitted {
-			se = "n/a"
-			if p.StdErr >= 0 {
-				se = fmt.Sprintf("%.3g", p.StdErr)
-			}
-		}
+		se := p.UncertaintyText()
 		mark := ""
 		if p.AtBound {
 			mark = "  <- at bound"

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -55,6 +56,28 @@ func (o Observation) MarshalJSON() ([]byte, error) {
 		Predicted *float64 `json:"predicted"`
 		Measured  *float64 `json:"measured"`
 	}{o.Metric, o.Class, o.Weight, f(o.Predicted), f(o.Measured)})
+}
+
+// UnmarshalJSON reads null as NaN (as MarshalJSON writes it).
+func (o *Observation) UnmarshalJSON(b []byte) error {
+	var v struct {
+		Metric    string   `json:"metric"`
+		Class     string   `json:"class"`
+		Weight    float64  `json:"weight"`
+		Predicted *float64 `json:"predicted"`
+		Measured  *float64 `json:"measured"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	f := func(p *float64) float64 {
+		if p == nil {
+			return math.NaN()
+		}
+		return *p
+	}
+	*o = Observation{Metric: v.Metric, Class: v.Class, Weight: v.Weight, Predicted: f(v.Predicted), Measured: f(v.Measured)}
+	return nil
 }
 
 func (w *Weights) class(c string) float64 {
@@ -113,6 +136,12 @@ type TargetReport struct {
 	Converged   bool                     `json:"converged"`
 	Status      string                   `json:"status"`
 	KVTokens    int                      `json:"kv_tokens,omitempty"`
+	// WeightedTargets is the number of weighted observations the fit matched; when the free
+	// parameters outnumbered them, Unidentifiable lists the ones left at their starting values.
+	WeightedTargets int      `json:"weighted_targets"`
+	Unidentifiable  []string `json:"unidentifiable,omitempty"`
+	// Warnings: too many free parameters, values far from their priors (FarFromPrior).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // TargetResult is a finished fit to targets.
@@ -245,6 +274,34 @@ func FitTargets(p *TargetProblem, s *Settings) (*TargetResult, error) {
 	if ev.nFitted() == 0 {
 		return nil, fmt.Errorf("the targets have no metric to fit (throughput, TTFT, TPOT or ITL with a positive measurement)")
 	}
+	// More free parameters than weighted targets: the data cannot fix them all. Keep those the
+	// data tell apart (at most one per target) and leave the others at their starting values.
+	var dropped []param.ID
+	var warnings []string
+	if n := ev.nFitted(); len(free) > n {
+		data := func(sets []param.Values) [][]float64 {
+			outs := ev.simulate(sets)
+			rs := make([][]float64, len(outs))
+			for i := range outs {
+				rs[i] = ev.residuals(&outs[i])
+			}
+			return rs
+		}
+		keep, drop := identifiable(f, data, f.vc.toU(p.Base), n)
+		if len(keep) == 0 {
+			return nil, fmt.Errorf("%d free parameters and %d weighted targets: none of the parameters moves the targets", len(free), n)
+		}
+		var names []string
+		for _, id := range drop {
+			names = append(names, id.Def().Name)
+		}
+		warnings = append(warnings, fmt.Sprintf("%d free parameters against %d weighted targets: the data cannot determine them all; fitted the %d they tell apart, fixed at their starting values (%s): %s",
+			len(free), n, len(keep), startOf(p), strings.Join(names, ", ")))
+		free, dropped = keep, drop
+		if f, err = newFitSetup(s, p.Base, free, prior); err != nil {
+			return nil, err
+		}
+	}
 	best, err := searchWith[targetOut](f, ev, f.vc.toU(p.Base))
 	if err != nil {
 		return nil, err
@@ -257,6 +314,14 @@ func FitTargets(p *TargetProblem, s *Settings) (*TargetResult, error) {
 	rep := &res.Report
 	rep.NParameters = len(free)
 	rep.Parameters = f.estimates(res.Params, &best)
+	rep.WeightedTargets = ev.nFitted()
+	for _, id := range dropped {
+		pe := rep.Parameters[id.Def().Name]
+		pe.Unidentifiable = true
+		rep.Parameters[id.Def().Name] = pe
+		rep.Unidentifiable = append(rep.Unidentifiable, id.Def().Name)
+	}
+	rep.Warnings = append(warnings, FarFromPrior(rep.Parameters)...)
 	for j, t := range p.Targets {
 		before := outs[0].obs[j]
 		if outs[0].err != nil {
@@ -293,8 +358,12 @@ func (r *TargetReport) Note(measured string) string {
 // WriteTargetSummary prints a fit to targets: the parameters, then each target's metrics with the
 // starting and fitted predictions beside the measurement.
 func WriteTargetSummary(w io.Writer, r *TargetReport) error {
-	fmt.Fprintf(w, "Fitted %d parameters to %d vllm bench result(s) (%d evaluations, %d start(s), %s); loss %.4f\n\n",
-		r.NParameters, len(r.Targets), r.Evaluations, r.Starts, r.Status, r.Loss)
+	fmt.Fprintf(w, "Fitted %d parameters to %d vllm bench result(s), %d weighted targets (%d evaluations, %d start(s), %s); loss %.4f\n",
+		r.NParameters, len(r.Targets), r.WeightedTargets, r.Evaluations, r.Starts, r.Status, r.Loss)
+	for _, m := range r.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", m)
+	}
+	fmt.Fprintln(w)
 	writeParamTable(w, r.Parameters)
 	for _, t := range r.Targets {
 		fmt.Fprintf(w, "\n%s\n", t.Name)
@@ -339,13 +408,7 @@ func writeParamTable(w io.Writer, ps map[string]ParamEstimate) {
 		if !ok {
 			continue
 		}
-		se := "fixed"
-		if p.Fitted {
-			se = "n/a"
-			if p.StdErr >= 0 {
-				se = fmt.Sprintf("%.3g", p.StdErr)
-			}
-		}
+		se := p.UncertaintyText()
 		mark := ""
 		if p.AtBound {
 			mark = "  <- at bound"
@@ -353,4 +416,14 @@ func writeParamTable(w io.Writer, ps map[string]ParamEstimate) {
 		fmt.Fprintf(tw, "%s\t%.4g\t%s\t%s\t%g\t[%g, %g]%s\t\n", d.Name, p.Value, se, d.Unit, p.Prior, p.Lo, p.Hi, mark)
 	}
 	tw.Flush()
+}
+
+// startOf says where a target fit starts from: the deployment's priors where the base equals
+// them, else the starting parameter set (a calibration).
+func startOf(p *TargetProblem) string {
+	prior, _ := p.Deployment.Priors()
+	if prior == p.Base {
+		return "the priors"
+	}
+	return "the priors, or the calibration the fit starts from"
 }

@@ -18,7 +18,14 @@ func Deployment(d *deploy.Deployment) string {
 	if e.Speculative.Enabled() {
 		spec = fmt.Sprintf("%s k=%d", e.Speculative.Method, e.Speculative.NumTokens)
 	}
-	return fmt.Sprintf("%s on %d x %s, TP%d%s, kv_cache_dtype %s, max-num-seqs %d, max-num-batched-tokens %d, gpu-memory-utilization %.2f, max-model-len %d, %s",
-		d.Model.Name, d.Hardware.Count, d.Hardware.GPU.Name, e.TensorParallel, ep, e.KVCacheDType, e.MaxNumSeqs, e.MaxNumBatchedTokens,
+	par := fmt.Sprintf("TP%d", e.TensorParallel)
+	if e.PipelineParallel > 1 {
+		par += fmt.Sprintf(" PP%d", e.PipelineParallel)
+	}
+	if e.DataParallel > 1 {
+		par += fmt.Sprintf(" DP%d", e.DataParallel)
+	}
+	return fmt.Sprintf("%s on %d x %s, %s%s, kv_cache_dtype %s, max-num-seqs %d, max-num-batched-tokens %d, gpu-memory-utilization %.2f, max-model-len %d, %s",
+		d.Model.Name, d.Hardware.Count, d.Hardware.GPU.Name, par, ep, e.KVCacheDType, e.MaxNumSeqs, e.MaxNumBatchedTokens,
 		e.GPUMemoryUtilization, e.MaxModelLen, spec)
 }

@@ -54,7 +54,11 @@ func GPU(w io.Writer, g *hardware.GPU) error {
 	row("bandwidth", fmt.Sprintf("%g GB/s peak", g.BandwidthGBps))
 	row("dense BF16", tflops(g.BF16TFLOPS)+" TFLOPS")
 	row("dense FP8", tflops(g.FP8TFLOPS)+" TFLOPS")
-	row("dense FP4", tflops(g.FP4TFLOPS)+" TFLOPS")
+	if g.FP4TFLOPS > 0 {
+		row("dense FP4", tflops(g.FP4TFLOPS)+" TFLOPS")
+	} else {
+		row("dense FP4", "none (no fp4 tensor cores)")
+	}
 	formats := []string{"bf16", "fp16"}
 	if g.FP8TFLOPS > 0 {
 		formats = append(formats, "fp8")

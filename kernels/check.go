@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"fmt"
+	"github.com/servesim/servesim/internal/stats"
 	"math"
 	"sort"
 
@@ -232,22 +233,9 @@ func Summarize(pts []Point, key func(*Point) string) []Summary {
 			bias[i] = p.Predicted/p.Measured - 1
 			sum += apes[i]
 		}
-		out = append(out, Summary{Key: k, N: len(ps), MdAPE: median(apes), MAPE: sum / float64(len(ps)), Bias: median(bias)})
+		out = append(out, Summary{Key: k, N: len(ps), MdAPE: stats.Median(apes), MAPE: sum / float64(len(ps)), Bias: stats.Median(bias)})
 	}
 	return out
-}
-
-func median(v []float64) float64 {
-	if len(v) == 0 {
-		return math.NaN()
-	}
-	s := append([]float64(nil), v...)
-	sort.Float64s(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }
 
 // Standard groupings of Report.

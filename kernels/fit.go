@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"fmt"
+	"github.com/servesim/servesim/internal/stats"
 	"math"
 	"sort"
 
@@ -129,7 +130,7 @@ func FitCompute(p *Profiles, o Options) ([]Fitted, error) {
 			v, _ := computeSeconds(k, x.row, x.op)
 			apes[i] = math.Abs(v/gm[i] - 1)
 		}
-		f := Fitted{Group: sku, GPU: g.Name, Values: map[param.ID]float64{}, N: len(gemms), MdAPE: median(apes)}
+		f := Fitted{Group: sku, GPU: g.Name, Values: map[param.ID]float64{}, N: len(gemms), MdAPE: stats.Median(apes)}
 		for _, id := range append(ids, param.ElementwiseEff) {
 			f.Values[id] = best[id]
 		}
@@ -194,7 +195,7 @@ func FitNetwork(p *Profiles, o Options) ([]Fitted, error) {
 		for i, r := range rows {
 			apes[i] = math.Abs(kk.NCCLAllReduceSeconds(r.Workers, r.Bytes)/r.Seconds - 1)
 		}
-		out = append(out, Fitted{Group: fmt.Sprintf("%s (%s)", k.node, k.fabric), GPU: g.Name, N: len(rows), MdAPE: median(apes),
+		out = append(out, Fitted{Group: fmt.Sprintf("%s (%s)", k.node, k.fabric), GPU: g.Name, N: len(rows), MdAPE: stats.Median(apes),
 			Values: map[param.ID]float64{param.NCCLLatencyUS: best[param.NCCLLatencyUS], param.NCCLBWEff: best[param.NCCLBWEff],
 				param.NCCLSmallLatencyUS: best[param.NCCLSmallLatencyUS]}})
 	}

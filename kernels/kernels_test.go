@@ -79,7 +79,7 @@ func sharedVidur() string {
 func TestFullProfiles(t *testing.T) {
 	dir := sharedVidur()
 	if dir == "" {
-		t.Skip("the Vidur profiles of the validation corpus (../shared/validation/kernels/vidur or $SERVESIM_VIDUR_DIR) are not here; the testdata subset is checked by TestSubset")
+		t.Skip("the Vidur profiles of the validation corpus ($SERVESIM_VIDUR_DIR: Vidur's data/profiling) are not here; the testdata subset is checked by TestSubset")
 	}
 	p, err := LoadDir(dir)
 	if err != nil {

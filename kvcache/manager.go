@@ -9,6 +9,8 @@ import (
 
 // Content identifies the tokens of a request without materialising them. Token i of the request is
 //
+//   - block content Blocks[i / BlockSpan] when Blocks is set and i < min(PromptTokens,
+//     len(Blocks) x BlockSpan) (a trace's prefix-block hash ids: equal ids, equal content),
 //   - shared-prefix content PrefixID when i < PrefixTokens,
 //   - prompt content PromptID when i < PromptTokens,
 //   - request-unique content UniqueID otherwise (generated tokens).
@@ -20,6 +22,18 @@ type Content struct {
 	PromptID     uint64
 	PromptTokens int
 	UniqueID     uint64
+	// Blocks names the prompt's content span by span, BlockSpan tokens each (the last span may be
+	// partial): two prompts share their leading KV blocks as far as their leading ids agree.
+	Blocks    []uint64
+	BlockSpan int
+}
+
+// blocksEnd is the number of leading tokens Blocks names (0 without Blocks).
+func (c *Content) blocksEnd() int {
+	if len(c.Blocks) == 0 || c.BlockSpan <= 0 {
+		return 0
+	}
+	return min(c.PromptTokens, len(c.Blocks)*c.BlockSpan)
 }
 
 // mix is a 64-bit hash combiner (splitmix64 finaliser over a ^ rotated b).
@@ -37,6 +51,9 @@ func mix(a, b uint64) uint64 {
 // prompt's or the request's own. Two requests can share block i only if their blockIDs agree.
 func (c *Content) blockID(i, bt int) uint64 {
 	end := (i + 1) * bt
+	if len(c.Blocks) > 0 && end <= c.blocksEnd() {
+		return c.Blocks[(end-1)/c.BlockSpan]
+	}
 	switch {
 	case end <= c.PrefixTokens:
 		return c.PrefixID
@@ -49,6 +66,10 @@ func (c *Content) blockID(i, bt int) uint64 {
 // runEnd is the first block after j whose content id may differ from block j's (blockID).
 func (c *Content) runEnd(j, bt int) int {
 	end := (j + 1) * bt
+	if len(c.Blocks) > 0 && end <= c.blocksEnd() {
+		span := ((end-1)/c.BlockSpan + 1) * c.BlockSpan
+		return max(j+1, min(span, c.blocksEnd())/bt)
+	}
 	switch {
 	case end <= c.PrefixTokens:
 		return c.PrefixTokens / bt
@@ -281,6 +302,9 @@ func (m *Manager) FindHit(t *Table, c *Content, tokens int) int {
 		// shared prefix's only when it has tokens: no block of it is keyed by it otherwise).
 		if c.PrefixTokens > 0 {
 			m.Pool.Flush(c.PrefixID)
+		}
+		for _, id := range c.Blocks {
+			m.Pool.Flush(id)
 		}
 		m.Pool.Flush(c.PromptID)
 		m.Pool.Flush(c.UniqueID)

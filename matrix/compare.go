@@ -2,8 +2,8 @@ package matrix
 
 import (
 	"encoding/json"
+	"github.com/servesim/servesim/internal/stats"
 	"math"
-	"slices"
 	"sort"
 	"strconv"
 )
@@ -92,7 +92,7 @@ type CellError struct {
 }
 
 // SignedPct is the signed percentage error (pred - meas) / meas * 100.
-func (e CellError) SignedPct() float64 { return signedPct(e.Pred, e.Meas) }
+func (e CellError) SignedPct() float64 { return SignedPct(e.Pred, e.Meas) }
 
 // MetricSummary aggregates one metric over the cells where both matrices ran.
 type MetricSummary struct {
@@ -193,7 +193,7 @@ func summarizeMetric(m Metric, pairs []Pair) MetricSummary {
 		}
 	}
 	sort.SliceStable(errs, func(i, j int) bool { return errs[i].APEPct > errs[j].APEPct })
-	return MetricSummary{Metric: m, N: len(apes), MAPEPct: MAPE(apes), MdAPEPct: Median(apes),
+	return MetricSummary{Metric: m, N: len(apes), MAPEPct: MAPE(apes), MdAPEPct: stats.Median(apes),
 		Worst: errs[:min(len(errs), WorstCells)]}
 }
 
@@ -212,8 +212,8 @@ func APE(pred, meas float64) float64 {
 	return math.Abs(pred-meas) / math.Abs(meas) * 100
 }
 
-// signedPct is (pred - meas) / |meas| * 100, with APE's conventions for NaN and zero.
-func signedPct(pred, meas float64) float64 {
+// SignedPct is (pred - meas) / |meas| * 100, with APE's conventions for NaN and zero.
+func SignedPct(pred, meas float64) float64 {
 	ape := APE(pred, meas)
 	if pred < meas {
 		return -ape
@@ -235,21 +235,6 @@ func MAPE(apes []float64) float64 {
 		return math.NaN()
 	}
 	return sum / float64(n)
-}
-
-// Median is the middle value (the mean of the two middle values for an even count), NaN entries
-// skipped; NaN when there are none. The input is not modified.
-func Median(values []float64) float64 {
-	v := slices.DeleteFunc(slices.Clone(values), math.IsNaN)
-	if len(v) == 0 {
-		return math.NaN()
-	}
-	sort.Float64s(v)
-	mid := len(v) / 2
-	if len(v)%2 == 1 {
-		return v[mid]
-	}
-	return (v[mid-1] + v[mid]) / 2
 }
 
 // keyJSON is a key as JSON.

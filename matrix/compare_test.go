@@ -1,6 +1,7 @@
 package matrix
 
 import (
+	"github.com/servesim/servesim/internal/stats"
 	"math"
 	"testing"
 )
@@ -165,8 +166,8 @@ func TestMAPEMedian(t *testing.T) {
 		if got := MAPE(tt.in); !close(got, tt.mape, 1e-12) {
 			t.Errorf("MAPE(%v) = %v, want %v", tt.in, got, tt.mape)
 		}
-		if got := Median(tt.in); !close(got, tt.media, 0) {
-			t.Errorf("Median(%v) = %v, want %v", tt.in, got, tt.media)
+		if got := stats.Median(tt.in); !close(got, tt.media, 0) {
+			t.Errorf("stats.Median(%v) = %v, want %v", tt.in, got, tt.media)
 		}
 		for i := range in {
 			if !close(in[i], tt.in[i], 0) {

@@ -3,14 +3,23 @@ package matrix
 import "strings"
 
 // Context fitting of llm-inference-bench: a decode request needs room for its output and a small
-// margin, so the largest prompt is room = max_model_len - max_output - contextMarginTokens; a
+// margin, so the largest prompt is room = max_model_len - max_output - ContextMarginTokens; a
 // nominal context above room (within 10 %) is trimmed to room and labelled by what it became
 // (1,048,576 - 4,096 - 64 = 1,044,416 tokens, "1019K" in the seed). A prefill-only row asks for
-// prefillOutputTokens, so its room is max_model_len - 1 - 64 (1,048,511 for the "1024K" row).
+// PrefillOutputTokens, so its room is max_model_len - 1 - 64 (1,048,511 for the "1024K" row).
+// Package protocol applies the same rule (Protocol.Fit) with these values as its defaults; this
+// file reads a published page, whose labels were made by it.
 const (
-	contextMarginTokens = 64
-	prefillOutputTokens = 1
+	// ContextMarginTokens is the benchmark's margin below max_model_len (protocol's
+	// margin_tokens default).
+	ContextMarginTokens = 64
+	// PrefillOutputTokens is the max_tokens of a prefill-only row's request.
+	PrefillOutputTokens = 1
 )
+
+// ContextRoom is the longest prompt a request with output tokens may have: max_model_len -
+// output - margin (<= 0: none).
+func ContextRoom(maxModelLen, output, margin int) int { return maxModelLen - output - margin }
 
 // LabelTokens returns the prompt tokens behind a context label of a row in phase, for a server
 // with maxModelLen (0 = unknown) and a benchmark with maxOutputTokens (0 = unknown). Without
@@ -22,11 +31,11 @@ func LabelTokens(label string, phase Phase, maxModelLen, maxOutputTokens int) (i
 	if err != nil || maxModelLen <= 0 {
 		return nominal, err
 	}
-	decodeRoom := maxModelLen - maxOutputTokens - contextMarginTokens
+	decodeRoom := ContextRoom(maxModelLen, maxOutputTokens, ContextMarginTokens)
 	if maxOutputTokens > 0 && decodeRoom > 0 && isKLabel(label) && nominal/1024 == decodeRoom/1024 {
 		return decodeRoom, nil
 	}
-	room := maxModelLen - prefillOutputTokens - contextMarginTokens
+	room := ContextRoom(maxModelLen, PrefillOutputTokens, ContextMarginTokens)
 	if phase == Decode && maxOutputTokens > 0 {
 		room = decodeRoom
 	}

@@ -25,6 +25,22 @@ const (
 	Error          Status = "Error"
 )
 
+// Mark is the status's short mark in tables and figures: V (Valid), Q (Requests queued), OC
+// (Over capacity), ERR (Error); "" for anything else.
+func (s Status) Mark() string {
+	switch s {
+	case Valid:
+		return "V"
+	case RequestsQueued:
+		return "Q"
+	case OverCapacity:
+		return "OC"
+	case Error:
+		return "ERR"
+	}
+	return ""
+}
+
 // ParseStatus accepts a status label, case-insensitively.
 func ParseStatus(s string) (Status, error) {
 	switch strings.ToLower(strings.TrimSpace(s)) {

@@ -178,17 +178,10 @@ func prefillTable(m *Matrix) *textTable {
 	return t
 }
 
-// statusAbbrev is the short status mark of the matrices.
+// statusAbbrev is the short status mark of the matrices, "?" for an unknown status.
 func statusAbbrev(s Status) string {
-	switch s {
-	case Valid:
-		return "V"
-	case RequestsQueued:
-		return "Q"
-	case OverCapacity:
-		return "OC"
-	case Error:
-		return "ERR"
+	if m := s.Mark(); m != "" {
+		return m
 	}
 	return "?"
 }

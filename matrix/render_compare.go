@@ -57,7 +57,7 @@ func pairText(p *cellPair, v func(*Cell) float64, decimals int) string {
 	}
 	s := sideText(p.pred, v, decimals) + " / " + sideText(p.meas, v, decimals)
 	if p.bothRan() {
-		if e := signedPct(v(p.pred), v(p.meas)); e == e {
+		if e := SignedPct(v(p.pred), v(p.meas)); e == e {
 			s += " " + pctText(e)
 		}
 	}
@@ -81,7 +81,7 @@ func errText(p *cellPair, v func(*Cell) float64) string {
 	if !p.bothRan() {
 		return "—"
 	}
-	return pctText(signedPct(v(p.pred), v(p.meas)))
+	return pctText(SignedPct(v(p.pred), v(p.meas)))
 }
 
 func valueText(c *Cell, v func(*Cell) float64, decimals int) string {
@@ -307,7 +307,7 @@ func comparisonRecord(p *cellPair) []string {
 	for _, v := range []func(*Cell) float64{totalOf, perRequestOf, ttftOf, tbtOf} {
 		e := ""
 		if p.bothRan() {
-			e = floatText(signedPct(v(p.pred), v(p.meas)), 2)
+			e = floatText(SignedPct(v(p.pred), v(p.meas)), 2)
 		}
 		rec = append(rec, raw(p.pred, v), raw(p.meas, v), e)
 	}

@@ -43,19 +43,19 @@ func (qi *QuestionInfo) gpu(name string) (*hardware.GPU, error) {
 }
 
 // RowEngine is the engine configuration a row runs (per replica) and the flags given for it.
-func (p *Plan) RowEngine(r *Result) (deploy.EngineConfig, deploy.EngineArgs, deploy.Target, error) {
+func (p *Plan) RowEngine(r *Result) (deploy.EngineConfig, deploy.EngineArgs, deploy.ModelGPU, error) {
 	qi := &p.Question
 	if r.Scope != "" {
-		return deploy.EngineConfig{}, deploy.EngineArgs{}, deploy.Target{}, fmt.Errorf("row %d is a hardware layout that no flags load", r.Index)
+		return deploy.EngineConfig{}, deploy.EngineArgs{}, deploy.ModelGPU{}, fmt.Errorf("row %d is a hardware layout that no flags load", r.Index)
 	}
 	if qi.ModelArch == nil {
-		return deploy.EngineConfig{}, deploy.EngineArgs{}, deploy.Target{}, fmt.Errorf("the plan has no model description")
+		return deploy.EngineConfig{}, deploy.EngineArgs{}, deploy.ModelGPU{}, fmt.Errorf("the plan has no model description")
 	}
 	g, err := qi.gpu(r.Config.GPU)
 	if err != nil {
-		return deploy.EngineConfig{}, deploy.EngineArgs{}, deploy.Target{}, err
+		return deploy.EngineConfig{}, deploy.EngineArgs{}, deploy.ModelGPU{}, err
 	}
-	t := deploy.Target{Model: variant(qi.ModelArch, r.Config.Weights), GPU: g}
+	t := deploy.ModelGPU{Model: variant(qi.ModelArch, r.Config.Weights), GPU: g}
 	args := qi.RowArgs(&r.Config)
 	e, _, err := deploy.Resolve(args, t)
 	return e, args, t, err
@@ -80,7 +80,7 @@ func (p *Plan) Launch(r *Result) (*Launch, error) {
 	if w := r.Config.Weights; w != "native" && min.Quantization != "fp8" {
 		l.Notes = append(l.Notes, fmt.Sprintf("weights %s: a checkpoint of the model in %s is needed (vLLM cannot convert this one when loading); serve it instead of %s", w, strings.ToUpper(r.Config.WeightFormat), model))
 	}
-	if r.Config.SpecTokens > 0 && qi.Drafter == "" {
+	if r.Config.SpecTokens > 0 && qi.Drafter == "" && !strings.EqualFold(r.Config.SpecMethod, "mtp") && !strings.EqualFold(r.Config.SpecMethod, "ngram") {
 		l.Notes = append(l.Notes, "the speculative drafter has no reference; give --drafter")
 	}
 	served := model
@@ -98,7 +98,7 @@ func (p *Plan) Launch(r *Result) (*Launch, error) {
 // launchArgs are the flags a row's command gives: the swept ones, explicit even where they are
 // vLLM's default so that the command launches the row on another vLLM version too (TP 1 and expert
 // parallelism off aside), and of the others those vLLM would not choose anyway.
-func launchArgs(args deploy.EngineArgs, t deploy.Target) (deploy.EngineArgs, error) {
+func launchArgs(args deploy.EngineArgs, t deploy.ModelGPU) (deploy.EngineArgs, error) {
 	min, err := deploy.Minimize(args, t)
 	if err != nil {
 		return min, err

@@ -364,7 +364,7 @@ func (rs rowSpec) args(c *Config) deploy.EngineArgs {
 func (q *Question) engineFor(l *layout, c *Config) (deploy.EngineConfig, error) {
 	cc := *c
 	cc.TP, cc.DP, cc.EP, cc.Weights, cc.WeightFormat = l.tp, l.dp, l.ep, l.weights, l.format
-	e, _, err := deploy.Resolve(q.rowSpec().args(&cc), deploy.Target{Model: l.arch, GPU: &l.gpu})
+	e, _, err := deploy.Resolve(q.rowSpec().args(&cc), deploy.ModelGPU{Model: l.arch, GPU: &l.gpu})
 	if err != nil {
 		return e, err
 	}

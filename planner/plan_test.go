@@ -57,8 +57,10 @@ func question(t testing.TB, r *scenario.Resolved, ctx string, users int, window 
 // current, and its prediction is the 128K x 16 cell of the tool's run of that one cell.
 func TestSeedConfigMatchesMatrix(t *testing.T) {
 	r := seedResolved(t)
+	// The seed's method only: GLM-5.3-Flash's own MTP layer, which the default sweep adds, is
+	// another row (TestSeedSweepAddsMTP).
 	sp := Space{Counts: []int{4}, TP: []int{4}, EP: []bool{true}, MaxNumSeqs: []int{32}, MaxNumBatchedTokens: []int{8192},
-		KVCacheDTypes: []string{"fp8"}, SpecTokens: []int{7}, GPUMemoryUtilization: []float64{0.92}}
+		KVCacheDTypes: []string{"fp8"}, SpecTokens: []int{7}, GPUMemoryUtilization: []float64{0.92}, SpecMethods: []string{"dflash"}}
 	q := question(t, r, "128K", 16, 0, gpus(t, "RTX-PRO-6000-Server"), sp)
 	p, err := Run(q, Options{})
 	if err != nil {
@@ -279,5 +281,24 @@ func TestContextTooLongSuggests(t *testing.T) {
 		if n := q.contextNote(); (c.note == "") != (n == "") || !strings.Contains(n, c.note) {
 			t.Errorf("context %s: note %q, want %q", c.ctx, n, c.note)
 		}
+	}
+}
+
+// TestSeedSweepAddsMTP: GLM-5.3-Flash ships one MTP layer, so the default sweep of the seed's
+// question adds the checkpoint's own MTP beside the seed's DFlash drafter at each k.
+func TestSeedSweepAddsMTP(t *testing.T) {
+	r := seedResolved(t)
+	sp := Space{Counts: []int{4}, TP: []int{4}, EP: []bool{true}, MaxNumSeqs: []int{32}, MaxNumBatchedTokens: []int{8192},
+		KVCacheDTypes: []string{"fp8"}, SpecTokens: []int{3}, GPUMemoryUtilization: []float64{0.92}}
+	q := question(t, r, "8K", 4, 0, gpus(t, "RTX-PRO-6000-Server"), sp)
+	if err := q.validate(); err != nil {
+		t.Fatal(err)
+	}
+	var methods []string
+	for _, o := range q.specOptions() {
+		methods = append(methods, o.method)
+	}
+	if len(methods) != 2 || methods[0] != "dflash" || methods[1] != "mtp" {
+		t.Errorf("speculative options %v, want dflash and mtp", methods)
 	}
 }

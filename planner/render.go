@@ -170,8 +170,8 @@ func (p *Plan) WriteTable(w io.Writer, o TableOptions) error {
 	if len(stages) > 0 {
 		pruned += " (" + strings.Join(stages, ", ") + ")"
 	}
-	fmt.Fprintf(w, "Sweep        %s; %s rows, %s simulations: %s, %s\n",
-		plural(len(qi.GPUs), "GPU kind", "GPU kinds"), commas(int64(c.Rows)), commas(int64(c.Simulated)), strings.Join(verdicts, ", "), pruned)
+	fmt.Fprintf(w, "Sweep        %s; %s, %s: %s, %s\n",
+		plural(len(qi.GPUs), "GPU kind", "GPU kinds"), plural(c.Rows, "row", "rows"), plural(c.Simulated, "simulation", "simulations"), strings.Join(verdicts, ", "), pruned)
 	if p.Shard != nil {
 		fmt.Fprintf(w, "Shard        %d/%d (rows with index mod %d = %d); merge the shards with 'servesim merge'\n", p.Shard.Index, p.Shard.Count, p.Shard.Count, p.Shard.Index)
 	}
@@ -667,7 +667,9 @@ func (p *Plan) compactColumns(checks []string, qs string, sets map[int][]int) (s
 	if slo {
 		head += "P(meet)\t"
 	}
-	head += "answer"
+	// The answer is the last, unaligned cell: two spaces part it from the right-aligned column
+	// before it.
+	head += "  answer"
 	line := func(tw io.Writer, r *Result) {
 		cf := &r.Config
 		pf := r.Perf
@@ -698,7 +700,7 @@ func (p *Plan) compactColumns(checks []string, qs string, sets map[int][]int) (s
 		if r.SourceLabel() == "PRIORS ONLY" {
 			ans += " (PRIORS ONLY)"
 		}
-		fmt.Fprintf(tw, "%s\n", ans)
+		fmt.Fprintf(tw, "  %s\n", ans)
 	}
 	return head, line
 }

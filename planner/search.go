@@ -215,16 +215,15 @@ func (q *Question) search(cands []candidate, jobs []int, rows map[string]int, o 
 	default:
 		s.Exhaustive, s.ScreenRequests, s.Exact = false, n, exact
 	}
-	// Full runs come in batches (a tier, a round of layouts): their progress counts on from the
-	// batches before.
-	fullDone := 0
+	// Runs come in batches (the pilots, the screens, a tier, a round of layouts): their progress
+	// counts on from the simulations of the same kind before, so that the last count is the
+	// plan's (Search.Screens, Search.Full).
 	run := func(stage string, sel []*class, spec *workload.Spec) {
 		var prog func(int, int)
 		if o.Progress != nil {
-			base := 0
-			if stage == "full" {
-				base = fullDone
-				fullDone += len(sel)
+			base := s.Screens
+			if spec == q.Workload {
+				base = s.Full
 			}
 			prog = func(d, t int) { o.Progress(Progress{Stage: stage, Done: base + d, Total: base + t}) }
 		}
@@ -240,25 +239,39 @@ func (q *Question) search(cands []candidate, jobs []int, rows map[string]int, o 
 			}
 		}
 	}
-	// The estimate: time the first classes that simulate, then report.
+	// The estimate: time the first classes that simulate, then report. The pilots run as the
+	// sweep will, one per worker at once, so that the machine's load (other processes, the
+	// workers' contention for memory) is in the time: dst is one simulation's share of a worker,
+	// the batch's wall time x workers / simulations.
 	est := Estimate{Rows: len(cands), Simulations: len(cls), Requests: full, ScreenRequests: s.ScreenRequests, Exact: s.Exact, Workers: workers, Why: s.Why}
 	pilot := func(spec *workload.Spec, dst *float64) []*class {
 		var done []*class
 		var secs float64
 		sims := 0
-		for _, c := range cls {
-			if c.out != nil {
-				continue
+		for sims < 2 && len(done) < 8+workers {
+			var batch []*class
+			for _, c := range cls {
+				if c.out == nil && len(batch) < max(workers, 2) {
+					batch = append(batch, c)
+				}
+			}
+			if len(batch) == 0 {
+				break
 			}
 			t0 := time.Now()
-			run("pilot", []*class{c}, spec)
-			done = append(done, c)
-			if c.out.perf != nil {
-				secs += time.Since(t0).Seconds()
-				sims++
+			run("pilot", batch, spec)
+			wall := time.Since(t0).Seconds()
+			done = append(done, batch...)
+			loaded := 0
+			for _, c := range batch {
+				if c.out.perf != nil {
+					loaded++
+				}
 			}
-			if sims >= 2 || len(done) >= 8 {
-				break
+			if loaded > 0 {
+				// The rows that do not load cost next to nothing: the batch's time is the loaded ones'.
+				secs += wall * float64(min(workers, len(batch)))
+				sims += loaded
 			}
 		}
 		if sims > 0 {

@@ -8,7 +8,7 @@ import (
 	"github.com/servesim/servesim/workload"
 )
 
-// qwenChat is the open-loop question on a smaller sweep: Qwen3-30B-A3B, the chat preset's
+// qwenChat is the open-loop planning question on a smaller sweep: Qwen3-30B-A3B, the chat preset's
 // requests at rate req/s, TTFT 500 ms / TPOT 30 ms at p90, on a few GPU kinds up to maxGPUs.
 func qwenChat(t testing.TB, rate float64, maxGPUs int, gs ...string) *Question {
 	t.Helper()

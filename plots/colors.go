@@ -24,6 +24,33 @@ func contextPalette() []color.RGBA {
 	}
 }
 
+// gpuPalette is the qualitative palette of GPU kinds (matplotlib's tab20: tab10's colours, then
+// their light companions), so that a plan over the whole catalog (18 kinds and more) gives each
+// kind its own colour.
+func gpuPalette() []color.RGBA {
+	return append(contextPalette(),
+		color.RGBA{0xae, 0xc7, 0xe8, 0xff}, // light blue
+		color.RGBA{0xff, 0xbb, 0x78, 0xff}, // light orange
+		color.RGBA{0x98, 0xdf, 0x8a, 0xff}, // light green
+		color.RGBA{0xff, 0x98, 0x96, 0xff}, // light red
+		color.RGBA{0xc5, 0xb0, 0xd5, 0xff}, // light purple
+		color.RGBA{0xc4, 0x9c, 0x94, 0xff}, // light brown
+		color.RGBA{0xf7, 0xb6, 0xd2, 0xff}, // light pink
+		color.RGBA{0x9e, 0xda, 0xe5, 0xff}, // light cyan
+		color.RGBA{0xdb, 0xdb, 0x8d, 0xff}, // light olive
+		color.RGBA{0x30, 0x30, 0x30, 0xff}, // near black
+	)
+}
+
+// GPUColor returns the colour of GPU kind i (cycling after 20; neutral grey when i < 0).
+func GPUColor(i int) color.RGBA {
+	if i < 0 {
+		return darkGrey()
+	}
+	p := gpuPalette()
+	return p[i%len(p)]
+}
+
 // Neutral colours for things that are not a context.
 func black() color.RGBA     { return color.RGBA{0x20, 0x20, 0x20, 0xff} }
 func darkGrey() color.RGBA  { return color.RGBA{0x55, 0x55, 0x55, 0xff} }

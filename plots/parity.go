@@ -2,6 +2,7 @@ package plots
 
 import (
 	"fmt"
+	"github.com/servesim/servesim/internal/stats"
 	"io"
 	"math"
 	"sort"
@@ -77,7 +78,7 @@ func Parity(cmp *matrix.Comparison, metric matrix.Metric, cc *ContextColors) *Pa
 	}
 	sort.SliceStable(pc.Points, func(i, j int) bool { return pc.Points[i].APEPct > pc.Points[j].APEPct })
 	pc.N = len(apes)
-	pc.MAPEPct, pc.MdAPEPct = matrix.MAPE(apes), matrix.Median(apes)
+	pc.MAPEPct, pc.MdAPEPct = matrix.MAPE(apes), stats.Median(apes)
 	pc.Header = Header{
 		Name:  "parity-" + info.stem,
 		Title: fmt.Sprintf("Parity: %s %s (MAPE %.1f %%, n = %d)", strings.ToLower(info.phase), info.quantity, pc.MAPEPct, pc.N),

@@ -100,16 +100,10 @@ func (sm *StatusMap) WriteData(w io.Writer) error {
 	return ew.err
 }
 
+// statusInitial is the first letter of the status's mark, "-" for none.
 func statusInitial(s matrix.Status) string {
-	switch s {
-	case matrix.Valid:
-		return "V"
-	case matrix.RequestsQueued:
-		return "Q"
-	case matrix.OverCapacity:
-		return "O"
-	case matrix.Error:
-		return "E"
+	if m := s.Mark(); m != "" {
+		return m[:1]
 	}
 	return "-"
 }

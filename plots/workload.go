@@ -18,6 +18,9 @@ type CDFPanel struct {
 	X      []float64
 	// Limit is the objective's limit (0: none) and Quantile the share that must meet it.
 	Limit, Quantile float64
+	// Measured, when set, is the measured distribution in the same form (a vllm bench result
+	// file's per-request values), drawn beside the predicted one.
+	Measured []float64
 }
 
 // LatencyCDF is a run's latency distributions, one panel per metric (log x axis; X in ms, drawn in
@@ -73,6 +76,40 @@ func WorkloadCharts(m *workload.Metrics, subject string) []Chart {
 	return withSubject(out, subject)
 }
 
+// MeasuredRunCharts is a simulated run against a vllm bench result file's measurement: the
+// latency distributions predicted and measured (meas: the file's per-request distributions),
+// TTFT and TPOT in one figure (measured-ttft-tpot), the inter-token gaps and end to end in another
+// (measured-itl-e2e); a panel is drawn where both sides have values.
+func MeasuredRunCharts(m *workload.Metrics, measTTFT, measTPOT, measITL, measE2E workload.Dist, subject string) []Chart {
+	type side struct {
+		name       string
+		pred, meas workload.Dist
+	}
+	var out []Chart
+	for _, f := range []struct {
+		name, title, what string
+		sides             []side
+	}{
+		{"measured-ttft-tpot", "Time to first token and per output token, predicted and measured", "time to first token and time per output token",
+			[]side{{"TTFT", m.TTFT, measTTFT}, {"TPOT", m.TPOT, measTPOT}}},
+		{"measured-itl-e2e", "Inter-token gaps and end-to-end latency, predicted and measured", "the gaps between streamed tokens (ITL) and end-to-end latency",
+			[]side{{"ITL", m.ITL, measITL}, {"E2E", m.E2E, measE2E}}},
+	} {
+		cdf := &LatencyCDF{Header: Header{Name: f.name, Title: f.title,
+			Caption: "The share of requests (y; of gaps for ITL) with at most a latency (x, log scale), simulated (solid) and measured by vllm bench serve (dashed, the result file's per-request values): " + f.what + "."}}
+		for _, d := range f.sides {
+			if len(d.pred.Curve) < 2 || len(d.meas.Curve) < 2 {
+				continue
+			}
+			cdf.Panels = append(cdf.Panels, CDFPanel{Metric: d.name, X: d.pred.Curve, Measured: d.meas.Curve})
+		}
+		if len(cdf.Panels) > 0 {
+			out = append(out, cdf)
+		}
+	}
+	return withSubject(out, subject)
+}
+
 // WriteData prints the chart's data: each panel's deciles, its limit.
 func (c *LatencyCDF) WriteData(w io.Writer) error {
 	ew := &errWriter{w: w}
@@ -84,6 +121,13 @@ func (c *LatencyCDF) WriteData(w io.Writer) error {
 			ew.printf(" %s", num(p.X[i*n/10]))
 		}
 		ew.printf("\n")
+		if m := len(p.Measured) - 1; m > 0 {
+			ew.printf("panel %s measured deciles (ms):", p.Metric)
+			for i := 0; i <= 10; i++ {
+				ew.printf(" %s", num(p.Measured[i*m/10]))
+			}
+			ew.printf("\n")
+		}
 	}
 	return ew.err
 }
@@ -93,7 +137,7 @@ func (c *LatencyCDF) Figure() *Figure {
 	f := &Figure{Header: c.Header, Heading: c.Title}
 	for _, pn := range c.Panels {
 		lo, hi := math.Inf(1), math.Inf(-1)
-		for _, v := range pn.X {
+		for _, v := range append(append([]float64(nil), pn.X...), pn.Measured...) {
 			if v > 0 {
 				lo, hi = math.Min(lo, v), math.Max(hi, v)
 			}
@@ -123,6 +167,15 @@ func (c *LatencyCDF) Figure() *Figure {
 			}
 		}
 		p.Add(polyline{pts, draw.LineStyle{Color: PaletteColor(0), Width: vg.Points(1.8)}})
+		if m := len(pn.Measured) - 1; m > 0 {
+			var mpts []xy
+			for i, v := range pn.Measured {
+				if v > 0 {
+					mpts = append(mpts, mx.xy(v*scale, float64(i)/float64(m), my))
+				}
+			}
+			p.Add(polyline{mpts, measuredLine()})
+		}
 		if pn.Limit > 0 {
 			dash := draw.LineStyle{Color: PaletteColor(3), Width: vg.Points(1.2), Dashes: []vg.Length{vg.Points(4), vg.Points(3)}}
 			p.Add(polyline{[]xy{mx.xy(pn.Limit*scale, 0, my), mx.xy(pn.Limit*scale, 1.02, my)}, dash})
@@ -132,7 +185,21 @@ func (c *LatencyCDF) Figure() *Figure {
 		f.Panels = append(f.Panels, p)
 	}
 	l := newLegend()
-	l.Add("share of requests", lineThumb{draw.LineStyle{Color: PaletteColor(0), Width: vg.Points(1.8)}})
+	measured, limits := false, false
+	for _, pn := range c.Panels {
+		measured = measured || len(pn.Measured) > 1
+		limits = limits || pn.Limit > 0
+	}
+	if measured {
+		l.Add("predicted", lineThumb{draw.LineStyle{Color: PaletteColor(0), Width: vg.Points(1.8)}})
+		l.Add("measured", lineThumb{measuredLine()})
+		if !limits {
+			f.Legend = l
+			return f
+		}
+	} else {
+		l.Add("share of requests", lineThumb{draw.LineStyle{Color: PaletteColor(0), Width: vg.Points(1.8)}})
+	}
 	l.Add("objective's limit", lineThumb{draw.LineStyle{Color: PaletteColor(3), Width: vg.Points(1.2), Dashes: []vg.Length{vg.Points(4), vg.Points(3)}}})
 	l.Add("its quantile", lineThumb{draw.LineStyle{Color: darkGrey(), Width: vg.Points(0.8), Dashes: []vg.Length{vg.Points(1), vg.Points(2)}}})
 	f.Legend = l
@@ -295,10 +362,10 @@ func (c *CostChart) Figure() *Figure {
 	var marks glyphs
 	for _, pt := range c.Points {
 		if pt.Met {
-			marks.add(mx.xy(pt.X, pt.Y, my), draw.GlyphStyle{Color: PaletteColor(pt.Color), Radius: vg.Points(3.5), Shape: draw.CircleGlyph{}},
+			marks.add(mx.xy(pt.X, pt.Y, my), draw.GlyphStyle{Color: GPUColor(pt.Color), Radius: vg.Points(3.5), Shape: draw.CircleGlyph{}},
 				draw.GlyphStyle{Color: black(), Radius: vg.Points(3.5), Shape: draw.RingGlyph{}})
 		} else {
-			marks.add(mx.xy(pt.X, pt.Y, my), draw.GlyphStyle{Color: PaletteColor(pt.Color), Radius: vg.Points(3.5), Shape: draw.RingGlyph{}})
+			marks.add(mx.xy(pt.X, pt.Y, my), draw.GlyphStyle{Color: GPUColor(pt.Color), Radius: vg.Points(3.5), Shape: draw.RingGlyph{}})
 		}
 	}
 	p.Add(&marks)
@@ -307,7 +374,7 @@ func (c *CostChart) Figure() *Figure {
 	for _, g := range c.GPUs {
 		for _, pt := range c.Points {
 			if pt.GPU == g {
-				l.Add(g, glyphThumb{draw.GlyphStyle{Color: PaletteColor(pt.Color), Radius: vg.Points(3.5), Shape: draw.CircleGlyph{}}})
+				l.Add(g, glyphThumb{draw.GlyphStyle{Color: GPUColor(pt.Color), Radius: vg.Points(3.5), Shape: draw.CircleGlyph{}}})
 				break
 			}
 		}
@@ -364,4 +431,9 @@ func sparseLogTicks(lo, hi float64) []Tick {
 		return nil
 	}
 	return ts
+}
+
+// measuredLine is the style of a measured distribution beside a predicted one.
+func measuredLine() draw.LineStyle {
+	return draw.LineStyle{Color: PaletteColor(1), Width: vg.Points(1.4), Dashes: []vg.Length{vg.Points(5), vg.Points(2)}}
 }

@@ -7,11 +7,13 @@ import (
 )
 
 // PrefillOnlyOutput is the max_tokens of a prefill-only row's request.
-const PrefillOnlyOutput = 1
+const PrefillOnlyOutput = matrix.PrefillOutputTokens
 
 // Room is the longest prompt a request with output tokens may have: max_model_len - output -
 // margin (<= 0: none).
-func (p *Protocol) Room(maxModelLen, output int) int { return maxModelLen - output - p.MarginTokens }
+func (p *Protocol) Room(maxModelLen, output int) int {
+	return matrix.ContextRoom(maxModelLen, output, p.MarginTokens)
+}
 
 // Fit applies the context fitting rule: room = max_model_len - output - margin; a context up to
 // TrimSlack above the room is trimmed to it; a larger one does not fit (ok = false).
@@ -46,7 +48,7 @@ func (e *FitError) Error() string {
 		unit = "token"
 	}
 	return fmt.Sprintf("%d tokens do not fit max_model_len %d with %d output %s and a %d-token margin (room %d; only contexts up to %.0f%% above the room are trimmed)",
-		e.Nominal, e.MaxModelLen, e.Output, unit, e.MarginTokens, e.MaxModelLen-e.Output-e.MarginTokens, 100*e.TrimSlack)
+		e.Nominal, e.MaxModelLen, e.Output, unit, e.MarginTokens, matrix.ContextRoom(e.MaxModelLen, e.Output, e.MarginTokens), 100*e.TrimSlack)
 }
 
 // FitContext parses a context label ("128K", "1019K", "131072") and fits it for a decode request

@@ -57,7 +57,7 @@ func Seed() Protocol {
 		PauseS:        2.0,
 		Warmup:        true,
 		WarmupDecodeS: 3.0,
-		MarginTokens:  64,
+		MarginTokens:  matrix.ContextMarginTokens,
 		TrimSlack:     0.10,
 	}
 }

@@ -3,6 +3,7 @@ package protocol
 import (
 	"errors"
 	"fmt"
+	"github.com/servesim/servesim/internal/stats"
 	"math"
 	"strings"
 	"testing"
@@ -473,8 +474,8 @@ func TestMedian(t *testing.T) {
 		{[]float64{2, 2, 9, 9}, 5.5},
 	} {
 		in := append([]float64(nil), c.in...)
-		if got := Median(in); got != c.want {
-			t.Errorf("Median(%v) = %v, want %v", c.in, got, c.want)
+		if got := stats.Median(in); got != c.want {
+			t.Errorf("stats.Median(%v) = %v, want %v", c.in, got, c.want)
 		}
 		for i := range in {
 			if in[i] != c.in[i] {
@@ -482,8 +483,8 @@ func TestMedian(t *testing.T) {
 			}
 		}
 	}
-	if got := Median(nil); !math.IsNaN(got) {
-		t.Errorf("Median(nil) = %v, want NaN", got)
+	if got := stats.Median(nil); !math.IsNaN(got) {
+		t.Errorf("stats.Median(nil) = %v, want NaN", got)
 	}
 }
 

@@ -1,8 +1,8 @@
 package protocol
 
 import (
+	"github.com/servesim/servesim/internal/stats"
 	"math"
-	"sort"
 
 	"github.com/servesim/servesim/matrix"
 	"github.com/servesim/servesim/vtime"
@@ -93,20 +93,6 @@ func (r *Request) TBTms() (ms float64, ok bool) {
 	return r.LastToken.Sub(r.FirstToken).Seconds() * 1e3 / float64(r.Tokens-1), true
 }
 
-// Median is the middle value, the mean of the middle two for an even count, NaN for none.
-func Median(v []float64) float64 {
-	s := append([]float64(nil), v...)
-	sort.Float64s(s)
-	n := len(s)
-	if n == 0 {
-		return math.NaN()
-	}
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
-
 // PrefillCell is a prefill row from its scout request: TTFT, and prefill tok/s = prompt tokens /
 // TTFT. A scout without a token is an Error.
 func PrefillCell(label string, tokens int, scout Request) matrix.Cell {
@@ -174,10 +160,10 @@ func DecodeCell(label string, tokens int, o *Observation, reqs []Request) matrix
 		cell.MeasuredS = 0
 	}
 	if len(ttfts) > 0 {
-		cell.TTFTms = Median(ttfts)
+		cell.TTFTms = stats.Median(ttfts)
 	}
 	if len(tbts) > 0 {
-		cell.TBTms = Median(tbts)
+		cell.TBTms = stats.Median(tbts)
 		cell.PerRequestTokS = 1e3 / cell.TBTms
 	}
 	return cell

@@ -3,9 +3,13 @@ package report
 import (
 	"fmt"
 	"math"
+	"path/filepath"
+	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/servesim/servesim/matrix"
+	"github.com/servesim/servesim/planner"
 	"github.com/servesim/servesim/protocol"
 	"github.com/servesim/servesim/sim"
 )
@@ -120,7 +124,14 @@ func answerRows(in *Input) []kv {
 	if k := d.Engine.SpecTokens(); k > 0 {
 		setup += fmt.Sprintf(", %s with %d speculative tokens", d.Engine.Speculative.Method, k)
 	}
+	// The question given (a plan, a workload) is answered first; the matrix's peak follows.
+	rows = append(rows, planAnswer(in.Plan)...)
+	rows = append(rows, workloadAnswer(in.Workload, price)...)
 	rows = append(rows, kv{"Deployment", setup})
+	peak, costKey := "Peak throughput", "Cost"
+	if in.Plan != nil || in.Workload != nil {
+		peak, costKey = "Benchmark peak", "Cost at the benchmark peak"
+	}
 	// The best decode cell that ran without queueing.
 	var best *matrix.Cell
 	for i := range pred.Decode {
@@ -131,9 +142,9 @@ func answerRows(in *Input) []kv {
 	}
 	if best != nil {
 		s := fmt.Sprintf("%s output tok/s at %s context × %d streams (%s tok/s per stream)", fnum(best.TotalTokS, 0), best.Context, best.Concurrency, fnum(best.PerRequestTokS, 1))
-		rows = append(rows, kv{"Peak throughput", s})
+		rows = append(rows, kv{peak, s})
 		if price > 0 {
-			rows = append(rows, kv{"Cost", fmt.Sprintf("$%s per hour at catalog prices; $%s per million output tokens at the peak", fnum(price, 2), fnum(price/(best.TotalTokS*3600)*1e6, 2))})
+			rows = append(rows, kv{costKey, fmt.Sprintf("$%s per hour at catalog prices; $%s per million output tokens at the peak", fnum(price, 2), fnum(price/(best.TotalTokS*3600)*1e6, 2))})
 		}
 	}
 	// Single-stream speed and time to first token, shortest and longest context.
@@ -213,4 +224,136 @@ func latency(ms float64) string {
 	}
 	s := int(math.Round(ms / 1000))
 	return fmt.Sprintf("%d min %02d s", s/60, s%60)
+}
+
+// planAnswer is a plan's answer: its question, the first-ranked configuration with its verdict,
+// cost, probability of meeting the objectives and latencies, and the runner-up.
+func planAnswer(p *planner.Plan) []kv {
+	if p == nil {
+		return nil
+	}
+	q := p.Question.Model
+	if p.Question.WorkloadDesc != "" {
+		q += " for " + p.Question.WorkloadDesc
+	}
+	rows := []kv{{"Your plan", q}}
+	var ranked []*planner.Result
+	for i := range p.Results {
+		if r := &p.Results[i]; r.Rank > 0 {
+			ranked = append(ranked, r)
+		}
+	}
+	sort.SliceStable(ranked, func(i, j int) bool { return ranked[i].Rank < ranked[j].Rank })
+	if len(ranked) == 0 {
+		return append(rows, kv{"Best configuration", fmt.Sprintf("none of the %d configurations loads", p.Rows)})
+	}
+	for i, r := range ranked[:min(2, len(ranked))] {
+		key := "Best configuration"
+		if i == 1 {
+			key = "Runner-up"
+		}
+		rows = append(rows, kv{key, planRowText(r)})
+	}
+	return rows
+}
+
+// planRowText is one plan row for the answer: layout, flags, price, verdict, P(meet), latencies.
+func planRowText(r *planner.Result) string {
+	c := &r.Config
+	s := c.Label()
+	if c.Weights != "" && c.Weights != "native" {
+		s += ", " + c.Weights + " weights"
+	}
+	if c.MaxNumSeqs > 0 {
+		s += fmt.Sprintf(", max-num-seqs %d", c.MaxNumSeqs)
+	}
+	if c.SpecTokens > 0 {
+		s += fmt.Sprintf(", %s k=%d", c.SpecMethod, c.SpecTokens)
+	}
+	s += fmt.Sprintf(": $%s per hour, %s", fnum(r.PriceHour, 2), verdict(r.Status))
+	if r.PMeet != nil {
+		s += fmt.Sprintf(" (P(meet) %.2f)", *r.PMeet)
+	}
+	if p := r.Perf; p != nil {
+		q := fmt.Sprintf("p%.0f", 100*p.Quantile)
+		s += fmt.Sprintf("; %s output tok/s, TTFT p50 %s / %s %s, TPOT p50 %s / %s %s ms", fnum(p.OutputTokS, 0), latency(p.TTFTp50), q, latency(p.TTFTq),
+			fnum(p.TPOTp50, 1), q, fnum(p.TPOTq, 1))
+	}
+	return s
+}
+
+func verdict(status string) string {
+	switch status {
+	case "ok":
+		return "meets the objectives"
+	case "marginal":
+		return "meets them inside the uncertainty (marginal)"
+	case "missed":
+		return "misses an objective"
+	case "queues":
+		return "queues some users"
+	}
+	return status
+}
+
+// workloadAnswer is a workload run's answer: throughput, latencies, the objectives and the cost
+// per million output tokens at the run's rate.
+func workloadAnswer(w *WorkloadRun, price float64) []kv {
+	if w == nil || w.Metrics == nil {
+		return nil
+	}
+	m := w.Metrics
+	desc := m.Workload
+	if w.Spec != nil {
+		desc = w.Spec.Describe()
+		if w.Spec.Name != "" {
+			desc = w.Spec.Name + ": " + desc
+		}
+	}
+	key := "Your workload"
+	if w.Measured != nil {
+		key, desc = "Your measured run", filepath.Base(w.Measured.Name)
+		if w.Spec != nil {
+			desc += ": " + w.Spec.Describe()
+		}
+	}
+	rows := []kv{{key, desc}}
+	rows = append(rows, kv{"Throughput", fmt.Sprintf("%s output tok/s, %s req/s; %d of %d requests completed", fnum(m.OutputTokS, 0), fnum(m.RequestsPerS, 2), m.Completed, m.Requests)})
+	rows = append(rows, kv{"Latency", fmt.Sprintf("TTFT p50 %s, p90 %s; TPOT p50 %s ms, p90 %s ms; end to end p50 %s", latency(m.TTFT.P50), latency(m.TTFT.P90),
+		fnum(m.TPOT.P50, 1), fnum(m.TPOT.P90, 1), latency(m.E2E.P50))})
+	if r := w.Measured; r != nil {
+		vs := func(name string, pred, meas float64, unit string) string {
+			if math.IsNaN(meas) || meas == 0 {
+				return ""
+			}
+			return fmt.Sprintf("%s %s predicted, %s measured (%+.1f %%)", name, fnum(pred, 1)+unit, fnum(meas, 1)+unit, 100*(pred/meas-1))
+		}
+		var parts []string
+		for _, p := range []string{vs("output", m.OutputTokS, r.OutputThroughput, " tok/s"), vs("TTFT median", m.TTFT.P50, r.TTFT.Median, " ms"),
+			vs("TPOT median", m.TPOT.P50, r.TPOT.Median, " ms"), vs("ITL mean", m.ITL.Mean, r.ITL.Mean, " ms")} {
+			if p != "" {
+				parts = append(parts, p)
+			}
+		}
+		rows = append(rows, kv{"Against the run", strings.Join(parts, "; ")})
+	}
+	if g := m.Goodput; g != nil {
+		var parts []string
+		for _, c := range g.Checks {
+			mark := "met"
+			if !c.Met {
+				mark = "missed"
+			}
+			parts = append(parts, fmt.Sprintf("%s p%.0f %s against %s (%s)", c.Name, 100*c.Quantile, fnum(c.Value, 1), fnum(c.Limit, 1), mark))
+		}
+		s := "every objective met"
+		if !g.Met {
+			s = "an objective missed"
+		}
+		rows = append(rows, kv{"Objectives", fmt.Sprintf("%s: %s; goodput %s %% of requests", s, strings.Join(parts, ", "), fnum(100*g.Fraction, 1))})
+	}
+	if price > 0 && m.OutputTokS > 0 {
+		rows = append(rows, kv{"Cost", fmt.Sprintf("$%s per hour at catalog prices; $%s per million output tokens at this workload's rate", fnum(price, 2), fnum(price/(m.OutputTokS*3600)*1e6, 2))})
+	}
+	return rows
 }

@@ -51,6 +51,50 @@ type fitView struct {
 	Errors   *table
 	CV       *table
 	Worst    *table
+	// Targets are a result-file fit's tables, one per file.
+	Targets []*table
+}
+
+// targetTables is one table per result file of a fit to vllm bench results: every metric
+// measured, predicted with the starting and the fitted parameters, the errors and the fit weight.
+func targetTables(ts []calibration.TargetFit) []*table {
+	var out []*table
+	for i, t := range ts {
+		tb := &table{ID: fmt.Sprintf("table-fit-target-%d", i+1), Caption: t.Name + ": measured, at the start and fitted",
+			Head: []string{"metric", "measured", "start", "error", "fitted", "error", "fit weight"}}
+		for j, a := range t.After {
+			b := calibration.Observation{Predicted: math.NaN(), Measured: a.Measured}
+			if j < len(t.Before) {
+				b = t.Before[j]
+			}
+			wt := "—"
+			if a.Weight > 0 {
+				wt = gnum(a.Weight)
+			}
+			tb.Rows = append(tb.Rows, []cellView{{Text: a.Metric, Class: "name"}, {Text: obsNum(a.Measured), Class: "num"},
+				{Text: obsNum(b.Predicted), Class: "num"}, obsErr(b), {Text: obsNum(a.Predicted), Class: "num"}, obsErr(a), {Text: wt, Class: "num"}})
+		}
+		out = append(out, tb)
+	}
+	return out
+}
+
+// obsNum is a measured or predicted value: whole numbers from 1,000 up, else 4 significant
+// digits.
+func obsNum(v float64) string {
+	if math.Abs(v) >= 1000 {
+		return fnum(v, 0)
+	}
+	return gnum(v)
+}
+
+// obsErr is an observation's signed error in percent, coloured by its size.
+func obsErr(o calibration.Observation) cellView {
+	if math.IsNaN(o.Predicted) || math.IsNaN(o.Measured) || o.Measured == 0 {
+		return cellView{Text: "—", Class: "num"}
+	}
+	e := 100 * (o.Predicted - o.Measured) / o.Measured
+	return cellView{Text: fmt.Sprintf("%+.1f %%", e), Class: "num " + errClass(math.Abs(e))}
 }
 
 func buildFit(rep *calibration.Report, name string) *fitView {
@@ -71,16 +115,20 @@ func buildFit(rep *calibration.Report, name string) *fitView {
 		fv.Facts = append(fv.Facts, kv{"kv_cache_size_tokens pinned to", fnum(float64(rep.KVTokens), 0)})
 	}
 
+	fv.Warnings = append(fv.Warnings, rep.Warnings...)
 	fv.Params = &table{ID: "table-fit-params", Caption: "Parameters: fitted value ± standard error, prior and bounds (fitted first, in table order)",
 		Head: []string{"parameter", "value", "± std. error", "relative", "unit", "prior", "bounds", "fitted", "meaning"}}
 	for _, n := range paramOrder(rep.Parameters) {
 		p := rep.Parameters[n]
 		se, rel := "—", "—"
-		if p.StdErr >= 0 {
+		switch {
+		case p.StdErr >= 0:
 			se = "± " + gnum(p.StdErr)
 			if p.Value != 0 {
 				rel = strconv.FormatFloat(100*p.StdErr/math.Abs(p.Value), 'f', 1, 64) + " %"
 			}
+		case p.Fitted || p.Unidentifiable:
+			se = p.UncertaintyText()
 		}
 		fitted, class := "no", ""
 		if p.Fitted {
@@ -99,6 +147,12 @@ func buildFit(rep *calibration.Report, name string) *fitView {
 		})
 	}
 
+	if len(rep.Targets) > 0 {
+		// A fit to vllm bench result files: each file's metrics, measured, at the start and
+		// fitted (the matrix's error sets are empty).
+		fv.Targets = targetTables(rep.Targets)
+		return fv
+	}
 	errHead := []string{"cells", "decode total MAPE", "decode per-request MAPE", "prefill MAPE", "TTFT median APE", "TBT MAPE", "statuses matched"}
 	fv.Errors = &table{ID: "table-fit-errors", Caption: "Errors after the fit", Head: append([]string{"set"}, errHead...)}
 	fv.Errors.Rows = append(fv.Errors.Rows, errorsRow("training", rep.Train))

@@ -18,8 +18,11 @@ import (
 	"github.com/servesim/servesim/internal/numfmt"
 	"github.com/servesim/servesim/matrix"
 	"github.com/servesim/servesim/model/param"
+	"github.com/servesim/servesim/planner"
 	"github.com/servesim/servesim/plots"
 	"github.com/servesim/servesim/scenario"
+	"github.com/servesim/servesim/vllmbench"
+	"github.com/servesim/servesim/workload"
 )
 
 // Input is everything the report shows. Resolved and Predicted are required.
@@ -44,6 +47,18 @@ type Input struct {
 	// Fit is a calibration report (servesim fit --report); FitName says where it came from.
 	Fit     *calibration.Report
 	FitName string
+	// Workload is a workload run on the scenario's server (report --workload) and Plan a plan
+	// (report --plan): the page's opening answers them first, the benchmark's peak after.
+	Workload *WorkloadRun
+	Plan     *planner.Plan
+}
+
+// WorkloadRun is a workload and what it measured on the scenario's server; Measured is the vllm
+// bench serve result file it reproduces (nil: none).
+type WorkloadRun struct {
+	Spec     *workload.Spec
+	Metrics  *workload.Metrics
+	Measured *vllmbench.Result
 }
 
 // Section is a further result in the report: a title, a note, preformatted text and figures.
@@ -176,7 +191,8 @@ func buildPage(in *Input) (*page, error) {
 	}
 	p.Nav = append(p.Nav, kv{"scenario", "Scenario"})
 	p.Scenario = scenarioSections(r)
-	p.Params = paramsTable(r.Params)
+	prior, _ := r.Deployment.Priors()
+	p.Params = paramsTable(r.Params, prior)
 	if in.Measured != nil {
 		p.Measured = measuredRows(in.Measured, in.MeasuredName)
 		p.Launch = in.Measured.Info.LaunchCommand
@@ -368,17 +384,19 @@ func valueText(v reflect.Value) string {
 	return fmt.Sprint(v.Interface())
 }
 
-func paramsTable(p param.Values) *table {
-	t := &table{ID: "table-params", Caption: "Step-time and memory parameters used for the predictions (bold: moved from the prior)",
+// paramsTable lists the parameters used beside the deployment's priors (its GPU generation's,
+// engine's and model's, not the generic ones): bold marks a value that differs from that prior.
+func paramsTable(p, prior param.Values) *table {
+	t := &table{ID: "table-params", Caption: "Step-time and memory parameters used for the predictions (bold: moved from the deployment's prior)",
 		Head: []string{"parameter", "value", "unit", "prior", "bounds", "meaning"}}
 	for i, d := range param.Defs() {
 		class := ""
-		if p[i] != d.Prior {
+		if gnum(p[i]) != gnum(prior[i]) {
 			class = "moved"
 		}
 		t.Rows = append(t.Rows, []cellView{
 			{Text: d.Name, Class: "name"}, {Text: gnum(p[i]), Class: "num " + class}, {Text: d.Unit},
-			{Text: gnum(d.Prior), Class: "num"}, {Text: "[" + gnum(d.Lo) + ", " + gnum(d.Hi) + "]", Class: "num"},
+			{Text: gnum(prior[i]), Class: "num"}, {Text: "[" + gnum(d.Lo) + ", " + gnum(d.Hi) + "]", Class: "num"},
 			{Text: d.Meaning, Class: "meaning"},
 		})
 	}

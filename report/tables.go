@@ -44,25 +44,10 @@ func statusClass(s matrix.Status) string {
 }
 
 func statusAbbrev(s matrix.Status) string {
-	switch s {
-	case matrix.Valid:
-		return "V"
-	case matrix.RequestsQueued:
-		return "Q"
-	case matrix.OverCapacity:
-		return "OC"
-	case matrix.Error:
-		return "ERR"
+	if m := s.Mark(); m != "" {
+		return m
 	}
 	return "—"
-}
-
-func signedPct(pred, meas float64) float64 {
-	ape := matrix.APE(pred, meas)
-	if pred < meas {
-		return -ape
-	}
-	return ape
 }
 
 func pctText(v float64) string {
@@ -166,7 +151,7 @@ func errCell(pred, meas *matrix.Cell, m matrix.Metric) cellView {
 		return cellView{Text: statusAbbrev(pred.Status), Class: "num " + statusClass(pred.Status)}
 	}
 	pv, mv := m.Value(pred), m.Value(meas)
-	e := signedPct(pv, mv)
+	e := matrix.SignedPct(pv, mv)
 	cv := cellView{Text: pctText(e), Class: "num " + errClass(math.Abs(e)),
 		Title: fmt.Sprintf("%s: predicted %s, measured %s", shortKey(meas.Key()), fnum(pv, 1), fnum(mv, 1))}
 	if pred.Status != meas.Status {

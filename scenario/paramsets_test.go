@@ -122,3 +122,17 @@ func TestParamSetsApply(t *testing.T) {
 			rl.Params[param.AcceptTau], lp[param.AcceptTau], rl.Params[param.StepOverheadUS], rl.Deployment.LevelKeys().Engine)
 	}
 }
+
+// TestStockSet: among one generation's GPU sets the stock card is chosen when the others are
+// cards run off their stock settings (a memory-clock offset, a power cap); two stock cards: none.
+func TestStockSet(t *testing.T) {
+	ws := &ParamSet{Key: "RTX-PRO-6000-Workstation"}
+	oc := &ParamSet{Key: "RTX-PRO-6000-Workstation+mem6000"}
+	mq := &ParamSet{Key: "RTX-PRO-6000-Max-Q+mem6000"}
+	if got := stockSet([]*ParamSet{oc, ws, mq}); got != ws {
+		t.Errorf("stock set %v, want the Workstation's", got)
+	}
+	if got := stockSet([]*ParamSet{ws, {Key: "RTX-5090"}}); got != nil {
+		t.Errorf("two stock cards: %v, want none", got)
+	}
+}

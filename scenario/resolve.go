@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/servesim/servesim/model/deploy"
+	"github.com/servesim/servesim/model/hardware"
 	"github.com/servesim/servesim/model/param"
 )
 
@@ -256,6 +257,23 @@ func (pol *ParamsPolicy) applyBuiltins(d *deploy.Deployment, c *ParamsChoice) {
 	c.From = fmt.Sprintf("built-in calibration (%s) at the %s level(s), priors elsewhere", strings.Join(used, "; "), strings.Join(levels, ", "))
 }
 
+// stockSet is, among GPU sets of one generation, the one of a card at its stock settings when the
+// others are that card or others run off their stock settings (a memory-clock offset, a power
+// cap: hardware.BaseName); nil when two stock cards differ.
+func stockSet(sets []*ParamSet) *ParamSet {
+	var stock *ParamSet
+	for _, st := range sets {
+		if _, derived := hardware.BaseName(st.Key); derived {
+			continue
+		}
+		if stock != nil {
+			return nil
+		}
+		stock = st
+	}
+	return stock
+}
+
 // applySets takes each parameter from the file's set for the deployment's key at the
 // parameter's level (deploy.LevelKeys): calibrated. A gpu-level parameter with no set for the
 // deployment's GPU is transferred from the file's one set of the GPU's generation; with several
@@ -266,12 +284,16 @@ func (pol *ParamsPolicy) applySets(d *deploy.Deployment, c *ParamsChoice) {
 	gen := d.Hardware.GPU.Generation
 	var exact [3]*ParamSet // gpu, engine, model
 	var sameGen []*ParamSet
+	var baseSet *ParamSet // the set of the stock card this one is run off (hardware.BaseName)
+	base, derived := hardware.BaseName(d.Hardware.GPU.Name)
 	for i := range pol.file.Keyed {
 		st := &pol.file.Keyed[i]
 		switch param.Level(st.Level) {
 		case param.LevelGPU:
 			if d.Hardware.GPU.Matches(st.Key) {
 				exact[0] = st
+			} else if derived && strings.EqualFold(st.Key, base) {
+				baseSet = st
 			} else if g := st.generation(); g != "" && g == gen {
 				sameGen = append(sameGen, st)
 			}
@@ -303,8 +325,16 @@ func (pol *ParamsPolicy) applySets(d *deploy.Deployment, c *ParamsChoice) {
 		if st != nil {
 			apply(st, param.OriginCalibrated, "calibrated")
 			calibrated++
+		} else if i == 0 && baseSet != nil {
+			apply(baseSet, param.OriginTransferred, "transferred: the same card at its stock settings")
+			sameGen = []*ParamSet{baseSet}
 		} else if i == 0 && len(sameGen) == 1 {
 			apply(sameGen[0], param.OriginTransferred, "transferred: same generation, "+gen.Label())
+		} else if i == 0 && len(sameGen) > 1 {
+			if st := stockSet(sameGen); st != nil {
+				apply(st, param.OriginTransferred, "transferred: same generation, "+gen.Label()+", the one stock card among its sets")
+				sameGen = []*ParamSet{st}
+			}
 		}
 	}
 	note := ""

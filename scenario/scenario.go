@@ -255,7 +255,7 @@ func (s *Scenario) Build() (*Built, error) {
 	if err != nil {
 		return nil, fmt.Errorf("model: %w", err)
 	}
-	e, defs, err := deploy.Resolve(s.Engine, deploy.Target{Model: fm.Arch, GPU: &gpu})
+	e, defs, err := deploy.Resolve(s.Engine, deploy.ModelGPU{Model: fm.Arch, GPU: &gpu})
 	if err != nil {
 		return nil, err
 	}

@@ -267,14 +267,15 @@ func TestErrorLines(t *testing.T) {
 
 // TestAcceptanceFromScenario: a scenario's [engine.speculative] acceptance (the per-position rates
 // vLLM reports) or mean_acceptance_length replaces the method's prior; without them the prior
-// named after its public figure is used (mtp: DeepSeek-V3's 85 % first-position acceptance).
+// is used: for mtp the model-level parameter mtp_accept_tau, whose prior is DeepSeek-V3's 85 %
+// first-position acceptance with the mtp prior's decay.
 func TestAcceptanceFromScenario(t *testing.T) {
 	base := "[model]\nname = \"deepseek-ai/DeepSeek-R1\"\n\n[hardware]\ngpu = \"H200\"\n\n[engine]\ntensor_parallel_size = 8\nmax_model_len = 32768\n\n[engine.speculative]\nmethod = \"mtp\"\nnum_speculative_tokens = 3\n"
 	for _, c := range []struct {
 		extra, source string
 		first, mean   float64
 	}{
-		{"", "prior: DeepSeek-V3 Technical Report", 0.85, 1 + 0.85 + 0.85*0.68 + 0.85*0.68*0.544},
+		{"", "parameter mtp_accept_tau", 0.85, 1 + 0.85 + 0.85*0.68 + 0.85*0.68*0.544},
 		{"acceptance = [0.9, 0.7, 0.5]\n", "engine.speculative.acceptance", 0.9, 3.1},
 		{"mean_acceptance_length = 2.2\n", "engine.speculative.mean_acceptance_length 2.2", 0, 2.2},
 	} {
@@ -292,7 +293,7 @@ func TestAcceptanceFromScenario(t *testing.T) {
 		}
 		if srv, err := sim.NewServer(r.Deployment, r.Params); err != nil {
 			t.Fatal(err)
-		} else if got := srv.SchedulerConfig().AcceptCDF; !slices.Equal(got, a.Rates) {
+		} else if got := srv.SchedulerConfig().Accept.Rates; !slices.Equal(got, a.Rates) {
 			t.Errorf("%q: the scheduler draws from %v, want %v", c.extra, got, a.Rates)
 		}
 	}

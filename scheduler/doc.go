@@ -40,15 +40,15 @@
 // or max_model_len, and its blocks are freed at once. Entries of requests aborted or preempted
 // since the step was scheduled are skipped.
 //
-// Acceptance: Config.AcceptCDF[i] = P(accepted >= i + 1), the per-position rates vLLM reports
+// Acceptance: Config.Accept.Rates[i] = P(accepted >= i + 1), the per-position rates vLLM reports
 // (vllm/v1/spec_decode/metrics.py). One uniform draw u accepts the positions with u < rate, which
 // is the same as accepting position by position until the first rejection. With a constant
 // conditional acceptance p the expected tokens per step are (1 - p^(k+1)) / (1 - p) (Leviathan,
 // Kalman and Matias, "Fast Inference from Transformers via Speculative Decoding", ICML 2023).
 // Acceptance may change along an output: a request that has already generated
-// Config.AcceptSwitch tokens draws against Config.LateAcceptCDF instead (the answer after a
+// Config.Accept.Switch tokens draws against Config.Accept.Late instead (the answer after a
 // reasoning model's reasoning part drafts differently), and one that has generated fewer than
-// Config.AcceptOpenEnd tokens against Config.OpenAcceptCDF (an output's opening).
+// Config.Accept.OpenEnd tokens against Config.Accept.Opening (an output's opening).
 //
 // # Lazy mode
 //

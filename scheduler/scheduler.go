@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"fmt"
+	"github.com/servesim/servesim/model/param"
 	"math/rand/v2"
 
 	"github.com/servesim/servesim/kvcache"
@@ -23,17 +24,13 @@ type Config struct {
 	// AlignBlock > 0 cuts non-final prefill chunks at multiples of this many tokens (hybrid
 	// models in "align" prefix-caching mode).
 	AlignBlock int
-	// AcceptCDF[i] = P(accepted >= i+1), decreasing; len == SpecTokens.
-	AcceptCDF []float64
-	// LateAcceptCDF, when set, replaces AcceptCDF for a request that has already generated at
-	// least AcceptSwitch output tokens (acceptance that changes along an output, between a
-	// reasoning part and its answer); len == SpecTokens.
-	LateAcceptCDF []float64
-	AcceptSwitch  int
-	// OpenAcceptCDF, when set, replaces AcceptCDF (and LateAcceptCDF) for a request that has
-	// generated fewer than AcceptOpenEnd output tokens (an output's opening); len == SpecTokens.
-	OpenAcceptCDF []float64
-	AcceptOpenEnd int
+	// Accept is the speculative acceptance as the deployment resolves it (deploy.Deployment.
+	// Acceptance): Rates[i] = P(accepted >= i+1), decreasing, len == SpecTokens; Late, when set,
+	// replaces Rates for a request that has already generated at least Switch output tokens
+	// (acceptance that changes along an output, between a reasoning part and its answer);
+	// Opening, when set, replaces both for a request that has generated fewer than OpenEnd
+	// output tokens (an output's opening).
+	Accept param.SpecAcceptance
 }
 
 // Entry is one request's share of a step.
@@ -110,14 +107,14 @@ type Scheduler struct {
 
 // New returns a scheduler over a KV-cache manager, drawing acceptance from rng.
 func New(cfg Config, kv *kvcache.Manager, rng *rand.Rand) *Scheduler {
-	if len(cfg.AcceptCDF) != cfg.SpecTokens {
-		panic(fmt.Sprintf("scheduler: %d acceptance rates for %d speculative tokens", len(cfg.AcceptCDF), cfg.SpecTokens))
+	if len(cfg.Accept.Rates) != cfg.SpecTokens {
+		panic(fmt.Sprintf("scheduler: %d acceptance rates for %d speculative tokens", len(cfg.Accept.Rates), cfg.SpecTokens))
 	}
-	if cfg.LateAcceptCDF != nil && len(cfg.LateAcceptCDF) != cfg.SpecTokens {
-		panic(fmt.Sprintf("scheduler: %d late acceptance rates for %d speculative tokens", len(cfg.LateAcceptCDF), cfg.SpecTokens))
+	if cfg.Accept.Late != nil && len(cfg.Accept.Late) != cfg.SpecTokens {
+		panic(fmt.Sprintf("scheduler: %d late acceptance rates for %d speculative tokens", len(cfg.Accept.Late), cfg.SpecTokens))
 	}
-	if cfg.OpenAcceptCDF != nil && len(cfg.OpenAcceptCDF) != cfg.SpecTokens {
-		panic(fmt.Sprintf("scheduler: %d opening acceptance rates for %d speculative tokens", len(cfg.OpenAcceptCDF), cfg.SpecTokens))
+	if cfg.Accept.Opening != nil && len(cfg.Accept.Opening) != cfg.SpecTokens {
+		panic(fmt.Sprintf("scheduler: %d opening acceptance rates for %d speculative tokens", len(cfg.Accept.Opening), cfg.SpecTokens))
 	}
 	return &Scheduler{cfg: cfg, kv: kv, rng: rng}
 }
@@ -350,12 +347,12 @@ func (s *Scheduler) sampleAccepted(d, output int) int {
 	}
 	u := s.rng.Float64()
 	a := 0
-	rates := s.cfg.AcceptCDF
+	rates := s.cfg.Accept.Rates
 	switch {
-	case s.cfg.OpenAcceptCDF != nil && output < s.cfg.AcceptOpenEnd:
-		rates = s.cfg.OpenAcceptCDF
-	case s.cfg.LateAcceptCDF != nil && output >= s.cfg.AcceptSwitch:
-		rates = s.cfg.LateAcceptCDF
+	case s.cfg.Accept.Opening != nil && output < s.cfg.Accept.OpenEnd:
+		rates = s.cfg.Accept.Opening
+	case s.cfg.Accept.Late != nil && output >= s.cfg.Accept.Switch:
+		rates = s.cfg.Accept.Late
 	}
 	for a < d && u < rates[a] {
 		a++

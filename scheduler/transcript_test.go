@@ -3,6 +3,7 @@ package scheduler
 import (
 	"flag"
 	"fmt"
+	"github.com/servesim/servesim/model/param"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -67,7 +68,7 @@ func (h *harness) run(t *testing.T, cmd string) string {
 			}
 		}
 		cfg := Config{MaxNumBatchedTokens: transcript.Int(t, a, "budget", 64), MaxNumSeqs: transcript.Int(t, a, "seqs", 8), MaxModelLen: mml,
-			SpecTokens: k, AcceptCDF: cdf}
+			SpecTokens: k, Accept: param.SpecAcceptance{Rates: cdf}}
 		_, nochunk := a["nochunk"]
 		cfg.ChunkedPrefill = !nochunk
 		if _, ok := a["hybrid"]; ok {

@@ -100,7 +100,7 @@ func runJSON(t testing.TB, srv *sim.Server, w *workload.Spec, seed uint64, stepB
 // `servesim simulate --format json` at main f17b666, which has no fast mode (the ones on the
 // Qwen3-14B server are also those of 64c70e2, the commit that fixed Pool.SetHash), and
 // rewritten from the step-by-step mode when the cost model gained GPU-generation priors and
-// the kernels' fixed time (issue 14); -update-golden rewrites them from the current step-by-step
+// the kernels' fixed time; -update-golden rewrites them from the current step-by-step
 // mode.
 func TestFastAgreesWithStepByStep(t *testing.T) {
 	for _, c := range agreeFamily() {

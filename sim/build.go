@@ -88,15 +88,7 @@ func (s *Server) SchedulerConfig() scheduler.Config {
 		MaxModelLen:         e.MaxModelLen,
 		ChunkedPrefill:      e.ChunkedPrefill,
 		SpecTokens:          e.SpecTokens(),
-		AcceptCDF:           acc.Rates,
-	}
-	if acc.Late != nil {
-		cfg.LateAcceptCDF = acc.Late
-		cfg.AcceptSwitch = acc.Switch
-	}
-	if acc.Opening != nil {
-		cfg.OpenAcceptCDF = acc.Opening
-		cfg.AcceptOpenEnd = acc.OpenEnd
+		Accept:              acc,
 	}
 	if e.SpecTokens() > 0 && e.Speculative.Method == "draft_model" {
 		// A draft model needs one more slot per request for its drafting (vLLM's

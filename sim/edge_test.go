@@ -11,7 +11,7 @@ import (
 	"github.com/servesim/servesim/vtime"
 )
 
-// Engine edge cases found by issue 15 ("Nothing quietly wrong"), fixed in the engine: each test
+// Engine edge cases found by adversarial review, fixed in the engine: each test
 // reproduces the bug it was written for.
 
 func seedServer(t *testing.T) *sim.Server {

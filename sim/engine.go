@@ -37,6 +37,11 @@ type RequestSpec struct {
 	// PrefixID/PrefixTokens identify a shared leading part of otherwise different prompts.
 	PrefixID     uint64
 	PrefixTokens int
+	// Blocks names the prompt span by span, BlockSpan tokens each (a trace's prefix-block hash
+	// ids): prompts whose leading ids agree share those blocks in the prefix cache
+	// (kvcache.Content). Nil: PromptID and PrefixID alone name the prompt.
+	Blocks    []uint64
+	BlockSpan int
 	// Tag is free for the client (stream index, workload row).
 	Tag int
 }
@@ -57,8 +62,12 @@ type Record struct {
 	// FirstToken and LastToken are -1 until a token arrives.
 	FirstToken, LastToken vtime.Time
 	// End is when it finished or was cancelled (-1 while live).
-	End       vtime.Time
-	Tokens    int
+	End    vtime.Time
+	Tokens int
+	// Steps counts the steps that delivered its tokens one by one (the fast mode's bulk
+	// deliveries, which run only without speculative decoding, one token per step, are not
+	// counted here: there Steps is Tokens; VerifierSteps says which).
+	Steps     int
 	Finished  bool // reached max_tokens or max_model_len
 	Cancelled bool
 	// Chunks is filled only when Engine.KeepChunks is set.
@@ -73,6 +82,16 @@ type Record struct {
 
 // Live reports whether the request has not finished or been cancelled.
 func (r *Record) Live() bool { return r.End < 0 }
+
+// VerifierSteps is the number of steps in which the request received tokens: Steps with
+// speculative decoding (spec true), where every step is visited and delivers 1 + accepted
+// drafts, else Tokens (one token per step).
+func (r *Record) VerifierSteps(spec bool) int {
+	if spec {
+		return r.Steps
+	}
+	return r.Tokens
+}
 
 // Hooks lets a client react to the engine. Every hook runs inside the event loop, at simulated
 // time now; it may submit or cancel requests and set timers.
@@ -156,7 +175,11 @@ type Engine struct {
 	// Statistics.
 	Steps int64
 	// Generated counts every token delivered to a client (vLLM's generation-token counter).
-	Generated    int64
+	Generated int64
+	// Verified counts, summed over requests, the steps in which a request received tokens: its
+	// verifier steps (one token each without speculative decoding; 1 + accepted drafts with it),
+	// so Generated / Verified is the mean acceptance length vLLM reports.
+	Verified     int64
 	BusyTime     vtime.Duration
 	runIntegral  float64 // integral of num_requests_running over time, request-seconds
 	lastRunCount int
@@ -476,6 +499,7 @@ func (e *Engine) handle(ev event) {
 			outs = e.sched.UpdateLazy(&e.batch)
 			if n := e.batch.Lazy.Delivered; n > 0 {
 				e.Generated += int64(n) * int64(len(e.spanDur))
+				e.Verified += int64(n) * int64(len(e.spanDur))
 				e.lastDelivery = e.now
 				if e.Hooks.OnGap != nil {
 					for _, d := range e.spanDur {
@@ -506,6 +530,8 @@ func (e *Engine) handle(ev event) {
 			rec.LastToken = e.now
 			rec.Tokens += o.Tokens
 			e.Generated += int64(o.Tokens)
+			e.Verified++
+			rec.Steps++
 			e.lastDelivery = e.now
 			if e.KeepChunks {
 				rec.Chunks = append(rec.Chunks, Chunk{At: e.now, Tokens: o.Tokens})
@@ -543,7 +569,8 @@ func (e *Engine) handle(ev event) {
 func (e *Engine) enqueue(rec *Record) {
 	req := &scheduler.Request{ID: rec.ID, MaxTokens: rec.Spec.MaxTokens}
 	req.Content = kvcache.Content{PrefixID: rec.Spec.PrefixID, PrefixTokens: rec.Spec.PrefixTokens,
-		PromptID: rec.Spec.PromptID, PromptTokens: rec.Spec.PromptTokens, UniqueID: uint64(rec.ID)<<20 ^ 0x9e3779b97f4a7c15}
+		PromptID: rec.Spec.PromptID, PromptTokens: rec.Spec.PromptTokens, UniqueID: uint64(rec.ID)<<20 ^ 0x9e3779b97f4a7c15,
+		Blocks: rec.Spec.Blocks, BlockSpan: rec.Spec.BlockSpan}
 	rec.req = req
 	req.Owner = rec
 	e.sched.Add(req)

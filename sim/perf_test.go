@@ -9,7 +9,7 @@ import (
 	"github.com/servesim/servesim/workload"
 )
 
-// BenchmarkPlanCell is one simulation of the issue's open-loop planning question: the chat preset's
+// BenchmarkPlanCell is one simulation of the open-loop planning question: the chat preset's
 // requests at 10 req/s with TTFT 500 ms / TPOT 30 ms objectives, Qwen3-30B-A3B on one H100.
 func BenchmarkPlanCell(b *testing.B) {
 	srv := perfServerFile(b, "h100-qwen3-30b-a3b.toml")
@@ -22,7 +22,7 @@ func BenchmarkPlanCell(b *testing.B) {
 	}
 }
 
-// perfServer is the issue-16 trace's server: Qwen3-14B (bf16, testdata/perf/qwen3-14b.config.json)
+// perfServer is the trace benchmark's server: Qwen3-14B (bf16, testdata/perf/qwen3-14b.config.json)
 // on one H100-SXM with vLLM's defaults for an H100 (max_num_seqs 1024, max_num_batched_tokens
 // 8192, chunked prefill, prefix caching, gpu_memory_utilization 0.9).
 func perfServer(tb testing.TB) *sim.Server {
@@ -55,7 +55,7 @@ func perfWorkload(tb testing.TB, name string) *workload.Spec {
 	return w
 }
 
-// BenchmarkTrace simulates the issue-16 trace (Poisson at 8 req/s, prompts 2,048 and outputs 256
+// BenchmarkTrace simulates the trace (Poisson at 8 req/s, prompts 2,048 and outputs 256
 // tokens within ±50 %, Qwen3-14B on one H100) at 10k, 100k and 1M requests, every metric
 // collected. ns/request is the cost per request, which should not grow with the trace.
 func BenchmarkTrace(b *testing.B) {

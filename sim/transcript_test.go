@@ -3,6 +3,7 @@ package sim
 import (
 	"flag"
 	"fmt"
+	"github.com/servesim/servesim/model/param"
 	"strconv"
 	"strings"
 	"testing"
@@ -153,7 +154,7 @@ func (h *simHarness) run(t *testing.T, cmd string) string {
 			feUS: transcript.Num(t, a, "fe", 1000), feTokUS: transcript.Num(t, a, "fetok", 0)}
 		_, eagle := a["eagle"]
 		h.e = New(Config{Scheduler: scheduler.Config{MaxNumBatchedTokens: budget, MaxNumSeqs: int(transcript.Num(t, a, "seqs", 8)),
-			MaxModelLen: blocks * block, ChunkedPrefill: true, SpecTokens: k, AcceptCDF: cdf},
+			MaxModelLen: blocks * block, ChunkedPrefill: true, SpecTokens: k, Accept: param.SpecAcceptance{Rates: cdf}},
 			Layout: l, EagleDrop: eagle, Cost: c, Seed: 1})
 		h.e.Hooks.OnTokens = func(e *Engine, r *Record, n int, done bool) {
 			s := fmt.Sprintf("deliver %d: +%d -> %d", r.ID, n, r.Tokens)

@@ -1,5 +1,5 @@
 // Package validate scores servesim's predictions against measured runs: the public validation
-// corpus (shared/validation/cases/*.csv, one 51-column header for every file) and `vllm bench
+// corpus (shipped in validate/corpus, one 51-column header for every file) and `vllm bench
 // serve --save-result` JSON files. It is the measuring instrument of calibration and physics
 // work: it maps every row to a deployment and a workload, simulates them in parallel, and
 // reports per case and per source predicted against measured, with MAPE, median APE and signed
@@ -8,15 +8,17 @@
 //
 // Reading order: reader.go (Row, ReadCSV: the strict reader; errors name file, line and
 // column), gpus.go and models.go (the GPU table; checkpoints outside the registry), mapping.go
-// (Map: row to Case), stages.go (constant-rate stages), pipeline.go (the PP approximation),
-// run.go (Run: the parallel runs, Prediction), score.go (comparisons, accuracy, ratios),
+// (Map: row to Case), stages.go (constant-rate stages), community.go (the community builds'
+// rows: MTP and DFlash, decode context parallel, decode windows, fixed-prompt decodes, single
+// prefills and server facts scored factor by factor), run.go (Run: the parallel runs, Prediction), score.go (comparisons, accuracy, ratios),
 // report.go (Report and its table, CSV and JSON), filter.go, result.go (result files), fit.go
 // (FitSources: the corpus as sources of calibration.FitMulti; Predict and Report.HeldOut for
 // held-out scoring).
 //
 // # Mapping rules
 //
-// Quotations are from the corpus README (shared/validation/README.md), section 1.
+// Quotations are from the corpus's published description of its sources (validate/corpus/README.md
+// summarises it).
 //
 // Engine and version. Rows whose engine is vllm are scored on absolute values. Their flags come
 // from the columns (tp, ep, dp, pp, max_num_seqs, max_num_batched_tokens, max_model_len,
@@ -46,9 +48,25 @@
 // and layout each shape over 1000/1000 (else the shortest). Predicted ratios are the same rows'
 // predicted throughputs; absolute values are never compared.
 //
-// Pipeline parallelism (pp > 1) is approximated for these saturated runs (pipeline.go): P
-// micro-batch engines of the whole model on TP GPUs, each with 1/P of the heaviest stage's KV
-// capacity; stage hand-offs and bubbles are not modelled. Data parallelism (dp > 1) is refused.
+// Pipeline (pp > 1) and data parallelism (dp > 1) are the engine's own (model/deploy, sim:
+// pipeline micro-batches, data-parallel replicas or lockstep MoE ranks); servers are built by
+// sim.NewServer with its guards.
+//
+// Community builds (README 1.6) are their own engine series (engine-level values apart from
+// vLLM's releases) on vLLM 0.26.1's defaults. spec_method mtp runs the checkpoint's own MTP
+// layer (any model with one); dflash the built-in drafter trained for the target (an MXFP8 copy
+// as 8-bit weights). weight_dtype is read for the format it names before a remark; kv_dtype nvfp4
+// is the packed NVFP4 sparse-MLA page. engine_flags gpu_memory_utilization,
+// decode_context_parallel_size, KV_CACHE_QUANT and the CUDA-graph capture size are read; GPU
+// variants: -vram6000 is the card with +6000 MT/s on its memory transfer rate, maxq the Max-Q
+// edition, unstated the Workstation card. Workload kinds: decode-window (C streams of the
+// client's 78-token prompt as a decode cell over the row's window, outputs to max_tokens),
+// fixed-prompt-c1-decode (C = 1 requests of the fixed prompt; tok/s = tokens / (last - first
+// token); a coding prompt sets code_prompt 1), single-prefill (prompt tokens / client TTFT),
+// server-facts (decode windows at C = 1 and 8 for the accepted tokens per verifier step and the
+// verifier steps/s published in the notes, and the KV capacity of the layout);
+// prefix-cache-restore and single-request-e2e are refused with the reason (external KV tiers;
+// answers of unrecorded length). Acceptance and verifier step rate are scored as two families.
 //
 // Models. By Hugging Face id through the built-in registry (model/hf). Checkpoints outside it
 // are expressed from their base architecture only where the exact published shape is

@@ -75,6 +75,10 @@ func (j *fitJob) shorten(max_ int) string {
 		}
 		return fmt.Sprintf("%s: stages shortened to %v requests (of %d in all)", j.label, parts, total)
 	}
+	if c.Spec == nil {
+		// Server facts: decode windows of fixed length.
+		return ""
+	}
 	s := *c.Spec
 	switch {
 	case s.Kind == workload.KindClosed:
@@ -104,7 +108,7 @@ func (j *fitJob) predict(p param.Values, o *FitOptions) ([]*Prediction, error) {
 	if err != nil {
 		return nil, err
 	}
-	srv, _, err := c.server(d, p)
+	srv, err := c.server(d, p)
 	if err != nil {
 		return nil, err
 	}
@@ -120,11 +124,11 @@ func (j *fitJob) predict(p param.Values, o *FitOptions) ([]*Prediction, error) {
 		}
 		return out, nil
 	}
-	m, err := workload.Run(srv, j.spec, workload.Options{Seed: o.Seed, Replicas: c.Pipeline})
+	pr, err := c.simulate(srv, j.spec, o.Seed)
 	if err != nil {
 		return nil, err
 	}
-	out[0] = fromMetrics(m, c)
+	out[0] = pr
 	return out, nil
 }
 
@@ -160,8 +164,9 @@ func ratioScored(jobs []job) bool {
 	return len(jobs) > 0
 }
 
-// residual slots per absolute case: output tok/s, TPOT, TTFT, overload call.
-const fitSlots = 4
+// residual slots per absolute case: output tok/s, TPOT, TTFT, overload call, and the community
+// rows' acceptance per verifier step, verifier steps/s, prefill tok/s and KV capacity.
+const fitSlots = 8
 
 // FitSources turns rows into the sources of a multi-source fit, one per corpus source in order of
 // first appearance, keeping the cases keep accepts (nil: all). Rows that cannot be expressed, and
@@ -239,7 +244,7 @@ func fitSource(name string, rows []Row, keep func(*Case) bool, o FitOptions) *ca
 		d, err := c.deployment()
 		if err == nil {
 			p, _ := d.Priors()
-			_, _, err = c.server(d, p)
+			_, err = c.server(d, p)
 		}
 		if err != nil {
 			for _, x := range j.cases {
@@ -253,7 +258,11 @@ func fitSource(name string, rows []Row, keep func(*Case) bool, o FitOptions) *ca
 		fjs = append(fjs, fj)
 		var base param.Values // workload level: different prompts (same_prompt 0)
 		opt := o
+		// Decode cells (the community client's windows and server facts) send one prompt to
+		// every stream: their routing is routing_alpha_same_prompt's (the cell sets same_prompt).
+		same := (c.Spec != nil && c.Spec.Kind == workload.KindBench) || len(c.factRuns) > 0
 		src.Jobs = append(src.Jobs, calibration.MultiJob{Label: j.label, Deployment: d, Base: base, Cost: fj.cost(),
+			SamePrompt: same, CodePrompt: c.codePrompt, RatioOnly: c.Scoring == Ratio,
 			Run: func(p param.Values) (any, error) { return fj.predict(p, &opt) }})
 	}
 	if len(src.Jobs) == 0 {
@@ -358,6 +367,29 @@ func scoreCase(c *Case, p *Prediction, w *calibration.Weights, s []float64) {
 	if open && p.Overloaded != nil && *p.Overloaded != over {
 		s[3] = w.Status
 	}
+	// The community rows' factors, each in its own slot (a speculative prediction's acceptance
+	// and verifier step rate apart), weighted as the decode throughput they make up.
+	for _, cmp := range factComparisons(c, p, c.Row.NumFailed > 0) {
+		if !cmp.Primary || !cmp.Scored {
+			continue
+		}
+		i := 4
+		switch cmp.Family {
+		case FamAccept:
+			i = 4
+		case FamSteps:
+			i = 5
+		case FamPrefill:
+			i = 6
+		case FamKV:
+			i = 7
+		}
+		wt := w.DecodeTotal
+		if cmp.Family == FamPrefill {
+			wt = w.TTFT
+		}
+		s[i] = wt * robustLog(cmp.Predicted, cmp.Measured, w.RobustScale)
+	}
 }
 
 // robustLog is the soft-L1 log error of calibration's objective.
@@ -403,6 +435,10 @@ func (r *Report) HeldOut(source string) calibration.HeldOut {
 				h.TPOTMAPE, h.NTPOT = m.Accuracy.MAPE, m.Accuracy.N
 			case FamTTFT:
 				h.TTFTMdAPE, h.NTTFT = m.Accuracy.MedianAPE, m.Accuracy.N
+			default:
+				if isFactFamily(m.Family) && m.Accuracy.N > 0 {
+					h.Factors = append(h.Factors, calibration.FactorMAPE{Family: m.Family, MAPE: m.Accuracy.MAPE, N: m.Accuracy.N})
+				}
 			}
 		}
 		h.OverloadRows = s.OverloadRows

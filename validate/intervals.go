@@ -2,6 +2,7 @@ package validate
 
 import (
 	"fmt"
+	summary "github.com/servesim/servesim/internal/stats"
 	"io"
 	"math"
 	"sort"
@@ -120,7 +121,7 @@ func estimateWidths(pts []scoredPoint, exclude string) (prior, approx map[param.
 	def := param.DefaultWidths()
 	width := func(v []float64) float64 {
 		sort.Float64s(v)
-		return quantile(v, 0.8) / param.Z80
+		return summary.Quantile(v, 0.8) / param.Z80
 	}
 	prior, approx = map[param.Metric]float64{}, map[param.Metric]float64{}
 	for _, m := range param.Metrics() {

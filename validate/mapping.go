@@ -53,8 +53,8 @@ type Case struct {
 	ModelFrom string            `json:"model_from,omitempty"`
 	GPU       hardware.GPU      `json:"-"`
 	Args      deploy.EngineArgs `json:"-"`
-	// Pipeline is the number of pipeline stages (1: none); see pipeline.go.
-	Pipeline int `json:"pipeline,omitempty"`
+	// Drafter is the speculative drafter's description (dflash), nil otherwise.
+	Drafter *arch.Arch `json:"-"`
 
 	// Spec is the workload (nil for constant-rate stages, which Stages describe).
 	Spec *workload.Spec `json:"-"`
@@ -81,6 +81,15 @@ type Case struct {
 	// measured and model are a prepared case's measurement and model id (no Row).
 	measured *Measured
 	model    string
+	// The community rows (community.go): the facts published in the notes; the decode windows
+	// run for them (concurrencies); genRate: the row's tok/s is completion tokens / (last -
+	// first token) at C = 1; codePrompt: the prompt asks for code; prefillTokens: a single
+	// prefill row's prompt.
+	facts         Facts
+	factRuns      []int
+	genRate       bool
+	codePrompt    bool
+	prefillTokens int
 
 	Notes       []string `json:"notes,omitempty"`
 	Reason      string   `json:"reason,omitempty"`
@@ -119,7 +128,7 @@ func Map(rows []Row, cat *hardware.Catalog) []*Case {
 }
 
 func mapRow(r *Row, cat *hardware.Catalog) *Case {
-	c := &Case{Row: r, ID: r.CaseID, Source: r.Source, Scoring: Absolute, Pipeline: 1}
+	c := &Case{Row: r, ID: r.CaseID, Source: r.Source, Scoring: Absolute, facts: nanFacts()}
 	engine := strings.ToLower(r.Engine)
 	switch {
 	case engine == "vllm":
@@ -129,19 +138,22 @@ func mapRow(r *Row, cat *hardware.Catalog) *Case {
 	default:
 		return c.refuse(ReasonEngine, "engine %q: servesim simulates vLLM (TensorRT-LLM rows as ratios)", r.Engine)
 	}
-	if r.SpecMethod != "" && r.SpecMethod != "none" && r.SpecTokens > 0 {
-		return c.refuse(ReasonEngine, "speculative decoding %s with %d tokens: the corpus's rows give no drafter description", r.SpecMethod, r.SpecTokens)
-	}
-	g, err := findGPU(cat, r.GPU)
+	g, gnote, err := findGPU(cat, r.GPU)
 	if err != nil {
 		return c.refuse(ReasonGPU, "%v", err)
 	}
 	c.GPU = g
+	if gnote != "" {
+		c.note("%s", gnote)
+	}
 	a, from, err := resolveModel(r.Model, r.WeightDType)
 	if err != nil {
 		return c.refuse(ReasonModel, "%v", err)
 	}
 	c.Model, c.ModelFrom = a, from
+	if err := c.speculative(); err != nil {
+		return c.refuse(ReasonEngine, "%v", err)
+	}
 	if err := c.engineArgs(); err != nil {
 		return c.refuse(ReasonParallel, "%v", err)
 	}
@@ -160,6 +172,9 @@ func (c *Case) engineArgs() error {
 	} else {
 		if _, err := deploy.ParseVersion(firstWord(r.EngineVersion)); err == nil {
 			a.Version = firstWord(r.EngineVersion)
+		} else if isCommunityBuild(r.EngineVersion) {
+			a.Version, a.Series = communityVersion, communitySeries
+			c.note("a community build (%s): vLLM %s's defaults, its engine-level values those of the %s series", firstWord(r.EngineVersion), communityVersion, communitySeries)
 		} else {
 			c.note("engine version not recorded (%q): vLLM %s's defaults", r.EngineVersion, deploy.DefaultVersion)
 		}
@@ -171,16 +186,15 @@ func (c *Case) engineArgs() error {
 	if r.TP == 0 {
 		c.note("tp not recorded: 1")
 	}
-	if dp > 1 {
-		return fmt.Errorf("dp %d: data-parallel engine cores are not simulated", dp)
-	}
 	if r.GPUCount > 0 && r.GPUCount != tp*pp*dp {
 		return fmt.Errorf("gpu_count %d is not tp %d x pp %d x dp %d", r.GPUCount, tp, pp, dp)
 	}
 	a.TensorParallel = deploy.Ptr(tp)
 	if pp > 1 {
-		c.Pipeline = pp
-		c.note("pipeline parallel %d: approximated as %d interleaved micro-batch engines of the whole model on TP %d, each with 1/%d of a stage's KV cache (pipeline.go); the stage hand-offs over the link are not modelled", pp, pp, tp, pp)
+		a.PipelineParallel = deploy.Ptr(pp)
+	}
+	if dp > 1 {
+		a.DataParallel = deploy.Ptr(dp)
 	}
 	if c.Model.IsMoE() {
 		switch {
@@ -204,6 +218,9 @@ func (c *Case) engineArgs() error {
 	}
 	kv := strings.ToLower(r.KVDType)
 	switch {
+	case strings.HasPrefix(kv, "nvfp4"):
+		a.KVCacheDType = deploy.Ptr("nvfp4")
+		c.note("kv_dtype %q: an NVFP4 sparse-MLA cache (half a byte per latent value, an fp8 scale per 16)", r.KVDType)
 	case kv == "" || kv == "auto":
 	case strings.HasPrefix(kv, "auto"):
 		c.note("kv_dtype %q: vLLM's auto is the model's 16-bit dtype (the checkpoint's FP8 KV scales apply only with --kv-cache-dtype fp8)", r.KVDType)
@@ -273,6 +290,9 @@ func (c *Case) engineFlags() {
 		key = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(key), "--"))
 		val = strings.TrimSpace(val)
 		low := strings.ToLower(key)
+		if c.communityFlag(key, val, item) {
+			continue
+		}
 		boolVal := func() (bool, bool) {
 			if !hasVal {
 				return true, true
@@ -348,6 +368,9 @@ func rawRE() *regexp.Regexp { return regexp.MustCompile(`raw (\S+)/results/stage
 // workload builds the row's workload.
 func (c *Case) workload() error {
 	r := c.Row
+	if ok, err := c.communityWorkload(); ok {
+		return err
+	}
 	if math.IsNaN(r.InputTokens) || math.IsNaN(r.OutputTokens) || r.InputTokens < 1 || r.OutputTokens < 1 {
 		return fmt.Errorf("input_tokens / output_tokens not recorded")
 	}

@@ -33,7 +33,7 @@ func intp(p *int) int {
 
 func resolved(t *testing.T, c *Case) deploy.EngineConfig {
 	t.Helper()
-	e, _, err := deploy.Resolve(c.Args, deploy.Target{Model: c.Model, GPU: &c.GPU})
+	e, _, err := deploy.Resolve(c.Args, deploy.ModelGPU{Model: c.Model, GPU: &c.GPU})
 	if err != nil {
 		t.Fatalf("%s: %v", c.ID, err)
 	}
@@ -61,8 +61,8 @@ func TestMapRows(t *testing.T) {
 			t.Errorf("%s: lengths %v, groups %d x %d, derived TPOT %v; want [592 247 100], 10 x 10, true", c.ID, c.stageLengths, c.stageGroups, c.stagePerGroup, c.DerivedTPOT)
 		}
 		if c.Args.Version != "" || intp(c.Args.TensorParallel) != 1 || intp(c.Args.MaxNumSeqs) != 128 || intp(c.Args.MaxNumBatchedTokens) != 2048 ||
-			intp(c.Args.MaxModelLen) != 4096 || c.Args.Usage != "" || c.Scoring != Absolute || c.Pipeline != 1 {
-			t.Errorf("%s: args %+v scoring %s pipeline %d", c.ID, c.Args, c.Scoring, c.Pipeline)
+			intp(c.Args.MaxModelLen) != 4096 || c.Args.Usage != "" || c.Scoring != Absolute || c.Args.PipelineParallel != nil {
+			t.Errorf("%s: args %+v scoring %s", c.ID, c.Args, c.Scoring)
 		}
 	}
 	if s0.CountedOutput != 193.72 || s1.CountedOutput != 195.78 {
@@ -135,12 +135,12 @@ func TestMapRows(t *testing.T) {
 	// four micro-batch engines.
 	q := cs["trt-q3-30b-rtxpro6000sx2-tp2pp1-in128-out128"]
 	if q.Scoring != Ratio || q.Args.Usage != deploy.UsageLLMClass || q.Args.ExpertParallel == nil || !*q.Args.ExpertParallel ||
-		intp(q.Args.TensorParallel) != 2 || intp(q.Args.MaxModelLen) != 256 || q.Pipeline != 1 || len(q.Spec.VLLM.Prompts()) != 30000 {
-		t.Errorf("trt qwen args %+v pipeline %d", q.Args, q.Pipeline)
+		intp(q.Args.TensorParallel) != 2 || intp(q.Args.MaxModelLen) != 256 || q.Args.PipelineParallel != nil || len(q.Spec.VLLM.Prompts()) != 30000 {
+		t.Errorf("trt qwen args %+v", q.Args)
 	}
 	l := cs["trt-l70b-rtxpro6000sx4-tp1pp4-in128-out128"]
-	if l.Pipeline != 4 || intp(l.Args.TensorParallel) != 1 || l.Args.PipelineParallel != nil || l.Model.NumLayers() != 80 {
-		t.Errorf("trt llama pipeline %d args %+v", l.Pipeline, l.Args)
+	if intp(l.Args.PipelineParallel) != 4 || intp(l.Args.TensorParallel) != 1 || l.Model.NumLayers() != 80 {
+		t.Errorf("trt llama args %+v: want the engine's pipeline parallel 4 on TP 1", l.Args)
 	}
 }
 

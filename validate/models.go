@@ -77,16 +77,30 @@ func checkpointBase(id string) (base string, ok bool) {
 }
 
 // weightFormat is the corpus's weight_dtype as a storage format ("" for 16-bit: keep the config's).
+//
+// Free text is read for what it says: the format named before any remark in parentheses
+// ("nvfp4 (modelopt_mixed; routed experts W4A4)" is nvfp4).
 func weightFormat(s string) (arch.DType, error) {
+	if i := strings.IndexByte(s, '('); i > 0 {
+		s = s[:i]
+	}
+	s = strings.TrimSpace(s)
+	if f := strings.Fields(s); len(f) > 1 {
+		s = f[0]
+	}
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "", "fp16", "bf16", "float16", "bfloat16", "auto":
 		return "", nil
 	case "fp8":
 		return arch.FP8, nil
-	case "nvfp4", "fp4":
+	case "nvfp4", "fp4", "w4a4":
 		return arch.NVFP4, nil
+	case "mxfp4":
+		return arch.MXFP4, nil
+	case "mxfp8", "fp8_e4m3", "w8a8-fp8":
+		return arch.FP8, nil
 	}
-	return "", fmt.Errorf("weight_dtype %q: want fp16, bf16, fp8 or nvfp4", s)
+	return "", fmt.Errorf("weight_dtype %q: want fp16, bf16, fp8, mxfp8, nvfp4 or mxfp4", s)
 }
 
 // resolveModel finds the row's checkpoint: the built-in registry by Hugging Face id, else a
@@ -95,6 +109,13 @@ func resolveModel(id, weightDType string) (a *arch.Arch, from string, err error)
 	wf, err := weightFormat(weightDType)
 	if err != nil {
 		return nil, "", err
+	}
+	if same, ok := communityModels()[strings.ToLower(id)]; ok {
+		b, prov, err := hf.Builtin(same)
+		if err != nil {
+			return nil, "", err
+		}
+		return b, fmt.Sprintf("built-in %s: %s is a community quantization of the same model (weight_dtype %q), described by the built-in NVFP4 checkpoint's layout", prov.ID, id, weightDType), nil
 	}
 	if b, prov, err := hf.Builtin(id); err == nil {
 		from = "built-in " + prov.ID

@@ -13,7 +13,7 @@ import (
 )
 
 // Columns is the corpus header: 51 columns, the same in every file, in this order
-// (shared/validation/README.md, section 1.1).
+// (validate/corpus/README.md).
 func Columns() []string {
 	return []string{
 		"case_id", "source", "model", "weight_dtype", "kv_dtype", "gpu", "gpu_count", "tp", "ep", "dp", "pp",

@@ -107,7 +107,7 @@ func NewReport(outs []*Outcome) *Report {
 				over, overWhy, open = MeasuredOverloaded(c.Row)
 				failed = c.Row.NumFailed > 0
 			}
-			cr.Comparisons = compare(m, o.Pred, over, failed)
+			cr.Comparisons = append(compare(m, o.Pred, over, failed), factComparisons(c, o.Pred, failed)...)
 			if o.Summary != nil {
 				for i := range cr.Comparisons {
 					x := &cr.Comparisons[i]
@@ -216,7 +216,7 @@ func summarise(source string, cases []*CaseReport, ratios []RatioScore, ratioSou
 	}
 	sort.Strings(k)
 	s.Scoring = strings.Join(k, "+")
-	for _, f := range Families() {
+	for _, f := range append(Families(), FactFamilies()...) {
 		s.Metrics = append(s.Metrics, FamilyAccuracy{f, accuracy(errs[f])})
 	}
 	rerrs := map[string][]float64{}
@@ -280,6 +280,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 			pctCell(s.Metrics[0].Accuracy), pctCell(s.Metrics[1].Accuracy), pctCell(s.Metrics[2].Accuracy), pctCell(s.Metrics[3].Accuracy), over)
 	}
 	tw.Flush()
+	r.writeFactors(w)
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Ratio scoring (predicted ratio / measured ratio - 1): MAPE / median APE / bias in %, (ratios)")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -336,6 +337,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "  * not scored: ratio-only rows, latencies of overloaded runs, runs with failed requests")
+	r.writeFactorCases(w)
 	if len(r.Ratios) > 0 {
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, "Ratios: predicted / measured (error %)")

@@ -34,7 +34,7 @@ func MeasuredFromResult(r *vllmbench.Result) Measured {
 func PrepareResult(r *vllmbench.Result, spec *workload.Spec, notes []string, srv *sim.Server, params string) *Prepared {
 	id := strings.TrimSuffix(filepath.Base(r.Name), filepath.Ext(r.Name))
 	m := MeasuredFromResult(r)
-	c := &Case{ID: id, Source: ResultSource, Scoring: Absolute, Pipeline: 1, Spec: spec, Workload: spec.Describe(),
+	c := &Case{ID: id, Source: ResultSource, Scoring: Absolute, facts: nanFacts(), Spec: spec, Workload: spec.Describe(),
 		Notes: notes, measured: &m, model: r.ModelID, ModelFrom: srv.Deployment.Model.Name}
 	return &Prepared{Case: c, Server: srv, Params: params, Measured: m}
 }

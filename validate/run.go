@@ -18,7 +18,14 @@ import (
 // Prediction is what the simulation predicts for a row, in the row's metric definitions. NaN:
 // not predicted.
 type Prediction struct {
-	OutputTokS                                     float64
+	OutputTokS float64
+	// The community rows' factors (community.go): mean acceptance length and verifier steps/s
+	// of the row's own run, and at C = 1 and 8 for server facts; KV capacity (pages x page
+	// width, and vLLM's logical count); a single prefill's prompt tok/s.
+	AcceptPerStep, VerifierStepsS                  float64
+	AcceptC1, AcceptC8, StepsC1, StepsC8           float64
+	KVTokens, KVLogicalTokens                      float64
+	PrefillTokS                                    float64
 	TTFTMedianMS, TTFTMeanMS, TTFTP90MS, TTFTP99MS float64
 	TPOTMedianMS, TPOTMeanMS, TPOTP99MS            float64
 	E2EMedianMS, E2EMeanMS, E2EP99MS               float64
@@ -74,6 +81,8 @@ type Prepared struct {
 	Measured Measured
 	// Summary is the parameters' provenance (nil: none known).
 	Summary *param.Summary
+	// Seed seeds the run (the scenario's seed, as 'simulate --measured' runs the same file).
+	Seed uint64
 }
 
 type job struct {
@@ -87,6 +96,13 @@ func (j job) cost() float64 {
 	r := c.Row
 	if r == nil {
 		return 0
+	}
+	if c.Spec != nil && c.Spec.Kind == workload.KindBench {
+		// A decode window: its streams' tokens over the window (about 100 tokens/s each).
+		return float64(c.Spec.Bench.Concurrency) * c.Spec.Bench.DurationS * 100
+	}
+	if len(c.factRuns) > 0 {
+		return float64(len(c.factRuns)) * 30 * 100 * 4
 	}
 	n := float64(r.NumRequests)
 	if c.Stages != nil {
@@ -138,9 +154,6 @@ func runJob(j job, o Options, outcome func(*Case) *Outcome) {
 	}
 	srv.StepByStep = o.StepByStep
 	desc := describe.Deployment(srv.Deployment)
-	if c.Pipeline > 1 {
-		desc = fmt.Sprintf("%s; pipeline %d x TP %d (%d GPUs) as %d micro-batch engines", desc, c.Pipeline, srv.Deployment.Engine.TensorParallel, c.Pipeline*srv.Deployment.Engine.TensorParallel, c.Pipeline)
-	}
 	var sum *param.Summary
 	if o.Provenance != nil {
 		s := o.Provenance(srv.Deployment)
@@ -164,12 +177,26 @@ func runJob(j job, o Options, outcome func(*Case) *Outcome) {
 		}
 		return
 	}
-	m, err := workload.Run(srv, c.Spec, workload.Options{Seed: o.Seed, Replicas: c.Pipeline})
+	p, err := c.simulate(srv, c.Spec, o.Seed)
 	if err != nil {
 		c.refuse(ReasonRun, "%v", err)
 		return
 	}
-	outcome(c).Pred = fromMetrics(m, c)
+	outcome(c).Pred = p
+}
+
+// simulate runs the case's workload on srv (data-parallel replicas as the server has them) and
+// returns its prediction in the row's definitions; a server-facts row runs its decode windows
+// and reads the KV layout.
+func (c *Case) simulate(srv *sim.Server, spec *workload.Spec, seed uint64) (*Prediction, error) {
+	if c.Row != nil && c.Row.WorkloadKind == "server-facts" {
+		return c.simulateFacts(srv, seed)
+	}
+	m, err := workload.Run(srv, spec, workload.Options{Seed: seed})
+	if err != nil {
+		return nil, err
+	}
+	return fromMetrics(m, c), nil
 }
 
 // RunPrepared simulates prepared cases (result files) like Run.
@@ -178,7 +205,7 @@ func RunPrepared(ps []*Prepared, o Options) []*Outcome {
 	workpool.Run(len(ps), o.Workers, func(i int) {
 		p := ps[i]
 		out[i] = &Outcome{Case: p.Case, Server: describe.Deployment(p.Server.Deployment), Params: p.Params, Summary: p.Summary}
-		m, err := workload.Run(p.Server, p.Case.Spec, workload.Options{Seed: o.Seed})
+		m, err := workload.Run(p.Server, p.Case.Spec, workload.Options{Seed: p.Seed})
 		if err != nil {
 			p.Case.refuse(ReasonRun, "%v", err)
 			return
@@ -193,7 +220,8 @@ func RunPrepared(ps []*Prepared, o Options) []*Outcome {
 }
 
 // buildServer resolves the case's flags with vLLM's defaults for its version, GPU and model, and
-// builds the server (pipeline deployments: one micro-batch engine, see pipeline.go).
+// builds the server (sim.NewServer, with its guards; pipeline and data parallel as the engine
+// simulates them).
 func buildServer(c *Case, choose ParamsChooser) (*sim.Server, string, error) {
 	d, err := c.deployment()
 	if err != nil {
@@ -205,34 +233,30 @@ func buildServer(c *Case, choose ParamsChooser) (*sim.Server, string, error) {
 			return nil, "", err
 		}
 	}
-	srv, how, err := c.server(d, p)
+	srv, err := c.server(d, p)
 	if err != nil {
 		return nil, "", err
-	}
-	if how != "" {
-		c.note("%s", how)
 	}
 	return srv, from, nil
 }
 
-// deployment resolves the case's flags with vLLM's defaults for its version, GPU and model (the
-// whole deployment: a pipeline's P x TP GPUs are described by its engine's TP).
+// deployment resolves the case's flags with vLLM's defaults for its version, GPU and model.
 func (c *Case) deployment() (*deploy.Deployment, error) {
-	e, _, err := deploy.Resolve(c.Args, deploy.Target{Model: c.Model, GPU: &c.GPU})
+	e, _, err := deploy.Resolve(c.Args, deploy.ModelGPU{Model: c.Model, GPU: &c.GPU})
 	if err != nil {
 		return nil, err
 	}
-	return &deploy.Deployment{Model: c.Model, Hardware: hardware.Machine{GPU: c.GPU, Count: e.GPUs()}, Engine: e}, nil
+	return &deploy.Deployment{Model: c.Model, Drafter: c.Drafter, Hardware: hardware.Machine{GPU: c.GPU, Count: e.GPUs()}, Engine: e}, nil
 }
 
-// server builds the case's server on d with p (pipelines: one micro-batch engine, and how its
-// KV capacity was set). It does not change the case.
-func (c *Case) server(d *deploy.Deployment, p param.Values) (*sim.Server, string, error) {
-	if c.Pipeline > 1 {
-		return pipelineServer(d, p, c.Pipeline)
+// server builds the case's server on d with p (sim.NewServer: data-parallel replicas, pipeline
+// stages and their guards as the engine simulates them), with the workload-level values the
+// row's prompt sets (a coding prompt: code_prompt 1). It does not change the case.
+func (c *Case) server(d *deploy.Deployment, p param.Values) (*sim.Server, error) {
+	if c.codePrompt {
+		p[param.CodePrompt] = 1
 	}
-	srv, err := sim.NewServer(d, p)
-	return srv, "", err
+	return sim.NewServer(d, p)
 }
 
 // approximations notes, per row, where the V1 step policy stands in for V0's scheduling.
@@ -247,12 +271,36 @@ func approximations(c *Case, e *deploy.EngineConfig) {
 	}
 }
 
+// nanPrediction is a prediction of nothing yet.
+func nanPrediction() *Prediction {
+	n := math.NaN()
+	return &Prediction{OutputTokS: n, TTFTMedianMS: n, TTFTMeanMS: n, TTFTP90MS: n, TTFTP99MS: n, TPOTMedianMS: n, TPOTMeanMS: n, TPOTP99MS: n,
+		E2EMedianMS: n, E2EMeanMS: n, E2EP99MS: n, DurationS: n, AcceptPerStep: n, VerifierStepsS: n, AcceptC1: n, AcceptC8: n, StepsC1: n, StepsC8: n,
+		KVTokens: n, KVLogicalTokens: n, PrefillTokS: n}
+}
+
 // fromMetrics is a workload run's prediction in the row's definitions.
 func fromMetrics(m *workload.Metrics, c *Case) *Prediction {
-	p := &Prediction{OutputTokS: m.OutputTokS, DurationS: m.DurationS, Requests: m.Requests, Completed: m.Completed,
-		TTFTMedianMS: m.TTFT.P50, TTFTMeanMS: m.TTFT.Mean, TTFTP90MS: m.TTFT.P90, TTFTP99MS: m.TTFT.P99,
-		TPOTMedianMS: m.TPOT.P50, TPOTMeanMS: m.TPOT.Mean, TPOTP99MS: m.TPOT.P99,
-		E2EMedianMS: m.E2E.P50, E2EMeanMS: m.E2E.Mean, E2EP99MS: m.E2E.P99}
+	p := nanPrediction()
+	p.OutputTokS, p.DurationS, p.Requests, p.Completed = m.OutputTokS, m.DurationS, m.Requests, m.Completed
+	p.TTFTMedianMS, p.TTFTMeanMS, p.TTFTP90MS, p.TTFTP99MS = m.TTFT.P50, m.TTFT.Mean, m.TTFT.P90, m.TTFT.P99
+	p.TPOTMedianMS, p.TPOTMeanMS, p.TPOTP99MS = m.TPOT.P50, m.TPOT.Mean, m.TPOT.P99
+	p.E2EMedianMS, p.E2EMeanMS, p.E2EP99MS = m.E2E.P50, m.E2E.Mean, m.E2E.P99
+	if m.VerifierSteps > 0 && m.DurationS > 0 {
+		p.AcceptPerStep = float64(m.OutputTokens) / float64(m.VerifierSteps)
+		p.VerifierStepsS = float64(m.VerifierSteps) / m.DurationS
+	}
+	if c.genRate && m.Completed > 0 && usable(m.TPOT.P50) {
+		// Completion tokens / (last - first streamed token): per request out / ((out - 1) TPOT).
+		out := float64(m.OutputTokens) / float64(m.Completed)
+		p.OutputTokS = out / math.Max(out-1, 1) * 1000 / m.TPOT.P50
+		if usable(p.AcceptPerStep) {
+			p.VerifierStepsS = p.OutputTokS / p.AcceptPerStep
+		}
+	}
+	if c.prefillTokens > 0 && usable(m.TTFT.P50) {
+		p.PrefillTokS = float64(c.prefillTokens) / m.TTFT.P50 * 1000
+	}
 	if c.Spec != nil && c.Spec.Kind == workload.KindOffline {
 		// No client latencies offline: only the throughput is measured.
 		p.TTFTMedianMS, p.TTFTMeanMS, p.TTFTP90MS, p.TTFTP99MS = math.NaN(), math.NaN(), math.NaN(), math.NaN()

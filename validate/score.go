@@ -2,6 +2,7 @@ package validate
 
 import (
 	"fmt"
+	summary "github.com/servesim/servesim/internal/stats"
 	"math"
 	"sort"
 	"strings"
@@ -119,7 +120,7 @@ func accuracy(errs []float64) Accuracy {
 	}
 	sort.Float64s(abs)
 	a.MAPE = 100 * sumAbs / float64(len(errs))
-	a.MedianAPE = 100 * quantile(abs, 0.5)
+	a.MedianAPE = 100 * summary.Quantile(abs, 0.5)
 	a.Bias = 100 * sum / float64(len(errs))
 	return a
 }

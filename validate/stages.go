@@ -2,6 +2,7 @@ package validate
 
 import (
 	"fmt"
+	summary "github.com/servesim/servesim/internal/stats"
 	"math"
 	"sort"
 
@@ -137,48 +138,10 @@ func runStages(srv *sim.Server, stages []Stage, lengths [3]int, groups, perGroup
 		sort.Float64s(s.tpotMS)
 		v := perStage[k]
 		n := max(len(v)/10, 1)
-		s.earlyTTFTMS = median(v[:n])
-		s.lateTTFTMS = median(v[len(v)-n:])
+		s.earlyTTFTMS = summary.Median(v[:n])
+		s.lateTTFTMS = summary.Median(v[len(v)-n:])
 	}
 	return st, nil
-}
-
-// median of unsorted values (NaN ignored).
-func median(v []float64) float64 {
-	var w []float64
-	for _, x := range v {
-		if !math.IsNaN(x) {
-			w = append(w, x)
-		}
-	}
-	sort.Float64s(w)
-	return quantile(w, 0.5)
-}
-
-// quantile of sorted values, linear between order statistics (numpy's default); NaN when empty.
-func quantile(sorted []float64, q float64) float64 {
-	n := len(sorted)
-	if n == 0 {
-		return math.NaN()
-	}
-	pos := q * float64(n-1)
-	i := int(math.Floor(pos))
-	if i >= n-1 {
-		return sorted[n-1]
-	}
-	f := pos - float64(i)
-	return sorted[i] + f*(sorted[i+1]-sorted[i])
-}
-
-func mean(v []float64) float64 {
-	if len(v) == 0 {
-		return math.NaN()
-	}
-	s := 0.0
-	for _, x := range v {
-		s += x
-	}
-	return s / float64(len(v))
 }
 
 // overloadGrowth is the rule of a predicted overloaded stage: the median TTFT of the requests
@@ -195,10 +158,10 @@ func (s *stageStats) prediction(counted float64, derivedTPOT bool) *Prediction {
 		p.OutputTokS = float64(s.completed) * counted / span
 		p.DurationS = span
 	}
-	p.TTFTMeanMS, p.TTFTMedianMS = mean(s.ttftMS), quantile(s.ttftMS, 0.5)
-	p.TTFTP90MS, p.TTFTP99MS = quantile(s.ttftMS, 0.9), quantile(s.ttftMS, 0.99)
-	p.E2EMeanMS, p.E2EMedianMS, p.E2EP99MS = mean(s.e2eMS), quantile(s.e2eMS, 0.5), quantile(s.e2eMS, 0.99)
-	p.TPOTMeanMS, p.TPOTMedianMS, p.TPOTP99MS = mean(s.tpotMS), quantile(s.tpotMS, 0.5), quantile(s.tpotMS, 0.99)
+	p.TTFTMeanMS, p.TTFTMedianMS = summary.Mean(s.ttftMS), summary.Quantile(s.ttftMS, 0.5)
+	p.TTFTP90MS, p.TTFTP99MS = summary.Quantile(s.ttftMS, 0.9), summary.Quantile(s.ttftMS, 0.99)
+	p.E2EMeanMS, p.E2EMedianMS, p.E2EP99MS = summary.Mean(s.e2eMS), summary.Quantile(s.e2eMS, 0.5), summary.Quantile(s.e2eMS, 0.99)
+	p.TPOTMeanMS, p.TPOTMedianMS, p.TPOTP99MS = summary.Mean(s.tpotMS), summary.Quantile(s.tpotMS, 0.5), summary.Quantile(s.tpotMS, 0.99)
 	if derivedTPOT && counted > 1 {
 		p.TPOTMeanMS = (p.E2EMeanMS - p.TTFTMeanMS) / (counted - 1)
 		p.TPOTMedianMS, p.TPOTP99MS = math.NaN(), math.NaN()

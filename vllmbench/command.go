@@ -322,20 +322,8 @@ func goodput(c *Command, name string, vals []string) error {
 // program recognises the benchmark program at the start of words and returns the mode and the
 // index of the first flag.
 func program(words []string, c *Command) (string, int, error) {
-	i := 0
-	for i < len(words) {
-		w := words[i]
-		switch {
-		case w == "env" || w == "nohup" || w == "time":
-			i++
-			continue
-		case strings.Contains(w, "=") && !strings.HasPrefix(w, "-") && isEnvName(w[:strings.Index(w, "=")]):
-			c.Env = append(c.Env, w)
-			i++
-			continue
-		}
-		break
-	}
+	env, i, _ := vllmcmd.ShellPrefix(words)
+	c.Env = append(c.Env, env...)
 	if i == len(words) {
 		return "", 0, fmt.Errorf("empty command: want vllm bench serve ... or vllm bench throughput ...")
 	}
@@ -360,7 +348,7 @@ func program(words []string, c *Command) (string, int, error) {
 		return "serve", i, nil
 	case base == "vllm":
 		return mode(i + 1)
-	case strings.HasPrefix(base, "python"):
+	case vllmcmd.IsPython(w):
 		j := i + 1
 		for j < len(words) && strings.HasPrefix(words[j], "-") && words[j] != "-m" {
 			j++
@@ -383,32 +371,6 @@ func program(words []string, c *Command) (string, int, error) {
 		return "throughput", i + 1, nil
 	}
 	return "", 0, fmt.Errorf("%q is not a vllm bench command: want vllm bench serve ... or vllm bench throughput ...", w)
-}
-
-func isEnvName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i, r := range s {
-		if !(r == '_' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || i > 0 && r >= '0' && r <= '9') {
-			return false
-		}
-	}
-	return true
-}
-
-// isRedirect reports whether w is a shell redirection, and whether its target is the next word.
-func isRedirect(w string) (bool, bool) {
-	t := strings.TrimLeft(w, "0123456789")
-	if t == "" || (t[0] != '>' && t[0] != '<' && !strings.HasPrefix(t, "&>")) {
-		return false, false
-	}
-	for _, o := range []string{"&>>", "&>", ">>", ">&", "<<", ">", "<"} {
-		if strings.HasPrefix(t, o) {
-			return true, t[len(o):] == ""
-		}
-	}
-	return true, false
 }
 
 // Parse reads the words of a `vllm bench serve` or `vllm bench throughput` command: `vllm bench
@@ -437,12 +399,11 @@ func Parse(words []string) (*Command, error) {
 	notes := map[string]bool{}
 	for i < len(words) {
 		w := words[i]
-		switch w {
-		case "|", "||", "&&", ";", "&":
+		if vllmcmd.IsControlOperator(w) {
 			i = len(words)
 			continue
 		}
-		if red, target := isRedirect(w); red {
+		if red, target := vllmcmd.Redirection(w); red {
 			i++
 			if target {
 				i++
@@ -510,12 +471,8 @@ func Parse(words []string) (*Command, error) {
 }
 
 func isOperator(w string) bool {
-	switch w {
-	case "|", "||", "&&", ";", "&":
-		return true
-	}
-	red, _ := isRedirect(w)
-	return red
+	red, _ := vllmcmd.Redirection(w)
+	return red || vllmcmd.IsControlOperator(w)
 }
 
 // finish applies the rules that depend on several flags and notes the approximations.

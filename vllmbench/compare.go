@@ -244,3 +244,38 @@ func (r *Result) Summary() string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// Dists are a result file's per-request latency distributions in ms, from its --save-detailed
+// arrays (ok false without them): TTFT per request, TPOT per request ((latency - TTFT) /
+// (output - 1), with latency - TTFT the sum of its inter-token gaps, as vLLM's client computes
+// it), every inter-token gap (ITL), and end to end (TTFT + the gaps). Failed requests are left out.
+func (r *Result) Dists() (ttft, tpot, itl, e2e workload.Dist, ok bool) {
+	if !r.hasDetailed || len(r.TTFTsS) == 0 {
+		return ttft, tpot, itl, e2e, false
+	}
+	var a, b, c, d []float64
+	for i, t := range r.TTFTsS {
+		if i < len(r.Errors) && r.Errors[i] != "" {
+			continue
+		}
+		a = append(a, 1000*t)
+		var sum float64
+		var gaps []float64
+		if i < len(r.ITLsS) {
+			gaps = r.ITLsS[i]
+		}
+		for _, g := range gaps {
+			sum += g
+			c = append(c, 1000*g)
+		}
+		d = append(d, 1000*(t+sum))
+		out := len(gaps) + 1
+		if i < len(r.OutputLens) && r.OutputLens[i] > 0 {
+			out = r.OutputLens[i]
+		}
+		if out > 1 {
+			b = append(b, 1000*sum/float64(out-1))
+		}
+	}
+	return workload.DistOf(a), workload.DistOf(b), workload.DistOf(c), workload.DistOf(d), len(a) > 0
+}

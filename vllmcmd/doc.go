@@ -26,6 +26,7 @@
 //	--tensor-parallel-size, -tp      TensorParallel
 //	--data-parallel-size, -dp        DataParallel
 //	--pipeline-parallel-size, -pp    PipelineParallel
+//	--decode-context-parallel-size, -dcp  DecodeContextParallel
 //	--enable-expert-parallel         ExpertParallel
 //	--max-model-len                  MaxModelLen (1048576, 1M = 2^20, 1m = 10^6, 128K = 131072, 128k = 128000, 25.6k)
 //	--gpu-memory-utilization         GPUMemoryUtilization, in (0, 1]

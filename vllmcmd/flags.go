@@ -34,22 +34,24 @@ type flagSpec struct {
 // unknown.
 func shortAliases() map[string]string {
 	return map[string]string{
-		"-tp": "--tensor-parallel-size",
-		"-dp": "--data-parallel-size",
-		"-pp": "--pipeline-parallel-size",
-		"-q":  "--quantization",
+		"-tp":  "--tensor-parallel-size",
+		"-dp":  "--data-parallel-size",
+		"-pp":  "--pipeline-parallel-size",
+		"-dcp": "--decode-context-parallel-size",
+		"-q":   "--quantization",
 	}
 }
 
 // flagTable maps the canonical flag name to what it does.
 func flagTable() map[string]*flagSpec {
 	return map[string]*flagSpec{
-		"--tensor-parallel-size":   intFlag(func(e *deploy.EngineArgs, n int) { e.TensorParallel = &n }),
-		"--data-parallel-size":     intFlag(func(e *deploy.EngineArgs, n int) { e.DataParallel = &n }),
-		"--pipeline-parallel-size": intFlag(func(e *deploy.EngineArgs, n int) { e.PipelineParallel = &n }),
-		"--max-num-batched-tokens": intFlag(func(e *deploy.EngineArgs, n int) { e.MaxNumBatchedTokens = &n }),
-		"--max-num-seqs":           intFlag(func(e *deploy.EngineArgs, n int) { e.MaxNumSeqs = &n }),
-		"--block-size":             intFlag(func(e *deploy.EngineArgs, n int) { e.BlockSize = &n }),
+		"--tensor-parallel-size":         intFlag(func(e *deploy.EngineArgs, n int) { e.TensorParallel = &n }),
+		"--data-parallel-size":           intFlag(func(e *deploy.EngineArgs, n int) { e.DataParallel = &n }),
+		"--pipeline-parallel-size":       intFlag(func(e *deploy.EngineArgs, n int) { e.PipelineParallel = &n }),
+		"--decode-context-parallel-size": intFlag(func(e *deploy.EngineArgs, n int) { e.DecodeContextParallel = &n }),
+		"--max-num-batched-tokens":       intFlag(func(e *deploy.EngineArgs, n int) { e.MaxNumBatchedTokens = &n }),
+		"--max-num-seqs":                 intFlag(func(e *deploy.EngineArgs, n int) { e.MaxNumSeqs = &n }),
+		"--block-size":                   intFlag(func(e *deploy.EngineArgs, n int) { e.BlockSize = &n }),
 
 		"--enable-expert-parallel": {kind: boolFlag, setBool: func(e *deploy.EngineArgs, b bool) { e.ExpertParallel = &b }},
 		"--enable-chunked-prefill": {kind: boolFlag, setBool: func(e *deploy.EngineArgs, b bool) { e.ChunkedPrefill = &b }},
@@ -216,7 +218,7 @@ func positiveInt(name, v string) (int, error) {
 	return n, nil
 }
 
-func humanRE() *regexp.Regexp { return regexp.MustCompile(`^([0-9]+(?:\.[0-9]+)?)([kKmMgG])$`) }
+var humanRE = regexp.MustCompile(`^([0-9]+(?:\.[0-9]+)?)([kKmMgG])$`)
 
 // maxHumanInt bounds parsed lengths far beyond any context so that conversions cannot overflow.
 const maxHumanInt = 1 << 50
@@ -226,7 +228,7 @@ const maxHumanInt = 1 << 50
 // 25.6k = 25600) and K/M/G meaning x2^10/x2^20/x2^30 (integers only: 1M = 1048576).
 func parseHumanInt(s string) (int, bool) {
 	s = strings.TrimSpace(s)
-	m := humanRE().FindStringSubmatch(s)
+	m := humanRE.FindStringSubmatch(s)
 	if m == nil {
 		n, err := strconv.Atoi(s)
 		return n, err == nil

@@ -30,7 +30,7 @@ func Format(model string, a deploy.EngineArgs) string {
 	case strings.HasPrefix(model, "-"):
 		// A model that looks like a flag ("--", "-x") reads back only as --model=NAME.
 		w = append(w, "--model="+quote(model))
-	case isControlOperator(model) || redirectRE().MatchString(model):
+	case IsControlOperator(model) || isRedirection(model):
 		w = append(w, "--model", quote(model))
 	default:
 		w = append(w, quote(model))
@@ -58,6 +58,7 @@ func Format(model string, a deploy.EngineArgs) string {
 	str("--served-model-name", a.ServedModel)
 	num("--tensor-parallel-size", a.TensorParallel)
 	num("--pipeline-parallel-size", a.PipelineParallel)
+	num("--decode-context-parallel-size", a.DecodeContextParallel)
 	num("--data-parallel-size", a.DataParallel)
 	boolean("enable-expert-parallel", a.ExpertParallel)
 	num("--max-model-len", a.MaxModelLen)

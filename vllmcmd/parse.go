@@ -89,15 +89,7 @@ func (p *parser) note(format string, a ...any) {
 	p.res.Notes = append(p.res.Notes, fmt.Sprintf(format, a...))
 }
 
-func assignRE() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`) }
-func pythonRE() *regexp.Regexp { return regexp.MustCompile(`^python[0-9]*(\.[0-9]+)*$`) }
-
-// redirectRE matches a shell redirection; group 2 is the target when it is glued on.
-func redirectRE() *regexp.Regexp {
-	return regexp.MustCompile(`^([0-9]*>>?|&>>?|[0-9]*>&|[0-9]*<)(.*)$`)
-}
-
-func negNumRE() *regexp.Regexp { return regexp.MustCompile(`^-[0-9.]`) }
+var negNumRE = regexp.MustCompile(`^-[0-9.]`)
 
 const wantProgram = "want vllm serve MODEL, python -m vllm.entrypoints.openai.api_server --model MODEL, or the flags alone"
 
@@ -106,34 +98,20 @@ func (p *parser) prefix() error {
 	if len(p.args) == 0 {
 		return fmt.Errorf("empty command: %s", wantProgram)
 	}
-	env := false
-	for p.i < len(p.args) {
-		a := p.args[p.i]
-		switch {
-		case assignRE().MatchString(a):
-			k, v, _ := strings.Cut(a, "=")
-			if _, seen := p.res.Env[k]; !seen {
-				p.envOrder = append(p.envOrder, k)
-			}
-			p.res.Env[k] = v
-		case !env && (a == "env" || strings.HasSuffix(a, "/env")):
-			env = true
-		case env && (a == "-u" || a == "--unset"):
-			p.i++ // skip the name too
-		case env && strings.HasPrefix(a, "-"):
-			switch {
-			case a == "-", a == "-i", a == "--ignore-environment", a == "--", a == "-0", a == "--null",
-				strings.HasPrefix(a, "--unset="):
-			default:
-				p.res.Unknown = append(p.res.Unknown, a)
-			}
-		case a == "nohup" || a == "exec":
-		default:
-			return p.program()
+	assign, next, unknown := ShellPrefix(p.args[p.i:])
+	for _, a := range assign {
+		k, v, _ := strings.Cut(a, "=")
+		if _, seen := p.res.Env[k]; !seen {
+			p.envOrder = append(p.envOrder, k)
 		}
-		p.i++
+		p.res.Env[k] = v
 	}
-	return fmt.Errorf("no program after the environment: %s", wantProgram)
+	p.res.Unknown = append(p.res.Unknown, unknown...)
+	p.i += next
+	if p.i >= len(p.args) {
+		return fmt.Errorf("no program after the environment: %s", wantProgram)
+	}
+	return p.program()
 }
 
 func (p *parser) program() error {
@@ -147,7 +125,7 @@ func (p *parser) program() error {
 		p.res.Program = prog
 		p.i++
 		return p.serve("vllm")
-	case pythonRE().MatchString(base):
+	case IsPython(prog):
 		p.i++
 		module := ""
 		for module == "" {
@@ -200,18 +178,10 @@ func (p *parser) serve(prog string) error {
 	return nil
 }
 
-func isControlOperator(a string) bool {
-	switch a {
-	case "|", "||", "&&", ";", "&", "|&", ";;":
-		return true
-	}
-	return false
-}
-
 // looksLikeFlag reports whether a word would be taken as an option rather than a value (argparse
 // takes negative numbers as values).
 func looksLikeFlag(a string) bool {
-	return len(a) > 1 && a[0] == '-' && !negNumRE().MatchString(a)
+	return len(a) > 1 && a[0] == '-' && !negNumRE.MatchString(a)
 }
 
 // flags consumes the flags and positionals up to the end or to a shell control operator.
@@ -220,13 +190,13 @@ func (p *parser) flags() error {
 	for p.i < len(p.args) {
 		a := p.args[p.i]
 		p.i++
-		if isControlOperator(a) {
+		if IsControlOperator(a) {
 			p.note("shell operator %q: the %d words from there on are not part of the vLLM command", a, len(p.args)-p.i+1)
 			return nil
 		}
-		if m := redirectRE().FindStringSubmatch(a); m != nil {
+		if ok, targetNext := Redirection(a); ok {
 			r := a
-			if m[2] == "" && p.i < len(p.args) {
+			if targetNext && p.i < len(p.args) {
 				r += " " + p.args[p.i]
 				p.i++
 			}
@@ -307,7 +277,7 @@ func (p *parser) flag(a string) error {
 		entry := a
 		if !hasInline && p.i < len(p.args) {
 			next := p.args[p.i]
-			if !looksLikeFlag(next) && !isControlOperator(next) && !redirectRE().MatchString(next) {
+			if !looksLikeFlag(next) && !IsControlOperator(next) && !isRedirection(next) {
 				entry += " " + next
 				p.i++
 			}
@@ -349,7 +319,7 @@ func (p *parser) flag(a string) error {
 		if spec.kind == listFlag && !hasInline {
 			for p.i < len(p.args) {
 				next := p.args[p.i]
-				if looksLikeFlag(next) || isControlOperator(next) || redirectRE().MatchString(next) {
+				if looksLikeFlag(next) || IsControlOperator(next) || isRedirection(next) {
 					break
 				}
 				vals = append(vals, next)

@@ -17,6 +17,14 @@ type Request struct {
 	PromptID     uint64
 	PrefixID     uint64
 	PrefixTokens int
+	// Blocks names the prompt span by span, BlockSpan tokens each (a trace's prefix-block hash
+	// ids, sim.RequestSpec.Blocks); nil for prompts named by PromptID and PrefixID alone.
+	Blocks    []uint64
+	BlockSpan int
+	// Session groups the requests of one conversation (0: none), for session-affine routing.
+	Session uint64
+	// Line is the trace row it came from (0: generated).
+	Line int
 }
 
 // Content-id ranges: generated prompts, generated prefixes and trace prefixes (prefixHash) never
@@ -66,7 +74,10 @@ func (s *Spec) Requests(seed uint64) ([]Request, error) {
 				return nil, fmt.Errorf("trace.speedup = %v: the arrival at %.0f s becomes %.3g s, past the %.0f s a replay can span", speed, float64(r.ArrivalNS)/1e9, at/1e9, maxArrivalNS/1e9)
 			}
 			out[i] = Request{At: vtime.Time(at), InputTokens: r.InputTokens, OutputTokens: r.OutputTokens,
-				PromptID: promptIDBase | uint64(i+1), PrefixID: r.PrefixID, PrefixTokens: r.PrefixTokens}
+				PromptID: promptIDBase | uint64(i+1), PrefixID: r.PrefixID, PrefixTokens: r.PrefixTokens, Line: r.Line}
+			if ids := s.Trace.blocks[r.Line]; ids != nil {
+				out[i].Blocks, out[i].BlockSpan = traceBlocks(ids, 0), MooncakeBlockTokens
+			}
 		}
 		return out, nil
 	case KindVLLMBench, KindOffline:

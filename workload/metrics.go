@@ -1,8 +1,10 @@
 package workload
 
 import (
+	"github.com/servesim/servesim/internal/stats"
 	"math"
 	"math/bits"
+	"sort"
 
 	"github.com/servesim/servesim/vtime"
 )
@@ -114,8 +116,13 @@ type Metrics struct {
 	// then StatusOverloaded); it names the limit that binds.
 	Overload *Overload `json:"overload,omitempty"`
 
-	Steps    int64   `json:"engine_steps"`
-	SimTimeS float64 `json:"sim_time_s"`
+	Steps int64 `json:"engine_steps"`
+	// VerifierSteps counts, summed over the measured requests (bench: inside the window), the
+	// steps that delivered tokens: OutputTokens / VerifierSteps is the mean acceptance length
+	// (1 + accepted drafts per verify step, as vLLM reports it) and VerifierSteps / DurationS the
+	// verifier step rate. Not written (JSON "-"): the transcripts keep their fields.
+	VerifierSteps int64   `json:"-"`
+	SimTimeS      float64 `json:"sim_time_s"`
 }
 
 // reqSample is one request's latencies (ms; NaN when not defined).
@@ -135,6 +142,7 @@ type collector struct {
 	itl                    hist
 	inputTokens            int64 // completed requests
 	outputTokens           int64 // completed requests (bench: window tokens)
+	verifierSteps          int64 // their verifier steps (bench: the window's)
 	submitted              int
 	completed              int
 	rejected               int
@@ -174,6 +182,7 @@ func summarise(s *Spec, seed uint64, parts []part, replicas int) *Metrics {
 		m.Cancelled += k * c.cancelled
 		m.InputTokens += int64(k) * (c.inputTokens + c.windowInputTokens)
 		m.OutputTokens += int64(k) * c.outputTokens
+		m.VerifierSteps += int64(k) * c.verifierSteps
 		m.Preemptions += k * c.preemptions
 		m.PreemptedRequests += k * c.preempted
 		m.DurationS = math.Max(m.DurationS, c.durationS)
@@ -313,6 +322,19 @@ func meets(r *reqSample, s *SLO) bool {
 	return true
 }
 
+// DistOf is the distribution of samples (any order; NaNs left out), as a run's metrics are
+// summarised: mean, p50, p90, p99, max and the quantile curve.
+func DistOf(samples []float64) Dist {
+	s := make([]float64, 0, len(samples))
+	for _, v := range samples {
+		if !math.IsNaN(v) {
+			s = append(s, v)
+		}
+	}
+	sort.Float64s(s)
+	return dist(s)
+}
+
 func dist(sorted []float64) Dist {
 	d := Dist{N: len(sorted)}
 	if len(sorted) == 0 {
@@ -323,31 +345,15 @@ func dist(sorted []float64) Dist {
 		sum += v
 	}
 	d.Mean = sum / float64(len(sorted))
-	d.P50 = quantile(sorted, 0.5)
-	d.P90 = quantile(sorted, 0.9)
-	d.P99 = quantile(sorted, 0.99)
+	d.P50 = stats.Quantile(sorted, 0.5)
+	d.P90 = stats.Quantile(sorted, 0.9)
+	d.P99 = stats.Quantile(sorted, 0.99)
 	d.Max = sorted[len(sorted)-1]
 	d.Curve = make([]float64, CurvePoints+1)
 	for i := range d.Curve {
-		d.Curve[i] = quantile(sorted, float64(i)/CurvePoints)
+		d.Curve[i] = stats.Quantile(sorted, float64(i)/CurvePoints)
 	}
 	return d
-}
-
-// quantile interpolates linearly between order statistics of sorted (numpy "linear").
-func quantile(sorted []float64, q float64) float64 {
-	n := len(sorted)
-	if n == 0 {
-		return math.NaN()
-	}
-	pos := q * float64(n-1)
-	i := int(pos)
-	if i >= n-1 {
-		return sorted[n-1]
-	}
-	f := pos - float64(i)
-	// (1-f) a + f b: for the median of an even count this is exactly (a + b) / 2.
-	return (1-f)*sorted[i] + f*sorted[i+1]
 }
 
 // hist is a log-linear histogram of durations in nanoseconds (HDR-style: 128 linear sub-buckets
@@ -441,6 +447,10 @@ func (h *hist) dist() Dist {
 	d.P90 = h.quantileNS(0.9) / 1e6
 	d.P99 = h.quantileNS(0.99) / 1e6
 	d.Max = float64(h.max) / 1e6
+	d.Curve = make([]float64, CurvePoints+1)
+	for i := range d.Curve {
+		d.Curve[i] = h.quantileNS(float64(i)/CurvePoints) / 1e6
+	}
 	return d
 }
 

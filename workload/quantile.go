@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"github.com/servesim/servesim/internal/stats"
 	"math"
 	"sort"
 )
@@ -24,6 +25,8 @@ const QuantileRelErr = 1.0 / (2 << fineSub)
 type sampleSet struct {
 	exact []float64 // nil once approximate
 	hist  *fineHist
+	// limit, if positive, replaces exactLimit (a fleet's replicas share the exact budget).
+	limit int
 }
 
 // fineHist is a log-linear histogram of non-negative floats: value v > 0 with binary exponent e
@@ -79,7 +82,7 @@ func (s *sampleSet) add(v float64) {
 		return
 	}
 	s.exact = append(s.exact, v)
-	if len(s.exact) > exactLimit {
+	if len(s.exact) > exactLimit || (s.limit > 0 && len(s.exact) > s.limit) {
 		s.toHist()
 	}
 }
@@ -176,7 +179,7 @@ func (m *summary) orderStat(i uint64) float64 {
 // histogram's.
 func (m *summary) quantile(q float64) float64 {
 	if m.h == nil {
-		return quantile(m.sorted, q)
+		return stats.Quantile(m.sorted, q)
 	}
 	n := m.h.n
 	if n == 0 {

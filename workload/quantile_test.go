@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"github.com/servesim/servesim/internal/stats"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -45,7 +46,7 @@ func TestSampleSetExactThenBounded(t *testing.T) {
 			t.Fatalf("n=%d: %+v, want n, mean, max of %+v and rel_err %v", n, got, want, QuantileRelErr)
 		}
 		for _, q := range []float64{0, 0.01, 0.1, 0.5, 0.9, 0.99, 0.999, 1} {
-			g, w := sum.quantile(q), quantile(all, q)
+			g, w := sum.quantile(q), stats.Quantile(all, q)
 			if math.Abs(g-w) > QuantileRelErr*w {
 				t.Errorf("n=%d q=%g: %v, exact %v: relative error %.2g > %.2g", n, q, g, w, math.Abs(g-w)/w, QuantileRelErr)
 			}

@@ -191,6 +191,10 @@ func listKey(reqs []Request, conc int) uint64 {
 		put(uint64(q.PrefixTokens))
 		put(q.PrefixID)
 		put(q.PromptID & (promptIDBase - 1) >> 62) // only whether prompts are identical matters
+		put(uint64(len(q.Blocks)))
+		for _, id := range q.Blocks {
+			put(id) // which requests share spans matters: the ids themselves are that pattern here
+		}
 	}
 	return h.Sum64()
 }
@@ -207,6 +211,9 @@ type runner struct {
 	armed     bool
 	every     vtime.Duration
 	sampleF   func(*sim.Engine)
+	// timer, if set, schedules the next KV sample instead of an engine timer: a caller that owns
+	// the clock (Replica) calls sample at that time.
+	timer func(t vtime.Time)
 }
 
 // newRunner starts a fresh engine on the server.
@@ -252,6 +259,10 @@ func (r *runner) arm() {
 	now := r.eng.Now()
 	t := vtime.Time((int64(now)/int64(r.every) + 1) * int64(r.every))
 	r.armed = true
+	if r.timer != nil {
+		r.timer(t)
+		return
+	}
 	r.eng.At(t, r.sampleF)
 }
 
@@ -331,7 +342,7 @@ func runList(srv *sim.Server, reqs []Request, conc int, seed uint64, every vtime
 			return false
 		}
 		r.submit(sim.RequestSpec{PromptTokens: q.InputTokens, MaxTokens: q.OutputTokens, PromptID: q.PromptID,
-			PrefixID: q.PrefixID, PrefixTokens: q.PrefixTokens, Tag: next - 1}, true)
+			PrefixID: q.PrefixID, PrefixTokens: q.PrefixTokens, Blocks: q.Blocks, BlockSpan: q.BlockSpan, Tag: next - 1}, true)
 		return true
 	}
 	closedNext := func() {
@@ -349,6 +360,7 @@ func runList(srv *sim.Server, reqs []Request, conc int, seed uint64, every vtime
 		c.completed++
 		c.inputTokens += int64(q.InputTokens)
 		c.outputTokens += int64(rec.Tokens)
+		c.verifierSteps += int64(rec.VerifierSteps(r.srv.Deployment.Engine.SpecTokens() > 0))
 		last = e.Now()
 		done++
 		if progress != nil && done%step == 0 {
@@ -461,6 +473,7 @@ func runBench(srv *sim.Server, b BenchCell, seed uint64, every vtime.Duration, s
 	col.cancelled = run.Cancelled
 	col.submitted = len(run.Records)
 	col.outputTokens = int64(run.WindowTokens)
+	col.verifierSteps = int64(run.WindowSteps)
 	// The tool's throughput: the window's tokens over the time to the last of them.
 	cell := run.Cell(job)
 	col.durationS = cell.MeasuredS

@@ -98,6 +98,8 @@ type Trace struct {
 	MaxRequests int `toml:"max_requests,omitempty" json:"max_requests,omitempty"`
 	// rows is the parsed trace (set by Load/LoadTrace; not part of the TOML).
 	rows []TraceRow
+	// blocks holds the rows' prefix-block hash ids, by line (JSONL traces with hash_ids).
+	blocks map[int][]uint64
 }
 
 // BenchCell is one llm-inference-bench decode cell, run as the tool runs a matrix of that one cell
@@ -277,7 +279,7 @@ func (s *Spec) LoadTrace() error {
 	case "csv":
 		rows, err = ParseCSV(f, p, opt)
 	case "jsonl":
-		rows, err = ParseJSONL(f, p, opt)
+		rows, s.Trace.blocks, err = ParseJSONLBlocks(f, p, opt)
 	}
 	if err != nil {
 		return err
@@ -593,7 +595,11 @@ func (s *Spec) Describe() string {
 		return fmt.Sprintf("trace replay: %s (%d requests)", s.Trace.File, len(s.Trace.rows))
 	case KindBench:
 		p := s.Bench.Protocol()
-		return fmt.Sprintf("llm-inference-bench cell: context %s x %d streams, %g s window, max output %d", s.Bench.Context, s.Bench.Concurrency, p.DurationS, p.MaxOutput)
+		streams := "streams"
+		if s.Bench.Concurrency == 1 {
+			streams = "stream"
+		}
+		return fmt.Sprintf("llm-inference-bench cell: context %s x %d %s, %g s window, max output %d", s.Bench.Context, s.Bench.Concurrency, streams, p.DurationS, p.MaxOutput)
 	case KindVLLMBench, KindOffline:
 		return s.VLLM.describe(s.Kind)
 	}

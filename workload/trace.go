@@ -414,10 +414,23 @@ func csvErr(err error) error {
 const maxLineBytes = 1 << 20
 
 // ParseJSONL reads a JSON-lines trace: one object per line with the fields of ParseCSV (other
-// fields, such as Mooncake's hash_ids, are ignored). Blank lines are skipped.
+// fields are ignored; Mooncake's hash_ids are checked, and kept by ParseJSONLBlocks). Blank lines
+// are skipped.
 func ParseJSONL(r io.Reader, file string, opt TraceOptions) ([]TraceRow, error) {
+	rows, _, err := ParseJSONLBlocks(r, file, opt)
+	return rows, err
+}
+
+// ParseJSONLBlocks is ParseJSONL that also returns each row's prefix-block hash ids (Mooncake's
+// hash_ids, one id per MooncakeBlockTokens of the prompt), by the row's line.
+func ParseJSONLBlocks(r io.Reader, file string, opt TraceOptions) ([]TraceRow, map[int][]uint64, error) {
+	rows, blocks, err := parseJSONL(r, file, opt)
+	return rows, blocks, err
+}
+
+func parseJSONL(r io.Reader, file string, opt TraceOptions) (rowsOut []TraceRow, blocks map[int][]uint64, errOut error) {
 	if _, err := unitScale(opt.TimeUnit); err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
+		return nil, nil, fmt.Errorf("%s: %w", file, err)
 	}
 	bare := opt.TimeUnit
 	if bare == "" {
@@ -436,11 +449,11 @@ func ParseJSONL(r io.Reader, file string, opt TraceOptions) ([]TraceRow, error) 
 			continue
 		}
 		if len(rows) >= MaxRequests {
-			return nil, fmt.Errorf("%s: line %d: more than %d requests", file, line, MaxRequests)
+			return nil, nil, fmt.Errorf("%s: line %d: more than %d requests", file, line, MaxRequests)
 		}
 		var obj map[string]json.RawMessage
 		if err := json.Unmarshal(text, &obj); err != nil {
-			return nil, fmt.Errorf("%s: line %d: want a JSON object such as {\"arrival_s\": 0.5, \"input_tokens\": 1024, \"output_tokens\": 128}: %v", file, line, err)
+			return nil, nil, fmt.Errorf("%s: line %d: want a JSON object such as {\"arrival_s\": 0.5, \"input_tokens\": 1024, \"output_tokens\": 128}: %v", file, line, err)
 		}
 		keys := make([]string, 0, len(obj))
 		for k := range obj {
@@ -460,13 +473,26 @@ func ParseJSONL(r io.Reader, file string, opt TraceOptions) ([]TraceRow, error) 
 		for _, k := range keys {
 			raw := obj[k]
 			n := normName(k)
+			if n == "hashids" {
+				var ids []uint64
+				if err := json.Unmarshal(raw, &ids); err != nil {
+					return nil, nil, b.fail(line, k, "want a list of integer block ids, got %s", clip(string(raw)))
+				}
+				if len(ids) > 0 {
+					if blocks == nil {
+						blocks = map[int][]uint64{}
+					}
+					blocks[line] = ids
+				}
+				continue
+			}
 			num, isNum, str, isStr := jsonScalar(raw)
 			if !isNum && !isStr {
 				if string(bytes.TrimSpace(raw)) == "null" {
 					continue
 				}
 				if _, known := fieldKind(n); known {
-					return nil, b.fail(line, k, "want a number or a string, got %s", clip(string(raw)))
+					return nil, nil, b.fail(line, k, "want a number or a string, got %s", clip(string(raw)))
 				}
 				continue
 			}
@@ -475,7 +501,7 @@ func ParseJSONL(r io.Reader, file string, opt TraceOptions) ([]TraceRow, error) 
 				continue
 			}
 			if err := claim(kind, k); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			var err error
 			switch kind {
@@ -498,26 +524,32 @@ func ParseJSONL(r io.Reader, file string, opt TraceOptions) ([]TraceRow, error) 
 				err = b.setCount(line, k, str, num, isNum, &b.row.PrefixTokens, 0)
 			}
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 		row, err := b.finish(line, haveIn, haveOut)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
+		}
+		if ids := blocks[line]; ids != nil {
+			if want := (row.InputTokens + MooncakeBlockTokens - 1) / MooncakeBlockTokens; len(ids) > want {
+				return nil, nil, b.fail(line, "hash_ids", "%d ids for %d input tokens: want at most %d (one per %d tokens)", len(ids), row.InputTokens, want, MooncakeBlockTokens)
+			}
 		}
 		rows = append(rows, row)
 		arrivals = append(arrivals, b.arrival)
 	}
 	if err := sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
-			return nil, fmt.Errorf("%s: line %d: longer than %d bytes", file, line+1, maxLineBytes)
+			return nil, nil, fmt.Errorf("%s: line %d: longer than %d bytes", file, line+1, maxLineBytes)
 		}
-		return nil, fmt.Errorf("%s: %w", file, err)
+		return nil, nil, fmt.Errorf("%s: %w", file, err)
 	}
 	if len(rows) == 0 {
-		return nil, fmt.Errorf("%s: no requests: want one JSON object per line with %s", file, acceptedColumns)
+		return nil, nil, fmt.Errorf("%s: no requests: want one JSON object per line with %s", file, acceptedColumns)
 	}
-	return finishRows(rows, arrivals, file)
+	rows, err := finishRows(rows, arrivals, file)
+	return rows, blocks, err
 }
 
 func fieldKind(n string) (string, bool) {

@@ -54,7 +54,7 @@ func TestParseJSONL(t *testing.T) {
 	}{
 		{"canonical", `{"arrival_s": 1.5, "input_tokens": 10, "output_tokens": 2}` + "\n\n" + `{"arrival_s": 0, "input_tokens": 20, "output_tokens": 3}`,
 			[]TraceRow{{0, 20, 3, 0, 0, 0}, {1_500_000_000, 10, 2, 0, 0, 0}}},
-		{"mooncake (timestamp in ms, hash_ids ignored)", `{"timestamp": 27482, "input_length": 6955, "output_length": 52, "hash_ids": [46, 47]}` + "\n" +
+		{"mooncake (timestamp in ms; hash_ids apart)", `{"timestamp": 27482, "input_length": 6955, "output_length": 52, "hash_ids": [46, 47]}` + "\n" +
 			`{"timestamp": 30535, "input_length": 6472, "output_length": 26, "hash_ids": [46]}`,
 			[]TraceRow{{0, 6955, 52, 0, 0, 0}, {3_053_000_000, 6472, 26, 0, 0, 0}}},
 		{"strings and numeric prefix id", `{"arrival_ms": "5", "input_tokens": "64", "output_tokens": 8, "prefix_id": 7, "prefix_tokens": 32}`,

@@ -195,6 +195,7 @@ func runBenchClient(srv *sim.Server, reqs []benchReq, warm *benchReq, ready bool
 		c.completed++
 		c.inputTokens += int64(q.counted)
 		c.outputTokens += int64(rec.Tokens)
+		c.verifierSteps += int64(rec.VerifierSteps(r.srv.Deployment.Engine.SpecTokens() > 0))
 		last = e.Now()
 		done++
 		if progress != nil && done%step == 0 {

@@ -3,6 +3,7 @@ package workload
 import (
 	"bytes"
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -71,7 +72,7 @@ func TestRandomDatasetDraws(t *testing.T) {
 	// The same seed gives the same prompts; another seed others.
 	again, _, _ := b.benchRequests(KindVLLMBench)
 	for i := range reqs {
-		if reqs[i] != again[i] {
+		if !reflect.DeepEqual(reqs[i], again[i]) {
 			t.Fatalf("request %d differs between two draws with seed 0", i)
 		}
 	}
@@ -79,7 +80,7 @@ func TestRandomDatasetDraws(t *testing.T) {
 	other, _, _ := b.benchRequests(KindVLLMBench)
 	same := 0
 	for i := range reqs {
-		if reqs[i] == other[i] {
+		if reflect.DeepEqual(reqs[i], other[i]) {
 			same++
 		}
 	}

@@ -154,7 +154,7 @@ func TestBadInputs(t *testing.T) {
 		{[]string{"plan", "--context", "128K", "--users", "16", "--top", "0"}, 2, "--top 0: want a positive number of layouts"},
 		{[]string{"plan", "--context", "128K", "--users", "16", "--explain-row", "-5"}, 2, "--explain-row -5: want a row index >= 0"},
 		{[]string{"merge", "--top", "-1", shard1}, 2, "--top -1: want a positive number of layouts"},
-		// The buyer's-view flags (issue 15): --rate/--requests on a --workload, --plot, report --plan,
+		// The buyer's-view flags: --rate/--requests on a --workload, --plot, report --plan,
 		// --exhaustive, --quiet.
 		{[]string{"plan", "--workload", "chat", "--rate", "-1"}, 2, "--rate -1: want a positive number of requests per second"},
 		{[]string{"plan", "--workload", "chat", "--rate", "nan"}, 2, "--rate NaN: want a positive number of requests per second"},

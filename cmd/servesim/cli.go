@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -50,6 +51,7 @@ func commands() []*command {
 		configCmd(),
 		explainCmd(),
 		fitCmd(),
+		fleetCmd(),
 		hardwareCmd(),
 		importCmd(),
 		kernelsCmd(),
@@ -110,6 +112,16 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	switch name {
 	case "--version", "-version", "-V":
 		name, args = "version", append([]string{"version"}, args[1:]...)
+	}
+	if name == "plan" && slices.Contains(args[1:], "--fleet") {
+		// plan --fleet is the fleet command's plan: the same flags, one implementation.
+		rest := []string{"fleet", "--plan"}
+		for _, a := range args[1:] {
+			if a != "--fleet" {
+				rest = append(rest, a)
+			}
+		}
+		name, args = "fleet", rest
 	}
 	switch name {
 	case "help", "-h", "--help":

@@ -47,7 +47,7 @@ for every candidate; the fit matches output throughput, mean and median TTFT and
 ITL (weights total, ttft, per_request, tbt of --weights). --train and --cv apply to matrices only.
 The summary shows each file's metrics measured, with the starting and the fitted parameters.
 
-Several sources at once: corpus CSV files (shared/validation/cases) and vllm bench result JSON
+Several sources at once: corpus CSV files (the shipped corpus: validate/corpus/*.csv in the source tree) and vllm bench result JSON
 files given as arguments are fitted together with the scenario's measured matrix (--no-seed
 leaves it out). A gpu-level parameter gets one value per GPU in the data, an engine-level one per
 engine and version, a model-level one per model, each pulled toward its prior (the GPU
@@ -64,8 +64,8 @@ Example:
   servesim fit --out params.toml --report fit.json
   servesim fit --cv
   servesim fit --vllm-cmd "vllm serve M ..." --gpu H100 --measured run-2qps.json --measured run-4qps.json
-  servesim fit shared/validation/cases/*.csv --out corpus.toml
-  servesim fit --cv loso shared/validation/cases/*.csv`,
+  servesim fit validate/corpus/*.csv --out corpus.toml
+  servesim fit --cv loso validate/corpus/*.csv`,
 		Setup: func(fs *pflag.FlagSet, e *env) func([]string) error {
 			sf := scenarioFlags{matrix: true}
 			sf.register(fs)
@@ -87,7 +87,7 @@ Example:
 			workers := fs.Int("workers", 0, "parallel simulations (default 0: all CPUs)")
 			fitSeed := fs.Uint64("fit-seed", 1, "seed for the random starting points")
 			weights := fs.String("weights", "", "objective `weights` as name=value,... (total, per_request, tbt, ttft, prefill, prefill_ttft, status, robust, prior); default "+calibration.DefaultWeights().String())
-			free := fs.String("free", "", "comma-separated parameter `names` to fit (default: chosen from the deployment)")
+			free := fs.StringSlice("free", nil, "comma-separated parameter `names` to fit (default: chosen from the deployment)")
 			return func(args []string) error {
 				cvMode := *cvFlag
 				if cvMode == "standard" && len(args) > 0 && (args[0] == "loso" || args[0] == "logo" || args[0] == "lofo") {
@@ -152,7 +152,7 @@ Example:
 					return usagef("--measured given %d times: a fit takes one measured matrix (or several vllm bench result files)", len(*measured))
 				}
 				if multi {
-					if *train != "" || *free != "" || *kvTokens > 0 {
+					if *train != "" || len(*free) > 0 || *kvTokens > 0 {
 						return usagef("--train, --free and --kv-tokens apply to a fit to one matrix or to result files, not to a multi-source fit")
 					}
 					if *paramsOut != "" && cvMode != "" {
@@ -175,14 +175,12 @@ Example:
 						Progress: fitProgress(pr)}
 				}
 				var freeIDs []param.ID
-				if *free != "" {
-					for _, n := range strings.Split(*free, ",") {
-						id, ok := param.ByName(strings.TrimSpace(n))
-						if !ok {
-							return usagef("--free: unknown parameter %q (known: %s)", n, strings.Join(param.Names(), ", "))
-						}
-						freeIDs = append(freeIDs, id)
+				for _, n := range *free {
+					id, ok := param.ByName(strings.TrimSpace(n))
+					if !ok {
+						return usagef("--free: unknown parameter %q (known: %s)", n, strings.Join(param.Names(), ", "))
 					}
+					freeIDs = append(freeIDs, id)
 				}
 				if results != nil {
 					return fitBench(e, pr, r, results, &bf, fs, freeIDs, *kvTokens, settings(), *paramsOut, *reportOut, *measured)
@@ -288,18 +286,16 @@ func benchResults(paths []string) ([]*vllmbench.Result, error) {
 // fitBench fits the parameters to vllm bench serve result files.
 func fitBench(e *env, pr *progress, r *scenario.Resolved, results []*vllmbench.Result, bf *benchFlags, fs *pflag.FlagSet, free []param.ID,
 	kvTokens int, set *calibration.Settings, paramsOut, reportOut string, names []string) error {
-	o := bf.options(fs)
 	prob := &calibration.TargetProblem{Deployment: r.Deployment, Base: r.Params, Free: free, KVTokens: kvTokens, Seed: r.Scenario.Seed}
 	for i, res := range results {
-		cmd, err := bf.command(i)
+		if err := checkResult(res, r); err != nil {
+			return err
+		}
+		spec, cmd, notes, err := resultWorkload(res, bf, fs, i)
 		if err != nil {
 			return err
 		}
-		spec, notes, err := res.Workload(vllmbench.RecoverOptions{Command: cmd, SpecialTokens: o.SpecialTokens, CharsPerToken: o.CharsPerToken})
-		if err != nil {
-			return err
-		}
-		printBenchNotes(e.stderr, "servesim fit: "+res.Name+": ", cmd, notes)
+		printBenchNotes(e.info(), "servesim fit: "+res.Name+": ", cmd, notes)
 		prob.Targets = append(prob.Targets, &calibration.BenchRun{Result: res, Spec: spec})
 	}
 	fmt.Fprintf(e.info(), "servesim fit: %s on %d vllm bench result(s); starting from %s\n", r.Scenario.Name, len(results), r.ParamsFrom)

@@ -28,6 +28,9 @@ counts and TP degrees, every operator, and the collectives by group and message 
 kernel_fixed_us and elementwise_eff per GPU; nccl_latency_us and nccl_bw_eff per node and
 fabric): the Hopper and Ampere priors of 'servesim config' were derived this way.
 
+The profiles are not shipped (about 12 MB): clone github.com/microsoft/vidur (MIT licence; the
+priors were fitted at commit 7d47513) and give its data/profiling directory.
+
 Example:
   servesim kernels vidur/data/profiling
   servesim kernels --fit vidur/data/profiling

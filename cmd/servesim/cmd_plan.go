@@ -16,16 +16,16 @@ import (
 	"github.com/servesim/servesim/workload"
 )
 
-// intsText, specText and utilText print sweep lists the way the flags take them.
-func intsText(v []int) string {
+// tokenTexts and specTexts print sweep lists the way the flags take them.
+func tokenTexts(v []int) []string {
 	s := make([]string, len(v))
 	for i, n := range v {
 		s[i] = strconv.Itoa(n)
 	}
-	return strings.Join(s, ",")
+	return s
 }
 
-func specText(v []int) string {
+func specTexts(v []int) []string {
 	s := make([]string, len(v))
 	for i, k := range v {
 		s[i] = strconv.Itoa(k)
@@ -33,61 +33,20 @@ func specText(v []int) string {
 			s[i] = "off"
 		}
 	}
-	return strings.Join(s, ",")
+	return s
 }
 
-func utilText(v []float64) string {
-	s := make([]string, len(v))
-	for i, f := range v {
-		s[i] = strconv.FormatFloat(f, 'f', 2, 64)
-	}
-	return strings.Join(s, ",")
-}
-
-func parseInts(flag, s string) ([]int, error) {
+// tokenCounts reads a list of token counts, each a number or KiB of tokens (16K).
+func tokenCounts(flag string, list []string) ([]int, error) {
 	var out []int
-	for _, f := range splitList(s) {
-		v, err := strconv.Atoi(f)
-		if err != nil {
-			return nil, usagef("--%s: %q is not an integer (want a comma-separated list such as 16,32,64)", flag, f)
-		}
-		out = append(out, v)
-	}
-	return out, nil
-}
-
-func parseTokenList(flag, s string) ([]int, error) {
-	var out []int
-	for _, f := range splitList(s) {
-		v, err := matrix.ParseContext(f)
+	for _, f := range list {
+		v, err := matrix.ParseContext(strings.TrimSpace(f))
 		if err != nil {
 			return nil, usagef("--%s: %q: want token counts such as 4096,8K,16K", flag, f)
 		}
 		out = append(out, v)
 	}
 	return out, nil
-}
-
-func parseFloats(flag, s string) ([]float64, error) {
-	var out []float64
-	for _, f := range splitList(s) {
-		v, err := strconv.ParseFloat(f, 64)
-		if err != nil {
-			return nil, usagef("--%s: %q is not a number (want a list such as 0.9,0.92,0.95)", flag, f)
-		}
-		out = append(out, v)
-	}
-	return out, nil
-}
-
-func splitList(s string) []string {
-	var out []string
-	for _, f := range strings.Split(s, ",") {
-		if f = strings.TrimSpace(f); f != "" {
-			out = append(out, f)
-		}
-	}
-	return out
 }
 
 // parseShard reads "i/n" (0 <= i < n).
@@ -99,20 +58,6 @@ func parseShard(s string) (planner.Shard, error) {
 		return planner.Shard{}, usagef("--shard %q: want i/n with 0 <= i < n <= %d, such as 0/8 (Kubernetes: $JOB_COMPLETION_INDEX/8)", s, planner.MaxShards)
 	}
 	return planner.Shard{Index: i, Count: n}, nil
-}
-
-// defaultOutputTokens is plan's output length per request for --input-tokens questions: a long
-// chat or coding answer (vllm bench serve's random dataset defaults to 128, llm-inference-bench to
-// 4,096).
-const defaultOutputTokens = 1024
-
-// fixedLengthWorkload is the question "users at a time send in-token prompts and read out-token
-// answers": a closed loop of 10 x users requests (at least 100), as `vllm bench serve
-// --dataset-name random --max-concurrency users` offers it.
-func fixedLengthWorkload(in, out, users int) *workload.Spec {
-	n := max(10*users, 100)
-	return &workload.Spec{Name: fmt.Sprintf("%d in / %d out x %d users", in, out, users), Kind: workload.KindClosed,
-		Closed: workload.Closed{Requests: n, Concurrency: users}, Lengths: workload.Lengths{InputTokens: in, OutputTokens: out}}
 }
 
 // planFrom prints a saved plan: its table (or csv, json), a row in full, its launch commands or its
@@ -243,7 +188,7 @@ Example:
 			ctx := fs.String("context", "", "the llm-inference-bench question: prompt length per stream, `tokens` or KiB of tokens (128K); output: the protocol's 4,096 tokens unless --output-tokens")
 			users := fs.Int("users", 0, "simultaneous users (streams, the concurrency) at --context or --input-tokens")
 			inTok := fs.String("input-tokens", "", "your question: prompt `tokens` per request (1000, 8K), closed loop at --users, 10 x --users requests (at least 100)")
-			outTok := fs.Int("output-tokens", 0, fmt.Sprintf("output `tokens` per request (default: %d with --input-tokens; the protocol's 4,096 with --context)", defaultOutputTokens))
+			outTokText := fs.String("output-tokens", "", fmt.Sprintf("output `tokens` per request, a count or KiB of tokens as --input-tokens (500, 1K; default: %d with --input-tokens; the protocol's 4,096 with --context)", planner.DefaultOutputTokens))
 			wl := fs.String("workload", "", "workload `file` or preset instead of --context/--input-tokens and --users")
 			var wo workloadOverrides
 			wo.register(fs)
@@ -252,18 +197,18 @@ Example:
 			var slo sloFlags
 			slo.register(fs)
 			def := planner.DefaultSpace()
-			gpus := fs.String("gpu-kinds", "", "candidate GPUs, a comma-separated `list` of names (default: the whole catalog, with --gpu-catalog's entries)")
+			gpus := fs.StringSlice("gpu-kinds", nil, "candidate GPUs, a comma-separated `list` of names (default: the whole catalog, with --gpu-catalog's entries)")
 			maxGPUs := fs.Int("max-gpus", def.MaxGPUs, "most GPUs in a configuration (`N`, 1..4096)")
-			counts := fs.String("gpu-counts", "", "GPU counts to try, `list` (default: powers of two up to --max-gpus)")
-			tps := fs.String("tp", "", "tensor-parallel sizes, `list` (default: powers of two dividing the count)")
-			eps := fs.String("ep", "", "expert parallel: `on,off` (default: both for MoE models)")
-			mns := fs.String("max-num-seqs", intsText(def.MaxNumSeqs), "max-num-seqs values, `list`")
-			mbt := fs.String("max-num-batched-tokens", intsText(def.MaxNumBatchedTokens), "max-num-batched-tokens values, `list`")
-			kvs := fs.String("kv-cache-dtype", strings.Join(def.KVCacheDTypes, ","), "KV-cache dtypes, `list` (auto = bf16)")
-			spec := fs.String("spec", specText(def.SpecTokens), "speculative decoding: off and/or numbers of draft tokens, `list`")
-			specMethods := fs.String("spec-methods", "auto", "speculative methods swept for each k, `list`: auto (the scenario's drafter method and mtp when the checkpoint has MTP layers), mtp, ngram (prompt lookup: only when listed, its acceptance depends on the prompts' text), dflash, eagle, eagle3, draft_model")
-			util := fs.String("gpu-memory-utilization", utilText(def.GPUMemoryUtilization), "gpu-memory-utilization values, `list`")
-			weights := fs.String("weights", strings.Join(def.Weights, ","), "checkpoint variants, `list`: auto (the checkpoint, plus fp8 quantized by vLLM when loading for a 16-bit checkpoint on GPUs with fp8 tensor cores; fp8 or bf16 where a GPU cannot run its format), native, fp8, bf16")
+			counts := fs.IntSlice("gpu-counts", nil, "GPU counts to try, `list` (default: powers of two up to --max-gpus)")
+			tps := fs.IntSlice("tp", nil, "tensor-parallel sizes, `list` (default: powers of two dividing the count)")
+			eps := fs.StringSlice("ep", nil, "expert parallel: `on,off` (default: both for MoE models)")
+			mns := fs.IntSlice("max-num-seqs", def.MaxNumSeqs, "max-num-seqs values, `list`")
+			mbt := fs.StringSlice("max-num-batched-tokens", tokenTexts(def.MaxNumBatchedTokens), "max-num-batched-tokens values, `list` of token counts (8192, 16K)")
+			kvs := fs.StringSlice("kv-cache-dtype", def.KVCacheDTypes, "KV-cache dtypes, `list` (auto = bf16)")
+			spec := fs.StringSlice("spec", specTexts(def.SpecTokens), "speculative decoding: off and/or numbers of draft tokens, `list`")
+			specMethods := fs.StringSlice("spec-methods", []string{"auto"}, "speculative methods swept for each k, `list`: auto (the scenario's drafter method and mtp when the checkpoint has MTP layers), mtp, ngram (prompt lookup: only when listed, its acceptance depends on the prompts' text), dflash, eagle, eagle3, draft_model")
+			util := fs.Float64Slice("gpu-memory-utilization", def.GPUMemoryUtilization, "gpu-memory-utilization values, `list`")
+			weights := fs.StringSlice("weights", def.Weights, "checkpoint variants, `list`: auto (the checkpoint, plus fp8 quantized by vLLM when loading for a 16-bit checkpoint on GPUs with fp8 tensor cores; fp8 or bf16 where a GPU cannot run its format), native, fp8, bf16")
 			mml := fs.Int("max-model-len", 0, "max-model-len (`tokens`; default: the scenario's)")
 			shard := fs.String("shard", "", "run only slice `i/n` of the sweep (0 <= i < n)")
 			workers := fs.Int("workers", 0, "simulations at once (`N`; default 0: the number of CPUs)")
@@ -311,14 +256,19 @@ Example:
 				if fs.Changed("explain-row") && *explainRow < 0 {
 					return usagef("--explain-row %d: want a row index >= 0 (leave the flag out for no row)", *explainRow)
 				}
-				if fs.Changed("output-tokens") && *outTok < 1 {
-					return usagef("--output-tokens %d: must be a positive integer", *outTok)
+				outTok := new(int)
+				if fs.Changed("output-tokens") {
+					n, err := matrix.ParseContext(*outTokText)
+					if err != nil || n < 1 {
+						return usagef("--output-tokens %q: want a positive token count such as 500 or 1K", *outTokText)
+					}
+					*outTok = n
 				}
 				switch {
 				case len(bf.cmdlines) > 0 && (*wl != "" || *ctx != "" || *inTok != "" || fs.Changed("users") || fs.Changed("output-tokens")):
 					return usagef("--vllm-bench, --workload and --context/--input-tokens/--users/--output-tokens are exclusive")
 				case len(bf.cmdlines) > 0:
-					s, err := bf.benchWorkload(fs, nil, e.stderr)
+					s, err := bf.benchWorkload(fs, nil, e.info())
 					if err != nil {
 						return err
 					}
@@ -347,9 +297,9 @@ Example:
 					}
 					out := *outTok
 					if out == 0 {
-						out = defaultOutputTokens
+						out = planner.DefaultOutputTokens
 					}
-					spec0 = fixedLengthWorkload(in, out, *users)
+					spec0 = planner.FixedLengthWorkload(in, out, *users)
 					if !fs.Changed("output-tokens") {
 						fmt.Fprintf(e.stderr, "servesim: %d output tokens per request (the default; --output-tokens to change)\n", out)
 					}
@@ -369,13 +319,8 @@ Example:
 				var sp planner.Space
 				var err error
 				sp.MaxGPUs = *maxGPUs
-				if sp.Counts, err = parseInts("gpu-counts", *counts); err != nil {
-					return err
-				}
-				if sp.TP, err = parseInts("tp", *tps); err != nil {
-					return err
-				}
-				for _, f := range splitList(*eps) {
+				sp.Counts, sp.TP = *counts, *tps
+				for _, f := range *eps {
 					switch strings.ToLower(f) {
 					case "on", "true", "1":
 						sp.EP = append(sp.EP, true)
@@ -385,14 +330,12 @@ Example:
 						return usagef("--ep: %q: want on, off or on,off", f)
 					}
 				}
-				if sp.MaxNumSeqs, err = parseInts("max-num-seqs", *mns); err != nil {
+				sp.MaxNumSeqs = *mns
+				if sp.MaxNumBatchedTokens, err = tokenCounts("max-num-batched-tokens", *mbt); err != nil {
 					return err
 				}
-				if sp.MaxNumBatchedTokens, err = parseTokenList("max-num-batched-tokens", *mbt); err != nil {
-					return err
-				}
-				sp.KVCacheDTypes = splitList(*kvs)
-				for _, f := range splitList(*spec) {
+				sp.KVCacheDTypes = *kvs
+				for _, f := range *spec {
 					if f == "off" || f == "0" {
 						sp.SpecTokens = append(sp.SpecTokens, 0)
 						continue
@@ -403,16 +346,14 @@ Example:
 					}
 					sp.SpecTokens = append(sp.SpecTokens, k)
 				}
-				sp.SpecMethods = splitList(*specMethods)
+				sp.SpecMethods = *specMethods
 				for _, m := range sp.SpecMethods {
 					if err := planner.CheckSpecMethod(m); err != nil {
 						return usagef("--%v", err)
 					}
 				}
-				if sp.GPUMemoryUtilization, err = parseFloats("gpu-memory-utilization", *util); err != nil {
-					return err
-				}
-				sp.Weights = splitList(*weights)
+				sp.GPUMemoryUtilization = *util
+				sp.Weights = *weights
 				sp.MaxModelLen = *mml
 				var sh planner.Shard
 				if *shard != "" {
@@ -459,9 +400,9 @@ Example:
 					return fmt.Errorf("--gpu-catalog: %w", err)
 				}
 				cands := cat.GPUs
-				if *gpus != "" {
+				if len(*gpus) > 0 {
 					cands = nil
-					for _, n := range splitList(*gpus) {
+					for _, n := range *gpus {
 						g, err := cat.Find(n)
 						if err != nil {
 							return usagef("--gpu-kinds: %v", err)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -14,7 +15,10 @@ import (
 	"github.com/servesim/servesim/matrix"
 	"github.com/servesim/servesim/plots"
 	"github.com/servesim/servesim/report"
+	"github.com/servesim/servesim/scenario"
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/vllmbench"
+	"github.com/servesim/servesim/workload"
 )
 
 func plotCmd() *command {
@@ -31,7 +35,10 @@ func plotCmd() *command {
                                     (only with measurements)
   step-terms                        stacked step-time terms of the explained cells (--explain)
 For the embedded seed scenario the measured seed matrix is drawn too; --measured FILE draws
-another, and --measured none leaves measurements out. The files written are listed with their
+another, and --measured none leaves measurements out. --measured also takes a 'vllm bench serve
+--save-result' JSON file: its run is simulated as 'servesim simulate --measured' simulates it and
+measured-ttft-tpot and measured-itl-e2e draw the TTFT, TPOT, ITL and E2E distributions predicted and measured (from
+the file's per-request values, --save-detailed). The files written are listed with their
 sizes on stdout.
 
 Example:
@@ -64,6 +71,9 @@ Example:
 				}
 				start := time.Now()
 				figs := plots.Figures(in.Figures())
+				for _, sec := range in.Sections {
+					figs = append(figs, plots.Draw(sec.Charts)...)
+				}
 				files, err := writeFigures(*out, figs, formats)
 				if err != nil {
 					return err
@@ -127,7 +137,7 @@ type figureFlags struct {
 func (f *figureFlags) register(fs *pflag.FlagSet) {
 	f.sf.matrix = true
 	f.sf.register(fs)
-	fs.StringVar(&f.measured, "measured", "", "measured matrix `file` to compare with (default: the embedded seed for the seed scenario; 'none' to skip)")
+	fs.StringVar(&f.measured, "measured", "", "measured matrix `file` to compare with (default: the embedded seed for the seed scenario; 'none' to skip), or a vllm bench serve --save-result JSON file")
 	fs.StringVar(&f.explain, "explain", "", "cells whose step time to split into terms, as `CTX:C,...` (e.g. 8K:1,8K:32,128K:16); default: a few across the matrix; 'none' to skip")
 }
 
@@ -161,7 +171,23 @@ func (f *figureFlags) simulate(e *env) (*report.Input, error) {
 	if err != nil {
 		return nil, err
 	}
-	meas, measName, err := loadMeasured(f.measured, f.sf.isSeed(), r)
+	// A vllm bench serve result file is a run, not a matrix: it is simulated beside the matrix
+	// (which keeps its default measurement) and drawn predicted against measured.
+	matrixPath := f.measured
+	var res *vllmbench.Result
+	if f.measured != "" && f.measured != "none" {
+		rs, err := benchResults([]string{f.measured})
+		if err != nil {
+			return nil, err
+		}
+		if len(rs) == 1 {
+			res, matrixPath = rs[0], ""
+			if err := checkResult(res, r); err != nil {
+				return nil, err
+			}
+		}
+	}
+	meas, measName, err := loadMeasured(matrixPath, f.sf.isSeed(), r)
 	if err != nil {
 		return nil, err
 	}
@@ -180,7 +206,44 @@ func (f *figureFlags) simulate(e *env) (*report.Input, error) {
 		return nil, err
 	}
 	fmt.Fprintf(e.info(), "servesim: simulated %d cells in %.2f s\n", len(in.Predicted.Prefill)+len(in.Predicted.Decode), time.Since(start).Seconds())
+	if res != nil {
+		sec, run, err := measuredRunSection(e, r, srv, res)
+		if err != nil {
+			return nil, err
+		}
+		in.Sections = append(in.Sections, *sec)
+		// The report's opening answers the measured run (a --workload given too takes its place).
+		in.Workload = run
+	}
 	return in, nil
+}
+
+// measuredRunSection simulates a vllm bench result file's run on srv (as simulate --measured
+// does) and returns it as a report section: the comparison table and the latency distributions
+// predicted and measured.
+func measuredRunSection(e *env, r *scenario.Resolved, srv *sim.Server, res *vllmbench.Result) (*report.Section, *report.WorkloadRun, error) {
+	var bf benchFlags
+	spec, cmd, notes, err := resultWorkload(res, &bf, pflag.NewFlagSet("measured", pflag.ContinueOnError), 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--measured: %w", err)
+	}
+	printBenchNotes(e.info(), "servesim: ", cmd, notes)
+	m, err := workload.Run(srv, spec, workload.Options{Seed: r.Scenario.Seed})
+	if err != nil {
+		return nil, nil, fmt.Errorf("--measured: %w", err)
+	}
+	var tb bytes.Buffer
+	if err := workloadFormats()[0].write(&tb, workloadResult{spec: spec, resolved: r, metrics: m, measured: res}); err != nil {
+		return nil, nil, err
+	}
+	charts := []plots.Chart{}
+	if ttft, tpot, itl, e2e, ok := res.Dists(); ok {
+		charts = plots.MeasuredRunCharts(m, ttft, tpot, itl, e2e, report.Subject(r))
+	} else {
+		fmt.Fprintf(e.info(), "servesim: note: %s has no per-request detail (--save-detailed): no distributions to draw, the table only\n", res.Name)
+	}
+	return &report.Section{ID: "measured-run", Title: "Measured run", Note: "servesim simulate --measured " + res.Name + ": the run the result file records, simulated and compared.",
+		Text: tb.String(), Charts: charts}, &report.WorkloadRun{Spec: spec, Metrics: m, Measured: res}, nil
 }
 
 // groupThousands writes n with comma separators.

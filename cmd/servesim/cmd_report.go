@@ -10,9 +10,7 @@ import (
 	"github.com/servesim/servesim/calibration"
 	"github.com/servesim/servesim/internal/fsutil"
 	"github.com/servesim/servesim/planner"
-	"github.com/servesim/servesim/plots"
 	"github.com/servesim/servesim/report"
-	"github.com/servesim/servesim/sim"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -26,8 +24,10 @@ model, engine flags, protocol, where the parameters come from), the capacity bre
 matrix as tables (predicted, measured and error, coloured by status and error size), every
 figure of 'servesim plot', the step-time terms of explained cells, and with --fit-report the
 fitted parameters with their uncertainties and cross-validation errors. The page opens with the
-answer (peak throughput, cost, one user's speed, time to first token, capacity, accuracy) and
-ends with the configuration simulated; its footer gives servesim's version.
+answer: to the plan (--plan: its best configuration and the runner-up, with verdict, cost and
+P(meet)) and the workload (--workload: throughput, latencies, objectives, cost) when given, then
+the benchmark's peak throughput, cost, one user's speed, time to first token, capacity and
+accuracy; it ends with the configuration simulated; its footer gives servesim's version.
 
 --workload adds a run of that workload on the scenario's server (as 'servesim simulate': its
 latencies, goodput under the --slo-* objectives, latency CDFs, KV cache and queue over time);
@@ -97,33 +97,14 @@ Example:
 				}
 				in.Fit, in.FitName = fit, *fitPath
 				if spec != nil {
-					srv, err := sim.NewServer(in.Resolved.Deployment, in.Resolved.Params)
-					if err != nil {
+					if err := in.AddWorkload(spec, ff.sf.stepByStep); err != nil {
 						return err
 					}
-					srv.StepByStep = ff.sf.stepByStep
-					m, err := workload.Run(srv, spec, workload.Options{Seed: in.Resolved.Scenario.Seed})
-					if err != nil {
-						return fmt.Errorf("--workload: %w", err)
-					}
-					var tb bytes.Buffer
-					if err := workload.WriteTable(&tb, m); err != nil {
-						return err
-					}
-					subject := report.Subject(in.Resolved)
-					if spec.Name != "" {
-						subject += ", " + spec.Name
-					}
-					in.Sections = append(in.Sections, report.Section{ID: "workload", Title: "Workload", Note: "servesim simulate: " + spec.Describe() + ".",
-						Text: tb.String(), Charts: plots.WorkloadCharts(m, subject)})
 				}
 				if plan != nil {
-					var tb bytes.Buffer
-					if err := plan.WriteTable(&tb, planner.TableOptions{Top: 15}); err != nil {
+					if err := in.AddPlan(plan, *planPath); err != nil {
 						return err
 					}
-					in.Sections = append(in.Sections, report.Section{ID: "plan", Title: "Plan", Note: "servesim plan (" + *planPath + "): the best configuration of each hardware layout, ranked.",
-						Text: tb.String(), Charts: plan.Charts()})
 				}
 				start := time.Now()
 				var buf bytes.Buffer

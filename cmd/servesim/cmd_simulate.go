@@ -62,7 +62,7 @@ func (f *sloFlags) apply(fs *pflag.FlagSet, s *workload.SLO) error {
 
 // chooseWorkload picks the workload of --workload, --vllm-bench or --measured (a vllm bench serve
 // result file, whose run is recovered; with --vllm-bench too, the command gives its dataset).
-func chooseWorkload(fs *pflag.FlagSet, wl string, bf *benchFlags, res *vllmbench.Result, stderr io.Writer) (*workload.Spec, error) {
+func chooseWorkload(fs *pflag.FlagSet, wl string, bf *benchFlags, res *vllmbench.Result, info io.Writer) (*workload.Spec, error) {
 	switch {
 	case wl != "" && len(bf.cmdlines) > 0:
 		return nil, usagef("--workload and --vllm-bench are exclusive: give one workload")
@@ -71,7 +71,7 @@ func chooseWorkload(fs *pflag.FlagSet, wl string, bf *benchFlags, res *vllmbench
 	case wl == "" && res == nil && len(bf.cmdlines) == 0:
 		return nil, usagef("--workload: missing: give a workload file (TOML, or a .csv/.jsonl trace), a preset (%s), --vllm-bench \"vllm bench serve ...\" or --measured RESULT.json", presetNames())
 	}
-	spec, err := bf.benchWorkload(fs, res, stderr)
+	spec, err := bf.benchWorkload(fs, res, info)
 	if err != nil || spec != nil {
 		return spec, err
 	}
@@ -194,7 +194,7 @@ Example:
 						return fmt.Errorf("--measured: %w", err)
 					}
 				}
-				spec, err := chooseWorkload(fs, *wl, &bf, res, e.stderr)
+				spec, err := chooseWorkload(fs, *wl, &bf, res, e.info())
 				if err != nil {
 					return err
 				}
@@ -213,6 +213,11 @@ Example:
 				r, srv, err := sf.loadServer(e.stderr, e.info())
 				if err != nil {
 					return err
+				}
+				if res != nil {
+					if err := checkResult(res, r); err != nil {
+						return err
+					}
 				}
 				noteModelLen(e.stderr, spec, srv.Deployment.Engine.MaxModelLen)
 				fmt.Fprintf(e.info(), "servesim: %s; parameters: %s (%s)\n", spec.Describe(), r.ParamsFrom, r.Source)

@@ -19,10 +19,12 @@ import (
 func validateCmd() *command {
 	return &command{
 		Name:  "validate",
-		Args:  "FILE...",
-		Short: "score predictions against measured runs: the validation corpus (CSV) or vllm bench serve result files",
-		Long: `Reads corpus tables (the 51-column CSV of shared/validation/cases, one header for every file)
-and 'vllm bench serve --save-result' JSON files, maps every row to a deployment and a workload
+		Args:  "[FILE...]",
+		Short: "score predictions against measured runs: the shipped validation corpus, corpus CSV files or vllm bench serve result files",
+		Long: `With no arguments, scores the validation corpus shipped inside servesim (validate/corpus in the
+source tree: public measurements by third parties, with their provenance in its README.md);
+docs/accuracy.md holds the figures this prints. Also reads corpus tables given as files (the
+51-column CSV, one header for every file) and 'vllm bench serve --save-result' JSON files, maps every row to a deployment and a workload
 (the rules are in 'go doc github.com/servesim/servesim/validate'), simulates them in parallel
 and prints, per case and per source, predicted against measured with MAPE, median APE and
 signed bias of output tok/s, TPOT, TTFT and E2E latency; the overload call of open-loop rows;
@@ -33,11 +35,17 @@ with its reason. The output does not depend on --workers.
 bare regexp on case_id, e.g. --filter 'gpu=h200,workload_kind=offline-throughput'.
 
 A result file records the model but not the server: give --vllm-cmd (and --gpu), or --config;
-with --gpu alone the file's model_id is served with vLLM's defaults. Corpus rows carry their own
+with --gpu alone the file's model_id is served with vLLM's defaults; with none of them, a file of
+the seed's model runs on the embedded seed scenario. A file is simulated as 'simulate --measured'
+simulates it (the same workload, the scenario's seed: the same numbers), and a file whose
+model_id (or --metadata server flags such as tensor_parallel_size=4) disagrees with the
+scenario's server is refused. Corpus rows carry their own
 server and workload, so these flags (and the benchmark's) are refused without a result file.
 
 Example:
-  servesim validate shared/validation/cases/*.csv --filter 'gpu=h200'
+  servesim validate                                   # the shipped corpus, as docs/accuracy.md shows it
+  servesim validate --source inference-sim-training --format csv
+  servesim validate validate/corpus/dstack-benchmarks.csv --filter 'gpu=h200'
   servesim validate openai-4.0qps-GLM-5.3-Flash-NVFP4-20260914-101500.json
   servesim validate --vllm-cmd "vllm serve meta-llama/Llama-3.1-8B-Instruct" --gpu H100 run.json`,
 		Setup: func(fs *pflag.FlagSet, e *env) func([]string) error {
@@ -53,9 +61,6 @@ Example:
 			var bf benchFlags
 			bf.register(fs, true)
 			return func(args []string) error {
-				if len(args) == 0 {
-					return usagef("give corpus CSV files or vllm bench result JSON files")
-				}
 				if err := ff.check(); err != nil {
 					return err
 				}
@@ -85,6 +90,17 @@ Example:
 				}
 				var rows []validate.Row
 				var results []string
+				if len(args) == 0 {
+					rs, err := validate.ReadCorpus()
+					if err != nil {
+						return err
+					}
+					for i := range rs {
+						if flt.Match(&rs[i]) && sourceOK(*sources, rs[i].Source) {
+							rows = append(rows, rs[i])
+						}
+					}
+				}
 				for _, p := range args {
 					if strings.EqualFold(strings.TrimSpace(p[max(0, len(p)-5):]), ".json") {
 						results = append(results, p)
@@ -117,8 +133,12 @@ Example:
 					opt.Seed = sf.seed.v
 				}
 				cases := validate.Map(rows, nil)
-				fmt.Fprintf(e.info(), "servesim validate: %d rows (%d to simulate) from %d corpus file(s), %d result file(s)\n",
-					len(rows), countExpressed(cases), len(args)-len(results), len(results))
+				if len(args) == 0 {
+					fmt.Fprintf(e.info(), "servesim validate: %d rows (%d to simulate) from the shipped corpus\n", len(rows), countExpressed(cases))
+				} else {
+					fmt.Fprintf(e.info(), "servesim validate: %d rows (%d to simulate) from %d corpus file(s), %d result file(s)\n",
+						len(rows), countExpressed(cases), len(args)-len(results), len(results))
+				}
 				outs := validate.Run(cases, opt)
 				if len(results) > 0 && (len(*sources) == 0 || sourceOK(*sources, validate.ResultSource)) {
 					prepared, err := prepareResults(e, &sf, &bf, fs, results)
@@ -179,31 +199,26 @@ func serverFlags(fs *pflag.FlagSet) []string {
 }
 
 // prepareResults reads vllm bench serve result files and builds each one's server from the
-// scenario flags (the file's model_id when only --gpu is given).
+// scenario flags: the embedded seed without them (for the seed's model), the file's model_id
+// served with vLLM's defaults when only --gpu is given. The workload and the seed are those of
+// 'simulate --measured' (resultWorkload), so both predict the same numbers; a file measured on
+// another model or server is refused (checkResult).
 func prepareResults(e *env, sf *scenarioFlags, bf *benchFlags, fs *pflag.FlagSet, paths []string) ([]*validate.Prepared, error) {
-	if sf.config == "" && sf.vllmCmd == "" && sf.gpu == "" {
-		return nil, usagef("%s: a vllm bench result file records the model, not the server: give --gpu NAME (and --vllm-cmd \"vllm serve ...\", or --config)", paths[0])
-	}
 	if err := bf.check(fs); err != nil {
 		return nil, err
 	}
-	o := bf.options(fs)
 	var out []*validate.Prepared
 	for i, p := range paths {
 		res, err := vllmbench.ReadResult(p)
 		if err != nil {
 			return nil, err
 		}
-		cmd, err := bf.command(i)
-		if err != nil {
-			return nil, err
-		}
-		spec, notes, err := res.Workload(vllmbench.RecoverOptions{Command: cmd, SpecialTokens: o.SpecialTokens, CharsPerToken: o.CharsPerToken})
+		spec, _, notes, err := resultWorkload(res, bf, fs, i)
 		if err != nil {
 			return nil, err
 		}
 		f := *sf
-		if f.config == "" && f.vllmCmd == "" {
+		if f.config == "" && f.vllmCmd == "" && f.gpu != "" {
 			if res.ModelID == "" {
 				return nil, fmt.Errorf("%s: no model_id: give --vllm-cmd", p)
 			}
@@ -213,8 +228,15 @@ func prepareResults(e *env, sf *scenarioFlags, bf *benchFlags, fs *pflag.FlagSet
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", p, err)
 		}
+		if err := checkResult(res, r); err != nil {
+			if sf.config == "" && sf.vllmCmd == "" && sf.gpu == "" {
+				return nil, usagef("%s: measured model %q, not the embedded seed scenario's %q: a vllm bench result file records the model, not the server: give --gpu NAME (and --vllm-cmd \"vllm serve %s ...\", or --config)", p, res.ModelID, r.Scenario.Model.Name, res.ModelID)
+			}
+			return nil, err
+		}
 		pr := validate.PrepareResult(res, spec, notes, srv, fmt.Sprintf("%s (%s)", r.ParamsFrom, r.Source))
 		pr.Summary = &r.Summary
+		pr.Seed = r.Scenario.Seed
 		out = append(out, pr)
 	}
 	return out, nil

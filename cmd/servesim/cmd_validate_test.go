@@ -67,12 +67,11 @@ func TestValidateUsage(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"validate"}, 2, "give corpus CSV files"},
 		{[]string{"validate", corpusExcerpt, "--filter", "nope=1"}, 2, `no column "nope"`},
 		{[]string{"validate", corpusExcerpt, "--format", "xml"}, 2, "--format"},
 		{[]string{"validate", corpusExcerpt, "--params", "x.toml", "--uncalibrated"}, 2, "contradict"},
 		{[]string{"validate", "no-such-file.csv"}, 1, "no-such-file.csv"},
-		{[]string{"validate", "../../vllmbench/testdata/none.json"}, 2, "--gpu"},
+		{[]string{"validate", "../../vllmbench/testdata/none.json"}, 1, "none.json: no such file"},
 		// Corpus rows carry their own server: a server flag without a result file is refused.
 		{[]string{"validate", corpusExcerpt, "--gpu", "H100"}, 2, "--gpu applies only to vllm bench result files"},
 		{[]string{"validate", corpusExcerpt, "--mean-acceptance-length", "2"}, 2, "--mean-acceptance-length applies only to vllm bench result files"},

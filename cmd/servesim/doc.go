@@ -9,8 +9,8 @@
 //
 //	servesim <command> [flags] [arguments]
 //
-// Commands: matrix, capacity, explain, config, import, fit, plot, hardware, model, simulate,
-// plan, merge, report, version, workload. Without --config a command uses the embedded seed scenario
+// Commands (cli.go, commands()): capacity, config, explain, fit, fleet, hardware, import, kernels,
+// matrix, merge, model, plan, plot, report, serve, simulate, validate, version, workload. Without --config a command uses the embedded seed scenario
 // (package scenario), or an empty one when --vllm-cmd or --model-config gives the model; --gpu,
 // --gpus (a count), --gpu-catalog (a GPU catalog file), --vllm-cmd (the engine flags and the model; every flag it leaves out takes vLLM's default),
 // --model-config, --vllm-version, --params, --uncalibrated and --seed change the hardware, the
@@ -36,6 +36,6 @@
 //
 // Determinism: the same command line, inputs and seed give byte-identical output. Fits, plans and
 // sweeps run independent single-threaded simulations on worker goroutines and place results by
-// index, so the number of cores changes only how long they take. JSON outputs and the report
-// carry the version (`servesim version`, internal/buildinfo) instead of a timestamp.
+// index, so the number of cores changes only how long they take. The HTML report carries the
+// version (`servesim version`, internal/buildinfo) instead of a timestamp.
 package main

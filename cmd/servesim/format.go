@@ -10,6 +10,7 @@ import (
 	"github.com/servesim/servesim/describe"
 	"github.com/servesim/servesim/matrix"
 	"github.com/servesim/servesim/model/hardware"
+	"github.com/servesim/servesim/model/param"
 	"github.com/servesim/servesim/planner"
 	"github.com/servesim/servesim/scenario"
 	"github.com/servesim/servesim/validate"
@@ -124,7 +125,7 @@ func workloadFormats() []format[workloadResult] {
 			fmt.Fprintf(w, "Server       %s\n", describe.Deployment(r.Deployment))
 			fmt.Fprintf(w, "Parameters   %s (%s)\n", r.ParamsFrom, r.Source)
 			provenanceLine(w, "Provenance   ", &r.Summary)
-			writeIntervalsText(w, "80% interval ", workloadIntervals(&r.Summary, x.metrics))
+			param.WriteIntervals(w, "80% interval ", x.metrics.Intervals80(&r.Summary))
 			if x.measured != nil {
 				fmt.Fprintf(w, "Measured     %s: %s\n", x.measured.Name, x.measured.Summary())
 			}
@@ -144,7 +145,7 @@ func workloadFormats() []format[workloadResult] {
 			if x.measured != nil {
 				return vllmbench.WriteJSON(w, x.metrics, vllmbench.Compare(x.metrics, x.measured))
 			}
-			return writeIndentedJSON(w, simulateJSON{x.metrics, &x.resolved.Summary, workloadIntervals(&x.resolved.Summary, x.metrics)})
+			return writeIndentedJSON(w, simulateJSON{x.metrics, &x.resolved.Summary, x.metrics.Intervals80(&x.resolved.Summary)})
 		}},
 	}
 }

@@ -92,8 +92,17 @@ func printBenchNotes(w io.Writer, prefix string, c *vllmbench.Command, notes []s
 }
 
 // benchWorkload is the workload of --vllm-bench, or of a --measured result file (with the
-// command's dataset when both are given); nil when neither is.
-func (f *benchFlags) benchWorkload(fs *pflag.FlagSet, res *vllmbench.Result, stderr io.Writer) (*workload.Spec, error) {
+// command's dataset when both are given); nil when neither is. Notes go to info (silenced by
+// --quiet).
+func (f *benchFlags) benchWorkload(fs *pflag.FlagSet, res *vllmbench.Result, info io.Writer) (*workload.Spec, error) {
+	if res != nil {
+		spec, cmd, notes, err := resultWorkload(res, f, fs, 0)
+		if err != nil {
+			return nil, err
+		}
+		printBenchNotes(info, "servesim: ", cmd, notes)
+		return spec, nil
+	}
 	cmd, err := f.command(0)
 	if err != nil {
 		return nil, err
@@ -102,8 +111,6 @@ func (f *benchFlags) benchWorkload(fs *pflag.FlagSet, res *vllmbench.Result, std
 	var spec *workload.Spec
 	var notes []string
 	switch {
-	case res != nil:
-		spec, notes, err = res.Workload(vllmbench.RecoverOptions{Command: cmd, SpecialTokens: o.SpecialTokens, CharsPerToken: o.CharsPerToken})
 	case cmd != nil:
 		spec, notes, err = cmd.Spec(o)
 	default:
@@ -113,15 +120,12 @@ func (f *benchFlags) benchWorkload(fs *pflag.FlagSet, res *vllmbench.Result, std
 		return nil, nil
 	}
 	if err != nil {
-		if cmd != nil && res == nil {
-			if isFileError(err) {
-				return nil, fmt.Errorf("--vllm-bench: %w", err)
-			}
-			return nil, usagef("--vllm-bench: %v", err) // a value of the command out of range
+		if isFileError(err) {
+			return nil, fmt.Errorf("--vllm-bench: %w", err)
 		}
-		return nil, err
+		return nil, usagef("--vllm-bench: %v", err) // a value of the command out of range
 	}
-	printBenchNotes(stderr, "servesim: ", cmd, notes)
+	printBenchNotes(info, "servesim: ", cmd, notes)
 	return spec, nil
 }
 

@@ -20,13 +20,17 @@ var allowed = []struct{ pkg, name, why string }{}
 // TestNoPackageLevelVars parses every non-test file of every library package (all but cmd/ and
 // package main) and fails on a package-level var that is not
 //   - an error sentinel: var ErrX = errors.New(...) or fmt.Errorf(...),
-//   - an embed.FS (the embedded data, read-only), or
+//   - an embed.FS (the embedded data, read-only),
+//   - a compiled regexp: var xRE = regexp.MustCompile(...) (a *regexp.Regexp is immutable and
+//     safe for concurrent use),
+//   - a value computed once: var x = sync.OnceValue(func() T {...}) or sync.OnceValues(...), the
+//     way to parse an embedded table once (the function returns the same value to every caller,
+//     so what it returns must be immutable or handed out as a copy), or
 //   - a compile-time check: var _ I = ...,
 //
 // unless allowed lists it. A library holding mutable state at package level answers differently
 // depending on what ran before it in the same process (a loader hook set by the CLI, a lookup
-// table someone appended to); tables belong in functions, regexps in the function that uses them
-// or a value built once by the caller.
+// table someone appended to); mutable tables belong in functions or in a value the caller holds.
 func TestNoPackageLevelVars(t *testing.T) {
 	root := filepath.Join("..", "..")
 	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
@@ -68,7 +72,7 @@ func TestNoPackageLevelVars(t *testing.T) {
 			for _, spec := range g.Specs {
 				vs := spec.(*ast.ValueSpec)
 				for i, name := range vs.Names {
-					if name.Name == "_" || isEmbedFS(vs.Type) || (i < len(vs.Values) && isErrorSentinel(vs.Values[i])) {
+					if name.Name == "_" || isEmbedFS(vs.Type) || (i < len(vs.Values) && (isErrorSentinel(vs.Values[i]) || isImmutable(vs.Values[i]))) {
 						continue
 					}
 					if k := allowedIndex(dir, name.Name); k >= 0 {
@@ -122,14 +126,65 @@ func isEmbedFS(t ast.Expr) bool {
 }
 
 func isErrorSentinel(v ast.Expr) bool {
+	pkg, fn := calledFunc(v)
+	return (pkg == "errors" && fn == "New") || (pkg == "fmt" && fn == "Errorf")
+}
+
+// isImmutable reports whether v builds a value that never changes once the package is
+// initialised: a compiled regexp, or a sync.OnceValue(s) whose function computes it once.
+func isImmutable(v ast.Expr) bool {
+	pkg, fn := calledFunc(v)
+	return (pkg == "regexp" && fn == "MustCompile") || (pkg == "sync" && (fn == "OnceValue" || fn == "OnceValues"))
+}
+
+// calledFunc is pkg and name of a call pkg.Name(...) (a generic one too: pkg.Name[T](...)), or
+// empty strings.
+func calledFunc(v ast.Expr) (pkg, name string) {
 	call, ok := v.(*ast.CallExpr)
 	if !ok {
-		return false
+		return "", ""
 	}
-	sel, ok := call.Fun.(*ast.SelectorExpr)
+	fun := call.Fun
+	switch f := fun.(type) {
+	case *ast.IndexExpr:
+		fun = f.X
+	case *ast.IndexListExpr:
+		fun = f.X
+	}
+	sel, ok := fun.(*ast.SelectorExpr)
 	if !ok {
-		return false
+		return "", ""
 	}
 	x, ok := sel.X.(*ast.Ident)
-	return ok && ((x.Name == "errors" && sel.Sel.Name == "New") || (x.Name == "fmt" && sel.Sel.Name == "Errorf"))
+	if !ok {
+		return "", ""
+	}
+	return x.Name, sel.Sel.Name
+}
+
+// TestClassify checks the rule on small declarations: what is tolerated and what is not.
+func TestClassify(t *testing.T) {
+	for _, c := range []struct {
+		expr string
+		ok   bool
+	}{
+		{`regexp.MustCompile("^a+$")`, true},
+		{`sync.OnceValue(func() int { return 1 })`, true},
+		{`sync.OnceValues(func() (int, error) { return 1, nil })`, true},
+		{`sync.OnceValue[int](f)`, true},
+		{`errors.New("x")`, true},
+		{`map[string]int{}`, false},
+		{`make([]int, 3)`, false},
+		{`regexp.Compile("a")`, false},
+		{`new(sync.Mutex)`, false},
+		{`sync.OnceFunc(f)`, false},
+	} {
+		e, err := parser.ParseExpr(c.expr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := isErrorSentinel(e) || isImmutable(e); got != c.ok {
+			t.Errorf("%s: tolerated %v, want %v", c.expr, got, c.ok)
+		}
+	}
 }

@@ -64,7 +64,14 @@ func (s SparseMLA) KVProjParams(hidden int) int64 {
 // in bf16, at least 64 values (zero-padded for NoPE models): 512 + 16 + 128 = 656 bytes for
 // DeepSeek-V3.2 and GLM-5 (vLLM vllm/v1/kv_cache_interface.py, MLAAttentionSpec; the FlashMLA
 // sparse kernels' layout, github.com/deepseek-ai/FlashMLA).
+//
+// An nvfp4 cache (community builds' packed nvfp4_ds_mla) keeps the latent as NVFP4: half a byte
+// per value and one fp8 scale per 16, with the same bf16 rope part: 256 + 32 + 128 = 416 bytes
+// for a 512-wide latent.
 func (s SparseMLA) latentBytes(kv DType) float64 {
+	if kv == NVFP4 {
+		return float64(s.KVLoraRank)/2 + float64(ceilDiv(s.KVLoraRank, 16)) + float64(2*max(s.QKRopeDim, 64))
+	}
 	if kv == FP8 {
 		return float64(s.KVLoraRank + 4*ceilDiv(s.KVLoraRank, 128) + 2*max(s.QKRopeDim, 64))
 	}

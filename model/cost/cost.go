@@ -37,25 +37,32 @@ type moeLayers struct {
 type attnGroup struct {
 	layers float64
 	cost   arch.LayerCost
+	// dcp > 1: decode context parallel splits this group's cache over dcp ranks; wide is the
+	// group prepared with every head of the DCP group on one rank (tp / dcp), which each rank
+	// runs over its 1/dcp share of the context.
+	dcp  int
+	wide arch.LayerCost
 }
 
 // Model turns a step's shape into time on one deployment with one parameter set. Build it
 // with New; it is immutable and safe to share between simulations.
 type Model struct {
-	d          *deploy.Deployment
-	p          param.Values
-	kern       *Kernels
-	tp         int
-	dense      []gemm
-	moe        []moeLayers
-	lmHead     gemm
-	attn       []attnGroup
-	roof       arch.Roofline // what the attention kernels run against
-	layers     float64
-	hidden     float64
-	vocab      float64
-	elemPasses float64 // elementwise traffic per layer and token, in hidden-size bf16 vectors
-	customAR   bool    // vLLM's custom all-reduce for messages up to 8 MiB
+	d      *deploy.Deployment
+	p      param.Values
+	kern   *Kernels
+	tp     int
+	dense  []gemm
+	moe    []moeLayers
+	lmHead gemm
+	attn   []attnGroup
+	// dcpRowBytes and dcpLayers price decode context parallel's exchanges (dcpRowBytes).
+	dcpRowBytes, dcpLayers float64
+	roof                   arch.Roofline // what the attention kernels run against
+	layers                 float64
+	hidden                 float64
+	vocab                  float64
+	elemPasses             float64 // elementwise traffic per layer and token, in hidden-size bf16 vectors
+	customAR               bool    // vLLM's custom all-reduce for messages up to 8 MiB
 	// fixedSeconds is the fixed time of every GEMM and attention kernel of the decoder layers and
 	// the lm_head, paid once per step.
 	fixedSeconds float64
@@ -109,11 +116,13 @@ func New(d *deploy.Deployment, p param.Values) *Model {
 	e := &d.Engine
 	c := &Model{d: d, p: p, tp: e.TensorParallel}
 	c.kern = NewKernels(g, &p)
+	g = c.kern.GPU() // compute peaks at the sustained clock
 	c.hidden = float64(d.Model.Hidden)
 	c.vocab = float64(d.Model.Vocab)
 	c.layers = float64(d.Model.NumLayers())
 	c.dense = denseGEMMs(d.Model, c.kern, c.tp)
-	c.attn = attnFor(d.Model, c.tp, e.KVDType())
+	c.attn = withDCP(attnFor(d.Model, c.tp, e.KVDType()), d.Model, c.tp, e.DCP(), e.KVDType())
+	c.dcpRowBytes, c.dcpLayers = dcpRowBytes(d.Model, c.tp, e.DCP(), e.KVDType())
 	c.roof = arch.Roofline{BandwidthBytesPerS: c.kern.BandwidthBytesPerS(), BF16FLOPS: g.PeakFLOPS(arch.BF16), FP8FLOPS: g.PeakFLOPS(arch.FP8),
 		AttnPrefillEff: p[param.AttnPrefillEff], AttnDecodeEff: p[param.AttnDecodeEff], IndexerEff: p[param.IndexerEff], LinearAttnEff: p[param.LinearAttnEff],
 		SparseDecodeEff: p[param.SparseDecodeEff]}
@@ -247,6 +256,47 @@ func denseGEMMs(a *arch.Arch, k *Kernels, tp int) []gemm {
 	return out
 }
 
+// withDCP prepares groups (attnFor's of a on tp ranks) for decode context parallel over dcp
+// ranks: every group that keeps a per-token cache (not linear attention's recurrent state).
+func withDCP(groups []attnGroup, a *arch.Arch, tp, dcp int, kv arch.DType) []attnGroup {
+	if dcp <= 1 {
+		return groups
+	}
+	for i, lg := range a.Layers {
+		if lg.Attn.Mixer().KVSpec(tp, kv).Kind == arch.SpecState {
+			continue
+		}
+		groups[i].dcp = dcp
+		groups[i].wide = lg.Attn.Mixer().Prepare(max(tp/dcp, 1), kv)
+	}
+	return groups
+}
+
+// dcpRowBytes is, per row and per layer that keeps a per-token cache, the bytes each rank
+// contributes to decode context parallel's two exchanges: its heads' queries gathered over the
+// DCP group, and the partial outputs (with their log-sum-exp) sent back to the heads' ranks. MLA
+// kinds exchange the absorbed latent queries and outputs (kv_lora_rank wide), the others the
+// heads' q and v. It is 0 without DCP, and kvLayers the number of layers concerned.
+func dcpRowBytes(a *arch.Arch, tp, dcp int, kv arch.DType) (bytes, kvLayers float64) {
+	if dcp <= 1 {
+		return 0, 0
+	}
+	for _, lg := range a.Layers {
+		if lg.Attn.Mixer().KVSpec(tp, kv).Kind == arch.SpecState {
+			continue
+		}
+		at := lg.Attn
+		width := at.HeadDim + at.VHeadDim
+		if at.KVLoraRank > 0 {
+			width = 2*at.KVLoraRank + at.QKRopeDim
+		}
+		heads := float64(at.Heads) / float64(tp)
+		bytes += float64(lg.Count) * heads * (float64(width)*2 + 4)
+		kvLayers += float64(lg.Count)
+	}
+	return bytes / kvLayers, kvLayers
+}
+
 // attnFor prepares every layer group's token mixer for tp ranks and a cache in kv.
 func attnFor(a *arch.Arch, tp int, kv arch.DType) []attnGroup {
 	out := make([]attnGroup, len(a.Layers))
@@ -313,6 +363,13 @@ func (c *Model) moeTime(sets []moeLayers, t float64, st *StepCost) {
 // of package arch): indexer and attention time into term, recurrent-state time into stateTerm.
 func (c *Model) attnTime(groups []attnGroup, w SeqWork, st *StepCost, term, stateTerm Term) {
 	for _, g := range groups {
+		if g.dcp > 1 && w.Decode {
+			// Each rank attends with every head of its DCP group over its share of the context.
+			sec := g.wide.Seconds(&c.roof, (w.Start+g.dcp-1)/g.dcp, w.Tokens, w.Decode)
+			st.Seconds[term] += (sec.Indexer + sec.Attention) * g.layers
+			st.Seconds[stateTerm] += sec.State * g.layers
+			continue
+		}
 		sec := g.cost.Seconds(&c.roof, w.Start, w.Tokens, w.Decode)
 		st.Seconds[term] += (sec.Indexer + sec.Attention) * g.layers
 		st.Seconds[stateTerm] += sec.State * g.layers
@@ -375,6 +432,18 @@ func (c *Model) tokenTerms(t float64, logits float64, st *StepCost) {
 	st.Seconds[TermAllReduce] += c.allReduceSeconds(t, 2*c.layers)
 }
 
+// dcpSeconds is decode context parallel's exchange for a step with rows decode rows: per cached
+// layer, the rows' queries gathered over the DCP group and their partial outputs combined (two
+// exchanges of the rows' heads). Prefill chunks attend with the TP heads over the whole context
+// (vLLM splits the cache the chunk writes, not its attention).
+func (c *Model) dcpSeconds(rows float64) float64 {
+	if c.dcpLayers == 0 || rows <= 0 {
+		return 0
+	}
+	n := c.d.Engine.DCP()
+	return 2 * c.dcpLayers * c.kern.AllGatherSeconds(n, rows*c.dcpRowBytes*float64(n))
+}
+
 // Step returns the time of one engine step.
 func (c *Model) Step(s *StepShape) StepCost {
 	var st StepCost
@@ -395,6 +464,7 @@ func (c *Model) Step(s *StepShape) StepCost {
 	// (vLLM vllm/v1/sample/rejection_sampler.py verifies every draft position).
 	logits := float64(s.DecodeTokens + s.EmitSeqs - s.DecodeSeqs)
 	c.tokenTerms(t, logits, &st)
+	st.Seconds[TermAllReduce] += c.dcpSeconds(float64(s.DecodeTokens))
 	if s.UniformDecode() {
 		if pt := c.padTokens(s.Tokens); pt != s.Tokens {
 			var pad StepCost

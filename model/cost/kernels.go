@@ -18,9 +18,21 @@ type Kernels struct {
 }
 
 // NewKernels prepares the kernel formulas of g under p.
+// The compute peaks are the catalog's scaled by compute_power_ratio (the clock the card sustains
+// at its board power); the bandwidth is not.
 func NewKernels(g *hardware.GPU, p *param.Values) *Kernels {
-	return &Kernels{gpu: *g, p: *p, bw: g.BandwidthBytesPerS() * p[param.MemBWEff]}
+	k := &Kernels{gpu: *g, p: *p, bw: g.BandwidthBytesPerS() * p[param.MemBWEff]}
+	if r := p[param.ComputePowerRatio]; r > 0 && r != 1 {
+		k.gpu.BF16TFLOPS *= r
+		k.gpu.FP8TFLOPS *= r
+		k.gpu.FP4TFLOPS *= r
+	}
+	return k
 }
+
+// GPU is the GPU as the kernels run it: the catalog's entry with its compute peaks at the
+// sustained clock (compute_power_ratio).
+func (k *Kernels) GPU() *hardware.GPU { return &k.gpu }
 
 // BandwidthBytesPerS is the achieved streaming bandwidth (peak x mem_bw_eff).
 func (k *Kernels) BandwidthBytesPerS() float64 { return k.bw }

@@ -43,7 +43,7 @@ func newMTPLayer(c *Model, d *deploy.Deployment) *mtpLayer {
 		dense: denseGEMMs(one, c.kern, c.tp),
 		// Its experts are placed like the target's (over the lockstep data-parallel ranks too).
 		moe:  moeFor(one, c.kern, c.tp*d.LockstepRanks(), ep, c.p.RoutingConcentration()),
-		attn: attnFor(one, c.tp, e.KVDType()),
+		attn: withDCP(attnFor(one, c.tp, e.KVDType()), one, c.tp, e.DCP(), e.KVDType()),
 		// The layer's elementwise traffic, and RMSNorm of the embedding and of the hidden state
 		// (enorm, hnorm: read and write each).
 		passes:  one.ElementwisePasses(c.tp, ep) + c.p[param.ActPasses] + 4,

@@ -97,6 +97,7 @@ func (c *Model) stepTotals(n *StepCounts) StepCost {
 	t := float64(n.Tokens)
 	logits := float64(n.DecodeTokens + n.EmitSeqs - n.DecodeSeqs)
 	c.tokenTerms(t, logits, &st)
+	st.Seconds[TermAllReduce] += c.dcpSeconds(float64(n.DecodeTokens))
 	if n.DecodeSeqs == n.Seqs {
 		if pt := c.padTokens(n.Tokens); pt != n.Tokens {
 			var pad, base StepCost

@@ -13,6 +13,9 @@ type EngineArgs struct {
 	Name string `toml:"name,omitempty"`
 	// Version is the vLLM release the defaults follow ("" = DefaultVersion).
 	Version string `toml:"version,omitempty"`
+	// Series names a build series of its own (a community fork's releases) whose engine-level
+	// values are kept apart from vLLM's own releases (LevelKeys); "" for vLLM's releases.
+	Series string `toml:"series,omitempty"`
 	// Usage is vLLM's usage context, which some defaults depend on: "" or UsageAPIServer for
 	// `vllm serve` (the OpenAI-compatible API server), UsageLLMClass for the in-process LLM class
 	// (`vllm bench throughput`, benchmark_throughput.py).
@@ -22,6 +25,9 @@ type EngineArgs struct {
 	DataParallel     *int  `toml:"data_parallel_size,omitempty"`
 	PipelineParallel *int  `toml:"pipeline_parallel_size,omitempty"`
 	ExpertParallel   *bool `toml:"enable_expert_parallel,omitempty"`
+	// DecodeContextParallel is --decode-context-parallel-size (DCP): the KV cache split over that
+	// many of the TP ranks (EngineConfig.DecodeContextParallel).
+	DecodeContextParallel *int `toml:"decode_context_parallel_size,omitempty"`
 
 	MaxModelLen          *int     `toml:"max_model_len,omitempty"`
 	GPUMemoryUtilization *float64 `toml:"gpu_memory_utilization,omitempty"`
@@ -55,6 +61,15 @@ type EngineArgs struct {
 	ServedModel      string `toml:"served_model,omitempty"`
 }
 
+// dcpArg is a decode context parallel size as a flag: nil when off (vLLM's default), so that
+// files written from a configuration without it do not name it.
+func dcpArg(n int) *int {
+	if n <= 1 {
+		return nil
+	}
+	return &n
+}
+
 // Ptr returns a pointer to v (for filling EngineArgs).
 func Ptr[T any](v T) *T { return &v }
 
@@ -62,7 +77,7 @@ func Ptr[T any](v T) *T { return &v }
 func ArgsOf(e EngineConfig) EngineArgs {
 	spec := e.Speculative.Clone()
 	return EngineArgs{
-		Name: e.Name, Version: e.Version,
+		Name: e.Name, Version: e.Version, Series: e.Series, DecodeContextParallel: dcpArg(e.DecodeContextParallel),
 		TensorParallel: Ptr(e.TensorParallel), DataParallel: Ptr(e.DataParallel), PipelineParallel: Ptr(e.PipelineParallel),
 		ExpertParallel: Ptr(e.ExpertParallel), MaxModelLen: Ptr(e.MaxModelLen), GPUMemoryUtilization: Ptr(e.GPUMemoryUtilization),
 		KVCacheDType: Ptr(e.KVCacheDType), MaxNumBatchedTokens: Ptr(e.MaxNumBatchedTokens), MaxNumSeqs: Ptr(e.MaxNumSeqs),
@@ -99,6 +114,7 @@ func (a EngineArgs) Clone() EngineArgs {
 		return Ptr(*p)
 	}
 	c.TensorParallel, c.DataParallel, c.PipelineParallel = cp(a.TensorParallel), cp(a.DataParallel), cp(a.PipelineParallel)
+	c.DecodeContextParallel = cp(a.DecodeContextParallel)
 	c.ExpertParallel, c.ChunkedPrefill, c.PrefixCaching = cb(a.ExpertParallel), cb(a.ChunkedPrefill), cb(a.PrefixCaching)
 	c.AsyncScheduling, c.EnforceEager = cb(a.AsyncScheduling), cb(a.EnforceEager)
 	c.MaxModelLen, c.MaxNumBatchedTokens, c.MaxNumSeqs = cp(a.MaxModelLen), cp(a.MaxNumBatchedTokens), cp(a.MaxNumSeqs)
@@ -136,6 +152,7 @@ func (a *EngineArgs) Validate() error {
 	}{
 		{"tensor_parallel_size", a.TensorParallel}, {"data_parallel_size", a.DataParallel},
 		{"pipeline_parallel_size", a.PipelineParallel}, {"max_model_len", a.MaxModelLen},
+		{"decode_context_parallel_size", a.DecodeContextParallel},
 		{"max_num_batched_tokens", a.MaxNumBatchedTokens}, {"max_num_seqs", a.MaxNumSeqs},
 	} {
 		if c.v != nil && *c.v <= 0 {
@@ -182,7 +199,7 @@ func (a *EngineArgs) Validate() error {
 
 func validKVCacheDType(s string) bool {
 	switch strings.ToLower(s) {
-	case "auto", "bf16", "bfloat16", "fp16", "float16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_ds_mla":
+	case "auto", "bf16", "bfloat16", "fp16", "float16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_ds_mla", "nvfp4", "nvfp4_ds_mla":
 		return true
 	}
 	return false

@@ -32,13 +32,11 @@ const DefaultVersion = "0.28.0"
 // 0.32.1rc1.dev96+g8c60cf07b is 0.32.1).
 type Version struct{ Major, Minor, Patch int }
 
-func versionRE() *regexp.Regexp {
-	return regexp.MustCompile(`^v?([0-9]+)\.([0-9]+)(?:\.([0-9]+))?([.+-]?[A-Za-z0-9.+_-]*)?$`)
-}
+var versionRE = regexp.MustCompile(`^v?([0-9]+)\.([0-9]+)(?:\.([0-9]+))?([.+-]?[A-Za-z0-9.+_-]*)?$`)
 
 // ParseVersion reads a vLLM version string ("0.28.0", "v0.11.1", "0.32.1rc1.dev96+g8c60cf07b").
 func ParseVersion(s string) (Version, error) {
-	m := versionRE().FindStringSubmatch(strings.TrimSpace(s))
+	m := versionRE.FindStringSubmatch(strings.TrimSpace(s))
 	if m == nil {
 		return Version{}, fmt.Errorf("want a vLLM version such as %s", DefaultVersion)
 	}
@@ -73,9 +71,9 @@ func (v Version) String() string { return fmt.Sprintf("%d.%d.%d", v.Major, v.Min
 func v2026() Version { return Version{0, 14, 0} } // 2026 rules (X26/D26 texts)
 func v0_28() Version { return Version{0, 28, 0} } // tag v0.28.0: >= 160 GiB batch tier, hybrid prefix caching
 
-// Target is what vLLM's defaults depend on besides the flags: the model (its kinds, its config's
-// length and KV-cache quantization) and the GPU.
-type Target struct {
+// ModelGPU is what vLLM's defaults depend on besides the flags: the model (its kinds, its
+// config's length and KV-cache quantization) and the GPU.
+type ModelGPU struct {
 	Model *arch.Arch
 	GPU   *hardware.GPU
 }
@@ -93,7 +91,7 @@ type Default struct {
 // and the list says which ones did and why. A max_model_len above what the model's config allows
 // is refused unless AllowLongMaxModelLen (VLLM_ALLOW_LONG_MAX_MODEL_LEN=1), as vLLM refuses it.
 // Given values are kept as given; only unset ones are derived (vLLM adjusts only those, too).
-func Resolve(a EngineArgs, t Target) (EngineConfig, []Default, error) {
+func Resolve(a EngineArgs, t ModelGPU) (EngineConfig, []Default, error) {
 	if err := a.Validate(); err != nil {
 		return EngineConfig{}, nil, err
 	}
@@ -107,7 +105,7 @@ func Resolve(a EngineArgs, t Target) (EngineConfig, []Default, error) {
 
 type resolver struct {
 	a   EngineArgs
-	t   Target
+	t   ModelGPU
 	ver Version
 	out []Default
 }
@@ -127,7 +125,7 @@ func (r *resolver) add(key string, v any, rule, source string) {
 
 func (r *resolver) run() (EngineConfig, error) {
 	a, m, g := &r.a, r.t.Model, r.t.GPU
-	e := EngineConfig{Name: "vllm", Version: a.Version, AllowLongMaxModelLen: a.AllowLongMaxModelLen, All2AllBackend: a.All2AllBackend,
+	e := EngineConfig{Name: "vllm", Version: a.Version, Series: a.Series, AllowLongMaxModelLen: a.AllowLongMaxModelLen, All2AllBackend: a.All2AllBackend,
 		DisableCustomAllReduce: a.DisableCustomAllReduce,
 		Quantization:           a.Quantization, AttentionBackend: a.AttentionBackend, MoEBackend: a.MoEBackend, ServedModel: a.ServedModel}
 	if e.Version == "" {
@@ -146,6 +144,9 @@ func (r *resolver) run() (EngineConfig, error) {
 	e.PipelineParallel = r.intOr(a.PipelineParallel, "pipeline_parallel_size", 1, "vLLM's default", parallelSrc)
 	e.DataParallel = r.intOr(a.DataParallel, "data_parallel_size", 1, "vLLM's default", parallelSrc)
 	e.ExpertParallel = r.boolOr(a.ExpertParallel, "enable_expert_parallel", false, "vLLM's default (MoE layers are tensor-parallel)", parallelSrc)
+	if a.DecodeContextParallel != nil && *a.DecodeContextParallel > 1 {
+		e.DecodeContextParallel = *a.DecodeContextParallel
+	}
 
 	// Speculative decoding: off unless --speculative-config; an absent k comes from the draft's
 	// n_predict (vllm/config/speculative.py).
@@ -180,7 +181,7 @@ func (r *resolver) run() (EngineConfig, error) {
 		}
 		r.add("max_model_len", e.MaxModelLen, rule, lenSrc)
 	case a.MaxModelLen == nil:
-		return e, fmt.Errorf("engine.max_model_len: not given, and model %q does not say its context length (vLLM derives it from config.json's max_position_embeddings): give --max-model-len, or the model's config.json", m.Name)
+		return e, fmt.Errorf("engine.max_model_len: not given, and model %q does not say its context length (vLLM derives it from config.json's max_position_embeddings): give --max-model-len in the vllm serve command (max_model_len in a scenario's [engine]), or the model's config.json (--model-config)", m.Name)
 	default:
 		e.MaxModelLen = *a.MaxModelLen
 		if m.MaxModelLen > 0 && e.MaxModelLen > m.MaxModelLen && !a.AllowLongMaxModelLen {
@@ -456,7 +457,7 @@ func WithWeights(a *arch.Arch, dt arch.DType) *arch.Arch {
 // Minimize returns a with the given values that vLLM would choose anyway (for the version, the GPU
 // and the model) left out: the shortest flags that Resolve turns into the same configuration.
 // The labels (quantization, backends, served model) and the version are kept.
-func Minimize(a EngineArgs, t Target) (EngineArgs, error) {
+func Minimize(a EngineArgs, t ModelGPU) (EngineArgs, error) {
 	want, _, err := Resolve(a, t)
 	if err != nil {
 		return a, err

@@ -78,7 +78,7 @@ func denseModel(maxLen int) *arch.Arch {
 // TestResolveAdjustments: the adjustments vLLM makes only to values the user left unset.
 func TestResolveAdjustments(t *testing.T) {
 	h100 := hardware.GPU{Name: "H100-SXM", MemoryGiB: 79.6}
-	tgt := Target{Model: denseModel(4096), GPU: &h100}
+	tgt := ModelGPU{Model: denseModel(4096), GPU: &h100}
 	// No chunked prefill: the token budget rises to max_model_len; the capture size follows
 	// min(seqs x 2, 512, tokens).
 	e, _, err := Resolve(EngineArgs{ChunkedPrefill: Ptr(false), MaxModelLen: Ptr(16384), AllowLongMaxModelLen: true}, tgt)
@@ -113,7 +113,7 @@ func TestResolveAdjustments(t *testing.T) {
 			t.Errorf("Resolve(%+v): err = %v, want %q", c.a, err, c.want)
 		}
 	}
-	if _, _, err := Resolve(EngineArgs{}, Target{Model: denseModel(0), GPU: &h100}); err == nil || !strings.Contains(err.Error(), "give --max-model-len") {
+	if _, _, err := Resolve(EngineArgs{}, ModelGPU{Model: denseModel(0), GPU: &h100}); err == nil || !strings.Contains(err.Error(), "give --max-model-len") {
 		t.Errorf("unknown length: err = %v", err)
 	}
 }
@@ -121,7 +121,7 @@ func TestResolveAdjustments(t *testing.T) {
 // TestMinimize: the shortest flags that give the same engine; given values that differ stay.
 func TestMinimize(t *testing.T) {
 	h100 := hardware.GPU{Name: "H100-SXM", MemoryGiB: 79.6}
-	tgt := Target{Model: denseModel(131072), GPU: &h100}
+	tgt := ModelGPU{Model: denseModel(131072), GPU: &h100}
 	full, _, err := Resolve(EngineArgs{MaxNumSeqs: Ptr(64)}, tgt)
 	if err != nil {
 		t.Fatal(err)

@@ -35,6 +35,16 @@ func (d *Deployment) Validate() error {
 		return fmt.Errorf("engine uses tensor_parallel_size %d x pipeline_parallel_size %d x data_parallel_size %d = %d GPUs but hardware.count = %d",
 			e.TensorParallel, e.PipelineParallel, e.DataParallel, e.GPUs(), d.Hardware.Count)
 	}
+	if n := e.DCP(); n > 1 && (e.TensorParallel%n != 0) {
+		return fmt.Errorf("engine.decode_context_parallel_size = %d: must divide tensor_parallel_size %d (vLLM splits each TP group's KV cache over DCP of its ranks)", n, e.TensorParallel)
+	}
+	if e.KVDType() == arch.NVFP4 {
+		for _, g := range d.Model.Layers {
+			if k := g.Attn.Kind; k != arch.AttnSparseMLA && k != arch.AttnLinear {
+				return fmt.Errorf("engine.kv_cache_dtype = %q: an NVFP4 cache is a packed sparse-MLA page (community builds' nvfp4_ds_mla); model %q has %s attention", e.KVCacheDType, d.Model.Name, k)
+			}
+		}
+	}
 	if e.PipelineParallel > 1 && e.Speculative.Enabled() {
 		return &NotSimulatedError{fmt.Sprintf("engine.pipeline_parallel_size = %d with engine.speculative.method = %q", e.PipelineParallel, e.Speculative.Method),
 			"speculative decoding across pipeline stages (the drafter on the last stage, its hand-offs) is not modelled; pipeline parallel is simulated without it"}

@@ -135,11 +135,20 @@ func (s *Speculative) validate(resolved bool) error {
 type EngineConfig struct {
 	Name    string `toml:"name"`    // "vllm"
 	Version string `toml:"version"` // informational; calibration is tied to it
+	// Series is a build series of its own (EngineArgs.Series; "" for vLLM's releases).
+	Series string `toml:"series,omitempty" json:",omitempty"`
 
 	TensorParallel   int  `toml:"tensor_parallel_size"`
 	DataParallel     int  `toml:"data_parallel_size"`
 	PipelineParallel int  `toml:"pipeline_parallel_size"`
 	ExpertParallel   bool `toml:"enable_expert_parallel"`
+	// DecodeContextParallel is vLLM's decode context parallel size (DCP, 0 or 1: off): the
+	// attention layers' KV cache is split token by token over DCP of the TP ranks (each rank
+	// stores every DCP-th token), so a rank holds 1/DCP of each request's cache and the engine
+	// DCP times the tokens; in a step each rank gathers the queries of every head of its DCP
+	// group, attends over its share of the context, and the partial outputs are combined by
+	// their log-sum-exp (vllm/v1/attention/backends/mla, DCP; vllm/config/parallel.py).
+	DecodeContextParallel int `toml:"decode_context_parallel_size,omitempty" json:",omitempty"`
 
 	MaxModelLen          int     `toml:"max_model_len"`
 	GPUMemoryUtilization float64 `toml:"gpu_memory_utilization"`
@@ -214,6 +223,8 @@ func (e *EngineConfig) KVDType() arch.DType {
 		return arch.FP8
 	case "fp16", "float16":
 		return arch.FP16
+	case "nvfp4", "nvfp4_ds_mla":
+		return arch.NVFP4
 	}
 	return arch.BF16
 }
@@ -234,6 +245,9 @@ func (e *EngineConfig) EPSize() int {
 	}
 	return e.TensorParallel * e.DataParallel
 }
+
+// DCP is the decode context parallel size (1: off).
+func (e *EngineConfig) DCP() int { return max(e.DecodeContextParallel, 1) }
 
 // GPUs is the number of GPUs the engine occupies.
 func (e *EngineConfig) GPUs() int { return e.TensorParallel * e.DataParallel * e.PipelineParallel }

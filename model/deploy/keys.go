@@ -43,6 +43,10 @@ func (d *Deployment) LevelKeys() LevelKeys {
 			}
 		}
 	}
+	if s := d.Engine.Series; s != "" {
+		// A build series of its own (a community fork): its engine-level values are its own.
+		return LevelKeys{GPU: d.Hardware.GPU.Name, Engine: e + " " + s, Model: d.Model.Name}
+	}
 	return LevelKeys{GPU: d.Hardware.GPU.Name, Engine: e + " " + v, Model: d.Model.Name}
 }
 

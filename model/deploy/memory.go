@@ -247,6 +247,10 @@ func (d *Deployment) KVSpecs(p *param.Values) []arch.KVSpec {
 		s := g.Attn.Mixer().KVSpec(tp, kv)
 		s.Name = string(g.Attn.Kind)
 		s.StateBytes *= stateScale
+		if dcp := d.Engine.DCP(); dcp > 1 && s.Kind != arch.SpecState {
+			// Decode context parallel: each rank stores every DCP-th token of the cache.
+			s.BytesPerToken /= float64(dcp)
+		}
 		n := g.Count
 		if pp := d.Engine.PipelineParallel; pp > 1 {
 			// Each stage caches its own layers only; the most loaded holds ceil(count / P) of
@@ -271,6 +275,12 @@ func (d *Deployment) KVSpecs(p *param.Values) []arch.KVSpec {
 		for _, g := range da.Layers {
 			s := g.Attn.Mixer().KVSpec(tp, dkv)
 			s.Name = "drafter_" + string(g.Attn.Kind)
+			if dcp := d.Engine.DCP(); dcp > 1 && d.Engine.Speculative.Method == "mtp" && s.Kind != arch.SpecState {
+				// The MTP layer is one of the target's layers: its cache is split like theirs
+				// (and joins their group when its spec is the same).
+				s.BytesPerToken /= float64(dcp)
+				s.Name = string(g.Attn.Kind)
+			}
 			add(s, g.Count)
 		}
 	}

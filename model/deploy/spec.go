@@ -82,13 +82,31 @@ func (d *Deployment) Acceptance(p *param.Values) param.SpecAcceptance {
 	if len(s.Acceptance) == k {
 		return param.SpecAcceptance{Rates: append([]float64(nil), s.Acceptance...), Source: "engine.speculative.acceptance"}
 	}
+	// A code-writing prompt drafts better: the level (accept_tau, mtp_accept_tau or the
+	// method's prior) is scaled by accept_code_ratio for the share code_prompt of the requests.
+	code := 1 + p[param.CodePrompt]*(p[param.AcceptCodeRatio]-1)
+	codeSrc := ""
+	if code != 1 {
+		codeSrc = fmt.Sprintf(", x %.4g for a code prompt (accept_code_ratio %.4g, code_prompt %.4g)", code, p[param.AcceptCodeRatio], p[param.CodePrompt])
+		q := *p
+		q[param.AcceptTau] = min(q[param.AcceptTau]*code, param.MaxMeanLength(q[param.AcceptDecay], param.ReferenceDrafts))
+		q[param.MTPAcceptTau] = q[param.MTPAcceptTau] * code
+		p = &q
+	}
+	if s.Method == "mtp" && s.MeanAcceptanceLength == 0 {
+		// The checkpoint's MTP layer: its level at 3 drafts, the mtp prior's shape.
+		pr, _ := param.SpecPriorFor("mtp")
+		first := param.FirstAcceptanceAt(p[param.MTPAcceptTau], pr.Decay, param.MTPReferenceDrafts)
+		return param.SpecAcceptance{Rates: param.ConditionalCDF(first, pr.Decay, k),
+			Source: fmt.Sprintf("parameter mtp_accept_tau %.4g (at %d drafts), the mtp prior's decay %g%s", p[param.MTPAcceptTau], param.MTPReferenceDrafts, pr.Decay, codeSrc)}
+	}
 	if s.Method == "dflash" {
 		if v := s.MeanAcceptanceLength; v > 0 {
 			first := param.FirstAcceptanceAt(v, p[param.AcceptDecay], k)
 			return param.SpecAcceptance{Rates: param.ConditionalCDF(first, p[param.AcceptDecay], k),
 				Source: fmt.Sprintf("engine.speculative.mean_acceptance_length %g, shape accept_decay %g", v, p[param.AcceptDecay])}
 		}
-		a := param.SpecAcceptance{Rates: p.AcceptanceCDF(k), Source: fmt.Sprintf("parameters accept_tau %.4g (at %d drafts), accept_decay %.4g", p[param.AcceptTau], param.ReferenceDrafts, p[param.AcceptDecay])}
+		a := param.SpecAcceptance{Rates: p.AcceptanceCDF(k), Source: fmt.Sprintf("parameters accept_tau %.4g (at %d drafts), accept_decay %.4g%s", p[param.AcceptTau], param.ReferenceDrafts, p[param.AcceptDecay], codeSrc)}
 		if p[param.AcceptLateRatio] != 1 {
 			a.Late = p.LateAcceptanceCDF(k)
 			a.Switch = int(math.Round(p[param.AcceptSwitchTokens]))
@@ -114,6 +132,10 @@ func (d *Deployment) Acceptance(p *param.Values) param.SpecAcceptance {
 	if v := s.MeanAcceptanceLength; v > 0 {
 		pr.First = param.FirstAcceptanceAt(v, pr.Decay, k)
 		src = fmt.Sprintf("engine.speculative.mean_acceptance_length %g, shape of the %s prior (decay %g)", v, s.Method, pr.Decay)
+	}
+	if code != 1 {
+		pr.First = param.FirstAcceptanceAt(min(param.MeanLengthAt(pr.First, pr.Decay, k)*code, param.MaxMeanLength(pr.Decay, k)), pr.Decay, k)
+		src += codeSrc
 	}
 	return param.SpecAcceptance{Rates: param.ConditionalCDF(pr.First, pr.Decay, k), Source: src}
 }

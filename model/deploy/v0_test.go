@@ -49,7 +49,7 @@ func TestV0Defaults(t *testing.T) {
 		{"MLA 0.7.4 ROCm", EngineArgs{Version: "0.7.4"}, mlaModel(), mi300, false, false, 163840, 256, 256},
 	} {
 		g := c.gpu
-		e, _, err := Resolve(c.args, Target{Model: c.model, GPU: &g})
+		e, _, err := Resolve(c.args, ModelGPU{Model: c.model, GPU: &g})
 		if err != nil {
 			t.Errorf("%s: %v", c.name, err)
 			continue

@@ -3,7 +3,9 @@ package hardware
 import (
 	"embed"
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/servesim/servesim/internal/fsutil"
 	"github.com/servesim/servesim/internal/tomlx"
@@ -17,8 +19,21 @@ type Catalog struct {
 	GPUs []GPU `toml:"gpu"`
 }
 
-// BuiltinCatalog returns the embedded GPU catalog.
+// BuiltinCatalog returns the embedded GPU catalog: a copy the caller may change (Merge).
 func BuiltinCatalog() *Catalog {
+	c := builtinCatalog()
+	out := &Catalog{GPUs: make([]GPU, len(c.GPUs))}
+	for i, g := range c.GPUs {
+		g.Aliases = slices.Clone(g.Aliases)
+		g.FP4Formats = slices.Clone(g.FP4Formats)
+		out.GPUs[i] = g
+	}
+	return out
+}
+
+// builtinCatalog parses the embedded catalog once; nobody changes what it returns (BuiltinCatalog
+// hands out copies). A broken embedded file is a build defect: it panics (the tests load it).
+var builtinCatalog = sync.OnceValue(func() *Catalog {
 	data, err := dataFS.ReadFile("data/gpus.toml")
 	if err != nil {
 		panic(err)
@@ -28,7 +43,7 @@ func BuiltinCatalog() *Catalog {
 		panic(fmt.Sprintf("embedded GPU catalog: %v", err))
 	}
 	return c
-}
+})
 
 // ParseCatalog reads a [[gpu]] TOML list and validates each entry.
 func ParseCatalog(data []byte, name string) (*Catalog, error) {

@@ -67,6 +67,7 @@ const (
 	srcElementwiseFixedH100 = "Vidur H100 profiles: RMSNorm, rotary, SiLU-and-mul and residual-add kernels of 1-16 tokens, whose bytes take well under a microsecond, run 2-6 us (median 4 us, quartiles 2 and 6), against the GEMMs' fixed 6.74 us (kernel_fixed_us): 0.59 (0.30-0.89); fit: servesim kernels --fit"
 	srcElementwiseFixedA100 = "Vidur A100 profiles: RMSNorm, rotary, SiLU-and-mul and residual-add kernels of 1-16 tokens run 3-7 us (median 4 us, quartiles 3 and 7), against the GEMMs' fixed 6.76 us (kernel_fixed_us): 0.59 (0.44-1.04); fit: servesim kernels --fit"
 	srcIndexer              = "no public throughput figure for DeepGEMM's fp8 MQA-logits kernel; wide interval"
+	srcPowerClock           = "the catalog's peaks are at each card's rated power and boost clock; a card run at a lower power (a Max-Q edition or a cap) sustains a lower core clock under compute-bound load, dynamic power growing about as the cube of the clock (voltage following frequency); no public sustained-clock figure, so 1 with an interval down to 0.8, fitted per card edition"
 	srcLinearAttn           = "no public throughput figure for the chunked delta-rule scan (flash-linear-attention triton kernels) relative to peak; wide interval"
 	srcElementwiseHopper    = "Vidur H100 profiles: SiLU-and-mul and RMSNorm against the fitted streaming bandwidth (fit: servesim kernels --fit)"
 	srcElementwiseAmpere    = "Vidur A100 profiles: SiLU-and-mul and RMSNorm against the fitted streaming bandwidth (fit: servesim kernels --fit)"
@@ -137,6 +138,7 @@ func generations() []genDef {
 			{param.DequantEff, 0.75, 0.4, 1.0, srcMarlin},
 			{param.IndexerEff, 0.5, 0.1, 0.9, srcIndexer},
 			{param.LinearAttnEff, 0.03, 0.005, 0.3, srcLinearAttn},
+			{param.ComputePowerRatio, 1, 0.8, 1.0, srcPowerClock},
 		}
 	}
 	hopperGEMM := []Prior{
@@ -248,6 +250,16 @@ func (g *GPU) Priors(tp int) ([]Prior, string) {
 	ps, err := GenerationPriors(g.Generation, g.CollectiveFabric(tp).Kind)
 	if err != nil {
 		return nil, err.Error()
+	}
+	if g.RatedPowerW > 0 && g.PowerW > 0 && g.PowerW < g.RatedPowerW {
+		// A card capped below its rating: the core clock about as the cube root of the power.
+		r := math.Cbrt(g.PowerW / g.RatedPowerW)
+		for i := range ps {
+			if ps[i].ID == param.ComputePowerRatio {
+				ps[i] = Prior{param.ComputePowerRatio, r, max(r-0.15, 0.6), min(r+0.1, 1),
+					fmt.Sprintf("capped at %g W of its %g W rating: the sustained core clock about (%g/%g)^(1/3) = %.3f of the rated boost (dynamic power about as the cube of the clock); fitted per card edition", g.PowerW, g.RatedPowerW, g.PowerW, g.RatedPowerW, r)}
+			}
+		}
 	}
 	return ps, ""
 }

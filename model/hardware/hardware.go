@@ -33,9 +33,25 @@ type GPU struct {
 	MemoryGB      float64 `toml:"memory_gb"`
 	MemoryKind    string  `toml:"memory_kind"`
 	BandwidthGBps float64 `toml:"bandwidth_gbps"` // peak device-memory bandwidth, GB/s
-	BF16TFLOPS    float64 `toml:"bf16_tflops"`
-	FP8TFLOPS     float64 `toml:"fp8_tflops"`
-	FP4TFLOPS     float64 `toml:"fp4_tflops"` // 0 = no FP4 tensor cores
+	// MemoryRateMTps is the memory's stock transfer rate per pin in MT/s (28,000 for 28 Gbps
+	// GDDR7), what a memory-clock offset adds to (WithMemoryOffset); 0: not known.
+	MemoryRateMTps float64 `toml:"memory_rate_mtps,omitempty"`
+	// MemoryOffsetMTps is a memory-clock offset applied to this card (nvidia-settings'
+	// GPUMemoryTransferRateOffset, in MT/s of the transfer rate); BandwidthGBps includes it.
+	MemoryOffsetMTps float64 `toml:"memory_offset_mtps,omitempty"`
+	// PowerW is the board power the card runs at (its rating, or a cap set with nvidia-smi -pl);
+	// 0: not known. A card run below its rating slows compute-bound kernels more than
+	// memory-bound ones (the GPU-level parameter compute_power_ratio).
+	PowerW float64 `toml:"power_w,omitempty"`
+	// RatedPowerW is the board power the card is rated at when PowerW is a cap below it
+	// (WithPowerCap); 0 otherwise.
+	RatedPowerW float64 `toml:"rated_power_w,omitempty"`
+	// FullPowerW is the board power of the full-power edition of the same chip when this card
+	// is a lower-power edition (RTX PRO 6000 Max-Q: 600 W); 0 otherwise.
+	FullPowerW float64 `toml:"full_power_w,omitempty"`
+	BF16TFLOPS float64 `toml:"bf16_tflops"`
+	FP8TFLOPS  float64 `toml:"fp8_tflops"`
+	FP4TFLOPS  float64 `toml:"fp4_tflops"` // 0 = no FP4 tensor cores
 	// FP4Formats lists the 4-bit formats with native tensor-core support ("nvfp4", "mxfp4").
 	FP4Formats []string `toml:"fp4_formats,omitempty"`
 	// GPU-GPU link: kind, per-GPU bandwidth per direction (GB/s), and one-hop latency (us).
@@ -54,6 +70,64 @@ type GPU struct {
 	// PricePerHour is an editable list price per GPU-hour in USD, for the planner's ranking.
 	PricePerHour float64 `toml:"price_per_hour"`
 	Notes        string  `toml:"notes,omitempty"`
+}
+
+// WithMemoryOffset is the card run with a memory-clock offset of mts MT/s on its transfer rate
+// (nvidia-settings' GPUMemoryTransferRateOffset; "+6000" on a 28 Gbps GDDR7 card): the peak
+// bandwidth scales with the transfer rate, (rate + offset) / rate, and the card gets its own
+// name (NAME+memMTS), so that its GPU-level values are fitted apart. It fails when the catalog
+// does not give the stock rate.
+func (g GPU) WithMemoryOffset(mts float64) (GPU, error) {
+	if mts == 0 {
+		return g, nil
+	}
+	if !(g.MemoryRateMTps > 0) {
+		return GPU{}, fmt.Errorf("GPU %s: a memory-clock offset needs the stock transfer rate (memory_rate_mtps), which the catalog does not give", g.Name)
+	}
+	if !(mts > -g.MemoryRateMTps/2 && mts <= g.MemoryRateMTps) {
+		return GPU{}, fmt.Errorf("GPU %s: memory-clock offset %g MT/s outside (-%g, %g]", g.Name, mts, g.MemoryRateMTps/2, g.MemoryRateMTps)
+	}
+	out := g
+	out.Aliases = nil
+	out.Name = fmt.Sprintf("%s+mem%g", g.Name, mts)
+	out.BandwidthGBps = g.BandwidthGBps * (g.MemoryRateMTps + mts) / g.MemoryRateMTps
+	out.MemoryOffsetMTps = g.MemoryOffsetMTps + mts
+	out.MemoryRateMTps = g.MemoryRateMTps + mts
+	return out, nil
+}
+
+// BaseName is the catalog name of a card run off its stock settings (WithMemoryOffset's
+// "NAME+memN", WithPowerCap's "NAME@NW"), and whether name is such a derived edition.
+func BaseName(name string) (string, bool) {
+	if i := strings.IndexAny(name, "+@"); i > 0 {
+		return name[:i], true
+	}
+	return name, false
+}
+
+// WithPowerCap is the card run with its board power capped at w watts (nvidia-smi -pl): the
+// same peaks (the catalog's are at the rating) under its own name (NAME@WW), so that its
+// GPU-level values (compute_power_ratio: sustained compute under the cap) are fitted apart. A
+// cap at or above the rating, or an unknown rating, changes nothing.
+func (g GPU) WithPowerCap(w float64) GPU {
+	if !(w > 0) || !(g.PowerW > 0) || w >= g.PowerW {
+		return g
+	}
+	out := g
+	out.Aliases = nil
+	out.Name = fmt.Sprintf("%s@%gW", g.Name, w)
+	if out.RatedPowerW == 0 {
+		out.RatedPowerW = g.PowerW
+	}
+	out.PowerW = w
+	return out
+}
+
+// PowerLimited reports whether the card runs below the board power of its chip's full-power
+// edition (a Max-Q edition, or a cap below its rating): its sustained compute clock
+// (compute_power_ratio) is then its own to fit.
+func (g *GPU) PowerLimited() bool {
+	return (g.FullPowerW > 0 && g.PowerW > 0 && g.PowerW < g.FullPowerW) || (g.RatedPowerW > 0 && g.PowerW < g.RatedPowerW)
 }
 
 // BandwidthBytesPerS is the peak memory bandwidth in bytes/s.

@@ -1,8 +1,11 @@
 package hardware
 
 import (
+	"math"
 	"strings"
 	"testing"
+
+	"github.com/servesim/servesim/model/param"
 )
 
 // TestCatalogRanges: every catalog number must be finite and physical. NaN bandwidth used to be
@@ -56,5 +59,47 @@ func TestCatalogRanges(t *testing.T) {
 		if _, err := ParseCatalog([]byte(doc(kv[0], kv[1])), "z.toml"); err != nil {
 			t.Errorf("%s = %s refused: %v", kv[0], kv[1], err)
 		}
+	}
+}
+
+// TestCardEditions: a memory-clock offset scales the bandwidth with the transfer rate and names
+// the card apart; a power cap keeps the peaks, names the card apart and lowers the prior of the
+// sustained compute clock as the cube root of the power.
+func TestCardEditions(t *testing.T) {
+	cat := BuiltinCatalog()
+	ws, err := cat.Find("RTX-PRO-6000-Workstation")
+	if err != nil {
+		t.Fatal(err)
+	}
+	oc, err := ws.WithMemoryOffset(6000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 1792 * 34000.0 / 28000; math.Abs(oc.BandwidthGBps-want) > 1e-9 || oc.Name == ws.Name {
+		t.Errorf("+6000: %s %.1f GB/s, want %.1f under a name of its own", oc.Name, oc.BandwidthGBps, want)
+	}
+	if oc.BF16TFLOPS != ws.BF16TFLOPS {
+		t.Errorf("+6000 changed the compute peak: %g", oc.BF16TFLOPS)
+	}
+	h100, _ := cat.Find("H100-SXM")
+	if _, err := h100.WithMemoryOffset(1000); err == nil {
+		t.Error("an offset on a card without its stock transfer rate was accepted")
+	}
+	capped := ws.WithPowerCap(300)
+	if capped.Name == ws.Name || capped.BandwidthGBps != ws.BandwidthGBps {
+		t.Errorf("cap: %+v", capped)
+	}
+	ps, _ := capped.Priors(4)
+	got := 0.0
+	for _, p := range ps {
+		if p.ID == param.ComputePowerRatio {
+			got = p.Value
+		}
+	}
+	if want := math.Cbrt(0.5); math.Abs(got-want) > 1e-9 {
+		t.Errorf("capped prior compute_power_ratio %g, want %g", got, want)
+	}
+	if same := ws.WithPowerCap(700); same.Name != ws.Name {
+		t.Errorf("a cap above the rating renamed the card: %s", same.Name)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/servesim/servesim/internal/tomlx"
 	"github.com/servesim/servesim/model/arch"
@@ -62,9 +63,9 @@ type entry struct {
 	toml string // model/arch's built-in name
 }
 
-// registry reads the index. The embedded files are part of the binary, so a broken index is a
-// build defect: it panics (TestRegistry checks it).
-func registry() []entry {
+// registry reads the index, once; its entries are never changed. The embedded files are part of
+// the binary, so a broken index is a build defect: it panics (TestRegistry checks it).
+var registry = sync.OnceValue(func() []entry {
 	data, err := registryFS.ReadFile("data/models/registry.toml")
 	if err != nil {
 		panic(err)
@@ -83,7 +84,7 @@ func registry() []entry {
 		out = append(out, e)
 	}
 	return out
-}
+})
 
 // normID lowers an id and drops a huggingface.co URL prefix, "hf://" and surrounding space; the
 // "org--name" directory spelling (the Hugging Face cache's) reads as "org/name".

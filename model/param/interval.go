@@ -2,6 +2,7 @@ package param
 
 import (
 	"fmt"
+	"io"
 	"math"
 )
 
@@ -62,7 +63,7 @@ const (
 	srcSeedCV         = "the seed's cross-validation (README, Known discrepancies on the seed: fit --train 'concurrency<=8' tests C >= 16 at decode total MAPE 4.9 %, per-request 4.1 %; --train 'context<=64K' tests >= 128K at 6.0 %, prefill 3.8 %): a MAPE of m is sigma = m / 0.80 for normal log errors; 0.07 covers the worse split"
 	srcSeedTTFT       = "the seed's decode TTFT, in-sample (median APE 7.6 %, MAPE 11.2 %: sigma 0.11 from the median, 0.14 from the mean; the larger, as nothing held out tests it)"
 	srcSeedE2E        = "no end-to-end latency in the seed: a request's E2E is its TTFT plus its output at the TPOT, dominated by the output for the seed's 2K-token outputs; between the TPOT and TTFT widths"
-	srcWorkstation    = "the public RTX PRO 6000 Workstation runs of the seed's model (issue 14, kept outside the repository): with the gpu-level values transferred from the Server card, the decode step comes out 7.3 ms against the measured 6-7 ms (+4 to +22 %), and decode throughput with DFlash within about 10 %; 0.15 covers both"
+	srcWorkstation    = "the public RTX PRO 6000 Workstation runs of the seed's model (published by the community, not in the repository): with the gpu-level values transferred from the Server card, the decode step comes out 7.3 ms against the measured 6-7 ms (+4 to +22 %), and decode throughput with DFlash within about 10 %; 0.15 covers both"
 	srcTransferredMid = "no held-out measurement of a transferred deployment for this metric: the root mean square of the calibrated and prior widths (between the two)"
 	srcPriorV1        = "the deployments servesim expresses (vLLM V1) at priors only: inference-sim's corpus rows (servesim validate, every absolute-scored primary statistic but the output tok/s its constant arrival rates set) and the seed matrix (servesim matrix --uncalibrated, decode cells: total tok/s, time between tokens, TTFT), each source weighted equally: the 80th percentile of |ln(measured / predicted)| divided by z_0.9 (throughput 0.185, from the seed alone; TPOT 0.208, TTFT 0.300); E2E, which the seed does not measure, takes the TPOT width, as a request's E2E is mostly its output at the TPOT"
 	srcUnsupportedGPU = "a GPU generation without measured data takes the measured generations' GPU-level values (hardware.generations: Hopper's, or Ampere's for Ada), so its error is at least how far two measured generations differ: Hopper's and Ampere's streaming-bandwidth efficiency, fitted to Vidur's profiles, are 0.923 and 0.798, ln ratio 0.145, and decode time, hence TPOT and throughput, scales with it; the same width for TTFT and E2E (their GEMM efficiencies differ less, 0.756 and 0.743, but their attention and collectives as much)"
@@ -232,3 +233,34 @@ func (iv Interval) Contains(x float64) bool { return x >= iv.Lo && x <= iv.Hi }
 
 // Factor is the interval's half-width as a factor, exp(z sigma) ("x/ 1.8").
 func (iv Interval) Factor() float64 { return math.Exp(Z80 * iv.Sigma) }
+
+// NamedInterval is one output metric's 80 % interval, under the metric's name in that output
+// (JSON: {"name": ..., the interval's fields}).
+type NamedInterval struct {
+	Name string `json:"name"`
+	Interval
+}
+
+// WriteIntervals writes intervals on one line after label: "name lo-hi (x/ f), ...".
+func WriteIntervals(w io.Writer, label string, ivs []NamedInterval) {
+	fmt.Fprint(w, label)
+	for i, iv := range ivs {
+		sep := ", "
+		if i == 0 {
+			sep = ""
+		}
+		fmt.Fprintf(w, "%s%s %s-%s (x/ %.2f)", sep, iv.Name, shortNumber(iv.Lo), shortNumber(iv.Hi), iv.Factor())
+	}
+	fmt.Fprintln(w)
+}
+
+// shortNumber writes an interval end with three significant digits or so.
+func shortNumber(v float64) string {
+	switch {
+	case v >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 10:
+		return fmt.Sprintf("%.1f", v)
+	}
+	return fmt.Sprintf("%.2f", v)
+}

@@ -35,6 +35,7 @@ const (
 	LinearAttnEff         // achieved fraction of bf16 peak for the linear-attention chunked scan
 	GEMMBWEffFP8          // weight bandwidth of block-scaled fp8 GEMMs relative to the streaming bandwidth
 	SparseDecodeEff       // achieved fraction of bf16 peak for the sparse-MLA decode kernel when compute-bound
+	ComputePowerRatio     // compute peaks a card sustains at its board power, relative to the catalog's
 
 	// Collectives (level gpu: the GPU and its links).
 	NCCLLatencyUS      // fixed time of an NCCL all-reduce of a large message (bandwidth protocols), us
@@ -61,6 +62,8 @@ const (
 	AcceptSwitchTokens // output position from which the late acceptance applies
 	AcceptOpenRatio    // mean acceptance length in an output's opening, relative to AcceptTau
 	AcceptOpenTokens   // output position where the opening's acceptance ends
+	MTPAcceptTau       // mean acceptance length of the checkpoint's MTP layer with 3 drafts
+	AcceptCodeRatio    // mean acceptance length on a code-writing prompt, relative to prose
 
 	// MoE routing.
 	RoutingAlpha     // concentration of expert popularity (gamma shape) for requests with different prompts
@@ -68,6 +71,7 @@ const (
 
 	// The workload.
 	SamePrompt // share of a batch's requests that carry one and the same prompt (0: all different)
+	CodePrompt // share of the requests whose prompt asks for code
 
 	// Speculative decoding's CPU drafter.
 	NgramNsPerToken // ngram prompt lookup: CPU time per token of a request's context scanned per step
@@ -159,6 +163,8 @@ func defs() [Count]Def {
 		{SparseDecodeEff, "sparse_decode_eff", "fraction", 0.41, 0.1, 0.95,
 			"achieved fraction of the bf16 tensor-core peak for the sparse-MLA (DSA) decode kernel when compute-bound: the fp8 cache is dequantised to bf16 for the MMA and every query row of the kernel's head tile is computed", "attention/indexer", false, LevelGPU, false},
 
+		{ComputePowerRatio, "compute_power_ratio", "x", 1, 0.6, 1.05,
+			"the tensor-core and CUDA-core rate a card sustains at the board power it runs at, relative to the catalog's peaks (its boost clock): a power-limited edition or cap (RTX PRO 6000 Max-Q at 300 W) lowers the core clock under sustained compute-bound work, while memory-bound work keeps the memory clock and its bandwidth; every compute term (GEMMs, attention and indexer math, the linear-attention scan) is scaled by it, the bandwidth terms are not", "compute (clock under the power limit)", false, LevelGPU, false},
 		{NCCLLatencyUS, "nccl_latency_us", "us", 25, 2, 200,
 			"fixed time of an NCCL all-reduce among the TP ranks of a message of 640 KiB or more (NCCL's bandwidth protocols; the intercept of time against size), without CUDA graphs' launch savings", "all-reduce", true, LevelGPU, false},
 		{NCCLBWEff, "nccl_bw_eff", "fraction", 0.75, 0.2, 0.98,
@@ -197,6 +203,10 @@ func defs() [Count]Def {
 		{AcceptOpenTokens, "accept_open_tokens", "tokens", 256, 16, 2048,
 			"output position (tokens generated) where the opening's acceptance (accept_open_ratio) ends", "speculative acceptance", false, LevelModel, false},
 
+		{MTPAcceptTau, "mtp_accept_tau", "tokens/step", 2.742432, 1.3, 3.9,
+			"mean acceptance length of the checkpoint's own multi-token-prediction layer with 3 drafts (1 + accepted drafts per verify step, as vLLM reports it), early in an output on prose; other draft counts keep the per-position shape of the mtp prior (decay 0.8); the prior is that prior's length at 3 drafts (DeepSeek-V3 report: the MTP token accepted 85-90 % of the time)", "speculative acceptance", false, LevelModel, false},
+		{AcceptCodeRatio, "accept_code_ratio", "x", 1.25, 1, 2.2,
+			"mean acceptance length when the prompt asks for code, relative to the model's level on prose (every method): code is more predictable for a drafter (EAGLE and EAGLE-3 report about 1.2-1.3 x MT-bench's accepted length on HumanEval); applies to the share code_prompt of the requests", "speculative acceptance", false, LevelModel, false},
 		{RoutingAlpha, "routing_alpha", "x", 4, 0.2, 1000,
 			"concentration of expert routing for requests with different prompts: per-expert popularity is gamma-distributed with this shape (coefficient of variation 1/sqrt(alpha)), so a batch of T tokens touches E (1 - (1 + T topk / (E alpha))^-alpha) distinct experts per layer instead of E (1 - (1 - topk/E)^T) (uniform, alpha -> infinity); the prior, a coefficient of variation of 0.5, is a moderate imbalance for load-balanced trained routers (no batch-level routing statistics were available; the interval is wide)", "weights read (MoE expert coverage)", true, LevelModel, false},
 		{RoutingAlphaSame, "routing_alpha_same_prompt", "x", 1, 0.2, 1000,
@@ -205,6 +215,8 @@ func defs() [Count]Def {
 		{SamePrompt, "same_prompt", "fraction", 0, 0, 1,
 			"share of the batch's requests that carry one and the same prompt: the routing concentration is exp((1 - s) ln routing_alpha + s ln routing_alpha_same_prompt); the llm-inference-bench matrix sends one prompt per cell (1), vllm bench's random and ShareGPT datasets different ones (0)", "weights read (MoE expert coverage)", false, LevelWorkload, false},
 
+		{CodePrompt, "code_prompt", "fraction", 0, 0, 1,
+			"share of the requests whose prompt asks for code (their speculative acceptance is accept_code_ratio x the level on prose); a benchmark that sends a coding prompt sets 1", "speculative acceptance", false, LevelWorkload, false},
 		{NgramNsPerToken, "ngram_ns_per_token", "ns/token", 2, 0.1, 50,
 			"CPU time of vLLM's ngram proposer (a compiled KMP search for the last prompt_lookup tokens) per token of a request's context, per request and step; it runs between steps with asynchronous scheduling off", "drafter (ngram, CPU)", true, LevelEngine, false},
 	}
@@ -309,16 +321,7 @@ func meanLength(p1, decay float64, k int) float64 {
 // gives a mean acceptance length tau with ReferenceDrafts drafts and the decay (bisection: the
 // length grows with p1). A tau beyond what p1 in [0, 1] reaches gives 0 or 1.
 func FirstAcceptance(tau, decay float64) float64 {
-	lo, hi := 0.0, 1.0
-	for i := 0; i < 60; i++ {
-		mid := (lo + hi) / 2
-		if meanLength(mid, decay, ReferenceDrafts) < tau {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return (lo + hi) / 2
+	return FirstAcceptanceAt(tau, decay, ReferenceDrafts)
 }
 
 // cdf returns P(accepted >= i) for i = 1..k with conditional rates p1 x decay^(i-1).

@@ -111,6 +111,13 @@ func FirstAcceptanceAt(tau, decay float64, k int) float64 {
 	return (lo + hi) / 2
 }
 
+// MTPReferenceDrafts is the number of drafts at which MTPAcceptTau is given.
+const MTPReferenceDrafts = 3
+
+// MeanLengthAt is the mean acceptance length with k drafts whose conditional rates are first x
+// decay^(i-1).
+func MeanLengthAt(first, decay float64, k int) float64 { return meanLength(first, decay, k) }
+
 // MaxMeanLength is the longest mean acceptance length the decay allows with k drafts (first
 // position always accepted).
 func MaxMeanLength(decay float64, k int) float64 { return meanLength(1, decay, k) }

@@ -1,0 +1,460 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/servesim/servesim/fleet"
+	"github.com/servesim/servesim/scenario"
+	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/vtime"
+	"github.com/servesim/servesim/workload"
+)
+
+// fleetFlags are the fleet command's traffic and fleet flags.
+type fleetFlags struct {
+	trace                     string
+	traceFormat, timeUnit     string
+	speed, rateScale          float64
+	fromS, toS                float64
+	rate                      float64
+	requests                  int
+	durationS                 float64
+	process                   string
+	cv                        float64
+	input, output             int
+	rangeRatio                float64
+	replicas                  int
+	router                    string
+	replicaCap, queueCap      int
+	price                     float64
+	autoMax, autoMin          int
+	startupS, scaleQ, scaleMS float64
+	idleS, intervalS          float64
+	seriesS                   float64
+	stats                     bool
+	format                    string
+	seed                      uint64
+	// plan
+	plan        bool
+	options     []string
+	maxReplicas int
+	shard       string
+	merge       []string
+}
+
+func (f *fleetFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&f.trace, "trace", "", "replay a trace `file` (.csv: Azure or arrival/input/output columns; .jsonl: Mooncake with hash_ids), streamed")
+	fs.StringVar(&f.traceFormat, "trace-format", "", "the trace's `format` (csv or jsonl; default: from the extension)")
+	fs.StringVar(&f.timeUnit, "time-unit", "", "`unit` of a bare timestamp column (s, ms, us; default ms for JSONL, s for CSV)")
+	fs.Float64Var(&f.speed, "speed", 1, "replay the trace `k` times faster (arrival times divided by k)")
+	fs.Float64Var(&f.rateScale, "rate-scale", 1, "multiply the trace's request rate by `k`, keeping its shape over the day (thins below 1, copies above)")
+	fs.Float64Var(&f.fromS, "from", 0, "replay the trace from `seconds` after its first row")
+	fs.Float64Var(&f.toS, "to", 0, "replay the trace up to `seconds` after its first row (0: the end)")
+	fs.Float64Var(&f.rate, "rate", 0, "instead of a trace, open-loop arrivals at `req/s` (the whole fleet's)")
+	fs.IntVar(&f.requests, "requests", 0, "with --rate: `N` requests")
+	fs.Float64Var(&f.durationS, "duration-s", 0, "with --rate: arrivals for `seconds`")
+	fs.StringVar(&f.process, "process", "poisson", "with --rate: arrival `process`, poisson or gamma (with --cv)")
+	fs.Float64Var(&f.cv, "cv", 1, "with --process gamma: the gaps' coefficient of `variation` (above 1: bursty)")
+	fs.IntVar(&f.input, "input-tokens", 1024, "with --rate: mean input `tokens`")
+	fs.IntVar(&f.output, "output-tokens", 256, "with --rate: mean output `tokens`")
+	fs.Float64Var(&f.rangeRatio, "range-ratio", 0, "with --rate: lengths uniform within +-`fraction` of the means")
+	fs.IntVar(&f.replicas, "replicas", 1, "`N` replicas of the deployment")
+	fs.StringVar(&f.router, "router", "round-robin", "routing `policy`: "+policyNames()+"; with --plan a comma-separated list or 'all'")
+	fs.IntVar(&f.replicaCap, "replica-cap", 0, "the router holds a request while every replica has `N` outstanding (0: sends at once)")
+	fs.IntVar(&f.queueCap, "queue-cap", 0, "the router's queue holds at most `N` requests; more are rejected and counted (0: unbounded)")
+	fs.Float64Var(&f.price, "price-per-hour", -1, "one replica's price in `USD` per hour (default: its GPUs' list price)")
+	fs.IntVar(&f.autoMax, "autoscale-max", 0, "autoscale the replicas up to `N` (0: no autoscaler)")
+	fs.IntVar(&f.autoMin, "autoscale-min", 0, "keep at least `N` replicas (default: --replicas)")
+	fs.Float64Var(&f.startupS, "startup-s", 120, "autoscaler: `seconds` from asking for a replica to its serving (model load, start-up)")
+	fs.Float64Var(&f.scaleQ, "scale-queue", 8, "autoscaler: add a replica when more than `N` requests wait per serving replica")
+	fs.Float64Var(&f.scaleMS, "scale-ttft-ms", 0, "autoscaler: add a replica when the interval's p90 TTFT exceeds `ms`")
+	fs.Float64Var(&f.idleS, "idle-s", 300, "autoscaler: remove a replica idle for `seconds`")
+	fs.Float64Var(&f.intervalS, "scale-interval-s", 10, "autoscaler: decide every `seconds`")
+	fs.Float64Var(&f.seriesS, "series-s", 0, "width of the over-time series' buckets in `seconds` (default: the span / 240)")
+	fs.BoolVar(&f.stats, "stats", false, "print the traffic's statistics (rates, token percentiles, prefix reuse) and stop")
+	fs.StringVar(&f.format, "format", "text", "output `format`: text or json")
+	fs.BoolVar(&f.plan, "plan", false, "find the fewest replicas meeting the --slo-* objectives, per deployment option and routing policy")
+	fs.StringArrayVar(&f.options, "option", nil, "with --plan: another deployment option, a scenario TOML `file` (repeatable; the --config/--vllm-cmd one is the first)")
+	fs.IntVar(&f.maxReplicas, "max-replicas", 64, "with --plan: search up to `N` replicas")
+	fs.StringVar(&f.shard, "shard", "", "with --plan: run only shard `i/n` (0 <= i < n) of the (option, policy) searches and write them as JSON, for 'servesim fleet --plan --merge'")
+	fs.StringArrayVar(&f.merge, "merge", nil, "with --plan: merge the JSON `files` of --shard runs into the plan (repeatable)")
+}
+
+func policyNames() string {
+	var n []string
+	for _, p := range fleet.Policies() {
+		n = append(n, string(p))
+	}
+	return strings.Join(n, ", ")
+}
+
+func fleetCmd() *command {
+	return &command{
+		Name:  "fleet",
+		Short: "simulate replicas behind a router on a trace or a rate; --plan: how many replicas meet the SLO",
+		Long: `Simulates a fleet: --replicas copies of the scenario's deployment (--config, --vllm-cmd, --gpu as for
+simulate) behind one router, on one virtual clock, fed a trace (--trace, streamed row by row: the
+Azure LLM inference CSVs, Mooncake JSONL with prefix-block hash_ids, or arrival/input/output
+columns) or open-loop arrivals (--rate). It reports the fleet's and each replica's throughput,
+TTFT and TPOT percentiles, prefix-cache queries and hits in tokens (as vLLM counts them),
+requests rejected at the router, replica-hours and cost, and a series over the run: arrivals,
+replicas, the router's queue, engine queues and TTFT.
+
+Routing (--router): ` + policyNames() + `. prefix-aware scores each replica by the share of the
+prompt the router sent there before minus half its load relative to the busiest (llm-d's
+scheduler); session keeps a trace's sessions on one replica. --replica-cap and --queue-cap give
+the router a queue and a limit. --autoscale-max adds replicas (serving after --startup-s) on the
+waiting queue or TTFT, and removes idle ones.
+
+A round-robin split of Poisson arrivals is smoother than Poisson per replica (every N-th
+arrival), so N replicas at N x r queue less than one replica at r; random routing keeps Poisson.
+
+--stats prints the traffic's statistics (as the trace READMEs give them) without simulating.
+
+--plan answers "how many replicas?": for the deployment and every --option file, and for each
+routing policy of --router (a list, or 'all'), the fewest replicas whose run meets the --slo-*
+objectives (at --slo-quantile) without being overloaded, checked by running one replica fewer,
+with cost per hour and per million output tokens, the policy needing the fewest, and the answer's
+series over the run and per-replica balance. --shard i/n runs a part of the searches (a
+Kubernetes Indexed Job, a Slurm array, GNU parallel) and writes JSON; --merge FILES prints the
+plan from the parts. 'servesim plan --fleet ...' is the same as 'servesim fleet --plan ...'.
+
+Results are deterministic: the same scenario, traffic and --seed give the same bytes.
+
+Example:
+  servesim fleet --vllm-cmd "vllm serve meta-llama/Llama-3.1-8B-Instruct" --gpu H100-SXM --replicas 4 --trace conversation_trace.jsonl --router prefix-aware
+  servesim fleet --trace AzureLLMInferenceTrace_conv.csv --stats
+  servesim fleet --vllm-cmd "vllm serve meta-llama/Llama-3.1-8B-Instruct" --gpu H100-SXM --plan --router all --trace AzureLLMInferenceTrace_code.csv --slo-ttft-ms 2000 --slo-tpot-ms 50 --slo-quantile 0.99`,
+		Setup: func(fs *pflag.FlagSet, e *env) func([]string) error {
+			var sf scenarioFlags
+			sf.register(fs)
+			var ff fleetFlags
+			ff.register(fs)
+			var slo sloFlags
+			slo.register(fs)
+			var out outFlag
+			out.register(fs, "the results")
+			return func(args []string) error {
+				if len(args) > 0 {
+					return usagef("unexpected argument %q", args[0])
+				}
+				if err := out.check(); err != nil {
+					return err
+				}
+				if ff.format != "text" && ff.format != "json" {
+					return usagef("--format %q: want text or json", ff.format)
+				}
+				var buf bytes.Buffer
+				if ff.plan && len(ff.merge) > 0 {
+					if err := mergeFleetPlan(&buf, &ff); err != nil {
+						return err
+					}
+					return out.write(e.stdout, &buf)
+				}
+				traffic, err := ff.traffic(fs)
+				if err != nil {
+					return err
+				}
+				if err := slo.apply(fs, &traffic.spec.SLO); err != nil {
+					return err
+				}
+				if ff.stats {
+					st, err := traffic.open()
+					if err != nil {
+						return err
+					}
+					stats, err := workload.StreamStats(st)
+					closeStream(st)
+					if err != nil {
+						return err
+					}
+					if ff.format == "json" {
+						b, _ := json.MarshalIndent(stats, "", "  ")
+						buf.Write(append(b, '\n'))
+					} else if err := stats.WriteText(&buf); err != nil {
+						return err
+					}
+					return out.write(e.stdout, &buf)
+				}
+				r, srv, err := sf.loadServer(e.stderr, e.info())
+				if err != nil {
+					return err
+				}
+				ff.seed = r.Scenario.Seed
+				if err := traffic.scan(e); err != nil {
+					return err
+				}
+				if ff.plan {
+					return runFleetPlan(e, &buf, &out, &ff, fs, &sf, r, srv, traffic)
+				}
+				p, err := fleet.ParsePolicy(ff.router)
+				if err != nil {
+					return usagef("--router: %v", err)
+				}
+				if ff.replicas < 1 {
+					return usagef("--replicas %d: want at least 1", ff.replicas)
+				}
+				cfg := ff.config(r, srv, ff.replicas, p, traffic)
+				start := time.Now()
+				res, err := runFleet(e, cfg, traffic)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(e.info(), "servesim: %s requests routed, %.0f s of fleet time in %.2f s\n", groupThousands(int(res.Routed)), res.EndS, time.Since(start).Seconds())
+				if ff.format == "json" {
+					b, err := json.MarshalIndent(res, "", "  ")
+					if err != nil {
+						return err
+					}
+					buf.Write(append(b, '\n'))
+				} else {
+					writeFleetText(&buf, res, traffic, describeDeployment(r))
+				}
+				return out.write(e.stdout, &buf)
+			}
+		},
+	}
+}
+
+// fleetTraffic is the traffic of a fleet run: how to open its stream, and what a first pass
+// found (its last arrival and request count).
+type fleetTraffic struct {
+	spec     *workload.Spec
+	trace    string
+	opt      workload.StreamOptions
+	last     vtime.Time
+	requests int
+}
+
+func (f *fleetFlags) traffic(fs *pflag.FlagSet) (*fleetTraffic, error) {
+	t := &fleetTraffic{}
+	switch {
+	case f.trace != "" && f.rate > 0:
+		return nil, usagef("--trace and --rate are exclusive: give one kind of traffic")
+	case f.trace != "":
+		for _, n := range []string{"requests", "duration-s", "process", "cv", "input-tokens", "output-tokens", "range-ratio"} {
+			if fs.Changed(n) {
+				return nil, usagef("--%s goes with --rate, not --trace", n)
+			}
+		}
+		if _, err := os.Stat(f.trace); err != nil {
+			return nil, fmt.Errorf("--trace: %w", err)
+		}
+		t.trace = f.trace
+		t.opt = workload.StreamOptions{TraceOptions: workload.TraceOptions{TimeUnit: f.timeUnit}, Format: f.traceFormat,
+			Speed: f.speed, RateScale: f.rateScale, FromS: f.fromS, ToS: f.toS, Seed: f.seed}
+		name := f.trace
+		if i := strings.LastIndexAny(name, "/\\"); i >= 0 {
+			name = name[i+1:]
+		}
+		t.spec = &workload.Spec{Name: name, Kind: workload.KindTrace}
+		if _, err := t.open(); err != nil {
+			return nil, err
+		}
+	case f.rate > 0:
+		for _, n := range []string{"speed", "rate-scale", "from", "to", "trace-format", "time-unit"} {
+			if fs.Changed(n) {
+				return nil, usagef("--%s goes with --trace, not --rate", n)
+			}
+		}
+		if f.requests <= 0 && f.durationS <= 0 {
+			return nil, usagef("--rate: give --requests N or --duration-s S")
+		}
+		text := fmt.Sprintf("name = \"open %g req/s\"\nkind = \"open\"\n[open]\nprocess = %q\nrate = %g\n", f.rate, f.process, f.rate)
+		if f.process == "gamma" {
+			text += fmt.Sprintf("cv = %g\n", f.cv)
+		}
+		if f.requests > 0 {
+			text += fmt.Sprintf("requests = %d\n", f.requests)
+		}
+		if f.durationS > 0 {
+			text += fmt.Sprintf("duration_s = %g\n", f.durationS)
+		}
+		text += fmt.Sprintf("[lengths]\ninput_tokens = %d\noutput_tokens = %d\nrange_ratio = %g\n", f.input, f.output, f.rangeRatio)
+		s, err := workload.Parse([]byte(text), "--rate")
+		if err != nil {
+			return nil, usagef("%v", err)
+		}
+		t.spec = s
+	default:
+		return nil, usagef("traffic: give --trace FILE or --rate R (with --requests or --duration-s)")
+	}
+	return t, nil
+}
+
+// open starts the stream from the beginning.
+func (t *fleetTraffic) open() (workload.Stream, error) {
+	if t.trace != "" {
+		return workload.OpenTrace(t.trace, t.opt)
+	}
+	return t.spec.Stream(t.spec.Seed)
+}
+
+func closeStream(s workload.Stream) {
+	if c, ok := s.(io.Closer); ok {
+		c.Close()
+	}
+}
+
+// scan reads the stream once: its last arrival sets the overload watch and the series' buckets.
+func (t *fleetTraffic) scan(e *env) error {
+	st, err := t.open()
+	if err != nil {
+		return err
+	}
+	defer closeStream(st)
+	for q, ok := st.Next(); ok; q, ok = st.Next() {
+		t.last = q.At
+		t.requests++
+	}
+	if err := st.Err(); err != nil {
+		return err
+	}
+	if t.requests == 0 {
+		return fmt.Errorf("the traffic has no request (check --from and --to)")
+	}
+	return nil
+}
+
+func replicaPrice(srv *sim.Server, given float64) float64 {
+	if given >= 0 {
+		return given
+	}
+	m := srv.Deployment.Hardware
+	return m.GPU.PricePerHour * float64(m.Count) / float64(max(srv.Replicas, 1))
+}
+
+func (f *fleetFlags) config(r *scenario.Resolved, srv *sim.Server, n int, p fleet.Policy, t *fleetTraffic) fleet.Config {
+	cfg := fleet.Config{Groups: []fleet.Group{{Name: r.Scenario.Name, Server: srv, Count: n, PricePerHour: replicaPrice(srv, f.price)}},
+		Policy: p, Seed: f.seed, ReplicaCap: f.replicaCap, QueueCap: f.queueCap, Spec: t.spec, LastArrival: t.last, SeriesS: f.seriesS}
+	if f.autoMax > 0 {
+		cfg.Autoscale = &fleet.Autoscale{Min: f.autoMin, Max: f.autoMax, StartupS: f.startupS, IntervalS: f.intervalS,
+			QueuePerReplica: f.scaleQ, TTFTms: f.scaleMS, IdleS: f.idleS}
+	}
+	return cfg
+}
+
+func runFleet(e *env, cfg fleet.Config, t *fleetTraffic) (*fleet.Result, error) {
+	st, err := t.open()
+	if err != nil {
+		return nil, err
+	}
+	defer closeStream(st)
+	pr := newProgress(e, 2*time.Second)
+	total := t.requests
+	cfg.Progress = func(routed int64, _ vtime.Time) { pr.update("requests routed", int(routed), total) }
+	res, err := fleet.Run(cfg, st)
+	pr.finish()
+	return res, err
+}
+
+func describeDeployment(r *scenario.Resolved) string {
+	m := r.Deployment.Hardware
+	return fmt.Sprintf("%s on %d x %s", r.Deployment.Model.Name, m.Count, m.GPU.Name)
+}
+
+func ms(v float64) string {
+	if math.IsNaN(v) || v == 0 {
+		return "-"
+	}
+	if v >= 1000 {
+		return fmt.Sprintf("%.2f s", v/1000)
+	}
+	return fmt.Sprintf("%.1f ms", v)
+}
+
+// writeFleetText prints a fleet run: the fleet, the replicas, the series.
+func writeFleetText(w io.Writer, res *fleet.Result, t *fleetTraffic, deployment string) {
+	m := res.Fleet
+	fmt.Fprintf(w, "fleet: %d replicas of %s, router %s; traffic %s (%s requests over %.1f min)\n",
+		len(res.Replicas), deployment, res.Policy, t.spec.Name, groupThousands(t.requests), t.last.Seconds()/60)
+	fmt.Fprintf(w, "status %s", m.Status)
+	if m.Overload != nil {
+		fmt.Fprintf(w, ": %s", m.Overload.Short())
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "requests      %s routed, %s completed, %s rejected at the router, %s longer than max_model_len\n",
+		groupThousands(int(res.Routed)), groupThousands(m.Completed), groupThousands(int(res.Rejected)), groupThousands(m.Rejected))
+	fmt.Fprintf(w, "throughput    %.1f req/s, %.0f output tok/s, %.0f total tok/s\n", m.RequestsPerS, m.OutputTokS, m.TotalTokS)
+	fmt.Fprintf(w, "TTFT          p50 %s  p90 %s  p99 %s\n", ms(m.TTFT.P50), ms(m.TTFT.P90), ms(m.TTFT.P99))
+	fmt.Fprintf(w, "TPOT          p50 %s  p90 %s  p99 %s\n", ms(m.TPOT.P50), ms(m.TPOT.P90), ms(m.TPOT.P99))
+	fmt.Fprintf(w, "prefix cache  %.1f %% hit: %s of %s prompt tokens (vLLM's prefix_cache_hits / _queries)\n",
+		100*res.PrefixHitRate, groupThousands(int(res.PrefixHits)), groupThousands(int(res.PrefixQueries)))
+	fmt.Fprintf(w, "replicas      peak %d, %.2f replica-hours", res.PeakReplicas, res.ReplicaHours)
+	if res.CostPerHour > 0 {
+		fmt.Fprintf(w, ", $%.2f/h, $%.3f per million output tokens", res.CostPerHour, res.CostPerMTokens)
+	}
+	fmt.Fprintln(w)
+	if g := m.Goodput; g != nil {
+		verdict := "met"
+		if !g.Met {
+			verdict = "NOT met"
+		}
+		var parts []string
+		for _, c := range g.Checks {
+			parts = append(parts, fmt.Sprintf("%s p%g %.4g (limit %.4g)", c.Name, 100*c.Quantile, c.Value, c.Limit))
+		}
+		fmt.Fprintf(w, "objectives    %s: %s; goodput %.1f %% of requests\n", verdict, strings.Join(parts, ", "), 100*g.Fraction)
+	}
+	fmt.Fprintf(w, "\nper replica (balance: the busiest got %.2f x the mean)\n", res.BalanceMaxToMean)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "replica\trouted\tbusy\tprefix hit\tTTFT p50\tTTFT p99\tTPOT p50\tserving\t")
+	for _, r := range res.Replicas {
+		hit := 0.0
+		if r.PrefixQueries > 0 {
+			hit = float64(r.PrefixHits) / float64(r.PrefixQueries)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%.0f %%\t%.1f %%\t%s\t%s\t%s\t%.0f-%.0f s\t\n", r.Name, groupThousands(int(r.Routed)), 100*r.BusyShare, 100*hit,
+			ms(r.Metrics.TTFT.P50), ms(r.Metrics.TTFT.P99), ms(r.Metrics.TPOT.P50), r.UpS, r.StopS)
+	}
+	tw.Flush()
+	writeSeries(w, res)
+}
+
+// writeSeries prints the run over time, in at most 24 rows.
+func writeSeries(w io.Writer, res *fleet.Result) {
+	if len(res.Series) == 0 {
+		return
+	}
+	k := (len(res.Series) + 23) / 24
+	fmt.Fprintf(w, "\nover the run (%.0f s a row)\n", res.SeriesIntervalS*float64(k))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "from\tarrivals/s\treplicas\trouter queue\tengine waiting\tTTFT p50\tTTFT p99\trejected\t")
+	for i := 0; i < len(res.Series); i += k {
+		var arr, rej, reps, rq, n int
+		var wait, p50, p99 float64
+		for _, p := range res.Series[i:min(i+k, len(res.Series))] {
+			arr += p.Arrivals
+			rej += p.Rejected
+			reps = max(reps, p.Replicas)
+			rq = max(rq, p.RouterQueue)
+			wait = math.Max(wait, p.EngineWaiting)
+			if p.TTFTn > 0 {
+				p50 = math.Max(p50, p.TTFTp50)
+				p99 = math.Max(p99, p.TTFTp99)
+				n += p.TTFTn
+			}
+		}
+		span := res.SeriesIntervalS * float64(min(k, len(res.Series)-i))
+		fmt.Fprintf(tw, "%s\t%.2f\t%d\t%d\t%.1f\t%s\t%s\t%d\t\n", clockS(res.Series[i].TimeS), float64(arr)/span, reps, rq, wait, ms(p50), ms(p99), rej)
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "(per row: the most replicas, the longest router queue, the highest mean engine queue, the worst bucket's TTFT percentiles)")
+}
+
+func clockS(s float64) string {
+	h := int(s) / 3600
+	m := int(s) % 3600 / 60
+	sec := int(s) % 60
+	return fmt.Sprintf("%d:%02d:%02d", h, m, sec)
+}

@@ -1,0 +1,43 @@
+package fleet
+
+import (
+	"testing"
+
+	"github.com/servesim/servesim/workload"
+)
+
+// The cost of a request: one replica run as simulate runs it, against a fleet of 16 replicas at
+// 16 times the rate (the same requests per replica). Each reports ns and allocations per request.
+// Run with -benchtime 1x: one iteration is 20,000 requests per replica.
+
+const benchPerReplica = 20000
+
+func BenchmarkOneReplica(b *testing.B) {
+	srv := llama8B(b)
+	spec := openSpec(b, 20, benchPerReplica, 0, 1000, 200)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if _, err := workload.Run(srv, spec, workload.Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*benchPerReplica), "ns/request")
+}
+
+func BenchmarkFleet16(b *testing.B) {
+	srv := llama8B(b)
+	spec := openSpec(b, 16*20, 16*benchPerReplica, 0, 1000, 200)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		st, err := spec.Stream(1)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := Run(Config{Groups: []Group{{Server: srv, Count: 16}}, Policy: LeastOutstanding, Seed: 1, Spec: spec}, st); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*16*benchPerReplica), "ns/request")
+}

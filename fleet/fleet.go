@@ -1,0 +1,262 @@
+package fleet
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/vtime"
+	"github.com/servesim/servesim/workload"
+)
+
+// Group is Count replicas of one deployment. A dense model served with data_parallel_size D
+// (sim.Server.Replicas) counts as D replicas behind the router, each one engine.
+type Group struct {
+	// Name labels the group's replicas in reports (default: "g<index>").
+	Name   string
+	Server *sim.Server
+	Count  int
+	// PricePerHour is one replica's price (its GPUs'), for the cost figures; 0: unknown.
+	PricePerHour float64
+}
+
+// Autoscale adds and removes replicas of the first group.
+type Autoscale struct {
+	// Min and Max bound the replicas serving or starting (Min defaults to the group's Count).
+	Min, Max int
+	// StartupS is the time from the decision to add a replica to its first request: model load
+	// and engine start-up, given by the user (nothing here knows it).
+	StartupS float64
+	// IntervalS is how often the autoscaler decides (default 10 s).
+	IntervalS float64
+	// QueuePerReplica: add a replica when the requests waiting (in the router queue and the
+	// engines' waiting queues) exceed this many per serving replica (0: not a signal).
+	QueuePerReplica float64
+	// TTFTms: add a replica when the p90 TTFT of the requests that got their first token in
+	// the last interval exceeds this (0: not a signal).
+	TTFTms float64
+	// IdleS: remove a replica that has had nothing to do for this long (0: never remove).
+	IdleS float64
+}
+
+// Config is a fleet.
+type Config struct {
+	Groups []Group
+	Policy Policy
+	// PrefixLoadWeight is the prefix-aware policy's weight of load against the expected hit
+	// share (default 0.5: a replica expected to hit half the prompt more than another wins
+	// unless it carries all the load and the other none).
+	PrefixLoadWeight float64
+	Seed             uint64
+	// ReplicaCap, if positive, is how many requests the router lets one replica have
+	// outstanding; the others wait in the router's queue (FIFO) until a replica has room.
+	// 0: the router sends every request at once (the engines queue them).
+	ReplicaCap int
+	// QueueCap bounds the router's queue: a request arriving to a full queue is rejected and
+	// counted (0 with ReplicaCap: unbounded).
+	QueueCap  int
+	Autoscale *Autoscale
+	// Spec names the workload in the metrics and carries the SLO (its kind, lengths and trace
+	// are not used: the requests come from the stream).
+	Spec *workload.Spec
+	// LastArrival is the time of the stream's last request, if known: the overload verdict
+	// looks at the queues through the arrivals; and the series' bucket width is chosen from it.
+	LastArrival vtime.Time
+	// SeriesS is the width of the over-time series' buckets (default: the span / 240, at least
+	// 10 s, or 60 s when the span is unknown).
+	SeriesS float64
+	// Progress, if set, is called about every 1 % of LastArrival in simulated time with the
+	// requests routed so far.
+	Progress func(routed int64, now vtime.Time)
+}
+
+// Validate names the first bad field.
+func (c *Config) Validate() error {
+	if len(c.Groups) == 0 {
+		return errors.New("fleet: no replica")
+	}
+	n := 0
+	for i, g := range c.Groups {
+		if g.Server == nil || g.Count < 0 {
+			return fmt.Errorf("fleet: group %d: want a deployment and a count >= 0", i)
+		}
+		n += g.Count
+	}
+	if n == 0 && c.Autoscale == nil {
+		return errors.New("fleet: no replica")
+	}
+	if _, err := ParsePolicy(string(c.Policy)); err != nil {
+		return err
+	}
+	if c.ReplicaCap < 0 || c.QueueCap < 0 {
+		return errors.New("fleet: replica and queue caps must be >= 0")
+	}
+	if a := c.Autoscale; a != nil {
+		if a.StartupS < 0 || a.IntervalS < 0 || a.IdleS < 0 || a.QueuePerReplica < 0 || a.TTFTms < 0 {
+			return errors.New("fleet: autoscale values must be >= 0")
+		}
+		if a.Max > 0 && a.Max < a.Min {
+			return fmt.Errorf("fleet: autoscale max %d below min %d", a.Max, a.Min)
+		}
+	}
+	return nil
+}
+
+// replica is one engine behind the router.
+type replica struct {
+	id, group   int
+	name        string
+	srv         *sim.Server
+	eng         *sim.Engine
+	rep         *workload.Replica
+	outstanding int
+	seqCap      int
+	index       *prefixIndex
+	heapAt      int // position in the engine heap (-1: not in it)
+	// KV sample pending at sampleAt with fleet sequence sampleSeq (sampleSeq 0: none).
+	sampleAt  vtime.Time
+	sampleSeq uint64
+	// Life: asked for at start, serving from up, stopped at down (-1 while running).
+	start, up, down vtime.Time
+	draining        bool
+	idleSince       vtime.Time
+	routed          int64
+	// Prefix cache as vLLM counts it: prompt tokens looked up and found, per finished request.
+	queries, hits int64
+	busyAtStart   vtime.Duration
+}
+
+func (r *replica) kvUsage() float64 { return r.eng.Scheduler().KV().Pool.Usage() }
+
+func (r *replica) serving(now vtime.Time) bool { return r.down < 0 && !r.draining && r.up <= now }
+
+// fleet event kinds, in no order of their own: equal times go by the sequence of their setting.
+const (
+	evArrival = iota
+	evSample
+	evScale
+	evUp
+)
+
+type fevent struct {
+	at   vtime.Time
+	seq  uint64
+	kind int
+	r    *replica
+}
+
+type feventHeap []fevent
+
+func (h feventHeap) less(i, j int) bool {
+	if h[i].at != h[j].at {
+		return h[i].at < h[j].at
+	}
+	return h[i].seq < h[j].seq
+}
+
+func (h *feventHeap) push(e fevent) {
+	*h = append(*h, e)
+	s := *h
+	for j := len(s) - 1; j > 0; {
+		i := (j - 1) / 2
+		if !s.less(j, i) {
+			break
+		}
+		s[i], s[j] = s[j], s[i]
+		j = i
+	}
+}
+
+func (h *feventHeap) pop() fevent {
+	s := *h
+	n := len(s) - 1
+	s[0], s[n] = s[n], s[0]
+	for i := 0; ; {
+		j := 2*i + 1
+		if j >= n {
+			break
+		}
+		if k := j + 1; k < n && s.less(k, j) {
+			j = k
+		}
+		if !s.less(j, i) {
+			break
+		}
+		s[i], s[j] = s[j], s[i]
+		i = j
+	}
+	e := s[n]
+	*h = s[:n]
+	return e
+}
+
+// engHeap orders replicas by their engine's next event.
+type engHeap struct {
+	r   []*replica
+	key []vtime.Time
+}
+
+func (h *engHeap) less(i, j int) bool {
+	if h.key[i] != h.key[j] {
+		return h.key[i] < h.key[j]
+	}
+	return h.r[i].id < h.r[j].id
+}
+
+func (h *engHeap) swap(i, j int) {
+	h.r[i], h.r[j] = h.r[j], h.r[i]
+	h.key[i], h.key[j] = h.key[j], h.key[i]
+	h.r[i].heapAt, h.r[j].heapAt = i, j
+}
+
+func (h *engHeap) up(j int) {
+	for j > 0 {
+		i := (j - 1) / 2
+		if !h.less(j, i) {
+			break
+		}
+		h.swap(i, j)
+		j = i
+	}
+}
+
+func (h *engHeap) down(i int) {
+	n := len(h.r)
+	for {
+		j := 2*i + 1
+		if j >= n {
+			return
+		}
+		if k := j + 1; k < n && h.less(k, j) {
+			j = k
+		}
+		if !h.less(j, i) {
+			return
+		}
+		h.swap(i, j)
+		i = j
+	}
+}
+
+// fix puts r at its engine's next event (adding it if absent).
+func (h *engHeap) fix(r *replica) {
+	t := r.eng.NextEvent()
+	if r.heapAt < 0 {
+		r.heapAt = len(h.r)
+		h.r = append(h.r, r)
+		h.key = append(h.key, t)
+		h.up(r.heapAt)
+		return
+	}
+	i := r.heapAt
+	h.key[i] = t
+	h.up(i)
+	h.down(r.heapAt)
+}
+
+func (h *engHeap) min() (vtime.Time, *replica) {
+	if len(h.r) == 0 {
+		return vtime.Never, nil
+	}
+	return h.key[0], h.r[0]
+}
