@@ -33,6 +33,9 @@ type MultiJob struct {
 	// SamePrompt: the job's requests share one prompt (the seed matrix), so the MoE routing
 	// concentration fitted is routing_alpha_same_prompt instead of routing_alpha.
 	SamePrompt bool
+	// RatioOnly: the job is scored only through ratios between runs of another engine
+	// (TensorRT-LLM): it tells how throughput scales, not its level.
+	RatioOnly bool
 	// CodePrompt: the job's prompt asks for code (code_prompt 1), so its acceptance depends on
 	// accept_code_ratio, which it then fits.
 	CodePrompt bool
@@ -109,8 +112,10 @@ type Entry struct {
 	Prior float64 `json:"prior"`
 	Sigma float64 `json:"sigma"`
 	Band  string  `json:"band"`
-	// Jobs counts the simulations the value enters (the data that sees it).
-	Jobs int `json:"jobs"`
+	// Jobs counts the simulations the value enters (the data that sees it), AbsJobs those of
+	// them scored on absolute values (not RatioOnly).
+	Jobs    int `json:"jobs"`
+	AbsJobs int `json:"abs_jobs"`
 }
 
 // Name is "parameter[key]".
@@ -146,7 +151,9 @@ type MultiResult struct {
 //
 // A GPU without entries takes, as a parameter file's sets are applied (--params), the entries of
 // the stock card it is run off (a memory-clock offset, a power cap), else of the one GPU of its
-// generation in the fit, else of the one stock card of its generation: transferred.
+// generation in the fit, else of the one stock card of its generation: transferred. A GPU whose
+// entries only ratio-scored runs of another engine saw (AbsJobs 0) counts as without entries
+// when such a transfer exists: ratios fix how throughput scales on it, not its level.
 func (r *MultiResult) ParamsFor(d *deploy.Deployment) (param.Values, string) {
 	p, _ := d.Priors()
 	k := d.LevelKeys()
@@ -185,15 +192,33 @@ func (r *MultiResult) ParamsFor(d *deploy.Deployment) (param.Values, string) {
 // one, else "".
 func (r *MultiResult) gpuKeyFor(d *deploy.Deployment) string {
 	own := d.Hardware.GPU.Name
-	keys := map[string]bool{}
+	keys := map[string]bool{} // GPUs with entries seen by absolute-scored runs
+	ratioOnly := false        // own has entries, seen by ratio-scored runs only
 	for _, e := range r.Entries {
-		if e.ID.Def().Level == param.LevelGPU {
+		if e.ID.Def().Level != param.LevelGPU {
+			continue
+		}
+		if e.AbsJobs > 0 {
 			keys[e.Key] = true
+		} else if e.Key == own && e.Jobs > 0 {
+			ratioOnly = true
 		}
 	}
 	if keys[own] {
 		return own
 	}
+	if t := r.transferKey(d, keys); t != "" {
+		return t
+	}
+	if ratioOnly {
+		return own
+	}
+	return ""
+}
+
+// transferKey is the GPU d's entries are transferred from (gpuKeyFor), among keys; "" for none.
+func (r *MultiResult) transferKey(d *deploy.Deployment, keys map[string]bool) string {
+	own := d.Hardware.GPU.Name
 	if base, derived := hardware.BaseName(own); derived && keys[base] {
 		return base
 	}
@@ -321,6 +346,9 @@ func newMultiFit(p *MultiProblem, w Weights, workers int) (*multiFit, error) {
 				if inFree[en.ID] {
 					mj.affects = append(mj.affects, e)
 					en.Jobs++
+					if !mj.job.RatioOnly {
+						en.AbsJobs++
+					}
 				}
 			}
 		}

@@ -136,8 +136,8 @@ func TestParamsForTransfers(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := &MultiResult{Entries: []EntryEstimate{
-		{Entry: Entry{ID: param.MemBWEff, Key: ws.Name}, Value: 0.91},
-		{Entry: Entry{ID: param.MemBWEff, Key: oc.Name}, Value: 0.7},
+		{Entry: Entry{ID: param.MemBWEff, Key: ws.Name, Jobs: 3, AbsJobs: 3}, Value: 0.91},
+		{Entry: Entry{ID: param.MemBWEff, Key: oc.Name, Jobs: 1, AbsJobs: 1}, Value: 0.7},
 	}}
 	// The seed's Server card: the Workstation's (the +mem6000 card is run off its stock settings).
 	if p, from := res.ParamsFor(seed); p[param.MemBWEff] != 0.91 || !strings.Contains(from, "transferred from "+ws.Name) {
@@ -149,6 +149,15 @@ func TestParamsForTransfers(t *testing.T) {
 	res.Entries = res.Entries[:1]
 	if p, _ := res.ParamsFor(&d); p[param.MemBWEff] != 0.91 {
 		t.Errorf("+6000 card: mem_bw_eff %g, want its stock card's 0.91", p[param.MemBWEff])
+	}
+	// The seed's card with values of its own seen only through another engine's ratios: the
+	// Workstation's absolute fit is transferred; without it, its own values stay.
+	res.Entries = append(res.Entries, EntryEstimate{Entry: Entry{ID: param.MemBWEff, Key: seed.Hardware.GPU.Name, Jobs: 5}, Value: 0.6})
+	if p, _ := res.ParamsFor(seed); p[param.MemBWEff] != 0.91 {
+		t.Errorf("server with ratio-only values: mem_bw_eff %g, want the Workstation's 0.91", p[param.MemBWEff])
+	}
+	if p, _ := (&MultiResult{Entries: res.Entries[1:]}).ParamsFor(seed); p[param.MemBWEff] != 0.6 {
+		t.Errorf("server with ratio-only values and no transfer: mem_bw_eff %g, want its own 0.6", p[param.MemBWEff])
 	}
 	// Hopper takes nothing from Blackwell PCIe.
 	prior, _ := h100.Priors()

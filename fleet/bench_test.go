@@ -8,8 +8,9 @@ import (
 
 // The cost of a request: one replica run as simulate runs it, against a fleet of 16 replicas at
 // 16 times the rate (the same requests per replica). Each reports ns and allocations per request.
+// Run with -benchtime 1x: one iteration is 20,000 requests per replica.
 
-const benchPerReplica = 5000
+const benchPerReplica = 20000
 
 func BenchmarkOneReplica(b *testing.B) {
 	srv := llama8B(b)

@@ -60,6 +60,9 @@ func TestRouterQueueCaps(t *testing.T) {
 // only after its start-up time), and removes them once the load is gone and they idle; the
 // replica-hours count every replica's life, start-up included.
 func TestAutoscaler(t *testing.T) {
+	if raceEnabled {
+		t.Skip("54,600 requests")
+	}
 	srv := llama8B(t)
 	// 10 minutes at a high rate, then 6 minutes at a low one.
 	high := openSpec(t, 90, 54000, 0, 1000, 200)

@@ -72,7 +72,7 @@ func worst(a, b map[string]float64) (string, float64) {
 //     not with one replica fed Poisson arrivals at r: the smoother stream queues less, and its
 //     TTFT p99 is lower by more than a quarter (measured: 39 %).
 func TestSplitMatchesOneReplica(t *testing.T) {
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		t.Skip("80,000 requests four times")
 	}
 	srv := llama8B(t)
@@ -150,6 +150,9 @@ func TestPrefixAwareRouting(t *testing.T) {
 // each request to the replica with the fewest in flight spreads a burst where random routing
 // piles some of it on one replica: p99 TTFT is lower.
 func TestLeastOutstandingUnderBursts(t *testing.T) {
+	if raceEnabled {
+		t.Skip("40,000 requests")
+	}
 	srv := llama8B(t)
 	spec := openSpec(t, 4*20, 20000, 3, 1000, 200)
 	lo := runFleet(t, srv, 4, LeastOutstanding, spec, 5)

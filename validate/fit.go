@@ -262,7 +262,7 @@ func fitSource(name string, rows []Row, keep func(*Case) bool, o FitOptions) *ca
 		// every stream: their routing is routing_alpha_same_prompt's (the cell sets same_prompt).
 		same := (c.Spec != nil && c.Spec.Kind == workload.KindBench) || len(c.factRuns) > 0
 		src.Jobs = append(src.Jobs, calibration.MultiJob{Label: j.label, Deployment: d, Base: base, Cost: fj.cost(),
-			SamePrompt: same, CodePrompt: c.codePrompt,
+			SamePrompt: same, CodePrompt: c.codePrompt, RatioOnly: c.Scoring == Ratio,
 			Run: func(p param.Values) (any, error) { return fj.predict(p, &opt) }})
 	}
 	if len(src.Jobs) == 0 {

@@ -165,3 +165,44 @@ func TestTraceStreamErrors(t *testing.T) {
 		}
 	}
 }
+
+// FuzzTraceStream: whatever the bytes, a streamed trace returns requests in arrival order or an
+// error naming the file; it never panics.
+func FuzzTraceStream(f *testing.F) {
+	for _, s := range []string{
+		"TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:17:03.9799600,4808,10\n2023-11-16 18:17:04.0319600,3180,8\n",
+		"{\"timestamp\": 0, \"input_length\": 1000, \"output_length\": 5, \"hash_ids\": [0, 1]}\n{\"timestamp\": 3000, \"input_length\": 600, \"output_length\": 5, \"hash_ids\": [0, 2]}\n",
+		"arrival_s,input_tokens,output_tokens,session_id\n0,10,5,a\n1,20,5,a\n",
+	} {
+		f.Add(s, true)
+		f.Add(s, false)
+	}
+	f.Fuzz(func(t *testing.T, body string, csv bool) {
+		name := "f.jsonl"
+		if csv {
+			name = "f.csv"
+		}
+		p := filepath.Join(t.TempDir(), name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s, err := OpenTrace(p, StreamOptions{})
+		if err != nil {
+			if !strings.Contains(err.Error(), name) {
+				t.Fatalf("error does not name the file: %v", err)
+			}
+			return
+		}
+		defer s.Close()
+		var last int64 = -1
+		for q, ok := s.Next(); ok; q, ok = s.Next() {
+			if int64(q.At) < last || q.InputTokens < 1 || q.OutputTokens < 1 {
+				t.Fatalf("request %+v after %d", q, last)
+			}
+			last = int64(q.At)
+		}
+		if err := s.Err(); err != nil && !strings.Contains(err.Error(), name) {
+			t.Fatalf("error does not name the file: %v", err)
+		}
+	})
+}

@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"runtime/debug"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -351,9 +350,6 @@ func runFleet(e *env, cfg fleet.Config, t *fleetTraffic) (*fleet.Result, error) 
 		return nil, err
 	}
 	defer closeStream(st)
-	// A fleet holds many engines' pools, alive for the whole run: the collector runs less often
-	// for the garbage a run makes (about a fifth less CPU on 100 replicas).
-	defer debug.SetGCPercent(debug.SetGCPercent(400))
 	pr := newProgress(e, 2*time.Second)
 	total := t.requests
 	cfg.Progress = func(routed int64, _ vtime.Time) { pr.update("requests routed", int(routed), total) }
