@@ -57,7 +57,7 @@ func startTest(t testing.TB, mod func(*Config)) (*Server, string) {
 	return s, "http://" + ln.Addr().String()
 }
 
-func post(t testing.TB, url, body string) (int, []byte) {
+func postURL(t testing.TB, url, body string) (int, []byte) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -78,7 +78,7 @@ func post(t testing.TB, url, body string) (int, []byte) {
 	return resp.StatusCode, data
 }
 
-func get(t testing.TB, url string) (int, []byte) {
+func getURL(t testing.TB, url string) (int, []byte) {
 	t.Helper()
 	resp, err := http.Get(url)
 	if err != nil {
@@ -118,7 +118,7 @@ type reply struct {
 
 func TestCompletionWhole(t *testing.T) {
 	_, url := startTest(t, nil)
-	code, body := post(t, url+"/v1/completions", `{"model":"test-model","prompt":[1,2,3,4,5,6,7,8,9,10],"max_tokens":37,"ignore_eos":true}`)
+	code, body := postURL(t, url+"/v1/completions", `{"model":"test-model","prompt":[1,2,3,4,5,6,7,8,9,10],"max_tokens":37,"ignore_eos":true}`)
 	if code != 200 {
 		t.Fatalf("status %d: %s", code, body)
 	}
@@ -142,7 +142,7 @@ func TestCompletionWhole(t *testing.T) {
 
 func TestChatWhole(t *testing.T) {
 	_, url := startTest(t, nil)
-	code, body := post(t, url+"/v1/chat/completions", `{"messages":[{"role":"user","content":"hello there"}],"max_tokens":5,"ignore_eos":true}`)
+	code, body := postURL(t, url+"/v1/chat/completions", `{"messages":[{"role":"user","content":"hello there"}],"max_tokens":5,"ignore_eos":true}`)
 	if code != 200 {
 		t.Fatalf("status %d: %s", code, body)
 	}
@@ -273,7 +273,7 @@ func TestEOSModel(t *testing.T) {
 	_, url := startTest(t, func(c *Config) { c.EOSMeanTokens = 4 })
 	short := 0
 	for i := range 20 {
-		code, body := post(t, url+"/v1/completions", fmt.Sprintf(`{"prompt":[%d,2,3],"max_tokens":40,"min_tokens":2}`, 100+i))
+		code, body := postURL(t, url+"/v1/completions", fmt.Sprintf(`{"prompt":[%d,2,3],"max_tokens":40,"min_tokens":2}`, 100+i))
 		if code != 200 {
 			t.Fatalf("status %d: %s", code, body)
 		}
@@ -321,7 +321,7 @@ func errBody(t testing.TB, code int, body []byte, wantCode int, wantType string)
 	return e.Error.Message
 }
 
-func TestErrors(t *testing.T) {
+func TestErrorStatuses(t *testing.T) {
 	s, url := startTest(t, nil)
 	long := make([]string, s.lim.maxModelLen+1)
 	for i := range long {
@@ -347,18 +347,18 @@ func TestErrors(t *testing.T) {
 		{"stream_options without stream", "/v1/completions", `{"prompt":"x","stream_options":{"include_usage":true}}`, 400, "BadRequestError", "stream"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			code, body := post(t, url+tc.path, tc.body)
+			code, body := postURL(t, url+tc.path, tc.body)
 			msg := errBody(t, code, body, tc.code, tc.typ)
 			if !strings.Contains(msg, tc.msg) {
 				t.Errorf("message %q does not say %q", msg, tc.msg)
 			}
 		})
 	}
-	code, body := get(t, url+"/v1/nothing")
+	code, body := getURL(t, url+"/v1/nothing")
 	if code != 404 || !json.Valid(body) {
 		t.Errorf("unknown path: %d %s", code, body)
 	}
-	code, body = get(t, url+"/v1/completions")
+	code, body = getURL(t, url+"/v1/completions")
 	if code != 405 || !json.Valid(body) {
 		t.Errorf("GET /v1/completions: %d %s", code, body)
 	}
@@ -366,9 +366,9 @@ func TestErrors(t *testing.T) {
 
 func TestBodyLimit(t *testing.T) {
 	_, url := startTest(t, func(c *Config) { c.MaxBodyBytes = 2048 })
-	code, body := post(t, url+"/v1/completions", `{"prompt":"`+strings.Repeat("a", 4096)+`"}`)
+	code, body := postURL(t, url+"/v1/completions", `{"prompt":"`+strings.Repeat("a", 4096)+`"}`)
 	errBody(t, code, body, http.StatusRequestEntityTooLarge, "BadRequestError")
-	code, body = post(t, url+"/v1/completions", `{"prompt":"`+strings.Repeat("a", 1000)+`","max_tokens":1}`)
+	code, body = postURL(t, url+"/v1/completions", `{"prompt":"`+strings.Repeat("a", 1000)+`","max_tokens":1}`)
 	if code != 200 {
 		t.Errorf("a body under the limit: %d %s", code, body)
 	}
@@ -376,16 +376,16 @@ func TestBodyLimit(t *testing.T) {
 
 func TestInfoEndpoints(t *testing.T) {
 	s, url := startTest(t, nil)
-	code, body := get(t, url+"/health")
+	code, body := getURL(t, url+"/health")
 	if code != 200 {
 		t.Errorf("/health: %d %s", code, body)
 	}
-	code, body = get(t, url+"/version")
+	code, body = getURL(t, url+"/version")
 	var v map[string]string
 	if code != 200 || json.Unmarshal(body, &v) != nil || v["version"] != "0.0-test" {
 		t.Errorf("/version: %d %s", code, body)
 	}
-	code, body = get(t, url+"/v1/models")
+	code, body = getURL(t, url+"/v1/models")
 	var m struct {
 		Object string `json:"object"`
 		Data   []struct {
