@@ -10,7 +10,7 @@ import (
 
 // TestErrors: bad requests get vLLM's status codes and bodies: {"error": {...}} with the code
 // repeated in the body for API errors, {"detail": ...} for a path or method no route serves.
-func TestErrors(t *testing.T) {
+func TestErrorBodies(t *testing.T) {
 	cfg := testConfig(t, 1000)
 	cfg.MaxBodyBytes = 64 << 10
 	r := serve(t, cfg)
@@ -92,7 +92,7 @@ func TestErrors(t *testing.T) {
 	t.Run("prompt past max_model_len", func(t *testing.T) {
 		cfg := testConfig(t, 1000)
 		r2 := serve(t, cfg)
-		st, body := post(t, r2.url, "/v1/completions", long)
+		st, body := postJSON(t, r2.url, "/v1/completions", long)
 		e := decodeError(t, body)
 		if st != 400 || e.Error == nil || !strings.Contains(e.Error.Message, fmt.Sprintf("maximum context length is %d tokens", mml)) ||
 			!strings.Contains(e.Error.Message, fmt.Sprintf("%d input tokens", mml)) {
@@ -141,7 +141,7 @@ type choice struct {
 
 func complete(t *testing.T, url, path, body string) completion {
 	t.Helper()
-	st, data := post(t, url, path, body)
+	st, data := postJSON(t, url, path, body)
 	if st != 200 {
 		t.Fatalf("%s: status %d: %s", body, st, data)
 	}
@@ -240,7 +240,7 @@ func TestOutputLength(t *testing.T) {
 // version, /health answers 200 with an empty body.
 func TestEndpoints(t *testing.T) {
 	r := serve(t, testConfig(t, 100))
-	st, body := get(t, r.url, "/v1/models")
+	st, body := getBody(t, r.url, "/v1/models")
 	var m struct {
 		Object string `json:"object"`
 		Data   []struct {
@@ -254,10 +254,10 @@ func TestEndpoints(t *testing.T) {
 		m.Data[0].ID != "test-model" || m.Data[0].MaxModelLen != seedServer(t).Deployment.Engine.MaxModelLen {
 		t.Errorf("/v1/models: %d %s", st, body)
 	}
-	if st, body := get(t, r.url, "/version"); st != 200 || string(body) != "{\"version\":\"0.0.0-test\"}\n" {
+	if st, body := getBody(t, r.url, "/version"); st != 200 || string(body) != "{\"version\":\"0.0.0-test\"}\n" {
 		t.Errorf("/version: %d %q", st, body)
 	}
-	if st, body := get(t, r.url, "/health"); st != 200 || len(body) != 0 {
+	if st, body := getBody(t, r.url, "/health"); st != 200 || len(body) != 0 {
 		t.Errorf("/health: %d %q", st, body)
 	}
 }

@@ -78,7 +78,7 @@ func serve(t testing.TB, cfg Config) *running {
 }
 
 // post sends a JSON body and returns the status and the whole response body.
-func post(t testing.TB, url, path, body string) (int, []byte) {
+func postJSON(t testing.TB, url, path, body string) (int, []byte) {
 	t.Helper()
 	resp, err := http.Post(url+path, "application/json", strings.NewReader(body))
 	if err != nil {
@@ -92,7 +92,7 @@ func post(t testing.TB, url, path, body string) (int, []byte) {
 	return resp.StatusCode, data
 }
 
-func get(t testing.TB, url, path string) (int, []byte) {
+func getBody(t testing.TB, url, path string) (int, []byte) {
 	t.Helper()
 	resp, err := http.Get(url + path)
 	if err != nil {

@@ -19,7 +19,7 @@ import (
 // "vllm:..." names are legal there).
 func scrape(t *testing.T, url string) map[string]*dto.MetricFamily {
 	t.Helper()
-	st, body := get(t, url, "/metrics")
+	st, body := getBody(t, url, "/metrics")
 	if st != 200 {
 		t.Fatalf("/metrics: %d", st)
 	}
@@ -224,7 +224,7 @@ func TestMetrics(t *testing.T) {
 // SSE framing: the chunks' texts make the reply, the usage chunk has no choices, [DONE] ends it.
 func streamed(t *testing.T, url, path, body string) completion {
 	t.Helper()
-	st, data := post(t, url, path, body)
+	st, data := postJSON(t, url, path, body)
 	if st != 200 {
 		t.Errorf("%s: status %d: %s", body, st, data)
 		return completion{Choices: make([]choice, 1)}
