@@ -368,6 +368,9 @@ func ParseResult(data []byte, name string) (*Result, error) {
 	if r.Completed > 0 && !(r.DurationS > 0) {
 		return nil, fmt.Errorf("%s: duration %v with %d completed requests: want a positive duration", name, r.DurationS, r.Completed)
 	}
+	if err := r.plausible(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
 	return r, nil
 }
 
@@ -487,4 +490,50 @@ func (p *parser) floats(k string, v json.RawMessage) []float64 {
 		}
 	}
 	return out
+}
+
+// plausible checks the measured rates and latencies against the file's own totals: a rate is at
+// most its tokens (or requests) over the duration, a latency at most the duration, each within
+// 5 % (vLLM rounds nothing, but a run's clock and its duration differ slightly).
+func (r *Result) plausible() error {
+	if !(r.DurationS > 0) {
+		return nil
+	}
+	const slack = 1.05
+	rates := []struct {
+		field string
+		v     float64
+		total float64
+	}{
+		{"output_throughput", r.OutputThroughput, float64(r.TotalOutputTokens)},
+		{"total_token_throughput", r.TotalTokenThroughput, float64(r.TotalInputTokens + r.TotalOutputTokens)},
+		{"request_throughput", r.RequestThroughput, float64(r.Completed)},
+	}
+	for _, c := range rates {
+		if max := slack * c.total / r.DurationS; c.v > max && c.v > 1e-9 {
+			return fmt.Errorf("%s %g is implausible: the file's own totals give at most %.4g (%g over duration %g s)", c.field, c.v, max, c.total, r.DurationS)
+		}
+	}
+	lat := []struct {
+		field string
+		l     Latency
+	}{{"ttft", r.TTFT}, {"tpot", r.TPOT}, {"itl", r.ITL}, {"e2el", r.E2EL}}
+	maxMS := slack * r.DurationS * 1e3
+	for _, c := range lat {
+		vals := map[string]float64{"mean_" + c.field + "_ms": c.l.Mean, "median_" + c.field + "_ms": c.l.Median}
+		for _, pc := range c.l.Percentiles {
+			vals[fmt.Sprintf("p%g_%s_ms", pc.P, c.field)] = pc.MS
+		}
+		keys := make([]string, 0, len(vals))
+		for k := range vals {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if v := vals[k]; v > maxMS {
+				return fmt.Errorf("%s %g ms is implausible: longer than the run's duration %g s", k, v, r.DurationS)
+			}
+		}
+	}
+	return nil
 }
