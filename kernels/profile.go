@@ -5,12 +5,15 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/servesim/servesim/internal/fsutil"
 )
 
 // Shape is the model shape a Vidur compute profile was taken on (constant within a file).
@@ -81,7 +84,7 @@ func Load(fsys fs.FS) (*Profiles, error) {
 		parts := strings.Split(name, "/")
 		switch {
 		case len(parts) == 5 && parts[0] == "compute" && parts[4] == "mlp.csv":
-			f, err := fsys.Open(name)
+			f, err := openProfile(fsys, name)
 			if err != nil {
 				return err
 			}
@@ -92,7 +95,7 @@ func Load(fsys fs.FS) (*Profiles, error) {
 			}
 			p.Compute = append(p.Compute, rows...)
 		case len(parts) == 3 && parts[0] == "network" && (parts[2] == "all_reduce.csv" || parts[2] == "send_recv.csv"):
-			f, err := fsys.Open(name)
+			f, err := openProfile(fsys, name)
 			if err != nil {
 				return err
 			}
@@ -134,6 +137,53 @@ func LoadDir(dir string) (*Profiles, error) {
 	return p, nil
 }
 
+// MaxProfileBytes bounds one profile CSV (Vidur's largest, an H100 mlp.csv, is a few MB).
+const MaxProfileBytes = 64 << 20
+
+// Bounds of a profile's values: counts and shapes are positive integers of at most maxCount,
+// times positive and at most maxMS milliseconds (an hour: no kernel or collective of a profile
+// takes that long), sizes positive and at most maxBytes (a petabyte).
+const (
+	maxCount = 1 << 31
+	maxMS    = 3.6e6
+	maxBytes = 1e15
+)
+
+// bounded reads a positive number of at most max.
+func (h header) bounded(rec []string, col, file string, line int, max float64) (float64, error) {
+	v, err := h.num(rec, col, file, line)
+	if err != nil {
+		return 0, err
+	}
+	if v > max {
+		return 0, fmt.Errorf("%s:%d:%d: column %s: %q: implausible, want at most %g", file, line, h[col]+1, col, rec[h[col]], max)
+	}
+	return v, nil
+}
+
+// openProfile opens a profile file of fsys: a regular file (a named pipe or a device is refused),
+// read up to MaxProfileBytes with lines of at most fsutil.MaxLineBytes.
+func openProfile(fsys fs.FS, name string) (io.ReadCloser, error) {
+	st, err := fs.Stat(fsys, name)
+	if err != nil {
+		return nil, err
+	}
+	if err := fsutil.CheckRegular(name, st); err != nil {
+		return nil, err
+	}
+	if st.Size() > MaxProfileBytes {
+		return nil, &fsutil.TooLargeError{Name: name, Limit: MaxProfileBytes}
+	}
+	f, err := fsys.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	return struct {
+		io.Reader
+		io.Closer
+	}{fsutil.LineLimitReader(fsutil.LimitReader(f, name, MaxProfileBytes), name, fsutil.MaxLineBytes), f}, nil
+}
+
 type header map[string]int
 
 func (h header) get(rec []string, col, file string, line int) (string, error) {
@@ -147,16 +197,30 @@ func (h header) get(rec []string, col, file string, line int) (string, error) {
 	return rec[i], nil
 }
 
+// num reads a positive finite number: NaN, an infinity, zero or a negative value is an error
+// naming the file, line, column number and column.
 func (h header) num(rec []string, col, file string, line int) (float64, error) {
 	s, err := h.get(rec, col, file, line)
 	if err != nil {
 		return 0, err
 	}
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		return 0, fmt.Errorf("%s:%d: column %s: %q is not a number", file, line, col, s)
+	v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 {
+		return 0, fmt.Errorf("%s:%d:%d: column %s: %q: want a positive finite number", file, line, h[col]+1, col, s)
 	}
 	return v, nil
+}
+
+// count reads a positive integer of at most maxCount (a shape, a token or worker count).
+func (h header) count(rec []string, col, file string, line int) (int, error) {
+	v, err := h.num(rec, col, file, line)
+	if err != nil {
+		return 0, err
+	}
+	if v != math.Trunc(v) || v > maxCount {
+		return 0, fmt.Errorf("%s:%d:%d: column %s: %q: want a positive integer of at most %d", file, line, h[col]+1, col, rec[h[col]], maxCount)
+	}
+	return int(v), nil
 }
 
 func readAll(r io.Reader, file string) (header, [][]string, error) {
@@ -186,11 +250,11 @@ func readCompute(r io.Reader, file, sku, model string) ([]ComputeRow, error) {
 		line := i + 2
 		ints := map[string]int{}
 		for _, c := range []string{"n_head", "n_kv_head", "n_embd", "n_expanded_embd", "vocab_size", "num_tokens", "num_tensor_parallel_workers"} {
-			v, err := h.num(rec, c, file, line)
+			v, err := h.count(rec, c, file, line)
 			if err != nil {
 				return nil, err
 			}
-			ints[c] = int(v)
+			ints[c] = v
 		}
 		gated, err := h.get(rec, "use_gated_mlp", file, line)
 		if err != nil {
@@ -209,12 +273,12 @@ func readCompute(r io.Reader, file, sku, model string) ([]ComputeRow, error) {
 				continue
 			}
 			s, _ := h.get(rec, col, file, line)
-			if s == "" {
-				continue
+			if strings.TrimSpace(s) == "" {
+				continue // not profiled in this row
 			}
-			v, err := strconv.ParseFloat(s, 64)
-			if err != nil || v <= 0 {
-				continue
+			v, err := h.bounded(rec, col, file, line, maxMS)
+			if err != nil {
+				return nil, err
 			}
 			row.Seconds[op] = v * 1e-3
 		}
@@ -232,26 +296,26 @@ func readNetwork(r io.Reader, file, node string) ([]NetRow, error) {
 	var out []NetRow
 	for i, rec := range recs {
 		line := i + 2
-		med, err := h.num(rec, "time_stats."+coll+".median", file, line)
+		med, err := h.bounded(rec, "time_stats."+coll+".median", file, line, maxMS)
 		if err != nil {
 			return nil, err
 		}
-		n, err := h.num(rec, "num_workers", file, line)
+		n, err := h.count(rec, "num_workers", file, line)
 		if err != nil {
 			return nil, err
 		}
-		dpn, err := h.num(rec, "devices_per_node", file, line)
+		dpn, err := h.count(rec, "devices_per_node", file, line)
 		if err != nil {
 			return nil, err
 		}
-		size, err := h.num(rec, "size", file, line)
+		size, err := h.bounded(rec, "size", file, line, maxBytes)
 		if err != nil {
 			return nil, err
 		}
-		if med <= 0 || n < 2 || dpn < 1 || size <= 0 {
-			return nil, fmt.Errorf("%s:%d: time, workers, devices per node and size must be positive", file, line)
+		if n < 2 {
+			return nil, fmt.Errorf("%s:%d:%d: column num_workers: %d: a collective needs at least 2 workers", file, line, h["num_workers"]+1, n)
 		}
-		out = append(out, NetRow{Node: node, Collective: coll, Workers: int(n), DevicesPerNode: int(dpn), Bytes: size, Seconds: med * 1e-3})
+		out = append(out, NetRow{Node: node, Collective: coll, Workers: n, DevicesPerNode: dpn, Bytes: size, Seconds: med * 1e-3})
 	}
 	return out, nil
 }

@@ -135,8 +135,19 @@ func cachedSnapshot(repoDir, revision string) (string, error) {
 	if rev == "" {
 		rev = "main"
 	}
-	if b, err := fsutil.ReadFile(filepath.Join(repoDir, "refs", rev), 4<<10); err == nil {
+	refPath := filepath.Join(repoDir, "refs", rev)
+	if !safeRevision(rev) {
+		return "", fmt.Errorf("%s: revision %q: want a branch or tag name or a commit hash (no \"..\" or absolute path)", repoDir, rev)
+	}
+	b, err := fsutil.ReadFile(refPath, 4<<10)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("reading the Hugging Face cache's ref: %w", err)
+	}
+	if err == nil {
 		commit := strings.TrimSpace(string(b))
+		if !isCommitHash(commit) {
+			return "", fmt.Errorf("%s: holds %q: a Hugging Face cache ref is a 40-character commit hash", refPath, truncate(commit, 60))
+		}
 		p := filepath.Join(snaps, commit)
 		if _, err := os.Stat(filepath.Join(p, "config.json")); err != nil {
 			return "", fmt.Errorf("%s: refs/%s names snapshot %s, which has no config.json", repoDir, rev, commit)
@@ -231,4 +242,40 @@ func LoadArch(ref string) (*arch.Arch, error) {
 		return nil, err
 	}
 	return m.Arch, nil
+}
+
+// isCommitHash reports whether s is a 40-character lowercase hexadecimal git commit hash, all a
+// Hugging Face cache ref may hold.
+func isCommitHash(s string) bool {
+	if len(s) != 40 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// safeRevision reports whether rev names something inside the repository's refs and snapshots
+// (a branch, a tag, refs/pr/N, a commit): no "..", no absolute path, no empty element.
+func safeRevision(rev string) bool {
+	if rev == "" || strings.HasPrefix(rev, "/") || strings.Contains(rev, "\\") {
+		return false
+	}
+	for _, e := range strings.Split(rev, "/") {
+		if e == "" || e == "." || e == ".." {
+			return false
+		}
+	}
+	return true
+}
+
+// truncate shortens s to n bytes for an error message.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
 }

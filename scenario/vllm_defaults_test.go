@@ -33,7 +33,7 @@ func hfCache(t *testing.T) string {
 			continue
 		}
 		repo := filepath.Join(cache, "models--"+e.Name())
-		good := filepath.Join(repo, "snapshots", "0123456789abcdef")
+		good := filepath.Join(repo, "snapshots", "0123456789abcdef0123456789abcdef01234567")
 		bad := filepath.Join(repo, "snapshots", "fedcba9876543210")
 		for _, d := range []string{good, bad, filepath.Join(repo, "refs")} {
 			if err := os.MkdirAll(d, 0o755); err != nil {
@@ -55,7 +55,7 @@ func hfCache(t *testing.T) string {
 		}
 		future := time.Now().Add(time.Hour)
 		os.Chtimes(filepath.Join(bad, "config.json"), future, future)
-		if err := os.WriteFile(filepath.Join(repo, "refs", "main"), []byte("0123456789abcdef"), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(repo, "refs", "main"), []byte("0123456789abcdef0123456789abcdef01234567"), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -307,7 +307,7 @@ func TestVLLMServeLines(t *testing.T) {
 				if !strings.HasPrefix(b.ModelFrom, "built-in ") {
 					t.Errorf("model from %q, want the built-in config", b.ModelFrom)
 				}
-			} else if !strings.HasPrefix(b.ModelFrom, "Hugging Face cache ") || !strings.Contains(b.ModelFrom, "0123456789abcdef") {
+			} else if !strings.HasPrefix(b.ModelFrom, "Hugging Face cache ") || !strings.Contains(b.ModelFrom, "0123456789abcdef0123456789abcdef01234567") {
 				t.Errorf("model from %q, want the cache snapshot refs/main names", b.ModelFrom)
 			}
 			for _, u := range c.ignored {
@@ -367,7 +367,7 @@ func TestFindModelOrder(t *testing.T) {
 	}
 	const next = "Qwen/Qwen3-Next-80B-A3B-Instruct" // not built in: read from the cache
 	m, err = FindModel(next, "", "")
-	if err != nil || !strings.Contains(m.From, "0123456789abcdef") || m.Arch.Name != next || m.Arch.MaxModelLen != 262144 {
+	if err != nil || !strings.Contains(m.From, "0123456789abcdef0123456789abcdef01234567") || m.Arch.Name != next || m.Arch.MaxModelLen != 262144 {
 		t.Errorf("cache, refs/main: %+v, %v", m, err)
 	}
 	repo := filepath.Join(cache, "models--Qwen--Qwen3-Next-80B-A3B-Instruct")
@@ -376,8 +376,8 @@ func TestFindModelOrder(t *testing.T) {
 		// Without refs/main the newest snapshot is read: here the broken one.
 		t.Errorf("without refs/main: err = %v, want the newest (broken) snapshot read", err)
 	}
-	os.WriteFile(filepath.Join(repo, "refs", "v1"), []byte("0123456789abcdef\n"), 0o644)
-	if m, err = FindModel(next, "", "v1"); err != nil || !strings.Contains(m.From, "0123456789abcdef") {
+	os.WriteFile(filepath.Join(repo, "refs", "v1"), []byte("0123456789abcdef0123456789abcdef01234567\n"), 0o644)
+	if m, err = FindModel(next, "", "v1"); err != nil || !strings.Contains(m.From, "0123456789abcdef0123456789abcdef01234567") {
 		t.Errorf("--revision v1: %+v, %v", m, err)
 	}
 	if _, err = FindModel(next, "", "v2"); err == nil || !strings.Contains(err.Error(), "no refs/v2") {

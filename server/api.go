@@ -163,7 +163,9 @@ func decodeJSON(data []byte, v any) *apiError {
 	if err := dec.Decode(v); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) && te.Field != "" {
-			return badParam(te.Field, "%s: expected %s, got JSON %s", te.Field, te.Type, te.Value)
+			// The field's path as the client wrote it, without the embedded struct's name.
+			f := strings.TrimPrefix(te.Field, "commonParams.")
+			return badParam(f, "%s: expected %s, got JSON %s", f, te.Type, te.Value)
 		}
 		return badRequest("JSON decode error: %v", err)
 	}

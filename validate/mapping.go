@@ -377,6 +377,9 @@ func (c *Case) workload() error {
 	if r.NumRequests <= 0 {
 		return fmt.Errorf("num_requests not recorded")
 	}
+	if r.NumRequests > workload.MaxRequests {
+		return fmt.Errorf("num_requests %d: servesim simulates at most %d requests per run", r.NumRequests, workload.MaxRequests)
+	}
 	in, out := int(math.Round(r.InputTokens)), int(math.Round(r.OutputTokens))
 	prefix, groups, perGroup := 0, 1, 0
 	if r.LenDist == "shared-prefix" {
@@ -540,6 +543,16 @@ func groupStages(cases []*Case) {
 			stages = append(stages, c.Stages[0])
 		}
 		if stages == nil {
+			continue
+		}
+		total := 0
+		for _, st := range stages {
+			total += st.Requests
+		}
+		if total > workload.MaxRequests {
+			for _, x := range cs {
+				x.refuse(ReasonWorkload, "constant-rate experiment %s: its stages send %d requests together, more than the %d servesim simulates per run", g, total, workload.MaxRequests)
+			}
 			continue
 		}
 		for _, c := range cs {

@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strconv"
 	"strings"
+
+	"github.com/servesim/servesim/internal/fsutil"
 )
 
 // Columns is the corpus header: 51 columns, the same in every file, in this order
@@ -83,12 +84,17 @@ func (e *ParseError) Error() string {
 
 func (e *ParseError) Unwrap() error { return e.Err }
 
-// maxRows bounds a corpus file (the public one has 118 rows at most).
-const maxRows = 1_000_000
+// Bounds of a corpus file (the public files have 118 rows at most, a few hundred bytes each).
+const (
+	// maxRows bounds the rows of one file.
+	maxRows = 100_000
+	// MaxFileBytes bounds one corpus file's size.
+	MaxFileBytes = 64 << 20
+)
 
-// ReadFile reads one corpus CSV file.
+// ReadFile reads one corpus CSV file, a regular file of at most MaxFileBytes.
 func ReadFile(path string) ([]Row, error) {
-	f, err := os.Open(path)
+	f, err := fsutil.Open(path, MaxFileBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -100,7 +106,7 @@ func ReadFile(path string) ([]Row, error) {
 // cells; numbers parse; the identifying cells (case_id, source, model, gpu, engine,
 // workload_kind) are present. Errors name the file, the line and the column.
 func ReadCSV(r io.Reader, name string) ([]Row, error) {
-	cr := csv.NewReader(r)
+	cr := csv.NewReader(fsutil.LineLimitReader(r, name, fsutil.MaxLineBytes))
 	cr.FieldsPerRecord = -1
 	cr.ReuseRecord = false
 	head, err := cr.Read()
@@ -192,21 +198,27 @@ func (c *cells) need(col string) string {
 	return s
 }
 
-// integer reads a non-negative integer cell; blank is def. "3000.0" is accepted as 3000.
+// maxCell bounds an integer cell, however written ("1e12", "1000000000000"): every product of
+// two cells stays inside int64. The mapping bounds each count further (workload.MaxRequests).
+const maxCell = 1_000_000_000_000
+
+// integer reads a non-negative integer cell of at most maxCell; blank is def. "3000.0" is
+// accepted as 3000.
 func (c *cells) integer(col string, def int) int {
 	s := c.str(col)
 	if s == "" {
 		return def
 	}
 	if n, err := strconv.Atoi(s); err == nil {
-		if n < 0 {
-			c.fail(col, "%d: must be >= 0", n)
+		if n < 0 || n > maxCell {
+			c.fail(col, "%d: want a non-negative integer of at most %g", n, float64(maxCell))
+			return def
 		}
 		return n
 	}
 	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || f != math.Trunc(f) || f < 0 || f > 1e12 {
-		c.fail(col, "%q: want a non-negative integer", s)
+	if err != nil || f != math.Trunc(f) || f < 0 || f > maxCell {
+		c.fail(col, "%q: want a non-negative integer of at most %g", s, float64(maxCell))
 		return def
 	}
 	return int(f)

@@ -114,7 +114,7 @@ func TestReadMalformed(t *testing.T) {
 		{"renamed column", strings.Replace(head, "gpu_count", "gpus", 1) + "\n", 1, "", `header column 7 is "gpus", want "gpu_count"`},
 		{"missing cell", head + "\n" + row + "\n" + short + "\n", 3, "", "50 cells, want 51"},
 		{"bad integer", head + "\n" + set("gpu_count", "two") + "\n", 2, "gpu_count", `"two": want a non-negative integer`},
-		{"negative", head + "\n" + set("num_requests", "-3") + "\n", 2, "num_requests", "must be >= 0"},
+		{"negative", head + "\n" + set("num_requests", "-3") + "\n", 2, "num_requests", "want a non-negative integer"},
 		{"bad float", head + "\n" + set("ttft_ms_median", "fast") + "\n", 2, "ttft_ms_median", "want a non-negative number"},
 		{"inf where not allowed", head + "\n" + set("input_tokens", "inf") + "\n", 2, "input_tokens", "want a non-negative number"},
 		{"blank id", head + "\n" + set("case_id", "") + "\n", 2, "case_id", "blank"},

@@ -8,6 +8,7 @@ import (
 
 	"github.com/servesim/servesim/sim"
 	"github.com/servesim/servesim/vtime"
+	"github.com/servesim/servesim/workload"
 )
 
 // Constant-rate stages (inference-perf's "constant" load type): requests sent evenly spaced,
@@ -65,7 +66,14 @@ func runStages(srv *sim.Server, stages []Stage, lengths [3]int, groups, perGroup
 	if in+out > srv.Deployment.Engine.MaxModelLen {
 		return nil, fmt.Errorf("%d input + %d output tokens exceed max_model_len %d", in, out, srv.Deployment.Engine.MaxModelLen)
 	}
-	var reqs []stageRequest
+	total := 0
+	for _, s := range stages {
+		if s.Requests < 0 || total+s.Requests > workload.MaxRequests {
+			return nil, fmt.Errorf("the stages send more than %d requests, the most servesim simulates per run", workload.MaxRequests)
+		}
+		total += s.Requests
+	}
+	reqs := make([]stageRequest, 0, total)
 	var t float64 // seconds
 	for k, s := range stages {
 		gap := 1 / s.RatePerS

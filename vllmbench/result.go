@@ -5,13 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
-	"os"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/servesim/servesim/internal/fsutil"
+	"github.com/servesim/servesim/workload"
 )
 
 // MaxResultBytes bounds a result file (256 MiB: --save-detailed files keep every inter-token gap
@@ -20,7 +21,7 @@ const MaxResultBytes = 256 << 20
 
 // Largest counts a result file may give (requests and tokens per request): the workload's limits.
 const (
-	maxResultRequests = 10_000_000
+	maxResultRequests = workload.MaxRequests
 	maxResultTokens   = 1 << 24
 )
 
@@ -98,21 +99,9 @@ func IsResult(data []byte) bool {
 
 // ReadResult reads a result file, refusing files larger than MaxResultBytes.
 func ReadResult(path string) (*Result, error) {
-	f, err := os.Open(path)
+	data, err := fsutil.ReadFile(path, MaxResultBytes)
 	if err != nil {
 		return nil, err
-	}
-	defer f.Close()
-	tooBig := fmt.Errorf("%s: larger than %d MiB: servesim refuses result files above that size", path, MaxResultBytes>>20)
-	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > MaxResultBytes {
-		return nil, tooBig
-	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxResultBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if len(data) > MaxResultBytes {
-		return nil, tooBig
 	}
 	return ParseResult(data, path)
 }

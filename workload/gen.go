@@ -156,8 +156,8 @@ func (o *Open) arrivals(seed uint64) ([]vtime.Time, error) {
 		if !ok || (end > 0 && t > end) {
 			break
 		}
-		if len(out) >= maxRequests {
-			return nil, fmt.Errorf("open: more than %d arrivals: lower the rate or the duration", maxRequests)
+		if len(out) >= MaxRequests {
+			return nil, fmt.Errorf("open: more than %d arrivals: lower the rate or the duration", MaxRequests)
 		}
 		out = append(out, vtime.Time(vtime.FromSeconds(t)))
 	}

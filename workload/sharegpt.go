@@ -138,8 +138,8 @@ func ParseShareGPT(r io.Reader, name string, opt ShareGPTOptions) ([]ShareGPTPai
 		if err != nil {
 			return nil, err
 		}
-		if len(out) >= maxRequests {
-			return nil, fail("more than %d conversations", maxRequests)
+		if len(out) >= MaxRequests {
+			return nil, fail("more than %d conversations", MaxRequests)
 		}
 		out = append(out, ShareGPTPair{PromptTokens: p, ReplyTokens: o, Estimated: e1 || e2})
 	}

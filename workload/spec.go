@@ -191,10 +191,14 @@ type Spec struct {
 	dir string // directory relative trace paths resolve against
 }
 
+// MaxRequests bounds the requests of one run (a workload, a trace, a vllm bench run): the
+// simulator keeps a record of every request (under a kilobyte each), so a million requests run
+// in under 1 GB of memory; a larger run is refused, never attempted.
+const MaxRequests = 1_000_000
+
 // Sanity limits keep every product of counts inside int64 and runs finite.
 const (
 	maxTokens      = 1 << 24 // 16.7 M tokens per request
-	maxRequests    = 10_000_000
 	maxConcurrency = 100_000
 	maxRate        = 1e6
 	maxDurationS   = 30 * 24 * 3600
@@ -330,8 +334,8 @@ func (s *Spec) Validate() error {
 	switch s.Kind {
 	case KindClosed:
 		c := s.Closed
-		if c.Requests <= 0 || c.Requests > maxRequests {
-			return fmt.Errorf("closed.requests = %d: must be in 1..%d", c.Requests, maxRequests)
+		if c.Requests <= 0 || c.Requests > MaxRequests {
+			return fmt.Errorf("closed.requests = %d: must be in 1..%d", c.Requests, MaxRequests)
 		}
 		if c.Concurrency <= 0 || c.Concurrency > maxConcurrency {
 			return fmt.Errorf("closed.concurrency = %d: must be in 1..%d", c.Concurrency, maxConcurrency)
@@ -393,8 +397,8 @@ func (l *Lengths) validate() error {
 		return fmt.Errorf("lengths.range_ratio = %v: must be in [0, 1)", l.RangeRatio)
 	case l.PrefixTokens < 0 || l.PrefixTokens >= l.InputTokens:
 		return fmt.Errorf("lengths.prefix_tokens = %d: must be in 0..input_tokens-1 (%d)", l.PrefixTokens, l.InputTokens-1)
-	case l.PrefixGroups < 0 || l.PrefixGroups > maxRequests:
-		return fmt.Errorf("lengths.prefix_groups = %d: must be in 0..%d", l.PrefixGroups, maxRequests)
+	case l.PrefixGroups < 0 || l.PrefixGroups > MaxRequests:
+		return fmt.Errorf("lengths.prefix_groups = %d: must be in 0..%d", l.PrefixGroups, MaxRequests)
 	}
 	return nil
 }
@@ -414,8 +418,8 @@ func (o *Open) validate() error {
 	if o.Process == "poisson" && o.CV != 0 && o.CV != 1 {
 		return fmt.Errorf("open.cv = %v: a poisson process has cv 1 (use process = \"gamma\" for another cv)", o.CV)
 	}
-	if o.Requests < 0 || o.Requests > maxRequests {
-		return fmt.Errorf("open.requests = %d: must be in 0..%d", o.Requests, maxRequests)
+	if o.Requests < 0 || o.Requests > MaxRequests {
+		return fmt.Errorf("open.requests = %d: must be in 0..%d", o.Requests, MaxRequests)
 	}
 	if o.DurationS < 0 || math.IsNaN(o.DurationS) || o.DurationS > maxDurationS {
 		return fmt.Errorf("open.duration_s = %v: must be in [0, %d]", o.DurationS, maxDurationS)

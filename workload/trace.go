@@ -336,8 +336,8 @@ func ParseCSV(r io.Reader, file string, opt TraceOptions) ([]TraceRow, error) {
 		if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" {
 			continue
 		}
-		if len(rows) >= maxRequests {
-			return nil, fmt.Errorf("%s: line %d: more than %d requests", file, line, maxRequests)
+		if len(rows) >= MaxRequests {
+			return nil, fmt.Errorf("%s: line %d: more than %d requests", file, line, MaxRequests)
 		}
 		b := rowBuilder{file: file, bareUnit: bare, clock: &clk}
 		get := func(c col) (string, bool) {
@@ -448,8 +448,8 @@ func parseJSONL(r io.Reader, file string, opt TraceOptions) (rowsOut []TraceRow,
 		if len(text) == 0 {
 			continue
 		}
-		if len(rows) >= maxRequests {
-			return nil, nil, fmt.Errorf("%s: line %d: more than %d requests", file, line, maxRequests)
+		if len(rows) >= MaxRequests {
+			return nil, nil, fmt.Errorf("%s: line %d: more than %d requests", file, line, MaxRequests)
 		}
 		var obj map[string]json.RawMessage
 		if err := json.Unmarshal(text, &obj); err != nil {

@@ -428,8 +428,8 @@ func (s *TraceStream) Next() (Request, bool) {
 			return Request{}, false
 		}
 		s.lastNS = r.arrival
-		if s.Rows > maxRequests*10 {
-			s.err = fmt.Errorf("%s: line %d: more than %d rows", s.file, r.row.Line, maxRequests*10)
+		if s.Rows > maxStreamRows {
+			s.err = fmt.Errorf("%s: line %d: more than %d rows", s.file, r.row.Line, maxStreamRows)
 			return Request{}, false
 		}
 		off := r.arrival - s.first
@@ -473,3 +473,7 @@ func (s *TraceStream) Next() (Request, bool) {
 		}
 	}
 }
+
+// maxStreamRows bounds the rows a streamed trace reads (rows are not kept, so the bound is on
+// time, not memory).
+const maxStreamRows = 100_000_000

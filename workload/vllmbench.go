@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/servesim/servesim/internal/fsutil"
 	"github.com/servesim/servesim/vtime"
 )
 
@@ -175,8 +175,8 @@ func (b *VLLMBench) validate(k Kind) error {
 	default:
 		return fmt.Errorf("vllm_bench.dataset = %q: want random or sharegpt (servesim reads no other vllm bench dataset)", b.Dataset)
 	}
-	if b.NumPrompts < 0 || b.NumPrompts > maxRequests {
-		return fmt.Errorf("vllm_bench.num_prompts = %d: must be in 1..%d", b.NumPrompts, maxRequests)
+	if b.NumPrompts < 0 || b.NumPrompts > MaxRequests {
+		return fmt.Errorf("vllm_bench.num_prompts = %d: must be in 1..%d", b.NumPrompts, MaxRequests)
 	}
 	if s := b.Special(); s < 0 || s > 64 {
 		return fmt.Errorf("vllm_bench.special_tokens = %d: must be in 0..64", s)
@@ -193,8 +193,8 @@ func (b *VLLMBench) validate(k Kind) error {
 	if b.MaxConcurrency < 0 || b.MaxConcurrency > maxConcurrency {
 		return fmt.Errorf("vllm_bench.max_concurrency = %d: must be in 1..%d (or absent: none)", b.MaxConcurrency, maxConcurrency)
 	}
-	if b.NumWarmups < 0 || b.NumWarmups > maxRequests {
-		return fmt.Errorf("vllm_bench.num_warmups = %d: must be in 0..%d", b.NumWarmups, maxRequests)
+	if b.NumWarmups < 0 || b.NumWarmups > MaxRequests {
+		return fmt.Errorf("vllm_bench.num_warmups = %d: must be in 0..%d", b.NumWarmups, MaxRequests)
 	}
 	if k == KindOffline {
 		switch {
@@ -220,14 +220,11 @@ func (s *Spec) LoadDataset() error {
 	if !filepath.IsAbs(p) && s.dir != "" {
 		p = filepath.Join(s.dir, p)
 	}
-	f, err := os.Open(p)
+	f, err := fsutil.Open(p, MaxShareGPTBytes)
 	if err != nil {
 		return fmt.Errorf("vllm_bench.dataset_path: %w", err)
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > MaxShareGPTBytes {
-		return fmt.Errorf("%s: larger than %d MiB: servesim refuses ShareGPT files above that size", p, MaxShareGPTBytes>>20)
-	}
 	pairs, err := ParseShareGPT(f, p, ShareGPTOptions{CharsPerToken: b.charsPerToken(), SpecialTokens: b.Special()})
 	if err != nil {
 		return err

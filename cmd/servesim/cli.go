@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 
@@ -166,6 +167,10 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 		fmt.Fprintf(stderr, "Run 'servesim %s --help' for usage.\n", c.Name)
 		return 2
 	}
+	if err := outputNotInput(fs); err != nil {
+		fmt.Fprintf(stderr, "servesim %s: %v\nRun 'servesim %s --help' for usage.\n", c.Name, err, c.Name)
+		return 2
+	}
 	if err := action(fs.Args()); err != nil {
 		var u usageError
 		if errors.As(err, &u) {
@@ -248,4 +253,54 @@ func printCommandHelp(w io.Writer, c *command, fs *pflag.FlagSet) {
 	if u := fs.FlagUsages(); u != "" {
 		fmt.Fprintf(w, "\nFlags:\n%s", u)
 	}
+}
+
+// outputNotInput refuses an output flag (--out, --params-out, --report-out, --series) that names
+// the same file as another flag or an argument: writing it would replace one of the command's
+// inputs.
+func outputNotInput(fs *pflag.FlagSet) error {
+	outs := map[string]os.FileInfo{}
+	fs.Visit(func(f *pflag.Flag) {
+		if f.Name == "out" || strings.HasSuffix(f.Name, "-out") || f.Name == "series" {
+			if st, err := os.Stat(f.Value.String()); err == nil && st.Mode().IsRegular() {
+				outs["--"+f.Name] = st
+			}
+		}
+	})
+	if len(outs) == 0 {
+		return nil
+	}
+	check := func(what, path string) error {
+		st, err := os.Stat(path)
+		if err != nil {
+			return nil
+		}
+		for name, o := range outs {
+			if name != what && os.SameFile(o, st) {
+				return fmt.Errorf("%s %s is also an input (%s): write the output to another file", name, path, what)
+			}
+		}
+		return nil
+	}
+	var err error
+	fs.Visit(func(f *pflag.Flag) {
+		if err != nil {
+			return
+		}
+		vals := []string{f.Value.String()}
+		if sv, ok := f.Value.(pflag.SliceValue); ok {
+			vals = sv.GetSlice()
+		}
+		for _, v := range vals {
+			if err = check("--"+f.Name, v); err != nil {
+				return
+			}
+		}
+	})
+	for _, a := range fs.Args() {
+		if err == nil {
+			err = check("argument", a)
+		}
+	}
+	return err
 }

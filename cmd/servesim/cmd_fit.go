@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/servesim/servesim/calibration"
+	"github.com/servesim/servesim/internal/fsutil"
 	"github.com/servesim/servesim/model/param"
 	"github.com/servesim/servesim/scenario"
 	"github.com/servesim/servesim/vllmbench"
@@ -259,7 +259,7 @@ func benchResults(paths []string) ([]*vllmbench.Result, error) {
 	var out []*vllmbench.Result
 	matrices := 0
 	for _, p := range paths {
-		f, err := os.Open(p)
+		f, err := fsutil.Open(p, fsutil.MaxPlanBytes)
 		if err != nil {
 			return nil, fmt.Errorf("--measured: %w", err)
 		}

@@ -22,7 +22,6 @@ import (
 	"github.com/servesim/servesim/scenario"
 	"github.com/servesim/servesim/server"
 	"github.com/servesim/servesim/sim"
-	"github.com/servesim/servesim/workload"
 )
 
 // serveFlags are serve's own flags.
@@ -37,7 +36,6 @@ type serveFlags struct {
 	maxConns      int
 	graceS        float64
 	checkCells    string
-	checkWorkload string
 	checkTol      float64
 	checkWarmups  bool
 }
@@ -53,7 +51,6 @@ func (f *serveFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.maxConns, "max-connections", 4096, "most client connections open at once (more wait to be accepted)")
 	fs.Float64Var(&f.graceS, "shutdown-grace-s", 30, "on SIGINT or SIGTERM, `seconds` the running requests get to finish before they are cancelled (a second signal cancels them at once)")
 	fs.StringVar(&f.checkCells, "check-cells", "", "instead of serving until stopped: run the benchmark protocol over HTTP for these `cells` (CTX:C for a decode cell, CTX:prefill for a prefill row, comma-separated, e.g. 8K:1,8K:32,8K:64,32K:128), compare with 'servesim matrix', and exit")
-	fs.StringVar(&f.checkWorkload, "check-workload", "", "instead of serving until stopped: run this `workload` (a file or preset of kind closed, open, trace or bench) as HTTP clients, compare with 'servesim simulate', and exit")
 	fs.Float64Var(&f.checkTol, "check-tolerance", 0.05, "with --check-*: the largest relative `difference` of TTFT and tok/s accepted (exit 1 beyond, or on a different status)")
 	fs.BoolVar(&f.checkWarmups, "check-warmups", true, "with --check-cells: run the benchmark's hidden warm-ups first, as 'servesim matrix' does")
 }
@@ -110,10 +107,10 @@ request headers and 60 s on reading a body, 60 s on writing a chunk to a client 
 --shutdown-grace-s to finish, then their streams end with an error event and [DONE]; a second
 signal cancels them at once.
 
-Checks (--check-cells, --check-workload): the server starts (on --port, 0 for any free one), a client
-runs servesim's benchmark protocol (readiness gate on /metrics, window, statuses) or a workload over
-HTTP against it, on a clock scaled by --speed, and the result is compared with the same run
-simulated in process ('servesim matrix' or 'servesim simulate'); exit 1 when a status differs or a
+Check (--check-cells): the server starts (on --port, 0 for any free one), a client runs servesim's
+benchmark protocol (readiness gate on /metrics, window, statuses) over HTTP against it, on a clock
+scaled by --speed, and the result is compared with the same cells simulated in process ('servesim
+matrix'); exit 1 when a status differs or a
 TTFT or tok/s differs by more than --check-tolerance. At --speed 20 and more the client's and
 server's wall-clock jitter (about 0.1-1 ms) is scaled by the speed; see docs/serve.md.
 
@@ -122,8 +119,7 @@ Example:
   servesim serve --vllm-cmd "vllm serve Qwen/Qwen3-32B --tensor-parallel-size 2" --gpu H100 --port 8001
   curl -N http://127.0.0.1:8000/v1/completions -H 'Content-Type: application/json' \
     -d '{"model": "glm-5.3-flash", "prompt": "Hello", "max_tokens": 64, "stream": true}'
-  servesim serve --port 0 --speed 50 --check-cells 8K:1,8K:32,8K:64,32K:128
-  servesim serve --port 0 --check-workload bench-8Kx32`,
+  servesim serve --port 0 --speed 50 --check-cells 8K:1,8K:32,8K:64,32K:128`,
 		Setup: func(fs *pflag.FlagSet, e *env) func([]string) error {
 			var sf scenarioFlags
 			sf.register(fs)
@@ -155,14 +151,12 @@ func (f *serveFlags) check(fs *pflag.FlagSet) error {
 		return usagef("--max-connections %d: want at least 1", f.maxConns)
 	case !(f.graceS >= 0 && f.graceS <= 3600):
 		return usagef("--shutdown-grace-s %v: want 0 to 3600 seconds", f.graceS)
-	case f.checkCells != "" && f.checkWorkload != "":
-		return usagef("--check-cells and --check-workload are exclusive: give one check")
 	case !(f.checkTol > 0 && f.checkTol < 10):
 		return usagef("--check-tolerance %v: want a positive fraction such as 0.05", f.checkTol)
 	}
 	for _, name := range []string{"check-tolerance", "check-warmups"} {
-		if fs.Changed(name) && f.checkCells == "" && f.checkWorkload == "" {
-			return usagef("--%s applies to a check (--check-cells or --check-workload)", name)
+		if fs.Changed(name) && f.checkCells == "" {
+			return usagef("--%s applies to the check (--check-cells)", name)
 		}
 	}
 	return nil
@@ -187,20 +181,7 @@ func runServe(fs *pflag.FlagSet, e *env, sf *scenarioFlags, f *serveFlags) error
 		return err
 	}
 	start := time.Now()
-	// The check's workload is read before the server starts: a bad one fails at once.
-	var spec *workload.Spec
 	var keys []matrix.Key
-	if f.checkWorkload != "" {
-		var err error
-		if spec, err = loadWorkload(f.checkWorkload); err != nil {
-			return err
-		}
-		switch spec.Kind {
-		case workload.KindClosed, workload.KindOpen, workload.KindTrace, workload.KindBench:
-		default:
-			return usagef("--check-workload %s: kind %s is not sent over HTTP by the check (closed, open, trace and bench are)", f.checkWorkload, spec.Kind)
-		}
-	}
 	r, srv, err := sf.loadServer(e.stderr, e.info())
 	if err != nil {
 		return err
@@ -242,7 +223,7 @@ func runServe(fs *pflag.FlagSet, e *env, sf *scenarioFlags, f *serveFlags) error
 	sig := make(chan os.Signal, 2)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sig)
-	checking := spec != nil || keys != nil
+	checking := keys != nil
 	go func() {
 		select {
 		case sg := <-sig:
@@ -274,12 +255,7 @@ func runServe(fs *pflag.FlagSet, e *env, sf *scenarioFlags, f *serveFlags) error
 	served := make(chan error, 1)
 	sctx, stopServer := context.WithCancel(context.Background())
 	go func() { served <- s.Run(sctx, ln) }()
-	var checkErr error
-	if keys != nil {
-		checkErr = checkCells(ctx, e, url, f, r, srv, keys, sf.isSeed())
-	} else {
-		checkErr = checkWorkload(ctx, e, url, f, r, srv, spec)
-	}
+	checkErr := checkCells(ctx, e, url, f, r, srv, keys, sf.isSeed())
 	s.Abort()
 	stopServer()
 	if err := <-served; err != nil && checkErr == nil {
@@ -418,8 +394,4 @@ func checkCells(ctx context.Context, e *env, url string, f *serveFlags, r *scena
 	}
 	fmt.Fprintf(w, "\nEvery status agrees; TTFT and tok/s within %g%%.\n", 100*f.checkTol)
 	return nil
-}
-
-func checkWorkload(ctx context.Context, e *env, url string, f *serveFlags, r *scenario.Resolved, srv *sim.Server, spec *workload.Spec) error {
-	return fmt.Errorf("--check-workload: not yet")
 }

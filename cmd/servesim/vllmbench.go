@@ -1,12 +1,15 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"strings"
 
 	"github.com/spf13/pflag"
 
+	"github.com/servesim/servesim/internal/fsutil"
 	"github.com/servesim/servesim/vllmbench"
 	"github.com/servesim/servesim/workload"
 )
@@ -117,7 +120,10 @@ func (f *benchFlags) benchWorkload(fs *pflag.FlagSet, res *vllmbench.Result, inf
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("--vllm-bench: %w", err)
+		if isFileError(err) {
+			return nil, fmt.Errorf("--vllm-bench: %w", err)
+		}
+		return nil, usagef("--vllm-bench: %v", err) // a value of the command out of range
 	}
 	printBenchNotes(info, "servesim: ", cmd, notes)
 	return spec, nil
@@ -131,4 +137,13 @@ func noteModelLen(w io.Writer, s *workload.Spec, mml int) {
 	if n := s.MaxRequestTokens(); n > mml {
 		fmt.Fprintf(w, "servesim: note: the longest request is %d tokens (prompt + output), more than max_model_len %d: vLLM refuses such requests (they count as failed; a ready check that long stops the benchmark)\n", n, mml)
 	}
+}
+
+// isFileError reports whether err is about a file read (missing, unreadable, not a regular file,
+// too large) rather than a value given on the command line.
+func isFileError(err error) bool {
+	var pe *fs.PathError
+	var nr *fsutil.NotRegularError
+	var tl *fsutil.TooLargeError
+	return errors.As(err, &pe) || errors.As(err, &nr) || errors.As(err, &tl)
 }

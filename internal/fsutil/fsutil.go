@@ -36,7 +36,8 @@ func WriteFile(path string, data []byte) error {
 }
 
 // WriteFile atomically replaces path with data; until the file is in place its temporary file
-// is pending.
+// is pending. Only a regular file (or nothing) at path is replaced: a device, a named pipe, a
+// socket, a directory or a symbolic link there is a *NotRegularError.
 func (fs *Files) WriteFile(path string, data []byte) error {
 	tmp, err := fs.writeTemp(path, data)
 	if err != nil {
@@ -52,6 +53,9 @@ func (fs *Files) WriteFile(path string, data []byte) error {
 
 // writeTemp writes data to a pending temporary file beside path and returns its name.
 func (fs *Files) writeTemp(path string, data []byte) (string, error) {
+	if err := checkOutput(path); err != nil {
+		return "", err
+	}
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
@@ -154,8 +158,8 @@ func CheckWritable(path string) error {
 	if !st.IsDir() {
 		return fmt.Errorf("cannot write %s: %s is not a directory", path, dir)
 	}
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		return fmt.Errorf("cannot write %s: it is a directory", path)
+	if err := checkOutput(path); err != nil {
+		return err
 	}
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".check-*")
 	if err != nil {

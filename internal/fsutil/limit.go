@@ -3,12 +3,12 @@ package fsutil
 import (
 	"fmt"
 	"io"
-	"os"
 )
 
 // Size limits of the files servesim reads. Every file read goes through ReadFile or Open with
-// one of them, so that no input (a huge file, /dev/zero, a FIFO that never ends) grows memory or
-// time without bound; line-based readers also cap one line with MaxLineBytes.
+// one of them, so that no input (a huge file, a file that keeps growing) grows memory or time
+// without bound, and only regular files are read (a device never ends, a named pipe without a
+// writer blocks); line-based readers also cap one line with MaxLineBytes.
 const (
 	// MaxConfigBytes bounds TOML scenarios, workloads, GPU catalogs, parameter files, model
 	// descriptions, Hugging Face config.json and fit reports (real ones are kilobytes).
@@ -51,16 +51,16 @@ func Size(n int64) string {
 	return fmt.Sprintf("%d bytes", n)
 }
 
-// ReadFile reads at most limit bytes of path. A larger file, or a device or pipe that goes on
-// past the limit, is a *TooLargeError naming the file and the limit; the open and read errors
-// are those of os.ReadFile.
+// ReadFile reads at most limit bytes of path, a regular file. A larger file (or one that grows
+// past the limit while read) is a *TooLargeError naming the file and the limit; a named pipe, a
+// device or a directory is a *NotRegularError; the open and read errors are those of os.ReadFile.
 func ReadFile(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
+	f, st, err := openRegular(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > limit {
+	if st.Size() > limit {
 		return nil, &TooLargeError{Name: path, Limit: limit}
 	}
 	data, err := io.ReadAll(LimitReader(f, path, limit))
@@ -70,14 +70,15 @@ func ReadFile(path string, limit int64) ([]byte, error) {
 	return data, nil
 }
 
-// Open opens path for reading; the reader fails with a *TooLargeError once it has given limit
-// bytes and more remain (a regular file larger than limit fails at once).
+// Open opens path, a regular file (else a *NotRegularError), for reading; the reader fails with a
+// *TooLargeError once it has given limit bytes and more remain (a file larger than limit fails at
+// once).
 func Open(path string, limit int64) (io.ReadCloser, error) {
-	f, err := os.Open(path)
+	f, st, err := openRegular(path)
 	if err != nil {
 		return nil, err
 	}
-	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > limit {
+	if st.Size() > limit {
 		f.Close()
 		return nil, &TooLargeError{Name: path, Limit: limit}
 	}
