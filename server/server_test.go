@@ -214,7 +214,9 @@ func TestStreamUsage(t *testing.T) {
 			if !done {
 				t.Fatal("stream did not end with data: [DONE]")
 			}
-			if len(chunks) < 3 {
+			// At least one content chunk and the usage chunk: a client slower than the sped-up
+			// clock may find all 50 tokens ready at once, and the server sends what is ready as one chunk.
+			if len(chunks) < 2 {
 				t.Fatalf("%d chunks", len(chunks))
 			}
 			last := chunks[len(chunks)-1]
