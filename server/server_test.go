@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -35,26 +34,8 @@ func startTest(t testing.TB, mod func(*Config)) (*Server, string) {
 	if mod != nil {
 		mod(&cfg)
 	}
-	s, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			t.Error("the server did not shut down within 10 s")
-		}
-	})
-	return s, "http://" + ln.Addr().String()
+	run := serve(t, cfg)
+	return run.s, run.url
 }
 
 func postURL(t testing.TB, url, body string) (int, []byte) {
