@@ -279,9 +279,9 @@ func runFleet(e *env, cfg fleet.Config, t *fleet.Traffic) (*fleet.Result, error)
 	defer fleet.CloseStream(st)
 	pr := newProgress(e, 2*time.Second)
 	total := t.Requests
-	cfg.Progress = func(routed int64, _ vtime.Time) { pr.update("requests routed", int(routed), total) }
+	cfg.Progress = func(routed int64, _ vtime.Time) { pr.Update("requests routed", int(routed), total) }
 	res, err := fleet.Run(cfg, st)
-	pr.finish()
+	pr.Finish()
 	return res, err
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/servesim/servesim/internal/fsutil"
+	"github.com/servesim/servesim/internal/progress"
 	"github.com/servesim/servesim/matrix"
 	"github.com/servesim/servesim/planner"
 	"github.com/servesim/servesim/plots"
@@ -423,17 +424,17 @@ Example:
 				fmt.Fprintf(info, "servesim: planning %s for %s\n", ms.ModelRef, spec0.Describe())
 				pr := newProgress(e, 2*time.Second)
 				p, err := planner.Run(q, planner.Options{Workers: *workers, Shard: sh, Exhaustive: *exhaustive,
-					Start: func(est planner.Estimate) { pr.endLine(); fmt.Fprint(info, estimateText(est)) },
+					Start: func(est planner.Estimate) { pr.EndLine(); fmt.Fprint(info, estimateText(est)) },
 					Progress: func(g planner.Progress) {
 						if g.Stage != "pilot" {
-							pr.update(stageText(g.Stage), g.Done, g.Total)
+							pr.Update(stageText(g.Stage), g.Done, g.Total)
 						}
 					}})
-				pr.finish()
+				pr.Finish()
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(info, "servesim: %s rows, %s in %s\n", commasInt(len(p.Results)), searchText(p), seconds(pr.elapsed().Seconds()))
+				fmt.Fprintf(info, "servesim: %s rows, %s in %s\n", commasInt(len(p.Results)), searchText(p), progress.Seconds(pr.Elapsed().Seconds()))
 				if *plotDir != "" {
 					files, err := writeFigures(*plotDir, plots.Draw(p.Charts()), []plots.Format{plots.PNG, plots.SVG})
 					if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/servesim/servesim/internal/progress"
 	"github.com/servesim/servesim/model/deploy"
 	"github.com/servesim/servesim/model/param"
 	"github.com/servesim/servesim/scenario"
@@ -244,11 +245,11 @@ func prepareResults(e *env, sf *scenarioFlags, bf *benchFlags, fs *pflag.FlagSet
 
 // validateProgress reports simulations done through the shared reporter (redrawn in place on a
 // terminal, plain lines elsewhere, nothing with --quiet).
-func validateProgress(p *progress) func(done, total int, label string) {
+func validateProgress(p *progress.Reporter) func(done, total int, label string) {
 	return func(done, total int, label string) {
-		p.update("simulations", done, total, label)
+		p.Update("simulations", done, total, label)
 		if done == total {
-			p.finish()
+			p.Finish()
 		}
 	}
 }
