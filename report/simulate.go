@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/servesim/servesim/bench"
@@ -97,4 +98,28 @@ func Subject(r *scenario.Resolved) string {
 	}
 	d := r.Deployment
 	return fmt.Sprintf("%s on %d x %s", d.Model.Name, d.Hardware.Count, d.Hardware.GPU.Name)
+}
+
+// ParseCells reads the cells to explain, "CTX:C,..." such as 8K:1,32K:16 (nil for "" or
+// "none"); an error names the --explain flag and the part.
+func ParseCells(s string) ([]Cell, error) {
+	if s == "" || s == "none" {
+		return nil, nil
+	}
+	var cells []Cell
+	for _, part := range strings.Split(s, ",") {
+		ctx, conc, ok := strings.Cut(strings.TrimSpace(part), ":")
+		if !ok {
+			return nil, fmt.Errorf("--explain %q: want CTX:C such as 8K:32", part)
+		}
+		if _, err := matrix.ParseContext(ctx); err != nil {
+			return nil, fmt.Errorf("--explain %q: %v", part, err)
+		}
+		c, err := strconv.Atoi(strings.TrimSpace(conc))
+		if err != nil || c <= 0 {
+			return nil, fmt.Errorf("--explain %q: concurrency must be a positive integer", part)
+		}
+		cells = append(cells, Cell{Context: strings.TrimSpace(ctx), Concurrency: c})
+	}
+	return cells, nil
 }

@@ -41,7 +41,7 @@ func BenchmarkMetrics(b *testing.B) {
 	for b.Loop() {
 		snap, _ := s.snapshot()
 		buf.Reset()
-		s.writeMetrics(&buf, snap, s.streamLag.clone())
+		s.writeMetrics(&buf, snap, s.streamLag.snapshot())
 	}
 	b.SetBytes(int64(buf.Len()))
 }

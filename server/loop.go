@@ -59,7 +59,7 @@ type loop struct {
 	streams map[*sim.Record]*stream
 	index   *contentIndex
 	met     []engineMetrics
-	lag     *lagHist // how late events were processed (loop-owned)
+	lag     lagHist // how late events were processed
 	cmds    chan cmd
 	stopped chan struct{}
 	dead    *apiError
@@ -79,7 +79,7 @@ type logMark struct {
 func newLoop(srv *sim.Server, seed uint64, speed float64, logW io.Writer) *loop {
 	n := max(srv.Replicas, 1)
 	l := &loop{clk: clock{speed: speed}, live: make([]int, n), streams: map[*sim.Record]*stream{},
-		index: newContentIndex(srv.Layout.BlockSize, 1<<20), met: make([]engineMetrics, n), lag: newLagHist(),
+		index: newContentIndex(srv.Layout.BlockSize, 1<<20), met: make([]engineMetrics, n),
 		cmds: make(chan cmd, 1024), stopped: make(chan struct{}), spec: srv.Deployment.Engine.SpecTokens(), logW: logW}
 	for i := 0; i < n; i++ {
 		s := seed

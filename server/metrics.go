@@ -6,9 +6,6 @@ import (
 	"math"
 	"sort"
 	"strconv"
-	"strings"
-	"sync"
-	"time"
 
 	"github.com/servesim/servesim/sim"
 	"github.com/servesim/servesim/vtime"
@@ -39,11 +36,6 @@ func buckets125(maxV int) []float64 {
 			}
 		}
 	}
-}
-
-// lagBuckets are the buckets of servesim's lag histograms, in seconds.
-func lagBuckets() []float64 {
-	return []float64{0.0001, 0.00025, 0.0005, 0.001, 0.002, 0.003, 0.005, 0.0075, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1}
 }
 
 // histogram is a Prometheus histogram: counts per bucket (the last one +Inf), sum and count.
@@ -111,87 +103,6 @@ func (m *engineMetrics) clone() engineMetrics {
 	return c
 }
 
-// lagHist keeps lags to the microsecond up to 100 ms (exact quantiles), and counts beyond.
-type lagHist struct {
-	us    []uint32
-	over  uint64
-	n     uint64
-	sum   float64
-	maxNS int64
-}
-
-const lagRangeUS = 100_000
-
-func newLagHist() *lagHist { return &lagHist{us: make([]uint32, lagRangeUS)} }
-
-func (h *lagHist) add(d time.Duration) {
-	d = max(d, 0)
-	if us := d.Microseconds(); us < lagRangeUS {
-		h.us[us]++
-	} else {
-		h.over++
-	}
-	h.n++
-	h.sum += d.Seconds()
-	h.maxNS = max(h.maxNS, d.Nanoseconds())
-}
-
-func (h *lagHist) clone() *lagHist {
-	c := *h
-	c.us = append([]uint32(nil), h.us...)
-	return &c
-}
-
-// quantile is the q-quantile in seconds (to the microsecond; past 100 ms, the maximum).
-func (h *lagHist) quantile(q float64) float64 {
-	if h.n == 0 {
-		return math.NaN()
-	}
-	rank := uint64(math.Ceil(q * float64(h.n)))
-	rank = max(rank, 1)
-	var c uint64
-	for i, k := range h.us {
-		c += uint64(k)
-		if c >= rank {
-			return float64(i+1) * 1e-6
-		}
-	}
-	return float64(h.maxNS) * 1e-9
-}
-
-// prometheus is the histogram on the given buckets.
-func (h *lagHist) prometheus(bounds []float64) histogram {
-	out := newHistogram(bounds)
-	for i, k := range h.us {
-		if k > 0 {
-			// Microsecond bin i holds lags in [i, i+1) us: counted at its upper edge.
-			j := sort.SearchFloat64s(bounds, float64(i+1)*1e-6)
-			out.counts[j] += uint64(k)
-		}
-	}
-	out.counts[len(bounds)] += h.over
-	out.sum, out.count = h.sum, h.n
-	return out
-}
-
-// sharedLag is a lagHist written by many goroutines.
-type sharedLag struct {
-	mu sync.Mutex
-	h  *lagHist
-}
-
-func (s *sharedLag) add(d time.Duration) {
-	s.mu.Lock()
-	s.h.add(d)
-	s.mu.Unlock()
-}
-
-func (s *sharedLag) clone() *lagHist {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.h.clone()
-}
-
 // engineGauges are an engine's state at a snapshot.
 type engineGauges struct {
 	running, waiting int
@@ -205,11 +116,11 @@ type snapshot struct {
 	at      vtime.Time
 	gauges  []engineGauges
 	metrics []engineMetrics
-	lag     *lagHist
+	lag     lagSnapshot
 }
 
 func (l *loop) snapshot() *snapshot {
-	s := &snapshot{at: l.engines[0].Now(), lag: l.lag.clone()}
+	s := &snapshot{at: l.engines[0].Now(), lag: l.lag.snapshot()}
 	for i, e := range l.engines {
 		sc := e.Scheduler()
 		s.gauges = append(s.gauges, engineGauges{running: sc.NumRunning(), waiting: sc.NumWaiting() + e.Pending(),
@@ -242,40 +153,56 @@ func cacheInfo(srv *sim.Server) [][2]string {
 
 // promWriter writes the Prometheus text format.
 type promWriter struct {
-	w      io.Writer
-	labels string // model_name and engine, filled per series
+	w   io.Writer
+	buf []byte // one line
 }
 
-func escapeLabel(v string) string {
-	return strings.NewReplacer(`\`, `\\`, "\n", `\n`, `"`, `\"`).Replace(v)
+// appendLabelValue appends v escaped as the text format wants (backslash, newline, quote).
+func appendLabelValue(b []byte, v string) []byte {
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; c {
+		case '\\':
+			b = append(b, '\\', '\\')
+		case '\n':
+			b = append(b, '\\', 'n')
+		case '"':
+			b = append(b, '\\', '"')
+		default:
+			b = append(b, c)
+		}
+	}
+	return b
 }
 
-func fmtFloat(v float64) string {
+func appendFloat(b []byte, v float64) []byte {
 	switch {
 	case math.IsInf(v, 1):
-		return "+Inf"
+		return append(b, "+Inf"...)
 	case math.IsInf(v, -1):
-		return "-Inf"
+		return append(b, "-Inf"...)
 	case math.IsNaN(v):
-		return "NaN"
+		return append(b, "NaN"...)
 	}
-	return strconv.FormatFloat(v, 'g', -1, 64)
+	return strconv.AppendFloat(b, v, 'g', -1, 64)
 }
 
-func labelString(pairs [][2]string) string {
+func fmtFloat(v float64) string { return string(appendFloat(nil, v)) }
+
+func appendLabels(b []byte, pairs [][2]string) []byte {
 	if len(pairs) == 0 {
-		return ""
+		return b
 	}
-	var b strings.Builder
-	b.WriteByte('{')
+	b = append(b, '{')
 	for i, p := range pairs {
 		if i > 0 {
-			b.WriteByte(',')
+			b = append(b, ',')
 		}
-		fmt.Fprintf(&b, `%s="%s"`, p[0], escapeLabel(p[1]))
+		b = append(b, p[0]...)
+		b = append(b, '=', '"')
+		b = appendLabelValue(b, p[1])
+		b = append(b, '"')
 	}
-	b.WriteByte('}')
-	return b.String()
+	return append(b, '}')
 }
 
 func (p *promWriter) family(name, typ, help string) {
@@ -283,7 +210,13 @@ func (p *promWriter) family(name, typ, help string) {
 }
 
 func (p *promWriter) sample(name string, labels [][2]string, v float64) {
-	fmt.Fprintf(p.w, "%s%s %s\n", name, labelString(labels), fmtFloat(v))
+	b := append(p.buf[:0], name...)
+	b = appendLabels(b, labels)
+	b = append(b, ' ')
+	b = appendFloat(b, v)
+	b = append(b, '\n')
+	p.w.Write(b)
+	p.buf = b
 }
 
 func (p *promWriter) histogram(name string, labels [][2]string, h histogram) {
@@ -300,7 +233,7 @@ func (p *promWriter) histogram(name string, labels [][2]string, h histogram) {
 
 // writeMetrics renders a snapshot with vLLM's metric names, help texts and labels (model_name,
 // engine), then servesim's own (the simulated clock and the server's lag behind it).
-func (s *Server) writeMetrics(w io.Writer, snap *snapshot, streamLag *lagHist) {
+func (s *Server) writeMetrics(w io.Writer, snap *snapshot, streamLag lagSnapshot) {
 	p := &promWriter{w: w}
 	base := func(i int) [][2]string {
 		return [][2]string{{"engine", strconv.Itoa(i)}, {"model_name", s.cfg.ModelName}}
@@ -380,7 +313,7 @@ func (s *Server) writeMetrics(w io.Writer, snap *snapshot, streamLag *lagHist) {
 		p.sample("servesim:engine_steps_total", base(i), float64(snap.gauges[i].steps))
 	}
 	p.family("servesim:clock_lag_seconds", "histogram", "Wall-clock seconds by which the engine loop processed a simulated event after it was due (the server's lag behind the simulated clock).")
-	p.histogram("servesim:clock_lag_seconds", nil, snap.lag.prometheus(lagBuckets()))
+	p.histogram("servesim:clock_lag_seconds", nil, snap.lag.prometheus())
 	p.family("servesim:stream_lag_seconds", "histogram", "Wall-clock seconds from when streamed tokens were due on the simulated clock to when their chunk was written to the client.")
-	p.histogram("servesim:stream_lag_seconds", nil, streamLag.prometheus(lagBuckets()))
+	p.histogram("servesim:stream_lag_seconds", nil, streamLag.prometheus())
 }

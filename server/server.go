@@ -108,7 +108,7 @@ type Server struct {
 	loop      *loop
 	spec      int
 	cacheInfo [][2]string
-	streamLag sharedLag
+	streamLag lagHist
 	ids       atomic.Uint64
 	closing   atomic.Bool
 	startOnce sync.Once
@@ -127,7 +127,6 @@ func New(cfg Config) (*Server, error) {
 	s.lim = limits{model: cfg.ModelName, maxModelLen: srv.Deployment.Engine.MaxModelLen, vocab: srv.Deployment.Model.Vocab,
 		charsPerToken: cfg.CharsPerToken, blockSize: srv.Layout.BlockSize, eosMean: cfg.EOSMeanTokens, seed: cfg.Seed}
 	s.loop = newLoop(srv, cfg.Seed, cfg.Speed, cfg.Log)
-	s.streamLag.h = newLagHist()
 	return s, nil
 }
 
@@ -203,7 +202,7 @@ func (s *Server) LagQuantiles(q float64) (clock, stream float64, nClock, nStream
 	if !ok {
 		return
 	}
-	sl := s.streamLag.clone()
+	sl := s.streamLag.snapshot()
 	return snap.lag.quantile(q), sl.quantile(q), snap.lag.n, sl.n
 }
 
@@ -305,7 +304,7 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var b bytes.Buffer
-	s.writeMetrics(&b, snap, s.streamLag.clone())
+	s.writeMetrics(&b, snap, s.streamLag.snapshot())
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 	w.Write(b.Bytes())
 }

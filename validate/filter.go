@@ -87,3 +87,56 @@ func (f *Filter) Match(r *Row) bool {
 	}
 	return true
 }
+
+// SelectRows reads the shipped corpus (no files) or the corpus CSV files, in order, and keeps
+// the rows flt matches from one of sources (every source when there is none; names compared
+// without case).
+func SelectRows(files []string, flt *Filter, sources []string) ([]Row, error) {
+	var rows []Row
+	keep := func(rs []Row) {
+		for i := range rs {
+			if flt.Match(&rs[i]) && SourceSelected(sources, rs[i].Source) {
+				rows = append(rows, rs[i])
+			}
+		}
+	}
+	if len(files) == 0 {
+		rs, err := ReadCorpus()
+		if err != nil {
+			return nil, err
+		}
+		keep(rs)
+	}
+	for _, p := range files {
+		rs, err := ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		keep(rs)
+	}
+	return rows, nil
+}
+
+// SourceSelected reports whether source s is one of sources (any, when there is none).
+func SourceSelected(sources []string, s string) bool {
+	if len(sources) == 0 {
+		return true
+	}
+	for _, x := range sources {
+		if strings.EqualFold(x, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// CountExpressed is the number of cases that can be simulated.
+func CountExpressed(cs []*Case) int {
+	n := 0
+	for _, c := range cs {
+		if c.Expressed() {
+			n++
+		}
+	}
+	return n
+}

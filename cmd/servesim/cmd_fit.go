@@ -10,6 +10,7 @@ import (
 
 	"github.com/servesim/servesim/calibration"
 	"github.com/servesim/servesim/internal/fsutil"
+	"github.com/servesim/servesim/internal/progress"
 	"github.com/servesim/servesim/model/param"
 	"github.com/servesim/servesim/scenario"
 	"github.com/servesim/servesim/vllmbench"
@@ -204,7 +205,7 @@ Example:
 				set = settings()
 				fmt.Fprintf(e.info(), "servesim fit: %s; starting from %s\n", r.Scenario.Name, r.ParamsFrom)
 				res, err := calibration.Fit(prob, set)
-				pr.finish()
+				pr.Finish()
 				if err != nil {
 					return err
 				}
@@ -212,7 +213,7 @@ Example:
 				rep := res.Report
 				if *cv {
 					splits, warnings, err := calibration.CrossValidate(prob, set)
-					pr.finish()
+					pr.Finish()
 					if err != nil {
 						return err
 					}
@@ -284,7 +285,7 @@ func benchResults(paths []string) ([]*vllmbench.Result, error) {
 }
 
 // fitBench fits the parameters to vllm bench serve result files.
-func fitBench(e *env, pr *progress, r *scenario.Resolved, results []*vllmbench.Result, bf *benchFlags, fs *pflag.FlagSet, free []param.ID,
+func fitBench(e *env, pr *progress.Reporter, r *scenario.Resolved, results []*vllmbench.Result, bf *benchFlags, fs *pflag.FlagSet, free []param.ID,
 	kvTokens int, set *calibration.Settings, paramsOut, reportOut string, names []string) error {
 	prob := &calibration.TargetProblem{Deployment: r.Deployment, Base: r.Params, Free: free, KVTokens: kvTokens, Seed: r.Scenario.Seed}
 	for i, res := range results {
@@ -300,7 +301,7 @@ func fitBench(e *env, pr *progress, r *scenario.Resolved, results []*vllmbench.R
 	}
 	fmt.Fprintf(e.info(), "servesim fit: %s on %d vllm bench result(s); starting from %s\n", r.Scenario.Name, len(results), r.ParamsFrom)
 	res, err := calibration.FitTargets(prob, set)
-	pr.finish()
+	pr.Finish()
 	if err != nil {
 		return err
 	}
@@ -337,10 +338,10 @@ func measName(p string) string {
 	return p
 }
 
-// fitProgress shows a fit's stage, evaluations and best loss (progress.status: in place on a
+// fitProgress shows a fit's stage, evaluations and best loss (progress.Reporter.Status: in place on a
 // terminal, a line every ten seconds elsewhere).
-func fitProgress(pr *progress) func(calibration.Progress) {
+func fitProgress(pr *progress.Reporter) func(calibration.Progress) {
 	return func(p calibration.Progress) {
-		pr.status("%-14s %5d evaluations  best loss %.4f  %5.1f s", p.Stage, p.Evaluations, p.Best, p.Elapsed.Seconds())
+		pr.Status("%-14s %5d evaluations  best loss %.4f  %5.1f s", p.Stage, p.Evaluations, p.Best, p.Elapsed.Seconds())
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/servesim/servesim/calibration"
+	"github.com/servesim/servesim/internal/progress"
 	"github.com/servesim/servesim/scenario"
 	"github.com/servesim/servesim/validate"
 	"github.com/servesim/servesim/vllmbench"
@@ -105,7 +106,7 @@ func fitMulti(e *env, sf *scenarioFlags, mf *multiFlags, bf *benchFlags, fs *pfl
 		pr := newProgress(e, 0)
 		set.Progress = fitProgress(pr)
 		res, err := calibration.FitMulti(&calibration.MultiProblem{Sources: srcs}, set)
-		pr.finish()
+		pr.Finish()
 		if err != nil {
 			return err
 		}
@@ -128,20 +129,20 @@ func fitMulti(e *env, sf *scenarioFlags, mf *multiFlags, bf *benchFlags, fs *pfl
 		}
 		calibration.WriteSourceNotes(e.stderr, d.Sources(validate.Fold{}))
 		start := time.Now()
-		var pr *progress
+		var pr *progress.Reporter
 		held, notes, err := d.CrossValidate(cvMode, *set, validate.CVHooks{
 			Start: func(i, n int, name string) func(calibration.Progress) {
 				pr = newProgress(e, 0)
 				return cvProgress(pr, start, i, n, name, set.MaxIter)
 			},
 			Done: func(i, n int, name string, res *calibration.MultiResult, sources int) {
-				pr.finish()
+				pr.Finish()
 				fmt.Fprintf(e.info(), "  fold %d/%d held out %s: fitted %d entries on %d sources in %.0f s (%d simulations, %s)\n",
 					i+1, n, name, len(res.Entries), sources, res.Elapsed.Seconds(), res.Evaluations, res.Status)
 			},
 		})
 		if pr != nil {
-			pr.finish()
+			pr.Finish()
 		}
 		if err != nil {
 			return err
@@ -175,7 +176,7 @@ func fitMulti(e *env, sf *scenarioFlags, mf *multiFlags, bf *benchFlags, fs *pfl
 }
 
 // cvProgress reports a cross-validation's progress with an estimate of the time left.
-func cvProgress(pr *progress, start time.Time, fold, folds int, name string, maxIter int) func(calibration.Progress) {
+func cvProgress(pr *progress.Reporter, start time.Time, fold, folds int, name string, maxIter int) func(calibration.Progress) {
 	if maxIter <= 0 {
 		maxIter = 8
 	}
@@ -189,6 +190,6 @@ func cvProgress(pr *progress, start time.Time, fold, folds int, name string, max
 		if done > 0.05 {
 			eta = fmt.Sprintf("~%.0f s", el/done*(float64(folds)-done))
 		}
-		pr.status("fold %d/%d (held out %s): %-16s %6d simulations, loss %.4g, %.0f s, left %s", fold+1, folds, name, p.Stage, p.Evaluations, p.Best, el, eta)
+		pr.Status("fold %d/%d (held out %s): %-16s %6d simulations, loss %.4g, %.0f s, left %s", fold+1, folds, name, p.Stage, p.Evaluations, p.Best, el, eta)
 	}
 }

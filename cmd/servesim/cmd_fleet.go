@@ -4,11 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
-	"math"
 	"os"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -156,7 +153,11 @@ Example:
 				}
 				var buf bytes.Buffer
 				if ff.plan && len(ff.merge) > 0 {
-					if err := mergeFleetPlan(&buf, &ff); err != nil {
+					f, err := fleet.MergePlans(ff.merge)
+					if err != nil {
+						return err
+					}
+					if err := fleet.WritePlan(&buf, f, ff.format); err != nil {
 						return err
 					}
 					return out.write(e.stdout, &buf)
@@ -165,16 +166,16 @@ Example:
 				if err != nil {
 					return err
 				}
-				if err := slo.apply(fs, &traffic.spec.SLO); err != nil {
+				if err := slo.apply(fs, &traffic.Spec.SLO); err != nil {
 					return err
 				}
 				if ff.stats {
-					st, err := traffic.open()
+					st, err := traffic.Open()
 					if err != nil {
 						return err
 					}
 					stats, err := workload.StreamStats(st)
-					closeStream(st)
+					fleet.CloseStream(st)
 					if err != nil {
 						return err
 					}
@@ -191,11 +192,11 @@ Example:
 					return err
 				}
 				ff.seed = r.Scenario.Seed
-				if err := traffic.scan(e); err != nil {
+				if err := traffic.Scan(); err != nil {
 					return err
 				}
 				if ff.plan {
-					return runFleetPlan(e, &buf, &out, &ff, fs, &sf, r, srv, traffic)
+					return runFleetPlan(e, &buf, &out, &ff, r, srv, traffic)
 				}
 				p, err := fleet.ParsePolicy(ff.router)
 				if err != nil {
@@ -204,7 +205,7 @@ Example:
 				if ff.replicas < 1 {
 					return usagef("--replicas %d: want at least 1", ff.replicas)
 				}
-				cfg := ff.config(r, srv, ff.replicas, p, traffic)
+				cfg := ff.settings().Config(r.Scenario.Name, srv, ff.replicas, p, traffic)
 				start := time.Now()
 				res, err := runFleet(e, cfg, traffic)
 				if err != nil {
@@ -218,7 +219,7 @@ Example:
 					}
 					buf.Write(append(b, '\n'))
 				} else {
-					writeFleetText(&buf, res, traffic, describeDeployment(r))
+					fleet.WriteText(&buf, res, traffic, describeDeployment(r))
 				}
 				return out.write(e.stdout, &buf)
 			}
@@ -226,18 +227,7 @@ Example:
 	}
 }
 
-// fleetTraffic is the traffic of a fleet run: how to open its stream, and what a first pass
-// found (its last arrival and request count).
-type fleetTraffic struct {
-	spec     *workload.Spec
-	trace    string
-	opt      workload.StreamOptions
-	last     vtime.Time
-	requests int
-}
-
-func (f *fleetFlags) traffic(fs *pflag.FlagSet) (*fleetTraffic, error) {
-	t := &fleetTraffic{}
+func (f *fleetFlags) traffic(fs *pflag.FlagSet) (*fleet.Traffic, error) {
 	switch {
 	case f.trace != "" && f.rate > 0:
 		return nil, usagef("--trace and --rate are exclusive: give one kind of traffic")
@@ -250,17 +240,8 @@ func (f *fleetFlags) traffic(fs *pflag.FlagSet) (*fleetTraffic, error) {
 		if _, err := os.Stat(f.trace); err != nil {
 			return nil, fmt.Errorf("--trace: %w", err)
 		}
-		t.trace = f.trace
-		t.opt = workload.StreamOptions{TraceOptions: workload.TraceOptions{TimeUnit: f.timeUnit}, Format: f.traceFormat,
-			Speed: f.speed, RateScale: f.rateScale, FromS: f.fromS, ToS: f.toS, Seed: f.seed}
-		name := f.trace
-		if i := strings.LastIndexAny(name, "/\\"); i >= 0 {
-			name = name[i+1:]
-		}
-		t.spec = &workload.Spec{Name: name, Kind: workload.KindTrace}
-		if _, err := t.open(); err != nil {
-			return nil, err
-		}
+		return fleet.TraceTraffic(f.trace, workload.StreamOptions{TraceOptions: workload.TraceOptions{TimeUnit: f.timeUnit}, Format: f.traceFormat,
+			Speed: f.speed, RateScale: f.rateScale, FromS: f.fromS, ToS: f.toS, Seed: f.seed})
 	case f.rate > 0:
 		for _, n := range []string{"speed", "rate-scale", "from", "to", "trace-format", "time-unit"} {
 			if fs.Changed(n) {
@@ -270,91 +251,37 @@ func (f *fleetFlags) traffic(fs *pflag.FlagSet) (*fleetTraffic, error) {
 		if f.requests <= 0 && f.durationS <= 0 {
 			return nil, usagef("--rate: give --requests N or --duration-s S")
 		}
-		text := fmt.Sprintf("name = \"open %g req/s\"\nkind = \"open\"\n[open]\nprocess = %q\nrate = %g\n", f.rate, f.process, f.rate)
-		if f.process == "gamma" {
-			text += fmt.Sprintf("cv = %g\n", f.cv)
-		}
-		if f.requests > 0 {
-			text += fmt.Sprintf("requests = %d\n", f.requests)
-		}
-		if f.durationS > 0 {
-			text += fmt.Sprintf("duration_s = %g\n", f.durationS)
-		}
-		text += fmt.Sprintf("[lengths]\ninput_tokens = %d\noutput_tokens = %d\nrange_ratio = %g\n", f.input, f.output, f.rangeRatio)
-		s, err := workload.Parse([]byte(text), "--rate")
+		t, err := fleet.RateTraffic(fleet.Rate{Rate: f.rate, Requests: f.requests, DurationS: f.durationS, Process: f.process, CV: f.cv,
+			InputTokens: f.input, OutputTokens: f.output, RangeRatio: f.rangeRatio})
 		if err != nil {
 			return nil, usagef("%v", err)
 		}
-		t.spec = s
-	default:
-		return nil, usagef("traffic: give --trace FILE or --rate R (with --requests or --duration-s)")
+		return t, nil
 	}
-	return t, nil
+	return nil, usagef("traffic: give --trace FILE or --rate R (with --requests or --duration-s)")
 }
 
-// open starts the stream from the beginning.
-func (t *fleetTraffic) open() (workload.Stream, error) {
-	if t.trace != "" {
-		return workload.OpenTrace(t.trace, t.opt)
-	}
-	return t.spec.Stream(t.spec.Seed)
-}
-
-func closeStream(s workload.Stream) {
-	if c, ok := s.(io.Closer); ok {
-		c.Close()
-	}
-}
-
-// scan reads the stream once: its last arrival sets the overload watch and the series' buckets.
-func (t *fleetTraffic) scan(e *env) error {
-	st, err := t.open()
-	if err != nil {
-		return err
-	}
-	defer closeStream(st)
-	for q, ok := st.Next(); ok; q, ok = st.Next() {
-		t.last = q.At
-		t.requests++
-	}
-	if err := st.Err(); err != nil {
-		return err
-	}
-	if t.requests == 0 {
-		return fmt.Errorf("the traffic has no request (check --from and --to)")
-	}
-	return nil
-}
-
-func replicaPrice(srv *sim.Server, given float64) float64 {
-	if given >= 0 {
-		return given
-	}
-	m := srv.Deployment.Hardware
-	return m.GPU.PricePerHour * float64(m.Count) / float64(max(srv.Replicas, 1))
-}
-
-func (f *fleetFlags) config(r *scenario.Resolved, srv *sim.Server, n int, p fleet.Policy, t *fleetTraffic) fleet.Config {
-	cfg := fleet.Config{Groups: []fleet.Group{{Name: r.Scenario.Name, Server: srv, Count: n, PricePerHour: replicaPrice(srv, f.price)}},
-		Policy: p, Seed: f.seed, ReplicaCap: f.replicaCap, QueueCap: f.queueCap, Spec: t.spec, LastArrival: t.last, SeriesS: f.seriesS}
+func (f *fleetFlags) settings() *fleet.Settings {
+	s := &fleet.Settings{PricePerHour: f.price, Seed: f.seed, ReplicaCap: f.replicaCap, QueueCap: f.queueCap, SeriesS: f.seriesS}
 	if f.autoMax > 0 {
-		cfg.Autoscale = &fleet.Autoscale{Min: f.autoMin, Max: f.autoMax, StartupS: f.startupS, IntervalS: f.intervalS,
+		s.Autoscale = &fleet.Autoscale{Min: f.autoMin, Max: f.autoMax, StartupS: f.startupS, IntervalS: f.intervalS,
 			QueuePerReplica: f.scaleQ, TTFTms: f.scaleMS, IdleS: f.idleS}
 	}
-	return cfg
+	return s
 }
 
-func runFleet(e *env, cfg fleet.Config, t *fleetTraffic) (*fleet.Result, error) {
-	st, err := t.open()
+// runFleet runs one fleet configuration with progress on stderr.
+func runFleet(e *env, cfg fleet.Config, t *fleet.Traffic) (*fleet.Result, error) {
+	st, err := t.Open()
 	if err != nil {
 		return nil, err
 	}
-	defer closeStream(st)
+	defer fleet.CloseStream(st)
 	pr := newProgress(e, 2*time.Second)
-	total := t.requests
-	cfg.Progress = func(routed int64, _ vtime.Time) { pr.update("requests routed", int(routed), total) }
+	total := t.Requests
+	cfg.Progress = func(routed int64, _ vtime.Time) { pr.Update("requests routed", int(routed), total) }
 	res, err := fleet.Run(cfg, st)
-	pr.finish()
+	pr.Finish()
 	return res, err
 }
 
@@ -363,98 +290,62 @@ func describeDeployment(r *scenario.Resolved) string {
 	return fmt.Sprintf("%s on %d x %s", r.Deployment.Model.Name, m.Count, m.GPU.Name)
 }
 
-func ms(v float64) string {
-	if math.IsNaN(v) || v == 0 {
-		return "-"
+// runFleetPlan is fleet --plan: the searches of the deployment and the --option files (or the
+// --shard's part of them, written as JSON), then the plan.
+func runFleetPlan(e *env, buf *bytes.Buffer, out *outFlag, ff *fleetFlags, r *scenario.Resolved, srv *sim.Server, t *fleet.Traffic) error {
+	if !t.Spec.SLO.Any() {
+		return usagef("--plan: give the objectives (--slo-ttft-ms, --slo-tpot-ms, ... and --slo-quantile)")
 	}
-	if v >= 1000 {
-		return fmt.Sprintf("%.2f s", v/1000)
+	if ff.autoMax > 0 {
+		return usagef("--plan searches fixed replica counts: it does not take --autoscale-max")
 	}
-	return fmt.Sprintf("%.1f ms", v)
-}
-
-// writeFleetText prints a fleet run: the fleet, the replicas, the series.
-func writeFleetText(w io.Writer, res *fleet.Result, t *fleetTraffic, deployment string) {
-	m := res.Fleet
-	fmt.Fprintf(w, "fleet: %d replicas of %s, router %s; traffic %s (%s requests over %.1f min)\n",
-		len(res.Replicas), deployment, res.Policy, t.spec.Name, groupThousands(t.requests), t.last.Seconds()/60)
-	fmt.Fprintf(w, "status %s", m.Status)
-	if m.Overload != nil {
-		fmt.Fprintf(w, ": %s", m.Overload.Short())
+	if ff.maxReplicas < 1 {
+		return usagef("--max-replicas %d: want at least 1", ff.maxReplicas)
 	}
-	fmt.Fprintln(w)
-	fmt.Fprintf(w, "requests      %s routed, %s completed, %s rejected at the router, %s longer than max_model_len\n",
-		groupThousands(int(res.Routed)), groupThousands(m.Completed), groupThousands(int(res.Rejected)), groupThousands(m.Rejected))
-	fmt.Fprintf(w, "throughput    %.1f req/s, %.0f output tok/s, %.0f total tok/s\n", m.RequestsPerS, m.OutputTokS, m.TotalTokS)
-	fmt.Fprintf(w, "TTFT          p50 %s  p90 %s  p99 %s\n", ms(m.TTFT.P50), ms(m.TTFT.P90), ms(m.TTFT.P99))
-	fmt.Fprintf(w, "TPOT          p50 %s  p90 %s  p99 %s\n", ms(m.TPOT.P50), ms(m.TPOT.P90), ms(m.TPOT.P99))
-	fmt.Fprintf(w, "prefix cache  %.1f %% hit: %s of %s prompt tokens (vLLM's prefix_cache_hits / _queries)\n",
-		100*res.PrefixHitRate, groupThousands(int(res.PrefixHits)), groupThousands(int(res.PrefixQueries)))
-	fmt.Fprintf(w, "replicas      peak %d, %.2f replica-hours", res.PeakReplicas, res.ReplicaHours)
-	if res.CostPerHour > 0 {
-		fmt.Fprintf(w, ", $%.2f/h, $%.3f per million output tokens", res.CostPerHour, res.CostPerMTokens)
+	pols, err := fleet.ParsePolicies(ff.router)
+	if err != nil {
+		return usagef("--router: %v", err)
 	}
-	fmt.Fprintln(w)
-	if g := m.Goodput; g != nil {
-		verdict := "met"
-		if !g.Met {
-			verdict = "NOT met"
+	opts := []fleet.PlanOption{{Name: describeDeployment(r), Group: r.Scenario.Name, Server: srv}}
+	for _, p := range ff.options {
+		s, err := scenario.Load(p)
+		if err != nil {
+			return fmt.Errorf("--option: %w", err)
 		}
-		var parts []string
-		for _, c := range g.Checks {
-			parts = append(parts, fmt.Sprintf("%s p%g %.4g (limit %.4g)", c.Name, 100*c.Quantile, c.Value, c.Limit))
+		ro, err := s.Resolve(scenario.ResolveOptions{})
+		if err != nil {
+			return fmt.Errorf("--option %s: %w", p, err)
 		}
-		fmt.Fprintf(w, "objectives    %s: %s; goodput %.1f %% of requests\n", verdict, strings.Join(parts, ", "), 100*g.Fraction)
-	}
-	fmt.Fprintf(w, "\nper replica (balance: the busiest got %.2f x the mean)\n", res.BalanceMaxToMean)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "replica\trouted\tbusy\tprefix hit\tTTFT p50\tTTFT p99\tTPOT p50\tserving\t")
-	for _, r := range res.Replicas {
-		hit := 0.0
-		if r.PrefixQueries > 0 {
-			hit = float64(r.PrefixHits) / float64(r.PrefixQueries)
+		so, err := sim.NewServer(ro.Deployment, ro.Params)
+		if err != nil {
+			return fmt.Errorf("--option %s: %w", p, err)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%.0f %%\t%.1f %%\t%s\t%s\t%s\t%.0f-%.0f s\t\n", r.Name, groupThousands(int(r.Routed)), 100*r.BusyShare, 100*hit,
-			ms(r.Metrics.TTFT.P50), ms(r.Metrics.TTFT.P99), ms(r.Metrics.TPOT.P50), r.UpS, r.StopS)
+		opts = append(opts, fleet.PlanOption{Name: describeDeployment(ro) + " (" + p + ")", Group: ro.Scenario.Name, Server: so})
 	}
-	tw.Flush()
-	writeSeries(w, res)
-}
-
-// writeSeries prints the run over time, in at most 24 rows.
-func writeSeries(w io.Writer, res *fleet.Result) {
-	if len(res.Series) == 0 {
-		return
-	}
-	k := (len(res.Series) + 23) / 24
-	fmt.Fprintf(w, "\nover the run (%.0f s a row)\n", res.SeriesIntervalS*float64(k))
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "from\tarrivals/s\treplicas\trouter queue\tengine waiting\tTTFT p50\tTTFT p99\trejected\t")
-	for i := 0; i < len(res.Series); i += k {
-		var arr, rej, reps, rq, n int
-		var wait, p50, p99 float64
-		for _, p := range res.Series[i:min(i+k, len(res.Series))] {
-			arr += p.Arrivals
-			rej += p.Rejected
-			reps = max(reps, p.Replicas)
-			rq = max(rq, p.RouterQueue)
-			wait = math.Max(wait, p.EngineWaiting)
-			if p.TTFTn > 0 {
-				p50 = math.Max(p50, p.TTFTp50)
-				p99 = math.Max(p99, p.TTFTp99)
-				n += p.TTFTn
-			}
+	shardI, shardN := 0, 1
+	if ff.shard != "" {
+		sh, err := parseShard(ff.shard)
+		if err != nil {
+			return err
 		}
-		span := res.SeriesIntervalS * float64(min(k, len(res.Series)-i))
-		fmt.Fprintf(tw, "%s\t%.2f\t%d\t%d\t%.1f\t%s\t%s\t%d\t\n", clockS(res.Series[i].TimeS), float64(arr)/span, reps, rq, wait, ms(p50), ms(p99), rej)
+		shardI, shardN = sh.Index, sh.Count
 	}
-	tw.Flush()
-	fmt.Fprintln(w, "(per row: the most replicas, the longest router queue, the highest mean engine queue, the worst bucket's TTFT percentiles)")
-}
-
-func clockS(s float64) string {
-	h := int(s) / 3600
-	m := int(s) % 3600 / 60
-	sec := int(s) % 60
-	return fmt.Sprintf("%d:%02d:%02d", h, m, sec)
+	pl := fleet.Planner{Traffic: t, Settings: *ff.settings(), MaxReplicas: ff.maxReplicas, Log: e.info(),
+		Run: func(cfg fleet.Config) (*fleet.Result, error) { return runFleet(e, cfg, t) }}
+	file, err := pl.Plan(opts, pols, shardI, shardN, ff.shard)
+	if err != nil {
+		return err
+	}
+	if ff.shard != "" {
+		b, err := json.MarshalIndent(file, "", " ")
+		if err != nil {
+			return err
+		}
+		buf.Write(append(b, '\n'))
+		return out.write(e.stdout, buf)
+	}
+	if err := fleet.WritePlan(buf, file, ff.format); err != nil {
+		return err
+	}
+	return out.write(e.stdout, buf)
 }

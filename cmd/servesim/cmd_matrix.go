@@ -103,5 +103,5 @@ Example:
 // (plain lines off a terminal, nothing with --quiet); finish ends its line.
 func progressPrinter(e *env) (func(done, total int, label string), func()) {
 	p := newProgress(e, 2*time.Second)
-	return func(done, total int, label string) { p.update("cells", done, total, label) }, p.finish
+	return func(done, total int, label string) { p.Update("cells", done, total, label) }, p.Finish
 }

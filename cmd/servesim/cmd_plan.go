@@ -3,61 +3,26 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/servesim/servesim/internal/fsutil"
+	"github.com/servesim/servesim/internal/progress"
 	"github.com/servesim/servesim/matrix"
 	"github.com/servesim/servesim/planner"
 	"github.com/servesim/servesim/plots"
 	"github.com/servesim/servesim/workload"
 )
 
-// tokenTexts and specTexts print sweep lists the way the flags take them.
-func tokenTexts(v []int) []string {
-	s := make([]string, len(v))
-	for i, n := range v {
-		s[i] = strconv.Itoa(n)
-	}
-	return s
-}
-
-func specTexts(v []int) []string {
-	s := make([]string, len(v))
-	for i, k := range v {
-		s[i] = strconv.Itoa(k)
-		if k == 0 {
-			s[i] = "off"
-		}
-	}
-	return s
-}
-
-// tokenCounts reads a list of token counts, each a number or KiB of tokens (16K).
-func tokenCounts(flag string, list []string) ([]int, error) {
-	var out []int
-	for _, f := range list {
-		v, err := matrix.ParseContext(strings.TrimSpace(f))
-		if err != nil {
-			return nil, usagef("--%s: %q: want token counts such as 4096,8K,16K", flag, f)
-		}
-		out = append(out, v)
-	}
-	return out, nil
-}
-
-// parseShard reads "i/n" (0 <= i < n).
+// parseShard reads --shard i/n.
 func parseShard(s string) (planner.Shard, error) {
-	a, b, ok := strings.Cut(s, "/")
-	i, err1 := strconv.Atoi(strings.TrimSpace(a))
-	n, err2 := strconv.Atoi(strings.TrimSpace(b))
-	if !ok || err1 != nil || err2 != nil || n < 1 || n > planner.MaxShards || i < 0 || i >= n {
-		return planner.Shard{}, usagef("--shard %q: want i/n with 0 <= i < n <= %d, such as 0/8 (Kubernetes: $JOB_COMPLETION_INDEX/8)", s, planner.MaxShards)
+	sh, err := planner.ParseShard(s)
+	if err != nil {
+		return sh, usageError{err}
 	}
-	return planner.Shard{Index: i, Count: n}, nil
+	return sh, nil
 }
 
 // planFrom prints a saved plan: its table (or csv, json), a row in full, its launch commands or its
@@ -203,9 +168,9 @@ Example:
 			tps := fs.IntSlice("tp", nil, "tensor-parallel sizes, `list` (default: powers of two dividing the count)")
 			eps := fs.StringSlice("ep", nil, "expert parallel: `on,off` (default: both for MoE models)")
 			mns := fs.IntSlice("max-num-seqs", def.MaxNumSeqs, "max-num-seqs values, `list`")
-			mbt := fs.StringSlice("max-num-batched-tokens", tokenTexts(def.MaxNumBatchedTokens), "max-num-batched-tokens values, `list` of token counts (8192, 16K)")
+			mbt := fs.StringSlice("max-num-batched-tokens", planner.TokenTexts(def.MaxNumBatchedTokens), "max-num-batched-tokens values, `list` of token counts (8192, 16K)")
 			kvs := fs.StringSlice("kv-cache-dtype", def.KVCacheDTypes, "KV-cache dtypes, `list` (auto = bf16)")
-			spec := fs.StringSlice("spec", specTexts(def.SpecTokens), "speculative decoding: off and/or numbers of draft tokens, `list`")
+			spec := fs.StringSlice("spec", planner.SpecTexts(def.SpecTokens), "speculative decoding: off and/or numbers of draft tokens, `list`")
 			specMethods := fs.StringSlice("spec-methods", []string{"auto"}, "speculative methods swept for each k, `list`: auto (the scenario's drafter method and mtp when the checkpoint has MTP layers), mtp, ngram (prompt lookup: only when listed, its acceptance depends on the prompts' text), dflash, eagle, eagle3, draft_model")
 			util := fs.Float64Slice("gpu-memory-utilization", def.GPUMemoryUtilization, "gpu-memory-utilization values, `list`")
 			weights := fs.StringSlice("weights", def.Weights, "checkpoint variants, `list`: auto (the checkpoint, plus fp8 quantized by vLLM when loading for a 16-bit checkpoint on GPUs with fp8 tensor cores; fp8 or bf16 where a GPU cannot run its format), native, fp8, bf16")
@@ -316,45 +281,11 @@ Example:
 				if err := slo.apply(fs, &workload.SLO{}); err != nil {
 					return err
 				}
-				var sp planner.Space
-				var err error
-				sp.MaxGPUs = *maxGPUs
-				sp.Counts, sp.TP = *counts, *tps
-				for _, f := range *eps {
-					switch strings.ToLower(f) {
-					case "on", "true", "1":
-						sp.EP = append(sp.EP, true)
-					case "off", "false", "0":
-						sp.EP = append(sp.EP, false)
-					default:
-						return usagef("--ep: %q: want on, off or on,off", f)
-					}
+				sp, err := (&planner.SpaceText{MaxGPUs: *maxGPUs, Counts: *counts, TP: *tps, EP: *eps, MaxNumSeqs: *mns, MaxNumBatchedTokens: *mbt,
+					KVCacheDTypes: *kvs, Spec: *spec, SpecMethods: *specMethods, GPUMemoryUtilization: *util, Weights: *weights, MaxModelLen: *mml}).Space()
+				if err != nil {
+					return usageError{err}
 				}
-				sp.MaxNumSeqs = *mns
-				if sp.MaxNumBatchedTokens, err = tokenCounts("max-num-batched-tokens", *mbt); err != nil {
-					return err
-				}
-				sp.KVCacheDTypes = *kvs
-				for _, f := range *spec {
-					if f == "off" || f == "0" {
-						sp.SpecTokens = append(sp.SpecTokens, 0)
-						continue
-					}
-					k, err := strconv.Atoi(strings.TrimPrefix(f, "k"))
-					if err != nil || k < 1 {
-						return usagef("--spec: %q: want off or a number of draft tokens (1..32)", f)
-					}
-					sp.SpecTokens = append(sp.SpecTokens, k)
-				}
-				sp.SpecMethods = *specMethods
-				for _, m := range sp.SpecMethods {
-					if err := planner.CheckSpecMethod(m); err != nil {
-						return usagef("--%v", err)
-					}
-				}
-				sp.GPUMemoryUtilization = *util
-				sp.Weights = *weights
-				sp.MaxModelLen = *mml
 				var sh planner.Shard
 				if *shard != "" {
 					if sh, err = parseShard(*shard); err != nil {
@@ -423,17 +354,17 @@ Example:
 				fmt.Fprintf(info, "servesim: planning %s for %s\n", ms.ModelRef, spec0.Describe())
 				pr := newProgress(e, 2*time.Second)
 				p, err := planner.Run(q, planner.Options{Workers: *workers, Shard: sh, Exhaustive: *exhaustive,
-					Start: func(est planner.Estimate) { pr.endLine(); fmt.Fprint(info, estimateText(est)) },
+					Start: func(est planner.Estimate) { pr.EndLine(); fmt.Fprint(info, estimateText(est)) },
 					Progress: func(g planner.Progress) {
 						if g.Stage != "pilot" {
-							pr.update(stageText(g.Stage), g.Done, g.Total)
+							pr.Update(stageText(g.Stage), g.Done, g.Total)
 						}
 					}})
-				pr.finish()
+				pr.Finish()
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(info, "servesim: %s rows, %s in %s\n", commasInt(len(p.Results)), searchText(p), seconds(pr.elapsed().Seconds()))
+				fmt.Fprintf(info, "servesim: %s rows, %s in %s\n", commasInt(len(p.Results)), searchText(p), progress.Seconds(pr.Elapsed().Seconds()))
 				if *plotDir != "" {
 					files, err := writeFigures(*plotDir, plots.Draw(p.Charts()), []plots.Format{plots.PNG, plots.SVG})
 					if err != nil {

@@ -5,14 +5,12 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/servesim/servesim/internal/fsutil"
 	"github.com/servesim/servesim/internal/numfmt"
-	"github.com/servesim/servesim/matrix"
 	"github.com/servesim/servesim/plots"
 	"github.com/servesim/servesim/report"
 	"github.com/servesim/servesim/scenario"
@@ -143,24 +141,11 @@ func (f *figureFlags) register(fs *pflag.FlagSet) {
 
 // check parses --explain (a usage error when malformed).
 func (f *figureFlags) check() error {
-	f.cells = nil
-	if f.explain == "" || f.explain == "none" {
-		return nil
+	cells, err := report.ParseCells(f.explain)
+	if err != nil {
+		return usageError{err}
 	}
-	for _, part := range strings.Split(f.explain, ",") {
-		ctx, conc, ok := strings.Cut(strings.TrimSpace(part), ":")
-		if !ok {
-			return usagef("--explain %q: want CTX:C such as 8K:32", part)
-		}
-		if _, err := matrix.ParseContext(ctx); err != nil {
-			return usagef("--explain %q: %v", part, err)
-		}
-		c, err := strconv.Atoi(strings.TrimSpace(conc))
-		if err != nil || c <= 0 {
-			return usagef("--explain %q: concurrency must be a positive integer", part)
-		}
-		f.cells = append(f.cells, report.Cell{Context: strings.TrimSpace(ctx), Concurrency: c})
-	}
+	f.cells = cells
 	return nil
 }
 

@@ -4,13 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"math"
 	"net"
 	"os"
 	"os/signal"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
@@ -18,7 +15,6 @@ import (
 
 	"github.com/servesim/servesim/bench"
 	"github.com/servesim/servesim/matrix"
-	"github.com/servesim/servesim/protocol"
 	"github.com/servesim/servesim/scenario"
 	"github.com/servesim/servesim/server"
 	"github.com/servesim/servesim/sim"
@@ -187,8 +183,8 @@ func runServe(fs *pflag.FlagSet, e *env, sf *scenarioFlags, f *serveFlags) error
 		return err
 	}
 	if f.checkCells != "" {
-		if keys, err = parseCells(f.checkCells, &r.Scenario.Protocol, srv.Deployment.Engine.MaxModelLen); err != nil {
-			return err
+		if keys, err = r.Scenario.Protocol.ParseCells(f.checkCells, srv.Deployment.Engine.MaxModelLen); err != nil {
+			return usagef("--check-cells %v", err)
 		}
 	}
 	cfg := server.Config{Server: srv, Seed: r.Scenario.Seed, ModelName: servedName(f, r), Speed: f.speed,
@@ -249,7 +245,7 @@ func runServe(fs *pflag.FlagSet, e *env, sf *scenarioFlags, f *serveFlags) error
 		if err := s.Run(ctx, ln); err != nil {
 			return err
 		}
-		printLag(e.info(), s)
+		s.WriteLag(e.info())
 		return nil
 	}
 	served := make(chan error, 1)
@@ -261,81 +257,11 @@ func runServe(fs *pflag.FlagSet, e *env, sf *scenarioFlags, f *serveFlags) error
 	if err := <-served; err != nil && checkErr == nil {
 		checkErr = err
 	}
-	printLag(e.info(), s)
+	s.WriteLag(e.info())
 	if ctx.Err() != nil && checkErr != nil {
 		return fmt.Errorf("interrupted: %w", checkErr)
 	}
 	return checkErr
-}
-
-func printLag(w io.Writer, s *server.Server) {
-	c50, s50, _, _ := s.LagQuantiles(0.5)
-	c99, s99, nc, ns := s.LagQuantiles(0.99)
-	if nc == 0 {
-		return
-	}
-	fmt.Fprintf(w, "servesim: lag behind the simulated clock: engine events p50 %.3f ms, p99 %.3f ms (%d); streamed chunks p50 %.3f ms, p99 %.3f ms (%d)\n",
-		1e3*c50, 1e3*c99, nc, 1e3*s50, 1e3*s99, ns)
-}
-
-// parseCells reads --check-cells: CTX:C or CTX:prefill, the context as the protocol labels it
-// for the server's max_model_len.
-func parseCells(arg string, p *protocol.Protocol, maxModelLen int) ([]matrix.Key, error) {
-	known := map[matrix.Key]bool{}
-	var labels []string
-	seen := map[string]bool{}
-	for _, k := range p.Keys(maxModelLen) {
-		known[k] = true
-		if !seen[k.Context] {
-			seen[k.Context] = true
-			labels = append(labels, k.Context)
-		}
-	}
-	var out []matrix.Key
-	for _, part := range strings.Split(arg, ",") {
-		part = strings.TrimSpace(part)
-		ctx, c, ok := strings.Cut(part, ":")
-		if !ok {
-			return nil, usagef("--check-cells %q: want CTX:C (a decode cell, such as 8K:32) or CTX:prefill", part)
-		}
-		k := matrix.Key{Phase: matrix.Decode, Context: ctx}
-		if c == "prefill" {
-			k.Phase, k.Concurrency = matrix.Prefill, 1
-		} else {
-			n, err := strconv.Atoi(c)
-			if err != nil || n < 1 {
-				return nil, usagef("--check-cells %q: concurrency %q: want a positive integer or \"prefill\"", part, c)
-			}
-			k.Concurrency = n
-		}
-		if !known[k] {
-			return nil, usagef("--check-cells %q: not a cell of the scenario's protocol (contexts %s; concurrency %v)", part, strings.Join(labels, ", "), p.Concurrency)
-		}
-		out = append(out, k)
-	}
-	return out, nil
-}
-
-// relDiff is (a - b) / b, NaN when either is missing.
-func relDiff(a, b float64) float64 {
-	if math.IsNaN(a) || math.IsNaN(b) || b == 0 {
-		return math.NaN()
-	}
-	return (a - b) / b
-}
-
-func pct(v float64) string {
-	if math.IsNaN(v) {
-		return "n/a"
-	}
-	return fmt.Sprintf("%+.1f%%", 100*v)
-}
-
-func num(v float64, dec int) string {
-	if math.IsNaN(v) {
-		return "-"
-	}
-	return strconv.FormatFloat(v, 'f', dec, 64)
 }
 
 // checkCells runs the protocol over HTTP and compares with the simulated matrix.
@@ -360,38 +286,5 @@ func checkCells(ctx context.Context, e *env, url string, f *serveFlags, r *scena
 	if m, _, err := loadMeasured("", seed, r); err == nil {
 		meas = m
 	}
-	w := e.stdout
-	fmt.Fprintf(w, "The benchmark protocol over HTTP against servesim serve (speed %gx) and 'servesim matrix'\n\n", f.speed)
-	fmt.Fprintf(w, "%-22s  %-33s  %-24s  %-24s\n", "cell", "status HTTP / matrix"+map[bool]string{true: " / measured", false: ""}[meas != nil], "TTFT ms HTTP / matrix", "tok/s HTTP / matrix")
-	bad := 0
-	for i, k := range keys {
-		g := got.Cells[i]
-		var m matrix.Cell
-		if c, ok := want.Matrix.Find(k); ok {
-			m = *c
-		}
-		status := fmt.Sprintf("%s / %s", g.Status, m.Status)
-		if meas != nil {
-			if mc, ok := meas.Find(k); ok {
-				status += " / " + string(mc.Status)
-			}
-		}
-		dt, dr := relDiff(g.TTFTms, m.TTFTms), relDiff(g.TotalTokS, m.TotalTokS)
-		mark := ""
-		if g.Status != m.Status || math.Abs(dt) > f.checkTol || math.Abs(dr) > f.checkTol {
-			mark, bad = "  <- differs", bad+1
-		}
-		name := fmt.Sprintf("decode %s x %d", k.Context, k.Concurrency)
-		if k.Phase == matrix.Prefill {
-			name = "prefill " + k.Context
-		}
-		fmt.Fprintf(w, "%-22s  %-33s  %-24s  %-24s%s\n", name, status,
-			fmt.Sprintf("%s / %s %s", num(g.TTFTms, 0), num(m.TTFTms, 0), pct(dt)),
-			fmt.Sprintf("%s / %s %s", num(g.TotalTokS, 1), num(m.TotalTokS, 1), pct(dr)), mark)
-	}
-	if bad > 0 {
-		return fmt.Errorf("%d of %d cells differ (status, or TTFT or tok/s by more than %g%%)", bad, len(keys), 100*f.checkTol)
-	}
-	fmt.Fprintf(w, "\nEvery status agrees; TTFT and tok/s within %g%%.\n", 100*f.checkTol)
-	return nil
+	return server.CompareCells(e.stdout, f.speed, keys, got, want.Matrix, meas, f.checkTol)
 }

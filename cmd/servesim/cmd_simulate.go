@@ -223,8 +223,8 @@ Example:
 				fmt.Fprintf(e.info(), "servesim: %s; parameters: %s (%s)\n", spec.Describe(), r.ParamsFrom, r.Source)
 				start := time.Now()
 				pr := newProgress(e, 2*time.Second)
-				m, err := workload.Run(srv, spec, workload.Options{Seed: r.Scenario.Seed, Progress: func(done, total int) { pr.update("requests", done, total) }})
-				pr.finish()
+				m, err := workload.Run(srv, spec, workload.Options{Seed: r.Scenario.Seed, Progress: func(done, total int) { pr.Update("requests", done, total) }})
+				pr.Finish()
 				if err != nil {
 					return err
 				}

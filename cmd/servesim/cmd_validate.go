@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/servesim/servesim/internal/progress"
 	"github.com/servesim/servesim/model/deploy"
 	"github.com/servesim/servesim/model/param"
 	"github.com/servesim/servesim/scenario"
@@ -88,32 +89,18 @@ Example:
 					}
 					return c.Params, fmt.Sprintf("%s (%s)", c.From, c.Source), nil
 				}
-				var rows []validate.Row
-				var results []string
-				if len(args) == 0 {
-					rs, err := validate.ReadCorpus()
-					if err != nil {
-						return err
-					}
-					for i := range rs {
-						if flt.Match(&rs[i]) && sourceOK(*sources, rs[i].Source) {
-							rows = append(rows, rs[i])
-						}
-					}
-				}
+				var results, csvs []string
 				for _, p := range args {
 					if strings.EqualFold(strings.TrimSpace(p[max(0, len(p)-5):]), ".json") {
 						results = append(results, p)
-						continue
+					} else {
+						csvs = append(csvs, p)
 					}
-					rs, err := validate.ReadFile(p)
-					if err != nil {
+				}
+				var rows []validate.Row
+				if len(args) == 0 || len(csvs) > 0 {
+					if rows, err = validate.SelectRows(csvs, flt, *sources); err != nil {
 						return err
-					}
-					for i := range rs {
-						if flt.Match(&rs[i]) && sourceOK(*sources, rs[i].Source) {
-							rows = append(rows, rs[i])
-						}
 					}
 				}
 				if len(results) == 0 {
@@ -134,13 +121,13 @@ Example:
 				}
 				cases := validate.Map(rows, nil)
 				if len(args) == 0 {
-					fmt.Fprintf(e.info(), "servesim validate: %d rows (%d to simulate) from the shipped corpus\n", len(rows), countExpressed(cases))
+					fmt.Fprintf(e.info(), "servesim validate: %d rows (%d to simulate) from the shipped corpus\n", len(rows), validate.CountExpressed(cases))
 				} else {
 					fmt.Fprintf(e.info(), "servesim validate: %d rows (%d to simulate) from %d corpus file(s), %d result file(s)\n",
-						len(rows), countExpressed(cases), len(args)-len(results), len(results))
+						len(rows), validate.CountExpressed(cases), len(args)-len(results), len(results))
 				}
 				outs := validate.Run(cases, opt)
-				if len(results) > 0 && (len(*sources) == 0 || sourceOK(*sources, validate.ResultSource)) {
+				if len(results) > 0 && (len(*sources) == 0 || validate.SourceSelected(*sources, validate.ResultSource)) {
 					prepared, err := prepareResults(e, &sf, &bf, fs, results)
 					if err != nil {
 						return err
@@ -160,30 +147,6 @@ Example:
 	}
 }
 
-func sourceOK(sources []string, s string) bool {
-	if len(sources) == 0 {
-		return true
-	}
-	for _, x := range sources {
-		if strings.EqualFold(x, s) {
-			return true
-		}
-	}
-	return false
-}
-
-func countExpressed(cs []*validate.Case) int {
-	n := 0
-	for _, c := range cs {
-		if c.Expressed() {
-			n++
-		}
-	}
-	return n
-}
-
-// serverFlags lists the flags given that describe the server or the benchmark of a result file
-// (every scenario and benchmark flag but the parameter choice, the seed and the simulation mode).
 func serverFlags(fs *pflag.FlagSet) []string {
 	var out []string
 	fs.VisitAll(func(f *pflag.Flag) {
@@ -244,11 +207,11 @@ func prepareResults(e *env, sf *scenarioFlags, bf *benchFlags, fs *pflag.FlagSet
 
 // validateProgress reports simulations done through the shared reporter (redrawn in place on a
 // terminal, plain lines elsewhere, nothing with --quiet).
-func validateProgress(p *progress) func(done, total int, label string) {
+func validateProgress(p *progress.Reporter) func(done, total int, label string) {
 	return func(done, total int, label string) {
-		p.update("simulations", done, total, label)
+		p.Update("simulations", done, total, label)
 		if done == total {
-			p.finish()
+			p.Finish()
 		}
 	}
 }

@@ -2,10 +2,9 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -16,7 +15,6 @@ import (
 	"github.com/servesim/servesim/model/deploy"
 	"github.com/servesim/servesim/scenario"
 	"github.com/servesim/servesim/sim"
-	"github.com/servesim/servesim/vllmcmd"
 )
 
 // scenarioFlags are the flags every simulating command shares.
@@ -133,145 +131,26 @@ func (s *secondsFlag) Set(v string) error {
 
 func (s *secondsFlag) Type() string { return "float" }
 
+// args is the scenario the flags give.
+func (f *scenarioFlags) args() *scenario.Args {
+	return &scenario.Args{Config: f.config, Params: f.params, Uncalibrated: f.uncalibrated, VLLMCmd: f.vllmCmd, VLLMWords: f.vllmWords,
+		GPU: f.gpu, GPUs: int(f.gpus), GPUCatalog: f.gpuCatalog, ModelConfig: f.modelConfig, VLLMVersion: f.vllmVersion,
+		Seed: f.seed.v, SeedSet: f.seed.set, ReadyTimeout: f.readyTimeoutS.v, ReadyTimeoutSet: f.readyTimeoutS.set,
+		MeanAcceptanceLength: f.meanAccept, AcceptanceRates: f.acceptRates}
+}
+
 // isSeed reports whether the run uses the embedded seed scenario unchanged.
-func (f *scenarioFlags) isSeed() bool {
-	return f.config == "" && f.vllmCmd == "" && f.vllmWords == nil && f.gpu == "" && f.gpus == 0 && f.gpuCatalog == "" && f.modelConfig == "" && f.vllmVersion == ""
-}
+func (f *scenarioFlags) isSeed() bool { return f.args().IsSeed() }
 
-// scenario builds the scenario the flags describe, printing notes (ignored vLLM flags) to stderr:
-// --config, else the embedded seed, else (with a vLLM command or --model-config) an empty scenario
-// whose engine flags all take vLLM's defaults; then the command, the model config, the hardware,
-// the version and the seed.
+// scenario builds the scenario the flags describe (scenario.Args.Scenario), printing notes
+// (ignored vLLM flags) to stderr; a contradiction or a value out of range is a usage error.
 func (f *scenarioFlags) scenario(stderr io.Writer) (*scenario.Scenario, error) {
-	if f.params != "" && f.uncalibrated {
-		return nil, usagef("--params and --uncalibrated contradict each other")
+	s, err := f.args().Scenario(stderr)
+	var ae *scenario.ArgError
+	if errors.As(err, &ae) {
+		return nil, usageError{err}
 	}
-	if f.gpus < 0 {
-		return nil, usagef("--gpus %d: must be a positive integer", f.gpus)
-	}
-	words := f.vllmWords
-	if f.vllmCmd != "" {
-		var err error
-		if words, err = vllmcmd.Split(f.vllmCmd); err != nil {
-			return nil, fmt.Errorf("--vllm-cmd: %w", err)
-		}
-	}
-	var s *scenario.Scenario
-	switch {
-	case f.config != "":
-		var err error
-		if s, err = scenario.Load(f.config); err != nil {
-			return nil, err
-		}
-	case words != nil || f.modelConfig != "":
-		s = scenario.New()
-	default:
-		s = scenario.Default()
-	}
-	if words != nil {
-		notes, err := s.ApplyVLLM(words)
-		if err != nil {
-			return nil, usageError{err}
-		}
-		if s.Dir() != "" {
-			// A model or drafter path on the command line is relative to the current directory,
-			// not to the --config file's.
-			s.Model.Name = absIfExists(s.Model.Name)
-			if sp := s.Engine.Speculative; sp != nil && sp.Model != "" {
-				c := sp.Clone()
-				c.Model = absIfExists(c.Model)
-				s.Engine.Speculative = &c
-			}
-		}
-		for _, n := range notes {
-			fmt.Fprintln(stderr, n)
-		}
-	}
-	if f.modelConfig != "" {
-		s.Model.File = absPath(f.modelConfig)
-	}
-	// The parameter choice belongs to the scenario, so that a scenario written from it (config,
-	// import) loads back with the same parameters.
-	switch {
-	case f.params != "":
-		s.ParamsFile, s.Uncalibrated = absPath(f.params), false
-	case f.uncalibrated:
-		s.ParamsFile, s.Uncalibrated = "", true
-	}
-	if f.gpu != "" {
-		s.Hardware.GPU = f.gpu
-	}
-	if f.gpus > 0 {
-		s.Hardware.Count = int(f.gpus)
-	}
-	if f.gpuCatalog != "" {
-		s.Hardware.GPUFile = absPath(f.gpuCatalog)
-	}
-	if f.vllmVersion != "" {
-		if _, err := deploy.ParseVersion(f.vllmVersion); err != nil {
-			return nil, usagef("--vllm-version %q: %v", f.vllmVersion, err)
-		}
-		s.Engine.Version = f.vllmVersion
-	}
-	if f.seed.set {
-		s.Seed = f.seed.v
-	}
-	if err := f.applyAcceptance(s); err != nil {
-		return nil, err
-	}
-	if f.readyTimeoutS.set {
-		s.Protocol.ReadyTimeoutS = f.readyTimeoutS.v
-		if err := s.Protocol.Validate(); err != nil {
-			return nil, usagef("--ready-timeout-s: %v", err)
-		}
-	}
-	return s, nil
-}
-
-// absPath is a path given on the command line (relative to the current directory) as an absolute
-// one, so that a scenario read from another directory resolves it the same.
-func absPath(p string) string {
-	if a, err := filepath.Abs(p); err == nil {
-		return a
-	}
-	return p
-}
-
-// absIfExists is absPath for a reference that names a file or directory (a model path), and the
-// reference itself otherwise (a Hugging Face id, a built-in name).
-func absIfExists(ref string) string {
-	if ref == "" || filepath.IsAbs(ref) {
-		return ref
-	}
-	if _, err := os.Stat(ref); err == nil {
-		return absPath(ref)
-	}
-	return ref
-}
-
-// applyAcceptance puts --mean-acceptance-length or --acceptance-rates into the scenario's
-// [engine.speculative] table, checked as the table is and named by the flag.
-func (f *scenarioFlags) applyAcceptance(s *scenario.Scenario) error {
-	if f.meanAccept == 0 && f.acceptRates == nil {
-		return nil
-	}
-	flag := "--mean-acceptance-length"
-	if f.acceptRates != nil {
-		flag = "--acceptance-rates"
-	}
-	switch {
-	case f.meanAccept != 0 && f.acceptRates != nil:
-		return usagef("--mean-acceptance-length and --acceptance-rates are exclusive: give the per-position rates or the mean length")
-	case s.Engine.Speculative == nil || s.Engine.Speculative.Method == "":
-		return usagef("%s: the scenario runs no speculative decoding (give it with --vllm-cmd \"vllm serve ... --speculative-config '{...}'\" or --config)", flag)
-	}
-	spec := s.Engine.Speculative.Clone()
-	spec.MeanAcceptanceLength, spec.Acceptance = f.meanAccept, f.acceptRates
-	if err := spec.Check(); err != nil {
-		return usagef("%s: %v", flag, err)
-	}
-	s.Engine.Speculative = &spec
-	return nil
+	return s, err
 }
 
 // load resolves the scenario, printing warnings to stderr and notes to info (stderr, or nothing

@@ -27,10 +27,10 @@ func FuzzPlanListFlags(f *testing.F) {
 				t.Fatalf("--%s %q: error does not name the flag: %v", name, s, err)
 			}
 		}
-		if v, err := tokenCounts("max-num-batched-tokens", strings.Split(s, ",")); err == nil {
-			for _, n := range v {
+		if sp, err := (&planner.SpaceText{MaxNumBatchedTokens: strings.Split(s, ",")}).Space(); err == nil {
+			for _, n := range sp.MaxNumBatchedTokens {
 				if n < 0 {
-					t.Fatalf("tokenCounts(%q) = %v", s, v)
+					t.Fatalf("max-num-batched-tokens %q = %v", s, sp.MaxNumBatchedTokens)
 				}
 			}
 		} else {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/spf13/pflag"
 
@@ -27,33 +26,10 @@ func (f *workloadOverrides) used(fs *pflag.FlagSet) bool {
 	return fs.Changed("rate") || fs.Changed("requests")
 }
 
-// apply changes s; the workload's name records the change.
+// apply changes s (workload.Spec.Override); the workload's name records the change.
 func (f *workloadOverrides) apply(fs *pflag.FlagSet, s *workload.Spec) error {
-	if fs.Changed("rate") {
-		switch {
-		case !(f.rate > 0) || math.IsInf(f.rate, 0):
-			return usagef("--rate %v: want a positive number of requests per second", f.rate)
-		case s.Kind != workload.KindOpen:
-			return usagef("--rate: workload %q is a %s workload: --rate sets an open loop's arrival rate", s.Name, s.Kind)
-		case len(s.Open.Ramp) > 0:
-			return usagef("--rate: workload %q ramps its rate: edit its ramp instead", s.Name)
-		}
-		s.Open.RatePerS = f.rate
-		s.Name += fmt.Sprintf(" at %g req/s", f.rate)
-	}
-	if fs.Changed("requests") {
-		if f.requests < 1 {
-			return usagef("--requests %d: want a positive number of requests", f.requests)
-		}
-		switch s.Kind {
-		case workload.KindOpen:
-			s.Open.Requests = f.requests
-		case workload.KindClosed:
-			s.Closed.Requests = f.requests
-		default:
-			return usagef("--requests: workload %q is a %s workload: --requests sets an open or closed loop's request count", s.Name, s.Kind)
-		}
-		s.Name += fmt.Sprintf(", %s requests", numfmt.Commas(fmt.Sprint(f.requests)))
+	if err := s.Override(f.rate, fs.Changed("rate"), f.requests, fs.Changed("requests")); err != nil {
+		return usageError{err}
 	}
 	return nil
 }
