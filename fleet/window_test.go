@@ -119,4 +119,3 @@ func firstDiff(a, b []byte) string {
 	}
 	return string(a[max(i-300, 0):min(i+200, len(a))])
 }
-
