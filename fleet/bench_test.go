@@ -41,3 +41,27 @@ func BenchmarkFleet16(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*16*benchPerReplica), "ns/request")
 }
+
+// BenchmarkFleet100 is the scale target's fleet: 100 replicas at 100 times one replica's rate,
+// 2,000 requests per replica (so one iteration stays short), under least-outstanding routing
+// (the event loop) and round-robin (routed ahead, the replicas replayed on every CPU).
+func BenchmarkFleet100(b *testing.B) {
+	const n, per = 100, 2000
+	srv := llama8B(b)
+	spec := openSpec(b, n*20, n*per, 0, 1000, 200)
+	for _, p := range []Policy{LeastOutstanding, RoundRobin} {
+		b.Run(string(p), func(b *testing.B) {
+			b.ReportAllocs()
+			for range b.N {
+				st, err := spec.Stream(1)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := Run(Config{Groups: []Group{{Server: srv, Count: n}}, Policy: p, Seed: 1, Spec: spec}, st); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n*per), "ns/request")
+		})
+	}
+}

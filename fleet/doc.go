@@ -6,7 +6,7 @@
 //
 // Reading order: fleet.go (Config, Group, Autoscale; the replica and the two heaps), router.go
 // (Policy, Policies, the policies and the router's prefix index), run.go (Run: the event loop,
-// the router queue, the autoscaler, Result).
+// the router queue, the autoscaler, Result), window.go (routing ahead).
 //
 // # The event loop
 //
@@ -23,6 +23,14 @@
 // when the previous arrival was handled, as a trace run's timers are (package workload). That is
 // why a fleet of one replica measures, byte for byte, what a run of the same deployment on the
 // same requests measures (fleet_test.go).
+//
+// Routing ahead (window.go). Round-robin and random routing look at no replica, so without caps
+// or an autoscaler where a request goes depends only on the requests before it: the router routes
+// a window of requests (some hundreds per replica) at once, and each replica then runs through
+// the window alone, on Config.Workers goroutines, each given its arrivals and KV samples in the
+// order the event loop gives them (window_test.go compares the two byte for byte). A replica's
+// state stays in the processor's caches through the window, instead of being evicted by the
+// others' between two of its steps, and the replicas share the cores.
 //
 // Memory: the stream holds one request ahead; a request's state lives in its engine from
 // submission to its last token and is then dropped; latencies go into the bounded distributions
@@ -65,7 +73,9 @@
 //
 // # Determinism
 //
-// One goroutine; replica i's engine is seeded with the seed xor i times a constant (replica 0
-// with the seed itself), the random policy draws from its own PCG stream of the seed. The same
-// configuration, requests and seed give the same result, bit for bit.
+// Replica i's engine is seeded with the seed xor i times a constant (replica 0 with the seed
+// itself), the random policy draws from its own PCG stream of the seed, and the event loop is one
+// goroutine. Routing ahead replays each replica on one goroutine with what it would get in the
+// loop and merges their counts (sums of integers) after each window. The same configuration,
+// requests and seed give the same result, bit for bit, on any number of workers.
 package fleet

@@ -68,6 +68,14 @@ type Config struct {
 	// Progress, if set, is called about every 1 % of LastArrival in simulated time with the
 	// requests routed so far.
 	Progress func(routed int64, now vtime.Time)
+	// Workers is how many goroutines simulate the replicas when the router can route ahead of
+	// them (round-robin and random routing without caps or autoscaling; 0: the CPUs the
+	// process may use). The result does not depend on it.
+	Workers int
+	// eventByEvent turns routing ahead off, and window, if positive, sets the requests a
+	// window holds (tests compare).
+	eventByEvent bool
+	window       int
 }
 
 // Validate names the first bad field.
@@ -124,6 +132,14 @@ type replica struct {
 	// Prefix cache as vLLM counts it: prompt tokens looked up and found, per finished request.
 	queries, hits int64
 	busyAtStart   vtime.Duration
+	// Routing ahead (window.go): the requests routed to the replica in the current window, the
+	// arrival event before which its pending KV sample was set (sampleIdx) and the one the next
+	// setting counts from (armIdx), its share of the series, its last fleet event and error.
+	ops               []routedReq
+	sampleIdx, armIdx int64
+	share             seriesShare
+	last              vtime.Time
+	err               error
 }
 
 func (r *replica) kvUsage() float64 { return r.eng.Scheduler().KV().Pool.Usage() }

@@ -3,5 +3,5 @@
 package fleet
 
 // raceEnabled skips the runs of hundreds of thousands of requests under the race detector, where
-// they would take minutes; the fleet is one goroutine, and the run without it checks them.
+// they would take minutes; the tests of routing ahead run its workers under it.
 const raceEnabled = true

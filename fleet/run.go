@@ -98,7 +98,6 @@ type run struct {
 	haveNext bool
 	routed   int64
 	rejected int64
-	done     int64
 	series   []Point
 	width    vtime.Duration
 	now      vtime.Time
@@ -109,6 +108,8 @@ type run struct {
 	// dispatching: the router is sending from its queue (a finish it causes does not start
 	// another pass; the running one sees the room it makes).
 	dispatching bool
+	// windowed: the router routes ahead of the engines (window.go).
+	windowed bool
 }
 
 // Run simulates the fleet on the requests of stream, in arrival order. The result depends only
@@ -135,6 +136,7 @@ func Run(cfg Config, stream workload.Stream) (*Result, error) {
 	if cfg.LastArrival > 0 {
 		r.progStep = max(vtime.Duration(int64(cfg.LastArrival)/100), 1)
 	}
+	r.windowed = cfg.canRouteAhead()
 	for gi, g := range cfg.Groups {
 		for range g.Count * max(g.Server.Replicas, 1) {
 			r.addReplica(gi, 0, 0)
@@ -145,7 +147,11 @@ func Run(cfg Config, stream workload.Stream) (*Result, error) {
 			x.rep.ShareExact(workload.ExactBudget / n)
 		}
 	}
-	if err := r.loop(); err != nil {
+	loop := r.loop
+	if r.windowed {
+		loop = r.loopWindowed
+	}
+	if err := loop(); err != nil {
 		return nil, err
 	}
 	return r.result(), nil
@@ -167,6 +173,11 @@ func (r *run) addReplica(gi int, start, up vtime.Time) *replica {
 		x.index = newPrefixIndex(int(int64(l.NumBlocks) * int64(l.BlockSize) / workload.MooncakeBlockTokens))
 	}
 	timer := func(t vtime.Time) {
+		if r.windowed {
+			// Called from the replica's own replay: no shared state.
+			x.sampleAt, x.sampleSeq, x.sampleIdx = t, 1, x.armIdx
+			return
+		}
 		r.seq++
 		x.sampleAt, x.sampleSeq = t, r.seq
 		r.fh.push(fevent{at: t, seq: r.seq, kind: evSample, r: x})
@@ -259,6 +270,14 @@ func (r *run) advance(t vtime.Time) {
 	}
 }
 
+// progress reports the requests routed once the arrivals at t are.
+func (r *run) progress(t vtime.Time) {
+	if r.cfg.Progress != nil && r.progStep > 0 && t >= r.progAt {
+		r.progAt = t + vtime.Time(r.progStep)
+		r.cfg.Progress(r.routed, t)
+	}
+}
+
 func (r *run) handle(ev fevent) {
 	switch ev.kind {
 	case evArrival:
@@ -270,10 +289,7 @@ func (r *run) handle(ev fevent) {
 		if r.haveNext {
 			r.push(r.next.At, evArrival, nil)
 		}
-		if r.cfg.Progress != nil && r.progStep > 0 && ev.at >= r.progAt {
-			r.progAt = ev.at + vtime.Time(r.progStep)
-			r.cfg.Progress(r.routed, ev.at)
-		}
+		r.progress(ev.at)
 	case evSample:
 		x := ev.r
 		if ev.seq != x.sampleSeq {
@@ -403,7 +419,17 @@ func (r *run) finish(x *replica, rec *sim.Record) {
 	x.rep.Finished(rec)
 	x.queries += int64(rec.Spec.PromptTokens)
 	x.hits += int64(rec.CachedTokens)
-	r.done++
+	if r.windowed {
+		// On the replica's replay: its own share of the series, merged after the window.
+		x.share.at(now).completed++
+		if rec.FirstToken >= 0 {
+			x.share.at(rec.FirstToken).ttft.add(rec.FirstToken.Sub(rec.Send).Seconds() * 1e3)
+		}
+		if x.outstanding == 0 {
+			x.idleSince = now
+		}
+		return
+	}
 	p := r.point(now)
 	p.Completed++
 	if rec.FirstToken >= 0 {
@@ -582,6 +608,20 @@ func (h *logHist) add(v float64) {
 	}
 	h.counts[i]++
 	h.n++
+}
+
+// merge adds o's values to h.
+func (h *logHist) merge(o *logHist) {
+	if o.n == 0 {
+		return
+	}
+	if h.counts == nil {
+		h.counts = make(map[int32]uint32, len(o.counts))
+	}
+	for k, c := range o.counts {
+		h.counts[k] += c
+	}
+	h.n += o.n
 }
 
 func (h *logHist) quantile(q float64) float64 {

@@ -135,7 +135,8 @@ func (s *sampleSet) merge(o *sampleSet, k int) {
 type summary struct {
 	sorted []float64 // exact
 	h      *fineHist
-	keys   []int64 // the histogram's buckets, ascending
+	keys   []int64  // the histogram's buckets, ascending
+	cum    []uint64 // values up to and including each bucket, zeros included
 }
 
 func (s *sampleSet) summary() *summary {
@@ -148,7 +149,13 @@ func (s *sampleSet) summary() *summary {
 		keys = append(keys, k)
 	}
 	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
-	return &summary{h: s.hist, keys: keys}
+	cum := make([]uint64, len(keys))
+	acc := s.hist.zeros
+	for i, k := range keys {
+		acc += s.hist.counts[k]
+		cum[i] = acc
+	}
+	return &summary{h: s.hist, keys: keys, cum: cum}
 }
 
 func (m *summary) n() int {
@@ -165,14 +172,12 @@ func (m *summary) orderStat(i uint64) float64 {
 	if i < h.zeros {
 		return 0
 	}
-	acc := h.zeros
-	for _, k := range m.keys {
-		acc += h.counts[k]
-		if i < acc {
-			return math.Min(math.Max(fineMid(k), h.min), h.max)
-		}
+	// The first bucket whose cumulative count passes i.
+	j := sort.Search(len(m.cum), func(j int) bool { return i < m.cum[j] })
+	if j == len(m.cum) {
+		return h.max
 	}
-	return h.max
+	return math.Min(math.Max(fineMid(m.keys[j]), h.min), h.max)
 }
 
 // quantile interpolates linearly between order statistics (numpy "linear"), exactly or from the

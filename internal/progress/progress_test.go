@@ -67,4 +67,3 @@ func TestProgressTerminalAndQuiet(t *testing.T) {
 		t.Errorf("--quiet printed %q", b.String())
 	}
 }
-

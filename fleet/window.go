@@ -1,0 +1,237 @@
+package fleet
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/servesim/servesim/internal/workpool"
+	"github.com/servesim/servesim/vtime"
+	"github.com/servesim/servesim/workload"
+)
+
+// Routing ahead. Round-robin and random routing look at no replica: with every replica serving
+// from the start (no autoscaler) and no cap on outstanding requests, where each request goes
+// depends only on the requests before it. The router then routes a window of requests at once,
+// and each replica runs through the window alone, on its own, the replicas spread over workers:
+// a replica's state stays in the processor's caches for the window instead of being evicted by
+// the other replicas' between two of its steps, and the work is split over the cores.
+//
+// What each replica is given and when is what the event loop (run.go) would give it. The loop
+// handles the fleet's events in (time, sequence of setting) order, running an engine up to t
+// before any event at t. A replica's events are its arrivals and its KV samples; the others'
+// do not touch it. At equal times the sequence decides; the arrival events are numbered (one per
+// distinct arrival time, set when the previous one is handled), and a sample set while handling
+// arrival event k comes before arrival events k+1 on, while one set by the previous sample at time
+// s comes after every arrival event set before that sample was handled: those at times before s,
+// and the one at s if it came first. So replaying a replica's arrivals and samples in that order,
+// each after running its engine up to the event's time, gives it exactly what the loop gives it.
+//
+// The replica's share of the series (finishes, TTFT, engine waiting at samples) is counted apart
+// and merged after the window: counts and sums of integers, equal in any order. The result does
+// not depend on the number of workers. Engine events (ReplicaResult.Events) may be fewer than in
+// the event loop: an engine's span of identical steps ends at every time its run is stopped at,
+// and here only its own events stop it.
+
+// canRouteAhead reports whether routing never looks at a replica (see above).
+func (c *Config) canRouteAhead() bool {
+	return (c.Policy == RoundRobin || c.Policy == Random) && c.ReplicaCap == 0 && c.Autoscale == nil && !c.eventByEvent
+}
+
+// routedReq is a request routed ahead: sent at at (its arrival event's time, arrival event k),
+// with tag as its record's tag.
+type routedReq struct {
+	q   workload.Request
+	tag int
+	at  vtime.Time
+	k   int64
+}
+
+// window is the arrival events of one window: base before it, at[i] the time of event base+i;
+// end is the first arrival time after the window (vtime.Never after the last).
+type window struct {
+	base int64
+	at   []vtime.Time
+	end  vtime.Time
+}
+
+// handledBefore is how many arrival events the loop handles before a sample at t (t in the
+// window) set before arrival event idx: those at earlier times, and the one at t if it was set
+// first.
+func (w *window) handledBefore(t vtime.Time, idx int64) int64 {
+	i, found := slices.BinarySearch(w.at, t)
+	n := w.base + int64(i)
+	if found && n < idx {
+		n++
+	}
+	return n
+}
+
+// seriesShare is a replica's part of the series over one window, by bucket.
+type seriesShare struct {
+	width vtime.Duration
+	b     map[int]*shareBucket
+}
+
+type shareBucket struct {
+	completed int
+	ttft      logHist
+	waitSum   float64
+	waitN     int
+}
+
+func (s *seriesShare) at(t vtime.Time) *shareBucket {
+	i := int(int64(t) / int64(s.width))
+	b := s.b[i]
+	if b == nil {
+		if s.b == nil {
+			s.b = map[int]*shareBucket{}
+		}
+		b = &shareBucket{}
+		s.b[i] = b
+	}
+	return b
+}
+
+// windowRequests is how many requests a window holds: some hundreds per replica (their state
+// stays cached), at least a few thousand.
+func windowRequests(replicas int) int { return max(4096, 256*replicas) }
+
+// loopWindowed is loop when routing ahead.
+func (r *run) loopWindowed() error {
+	for _, x := range r.reps {
+		x.share.width = r.width
+	}
+	size := windowRequests(len(r.reps))
+	if r.cfg.window > 0 {
+		size = r.cfg.window
+	}
+	var w window
+	var events int64
+	var cur vtime.Time
+	started := false
+	r.haveNext = r.read()
+	for {
+		w.base, w.at = events, w.at[:0]
+		n := 0
+		for r.haveNext {
+			if !started || r.next.At > cur {
+				if n >= size {
+					break
+				}
+				if started {
+					r.progress(cur)
+				}
+				cur, started = r.next.At, true
+				w.at = append(w.at, cur)
+				events++
+			}
+			q := r.next
+			r.now = cur
+			r.routeAhead(&q, cur, events-1)
+			n++
+			r.haveNext = r.read()
+		}
+		w.end = vtime.Never
+		if r.haveNext {
+			w.end = r.next.At
+		} else if started {
+			r.progress(cur)
+		}
+		if !r.haveNext {
+			if err := r.stream.Err(); err != nil {
+				return err
+			}
+		}
+		if err := r.replayAll(&w); err != nil {
+			return err
+		}
+		if !r.haveNext {
+			return nil
+		}
+	}
+}
+
+// routeAhead routes q, of arrival event k at t, to a replica's window.
+func (r *run) routeAhead(q *workload.Request, t vtime.Time, k int64) {
+	r.routed++
+	r.point(t).Arrivals++
+	x := r.rt.pick(r.serving(), q)
+	x.ops = append(x.ops, routedReq{q: *q, tag: int(r.routed - 1), at: t, k: k})
+	x.routed++
+}
+
+// replayAll runs every replica through window w and merges their shares of the series.
+func (r *run) replayAll(w *window) error {
+	workpool.Run(len(r.reps), r.cfg.Workers, func(i int) { r.replay(r.reps[i], w) }, nil)
+	for _, x := range r.reps {
+		if x.err != nil {
+			return x.err
+		}
+		r.now = max(r.now, x.last)
+		for i, b := range x.share.b {
+			p := r.point(vtime.Time(int64(i) * int64(r.width)))
+			p.Completed += b.completed
+			p.ttft.merge(&b.ttft)
+			p.waitSum += b.waitSum
+			p.waitN += b.waitN
+		}
+		clear(x.share.b)
+	}
+	return nil
+}
+
+// replay runs replica x through window w: its arrivals and KV samples before w.end in the event
+// loop's order, each after running the engine up to its time; after the last window, until idle.
+func (r *run) replay(x *replica, w *window) {
+	ops := x.ops
+	prevK := int64(-1)
+	for i := 0; x.err == nil; {
+		sample := x.sampleSeq != 0 && x.sampleAt < w.end
+		if i < len(ops) {
+			o := &ops[i]
+			if !sample || o.at < x.sampleAt || (o.at == x.sampleAt && o.k < x.sampleIdx) {
+				if o.k != prevK {
+					// A new arrival event: the engine runs up to it (requests of one event go
+					// in together).
+					r.runTo(x, o.at)
+					prevK = o.k
+				}
+				x.armIdx = o.k + 1
+				if rec := x.rep.Submit(&o.q, o.tag); rec != nil {
+					x.outstanding++
+				}
+				x.last = max(x.last, o.at)
+				i++
+				continue
+			}
+		} else if !sample {
+			break
+		}
+		t := x.sampleAt
+		r.runTo(x, t)
+		prevK = -1
+		x.armIdx = w.handledBefore(t, x.sampleIdx) + 1
+		x.sampleSeq = 0
+		x.rep.Sample()
+		s := x.eng.Scheduler()
+		b := x.share.at(t)
+		b.waitSum += float64(s.NumWaiting() + x.eng.Pending())
+		b.waitN++
+		x.last = max(x.last, t)
+	}
+	clear(ops)
+	x.ops = ops[:0]
+	if w.end == vtime.Never && x.err == nil {
+		if err := x.eng.RunUntilIdle(); err != nil {
+			x.err = err
+		}
+		x.last = max(x.last, x.eng.Now())
+	}
+}
+
+// runTo runs x's engine up to t.
+func (r *run) runTo(x *replica, t vtime.Time) {
+	if err := x.eng.RunUntil(t); err != nil && x.err == nil {
+		x.err = fmt.Errorf("replica %s: %w", x.name, err)
+	}
+}
