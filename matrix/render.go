@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/servesim/servesim/model/param"
 )
 
 // Render writes pred, or pred against meas when meas is not nil, in one of the formats:
@@ -245,4 +247,16 @@ func allTable(m *Matrix) *textTable {
 			countNumber(c.OutputTokens), numberText(c.MeasuredS, 1))
 	}
 	return t
+}
+
+// RenderBand is Render preceded, when the band knows the parameters' provenance, by that
+// provenance and the band's 80 % interval factors.
+func RenderBand(w io.Writer, pred, meas *Matrix, band Band, format string) error {
+	if s := band.Provenance; s != nil {
+		f := band.Factors()
+		fmt.Fprintf(w, "Parameters' provenance: %s\n", s.Line())
+		fmt.Fprintf(w, "80%% intervals: total tok/s x/ %.2f, per-request tok/s and TBT x/ %.2f, TTFT x/ %.2f\n\n",
+			f[param.MetricThroughput], f[param.MetricTPOT], f[param.MetricTTFT])
+	}
+	return Render(w, pred, meas, format)
 }

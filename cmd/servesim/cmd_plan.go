@@ -61,12 +61,8 @@ func planFrom(e *env, fs *pflag.FlagSet, file string, format *formatFlag[planRes
 		if err := fsutil.EnsureDir(plotDir); err != nil {
 			return fmt.Errorf("--plot: %w", err)
 		}
-		files, err := writeFigures(plotDir, plots.Draw(p.Charts()), []plots.Format{plots.PNG, plots.SVG})
-		if err != nil {
+		if err := drawFigures(e, plotDir, plots.Draw(p.Charts())); err != nil {
 			return err
-		}
-		for _, f := range files {
-			fmt.Fprintf(e.info(), "servesim: wrote %s (%s bytes)\n", f.path, groupThousands(f.size))
 		}
 	}
 	var buf bytes.Buffer
@@ -366,12 +362,8 @@ Example:
 				}
 				fmt.Fprintf(info, "servesim: %s rows, %s in %s\n", commasInt(len(p.Results)), searchText(p), progress.Seconds(pr.Elapsed().Seconds()))
 				if *plotDir != "" {
-					files, err := writeFigures(*plotDir, plots.Draw(p.Charts()), []plots.Format{plots.PNG, plots.SVG})
-					if err != nil {
+					if err := drawFigures(e, *plotDir, plots.Draw(p.Charts())); err != nil {
 						return err
-					}
-					for _, f := range files {
-						fmt.Fprintf(info, "servesim: wrote %s (%s bytes)\n", f.path, groupThousands(f.size))
 					}
 				}
 				var buf bytes.Buffer

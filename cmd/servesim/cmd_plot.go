@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
-	"path/filepath"
 	"strconv"
 	"time"
 
@@ -78,10 +76,10 @@ Example:
 				}
 				width := 0
 				for _, w := range files {
-					width = max(width, len(w.path))
+					width = max(width, len(w.Path))
 				}
 				for _, w := range files {
-					if _, err := fmt.Fprintf(e.stdout, "%-*s %11s bytes\n", width, w.path, groupThousands(w.size)); err != nil {
+					if _, err := fmt.Fprintf(e.stdout, "%-*s %11s bytes\n", width, w.Path, groupThousands(w.Size)); err != nil {
 						return err
 					}
 				}
@@ -92,36 +90,22 @@ Example:
 	}
 }
 
-// written is a figure file and its size.
-type written struct {
-	path string
-	size int
+// writeFigures writes the figures into dir (plots.WriteFiles, through the run's outputs: an
+// interrupt removes the unfinished ones).
+func writeFigures(dir string, figs []*plots.Figure, formats []plots.Format) ([]plots.File, error) {
+	return plots.WriteFiles(outputs.NewBatch(), dir, figs, formats)
 }
 
-// writeFigures writes each figure in each format into dir (created if needed). Every figure goes
-// to a temporary name first and all are renamed at the end, so an interrupted or failed run
-// leaves the directory's old figures, not a mix.
-func writeFigures(dir string, figs []*plots.Figure, formats []plots.Format) ([]written, error) {
-	if err := fsutil.EnsureDir(dir); err != nil {
-		return nil, err
+// drawFigures writes the figures as PNG and SVG into dir and lists them on info.
+func drawFigures(e *env, dir string, figs []*plots.Figure) error {
+	files, err := writeFigures(dir, figs, []plots.Format{plots.PNG, plots.SVG})
+	if err != nil {
+		return err
 	}
-	var files []written
-	batch := outputs.NewBatch()
-	defer batch.Abort()
-	for _, f := range figs {
-		for _, fm := range formats {
-			data, err := f.Bytes(fm)
-			if err != nil {
-				return nil, fmt.Errorf("figure %s: %w", f.Name, err)
-			}
-			path := filepath.Join(dir, f.Name+"."+string(fm))
-			if err := batch.Add(path, data); err != nil {
-				return nil, err
-			}
-			files = append(files, written{path, len(data)})
-		}
+	for _, f := range files {
+		fmt.Fprintf(e.info(), "servesim: wrote %s (%s bytes)\n", f.Path, groupThousands(f.Size))
 	}
-	return files, batch.Commit()
+	return nil
 }
 
 // figureFlags are the flags of the commands that draw a scenario's results (plot, report).
@@ -217,18 +201,7 @@ func measuredRunSection(e *env, r *scenario.Resolved, srv *sim.Server, res *vllm
 	if err != nil {
 		return nil, nil, fmt.Errorf("--measured: %w", err)
 	}
-	var tb bytes.Buffer
-	if err := workloadFormats()[0].write(&tb, workloadResult{spec: spec, resolved: r, metrics: m, measured: res}); err != nil {
-		return nil, nil, err
-	}
-	charts := []plots.Chart{}
-	if ttft, tpot, itl, e2e, ok := res.Dists(); ok {
-		charts = plots.MeasuredRunCharts(m, ttft, tpot, itl, e2e, report.Subject(r))
-	} else {
-		fmt.Fprintf(e.info(), "servesim: note: %s has no per-request detail (--save-detailed): no distributions to draw, the table only\n", res.Name)
-	}
-	return &report.Section{ID: "measured-run", Title: "Measured run", Note: "servesim simulate --measured " + res.Name + ": the run the result file records, simulated and compared.",
-		Text: tb.String(), Charts: charts}, &report.WorkloadRun{Spec: spec, Metrics: m, Measured: res}, nil
+	return report.MeasuredRunSection(r, spec, m, res, e.info())
 }
 
 // groupThousands writes n with comma separators.

@@ -155,7 +155,7 @@ Example:
 			var bf benchFlags
 			bf.register(fs, false)
 			measured := fs.String("measured", "", "a vllm bench serve --save-result JSON `file`: simulate its run and show predicted vs measured")
-			var format formatFlag[workloadResult]
+			var format formatFlag[report.WorkloadResult]
 			format.register(fs, workloadFormats())
 			var slo sloFlags
 			slo.register(fs)
@@ -230,7 +230,7 @@ Example:
 				}
 				fmt.Fprintf(e.info(), "servesim: %d engine steps, %.0f s of server time in %.2f s\n", m.Steps, m.SimTimeS, time.Since(start).Seconds())
 				var buf bytes.Buffer
-				if err := format.write(&buf, workloadResult{spec: spec, resolved: r, metrics: m, measured: res}); err != nil {
+				if err := format.write(&buf, report.WorkloadResult{Spec: spec, Resolved: r, Metrics: m, Measured: res}); err != nil {
 					return err
 				}
 				if *plotDir != "" {
@@ -239,12 +239,8 @@ Example:
 						subject += ", " + spec.Name
 					}
 					figs := plots.Draw(plots.WorkloadCharts(m, subject))
-					files, err := writeFigures(*plotDir, figs, []plots.Format{plots.PNG, plots.SVG})
-					if err != nil {
+					if err := drawFigures(e, *plotDir, figs); err != nil {
 						return err
-					}
-					for _, f := range files {
-						fmt.Fprintf(e.info(), "servesim: wrote %s (%s bytes)\n", f.path, groupThousands(f.size))
 					}
 				}
 				if *series != "" {

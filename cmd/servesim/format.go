@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"io"
 	"strings"
 
@@ -10,12 +9,9 @@ import (
 	"github.com/servesim/servesim/describe"
 	"github.com/servesim/servesim/matrix"
 	"github.com/servesim/servesim/model/hardware"
-	"github.com/servesim/servesim/model/param"
 	"github.com/servesim/servesim/planner"
-	"github.com/servesim/servesim/scenario"
+	"github.com/servesim/servesim/report"
 	"github.com/servesim/servesim/validate"
-	"github.com/servesim/servesim/vllmbench"
-	"github.com/servesim/servesim/workload"
 )
 
 // format is one way of writing a result of type T.
@@ -82,8 +78,10 @@ type matrixResult struct {
 
 func matrixFormats() []format[matrixResult] {
 	return []format[matrixResult]{
-		{"table", func(w io.Writer, m matrixResult) error { return renderMatrixText(w, m, "table") }},
-		{"markdown", func(w io.Writer, m matrixResult) error { return renderMatrixText(w, m, "markdown") }},
+		{"table", func(w io.Writer, m matrixResult) error { return matrix.RenderBand(w, m.pred, m.meas, m.band, "table") }},
+		{"markdown", func(w io.Writer, m matrixResult) error {
+			return matrix.RenderBand(w, m.pred, m.meas, m.band, "markdown")
+		}},
 		// The predicted matrix in the documented columns, or with --compare the measured and
 		// error columns too; then the intervals and the parameter source.
 		{"csv", func(w io.Writer, m matrixResult) error {
@@ -108,45 +106,11 @@ func planFormats() []format[planResult] {
 	}
 }
 
-// workloadResult is a simulated workload with what it ran on, and the vllm bench serve result
-// it is compared with (nil: none).
-type workloadResult struct {
-	spec     *workload.Spec
-	resolved *scenario.Resolved
-	metrics  *workload.Metrics
-	measured *vllmbench.Result
-}
-
-func workloadFormats() []format[workloadResult] {
-	return []format[workloadResult]{
-		{"table", func(w io.Writer, x workloadResult) error {
-			r := x.resolved
-			fmt.Fprintf(w, "Workload     %s: %s, seed %d\n", x.spec.Name, x.spec.Describe(), x.metrics.Seed)
-			fmt.Fprintf(w, "Server       %s\n", describe.Deployment(r.Deployment))
-			fmt.Fprintf(w, "Parameters   %s (%s)\n", r.ParamsFrom, r.Source)
-			provenanceLine(w, "Provenance   ", &r.Summary)
-			param.WriteIntervals(w, "80% interval ", x.metrics.Intervals80(&r.Summary))
-			if x.measured != nil {
-				fmt.Fprintf(w, "Measured     %s: %s\n", x.measured.Name, x.measured.Summary())
-			}
-			if err := workload.WriteTable(w, x.metrics); err != nil || x.measured == nil {
-				return err
-			}
-			fmt.Fprintln(w)
-			return vllmbench.Compare(x.metrics, x.measured).WriteTable(w)
-		}},
-		{"csv", func(w io.Writer, x workloadResult) error {
-			if x.measured != nil {
-				return vllmbench.Compare(x.metrics, x.measured).WriteCSV(w)
-			}
-			return workload.WriteCSV(w, x.metrics)
-		}},
-		{"json", func(w io.Writer, x workloadResult) error {
-			if x.measured != nil {
-				return vllmbench.WriteJSON(w, x.metrics, vllmbench.Compare(x.metrics, x.measured))
-			}
-			return writeIndentedJSON(w, simulateJSON{x.metrics, &x.resolved.Summary, x.metrics.Intervals80(&x.resolved.Summary)})
-		}},
+func workloadFormats() []format[report.WorkloadResult] {
+	return []format[report.WorkloadResult]{
+		{"table", func(w io.Writer, x report.WorkloadResult) error { return x.WriteText(w) }},
+		{"csv", func(w io.Writer, x report.WorkloadResult) error { return x.WriteCSV(w) }},
+		{"json", func(w io.Writer, x report.WorkloadResult) error { return x.WriteJSON(w) }},
 	}
 }
 
