@@ -105,7 +105,7 @@ func dflashTargets() []string {
 }
 
 // Patterns of the community rows' flags and notes.
-func pageRE() *regexp.Regexp  { return regexp.MustCompile(`cache_pages=(\d+)-token`) }
+func pageRE() *regexp.Regexp { return regexp.MustCompile(`cache_pages=(\d+)-token`) }
 func captureRE() *regexp.Regexp {
 	return regexp.MustCompile(`(?i)(?:MAX_CUDAGRAPH_CAPTURE_SIZE=|max capture )(\d+)`)
 }

@@ -14,11 +14,11 @@ type ID int
 // prior, bounds, a physical meaning and a level (see Defs). Calibration moves these and nothing else.
 const (
 	// Memory model (vLLM vllm/v1/worker/gpu_worker.py, determine_available_memory).
-	ActivationBuffers ID = iota // activation peak of the profile run, in hidden-size bf16 buffers per batched token
-	NonTorchGiB                 // NCCL buffers, workspaces, CUDA context, indexer logits workspace
-	CUDAGraphGiB                // vLLM's CUDA-graph memory estimate
-	StatePageScale              // vLLM's recurrent-state page relative to the state tensors we count
-	SparseWorkspaceEntries      // sparse-MLA long-context workspace, in MLA head entries per token of max_model_len
+	ActivationBuffers      ID = iota // activation peak of the profile run, in hidden-size bf16 buffers per batched token
+	NonTorchGiB                      // NCCL buffers, workspaces, CUDA context, indexer logits workspace
+	CUDAGraphGiB                     // vLLM's CUDA-graph memory estimate
+	StatePageScale                   // vLLM's recurrent-state page relative to the state tensors we count
+	SparseWorkspaceEntries           // sparse-MLA long-context workspace, in MLA head entries per token of max_model_len
 
 	// Kernels on the GPU: memory and tensor-core efficiencies (level gpu).
 	MemBWEff              // achieved fraction of peak memory bandwidth for streaming weights and KV
