@@ -56,7 +56,8 @@ func RateTraffic(r Rate) (*Traffic, error) {
 		text += fmt.Sprintf("cv = %g\n", r.CV)
 	}
 	if r.Requests > 0 {
-		text += fmt.Sprintf("requests = %d\n", r.Requests)
+		// Checked below as a stream's count: a fleet keeps nothing per finished request.
+		text += fmt.Sprintf("requests = %d\n", min(r.Requests, workload.MaxRequests))
 	}
 	if r.DurationS > 0 {
 		text += fmt.Sprintf("duration_s = %g\n", r.DurationS)
@@ -65,6 +66,12 @@ func RateTraffic(r Rate) (*Traffic, error) {
 	s, err := workload.Parse([]byte(text), "--rate")
 	if err != nil {
 		return nil, err
+	}
+	if r.Requests > 0 {
+		s.Open.Requests = r.Requests
+		if err := s.ValidateStream(); err != nil {
+			return nil, fmt.Errorf("--requests: %w", err)
+		}
 	}
 	return &Traffic{Spec: s}, nil
 }

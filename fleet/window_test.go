@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 
 	"github.com/servesim/servesim/vtime"
@@ -118,4 +119,26 @@ func firstDiff(a, b []byte) string {
 		i++
 	}
 	return string(a[max(i-300, 0):min(i+200, len(a))])
+}
+
+// TestRateTrafficStreamsPastOneRun: a fleet's rate traffic is streamed, so it takes more requests
+// than a run that keeps every request's record (workload.MaxRequests), up to the stream's bound.
+func TestRateTrafficStreamsPastOneRun(t *testing.T) {
+	tr, err := RateTraffic(Rate{Rate: 2000, Requests: 10_000_000, Process: "poisson", InputTokens: 1000, OutputTokens: 200, RangeRatio: 0.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.Spec.Open.Requests != 10_000_000 || tr.Spec.Validate() == nil {
+		t.Errorf("open.requests %d: want 10,000,000, past one run's bound", tr.Spec.Open.Requests)
+	}
+	st, err := tr.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := st.Next(); !ok {
+		t.Error("the stream is empty")
+	}
+	if _, err := RateTraffic(Rate{Rate: 2000, Requests: workload.MaxStreamRequests + 1, Process: "poisson", InputTokens: 1000, OutputTokens: 200}); err == nil || !strings.Contains(err.Error(), "--requests") {
+		t.Errorf("past the stream's bound: %v, want an error naming --requests", err)
+	}
 }

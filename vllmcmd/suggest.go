@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/servesim/servesim/internal/editdist"
 )
 
 // Suggest is the known `vllm serve` flag nearest to an unknown one (a typo: few letters added,
@@ -25,7 +27,7 @@ func Suggest(flag string) string {
 	sort.Strings(names) // a tie goes to the first name, whatever the map's order
 	best, bestD := "", 0
 	for _, n := range names {
-		d := editDistance(name, n)
+		d := editdist.Distance(name, n)
 		if best == "" || d < bestD {
 			best, bestD = n, d
 		}
@@ -35,32 +37,6 @@ func Suggest(flag string) string {
 		return ""
 	}
 	return best
-}
-
-// editDistance is the Damerau-Levenshtein distance (optimal string alignment) between a and b.
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	d := make([][]int, len(ra)+1)
-	for i := range d {
-		d[i] = make([]int, len(rb)+1)
-		d[i][0] = i
-	}
-	for j := range rb {
-		d[0][j+1] = j + 1
-	}
-	for i := 1; i <= len(ra); i++ {
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
-			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
-				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
-			}
-		}
-	}
-	return d[len(ra)][len(rb)]
 }
 
 // UnknownError refuses the command's unknown flags and words as `vllm serve` refuses

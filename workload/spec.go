@@ -196,6 +196,10 @@ type Spec struct {
 // in under 1 GB of memory; a larger run is refused, never attempted.
 const MaxRequests = 1_000_000
 
+// MaxStreamRequests bounds a streamed open loop's requests (Spec.Stream, a fleet's traffic): a
+// stream keeps nothing per finished request, so this bound only keeps counts and times finite.
+const MaxStreamRequests = 1_000_000_000
+
 // Sanity limits keep every product of counts inside int64 and runs finite.
 const (
 	maxTokens      = 1 << 24 // 16.7 M tokens per request
@@ -306,7 +310,10 @@ func formatFromExt(p string) string {
 }
 
 // Validate checks the workload, naming the first bad field.
-func (s *Spec) Validate() error {
+func (s *Spec) Validate() error { return s.validate(MaxRequests) }
+
+// validate is Validate with an open loop's request bound.
+func (s *Spec) validate(maxOpen int) error {
 	switch s.Kind {
 	case KindClosed, KindOpen, KindTrace, KindBench, KindVLLMBench, KindOffline:
 	case "":
@@ -341,7 +348,7 @@ func (s *Spec) Validate() error {
 			return fmt.Errorf("closed.concurrency = %d: must be in 1..%d", c.Concurrency, maxConcurrency)
 		}
 	case KindOpen:
-		return s.Open.validate()
+		return s.Open.validate(maxOpen)
 	case KindTrace:
 		t := s.Trace
 		if t.File == "" && t.rows == nil {
@@ -403,7 +410,7 @@ func (l *Lengths) validate() error {
 	return nil
 }
 
-func (o *Open) validate() error {
+func (o *Open) validate(maxRequests int) error {
 	switch o.Process {
 	case "poisson":
 	case "gamma":
@@ -418,8 +425,8 @@ func (o *Open) validate() error {
 	if o.Process == "poisson" && o.CV != 0 && o.CV != 1 {
 		return fmt.Errorf("open.cv = %v: a poisson process has cv 1 (use process = \"gamma\" for another cv)", o.CV)
 	}
-	if o.Requests < 0 || o.Requests > MaxRequests {
-		return fmt.Errorf("open.requests = %d: must be in 0..%d", o.Requests, MaxRequests)
+	if o.Requests < 0 || o.Requests > maxRequests {
+		return fmt.Errorf("open.requests = %d: must be in 0..%d", o.Requests, maxRequests)
 	}
 	if o.DurationS < 0 || math.IsNaN(o.DurationS) || o.DurationS > maxDurationS {
 		return fmt.Errorf("open.duration_s = %v: must be in [0, %d]", o.DurationS, maxDurationS)

@@ -44,11 +44,16 @@ func (l *ListStream) Next() (Request, bool) {
 // Err is nil: a list does not fail.
 func (l *ListStream) Err() error { return nil }
 
-// Stream returns a stream of the spec's requests: an open loop generated as it goes, a trace read
+// ValidateStream is Validate for a spec that is streamed (Stream): an open loop may then have up
+// to MaxStreamRequests requests.
+func (s *Spec) ValidateStream() error { return s.validate(MaxStreamRequests) }
+
+// Stream returns a stream of the spec's requests: an open loop generated as it goes (up to
+// MaxStreamRequests requests, nothing kept per request), a trace read
 // row by row (rows must be in arrival order); other kinds are not streams (a closed loop's
 // arrivals depend on the server). The caller closes a trace stream (Close, when it has one).
 func (s *Spec) Stream(seed uint64) (Stream, error) {
-	if err := s.Validate(); err != nil {
+	if err := s.validate(MaxStreamRequests); err != nil {
 		return nil, err
 	}
 	switch s.Kind {

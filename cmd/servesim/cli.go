@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/servesim/servesim/internal/editdist"
 	"github.com/spf13/pflag"
 )
 
@@ -188,7 +189,7 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 func nearestCommand(name string) string {
 	best, bestD := "", 0
 	for _, c := range commands() {
-		if d := editDistance(strings.ToLower(name), c.Name); best == "" || d < bestD {
+		if d := editdist.Distance(strings.ToLower(name), c.Name); best == "" || d < bestD {
 			best, bestD = c.Name, d
 		}
 	}
@@ -203,7 +204,7 @@ func nearestFlag(fs *pflag.FlagSet, name string) string {
 	name, _, _ = strings.Cut(name, "=")
 	best, bestD := "", 0
 	fs.VisitAll(func(f *pflag.Flag) {
-		if d := editDistance(name, f.Name); best == "" || d < bestD {
+		if d := editdist.Distance(name, f.Name); best == "" || d < bestD {
 			best, bestD = f.Name, d
 		}
 	})
@@ -211,31 +212,6 @@ func nearestFlag(fs *pflag.FlagSet, name string) string {
 		return ""
 	}
 	return best
-}
-
-// editDistance is the Damerau-Levenshtein distance (optimal string alignment) between a and b.
-func editDistance(a, b string) int {
-	d := make([][]int, len(a)+1)
-	for i := range d {
-		d[i] = make([]int, len(b)+1)
-		d[i][0] = i
-	}
-	for j := range b {
-		d[0][j+1] = j + 1
-	}
-	for i := 1; i <= len(a); i++ {
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
-			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
-				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
-			}
-		}
-	}
-	return d[len(a)][len(b)]
 }
 
 func newFlagSet(c *command, out io.Writer) *pflag.FlagSet {
