@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/servesim/servesim/model/arch"
@@ -47,9 +48,9 @@ type Result struct {
 	// CostPerMTok is dollars per million output tokens at the simulated throughput.
 	CostPerMTok float64 `json:"usd_per_m_output_tokens,omitempty"`
 	// KVTokens is one replica's kv_cache_size_tokens.
-	KVTokens  int        `json:"kv_cache_size_tokens,omitempty"`
-	Perf      *Perf      `json:"perf,omitempty"`
-	Intervals []Interval `json:"intervals,omitempty"`
+	KVTokens  int                   `json:"kv_cache_size_tokens,omitempty"`
+	Perf      *Perf                 `json:"perf,omitempty"`
+	Intervals []param.NamedInterval `json:"intervals,omitempty"`
 	// PMeet is the probability of meeting every objective, from the predictions' intervals
 	// (pMeet); Queues is set when the row makes some of the question's users wait.
 	PMeet  *float64  `json:"p_meet,omitempty"`
@@ -688,15 +689,30 @@ func ReadJSON(r io.Reader, name string) (*Plan, error) {
 		byIndex[p.Results[i].Index] = &p.Results[i]
 	}
 	for i := range p.Results {
+		upgradeIntervals(p.Results[i].Intervals)
+	}
+	for i := range p.Results {
 		r := &p.Results[i]
-		if r.SameAs != nil && r.Perf == nil {
+		if r.SameAs != nil {
 			if src := byIndex[*r.SameAs]; src != nil {
+				if r.Perf != nil || len(r.Intervals) > 0 {
+					return nil, fmt.Errorf("%s: results[%d] (row %d): field \"perf\": a row that shares row %d's simulation (same_as) takes its figures from it, and this file gives it its own", name, i, r.Index, *r.SameAs)
+				}
 				r.Perf, r.Intervals = src.Perf, src.Intervals
 			}
 		}
 		if r.Status != StatusPruned && r.Perf == nil {
 			return nil, fmt.Errorf("%s: result %d (%s) has no perf", name, r.Index, r.Status)
 		}
+	}
+	if err := p.checkPlan(name); err != nil {
+		return nil, err
+	}
+	if err := checkShared(p.Results, func(int) string { return name }); err != nil {
+		return nil, err
+	}
+	if err := p.checkDerived(name); err != nil {
+		return nil, err
 	}
 	return &p, nil
 }
@@ -712,6 +728,9 @@ func Merge(plans []*Plan, names []string, partial bool) (*Plan, error) {
 	}
 	for i, p := range plans {
 		if err := p.checkRows(names[i]); err != nil {
+			return nil, err
+		}
+		if err := p.checkPlan(names[i]); err != nil {
 			return nil, err
 		}
 	}
@@ -740,9 +759,22 @@ func Merge(plans []*Plan, names []string, partial bool) (*Plan, error) {
 			return nil, fmt.Errorf("%s: field \"rows\" = %d, but %s has %d: the shards are of different sweeps", names[i], p.Rows, names[0], first.Rows)
 		case have[idx] != "":
 			return nil, fmt.Errorf("%s: shard %d/%d given twice (also %s)", names[i], idx, n, have[idx])
+		case !slices.Equal(p.Notes, first.Notes):
+			return nil, fmt.Errorf("%s: field \"notes\" differs from %s's: the shards of one question carry the same notes", names[i], names[0])
+		case count > 1 && p.Search != nil:
+			return nil, fmt.Errorf("%s: field \"search\": a shard simulates every row in full, and this one says it searched", names[i])
 		}
 		have[idx] = names[i]
 		out.Results = append(out.Results, p.Results...)
+	}
+	from := make([]string, 0, len(out.Results))
+	for i, p := range plans {
+		for range p.Results {
+			from = append(from, names[i])
+		}
+	}
+	if err := checkShared(out.Results, func(k int) string { return from[k] }); err != nil {
+		return nil, err
 	}
 	var missing []int
 	for i, h := range have {
