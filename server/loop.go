@@ -104,6 +104,12 @@ func newLoop(srv *sim.Server, seed uint64, speed float64, logW io.Writer) *loop 
 	return l
 }
 
+// preciseAhead is the last stretch before a simulated event that the loop sleeps with
+// preciseSleep rather than on a Go timer (which wakes up to 1 ms late): the timer wakes it this
+// much early, commands arriving meanwhile wait at most this long (they carry their wall-clock
+// time, so the engine still sees them when they came).
+const preciseAhead = 2 * time.Millisecond
+
 // run is the loop's goroutine.
 func (l *loop) run() {
 	defer close(l.stopped)
@@ -113,36 +119,41 @@ func (l *loop) run() {
 	defer ticker.Stop()
 	l.logged.at = l.clk.start
 	for {
-		now := time.Now()
-		l.runTo(now)
+		l.runTo(time.Now())
+		// Take what is queued without waiting (events may be due back to back).
+		for k := 0; k < 256; k++ {
+			select {
+			case c := <-l.cmds:
+				if !l.do(c) {
+					return
+				}
+				continue
+			case <-ticker.C:
+				l.logStats(time.Now())
+			default:
+			}
+			break
+		}
 		next := l.nextEvent()
 		var wake <-chan time.Time
 		if next != vtime.Never {
 			d := l.clk.wall(next).Sub(time.Now())
 			if d <= 0 {
-				// Due already (the wall clock's rounding): run to it and look again.
+				// Due already: run to it and look again.
 				l.runToSim(next)
 				continue
 			}
-			timer.Reset(d)
+			if d <= preciseAhead {
+				preciseSleep(d)
+				continue
+			}
+			timer.Reset(d - preciseAhead)
 			wake = timer.C
 		}
 		select {
 		case c := <-l.cmds:
 			if !l.do(c) {
 				return
-			}
-			// Take what else is queued before sleeping again.
-			for k := 0; k < 256; k++ {
-				select {
-				case c := <-l.cmds:
-					if !l.do(c) {
-						return
-					}
-					continue
-				default:
-				}
-				break
 			}
 		case <-wake:
 		case <-ticker.C:

@@ -44,21 +44,25 @@ type Config struct {
 	// Grace is how long a shutdown lets running requests finish before cancelling them
 	// (default 30 s).
 	Grace time.Duration
-	// WriteTimeout bounds the write of one response or streamed chunk to a client that does not
-	// read (default 60 s); the request is then cancelled.
+	// WriteTimeout bounds the write of a response to a client that does not read (default 60 s);
+	// the request is then cancelled. A stream's deadline moves forward by whole timeouts, so a
+	// stalled chunk fails after between half the timeout and the timeout.
 	WriteTimeout time.Duration
+	// ReadHeaderTimeout bounds the reading of a request's headers (default 10 s): a client that
+	// sends them slowly (slowloris) is disconnected.
+	ReadHeaderTimeout time.Duration
+	// BodyReadTimeout bounds the reading of a request body (default 60 s).
+	BodyReadTimeout time.Duration
+	// IdleTimeout closes a kept-alive connection idle this long (default 120 s).
+	IdleTimeout time.Duration
 	// VLLMVersion is what /version reports: the vLLM version simulated.
 	VLLMVersion string
 	// Log receives the server's periodic engine lines (nil: none).
 	Log io.Writer
 }
 
-// Limits of the configuration.
-const (
-	MaxSpeed = 1e4
-	// bodyReadTimeout bounds the reading of a request body.
-	bodyReadTimeout = 60 * time.Second
-)
+// MaxSpeed is the largest Config.Speed.
+const MaxSpeed = 1e4
 
 func (c *Config) defaults() error {
 	if c.Server == nil {
@@ -91,8 +95,18 @@ func (c *Config) defaults() error {
 	if c.WriteTimeout == 0 {
 		c.WriteTimeout = 60 * time.Second
 	}
-	if c.MaxBodyBytes < 1024 || c.MaxConnections < 1 || c.Grace < 0 || c.WriteTimeout < 0 {
-		return fmt.Errorf("server limits: body %d bytes, %d connections, grace %v, write timeout %v", c.MaxBodyBytes, c.MaxConnections, c.Grace, c.WriteTimeout)
+	if c.ReadHeaderTimeout == 0 {
+		c.ReadHeaderTimeout = 10 * time.Second
+	}
+	if c.BodyReadTimeout == 0 {
+		c.BodyReadTimeout = 60 * time.Second
+	}
+	if c.IdleTimeout == 0 {
+		c.IdleTimeout = 120 * time.Second
+	}
+	if c.MaxBodyBytes < 1024 || c.MaxConnections < 1 || c.Grace < 0 || c.WriteTimeout < 0 || c.ReadHeaderTimeout < 0 || c.BodyReadTimeout < 0 || c.IdleTimeout < 0 {
+		return fmt.Errorf("server limits: body %d bytes, %d connections, grace %v, timeouts: write %v, read header %v, read body %v, idle %v",
+			c.MaxBodyBytes, c.MaxConnections, c.Grace, c.WriteTimeout, c.ReadHeaderTimeout, c.BodyReadTimeout, c.IdleTimeout)
 	}
 	if c.ModelName == "" {
 		c.ModelName = c.Server.Deployment.Model.Name
@@ -159,8 +173,7 @@ func (s *Server) Abort() { s.abortOnce.Do(func() { close(s.abort) }) }
 // streams end with an error event and [DONE]), and Run returns.
 func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 	s.Start()
-	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
-		MaxHeaderBytes: 64 << 10, ErrorLog: log.New(io.Discard, "", 0)}
+	hs := s.httpServer()
 	ll := newLimitListener(ln, s.cfg.MaxConnections)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ll) }()
@@ -193,6 +206,13 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 	}
 	<-errc
 	return nil
+}
+
+// httpServer is the net/http server Run serves with: the configured timeouts, headers up to
+// 64 kB, no error log (a client's broken connection is not the server's error).
+func (s *Server) httpServer() *http.Server {
+	return &http.Server{Handler: s.Handler(), ReadHeaderTimeout: s.cfg.ReadHeaderTimeout, IdleTimeout: s.cfg.IdleTimeout,
+		MaxHeaderBytes: 64 << 10, ErrorLog: log.New(io.Discard, "", 0)}
 }
 
 // LagQuantiles are the clock lag's and the stream lag's quantiles in seconds, with their counts
@@ -312,13 +332,16 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 // generate serves /v1/completions and /v1/chat/completions.
 func (s *Server) generate(w http.ResponseWriter, r *http.Request, chat bool) {
 	rc := http.NewResponseController(w)
-	rc.SetReadDeadline(time.Now().Add(bodyReadTimeout))
+	rc.SetReadDeadline(time.Now().Add(s.cfg.BodyReadTimeout))
 	data, aerr := readBody(w, r, s.cfg.MaxBodyBytes)
-	rc.SetReadDeadline(time.Time{})
 	if aerr != nil {
+		// The rest of a body that did not arrive is not waited for (the read deadline stays):
+		// the connection closes after the error.
+		w.Header().Set("Connection", "close")
 		writeError(w, aerr)
 		return
 	}
+	rc.SetReadDeadline(time.Time{})
 	var q *request
 	if chat {
 		q, aerr = s.lim.chat(data)
@@ -344,7 +367,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, chat bool) {
 	if q.stream {
 		s.streamOut(w, r, rc, st, o)
 	} else {
-		s.wholeOut(w, r, st, o)
+		s.wholeOut(w, r, rc, st, o)
 	}
 }
 
@@ -357,7 +380,10 @@ func (s *Server) cancel(st *stream) {
 }
 
 // wholeOut waits for the whole reply and writes it as one JSON response.
-func (s *Server) wholeOut(w http.ResponseWriter, r *http.Request, st *stream, o *output) {
+func (s *Server) wholeOut(w http.ResponseWriter, r *http.Request, rc *http.ResponseController, st *stream, o *output) {
+	// The connection's write deadline is this response's; a kept-alive connection's next
+	// request starts without one.
+	defer rc.SetWriteDeadline(time.Time{})
 	for {
 		select {
 		case <-st.ready:
@@ -366,6 +392,9 @@ func (s *Server) wholeOut(w http.ResponseWriter, r *http.Request, st *stream, o 
 			return
 		}
 		t := st.take()
+		if t.done {
+			rc.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
+		}
 		if t.err != nil {
 			writeError(w, t.err)
 			return
@@ -386,6 +415,8 @@ func (s *Server) streamOut(w http.ResponseWriter, r *http.Request, rc *http.Resp
 	w.WriteHeader(http.StatusOK)
 	rc.Flush()
 	var buf bytes.Buffer
+	var deadline time.Time
+	defer rc.SetWriteDeadline(time.Time{})
 	for {
 		select {
 		case <-st.ready:
@@ -410,7 +441,13 @@ func (s *Server) streamOut(w http.ResponseWriter, r *http.Request, rc *http.Resp
 			}
 			buf.WriteString("data: [DONE]\n\n")
 		}
-		rc.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
+		// The write deadline moves forward by whole WriteTimeouts, not at every chunk (that would
+		// re-arm the connection's timer for every token): a chunk a client does not take fails
+		// after between half the timeout and the timeout.
+		if now := time.Now(); deadline.Sub(now) < s.cfg.WriteTimeout/2 {
+			deadline = now.Add(s.cfg.WriteTimeout)
+			rc.SetWriteDeadline(deadline)
+		}
 		if _, err := w.Write(buf.Bytes()); err != nil {
 			s.cancel(st)
 			return

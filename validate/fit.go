@@ -201,6 +201,12 @@ func fitSource(name string, rows []Row, keep func(*Case) bool, o FitOptions) *ca
 			src.Notes = append(src.Notes, fmt.Sprintf("skipped %s: %s (%s)", c.ID, c.ReasonClass, c.Reason))
 			continue
 		}
+		if c.Scoring == Ratio && c.otherServer() {
+			// Another engine's server stands in as vLLM's current release: its ratios would
+			// pull that release's engine-level values toward another engine's.
+			src.Notes = append(src.Notes, fmt.Sprintf("skipped %s: another engine's server, scored by validate as ratios, not fitted", c.ID))
+			continue
+		}
 		cases = append(cases, c)
 	}
 	jobs := jobsOf(cases)
@@ -263,7 +269,8 @@ func fitSource(name string, rows []Row, keep func(*Case) bool, o FitOptions) *ca
 		same := (c.Spec != nil && c.Spec.Kind == workload.KindBench) || len(c.factRuns) > 0
 		src.Jobs = append(src.Jobs, calibration.MultiJob{Label: j.label, Deployment: d, Base: base, Cost: fj.cost(),
 			SamePrompt: same, CodePrompt: c.codePrompt, RatioOnly: c.Scoring == Ratio,
-			Run: func(p param.Values) (any, error) { return fj.predict(p, &opt) }})
+			KVCapacity: usable(c.facts.KVTokens) || usable(c.facts.KVLogicalTokens),
+			Run:        func(p param.Values) (any, error) { return fj.predict(p, &opt) }})
 	}
 	if len(src.Jobs) == 0 {
 		return nil

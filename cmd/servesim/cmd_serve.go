@@ -98,8 +98,8 @@ What is simulated and what is not:
   - n > 1, best_of, echo, logprobs and non-text chat content are refused with a 400.
 
 Safety: bodies up to --max-body-bytes, at most --max-connections connections, a 10 s limit on
-request headers and 60 s on reading a body, 60 s on writing a chunk to a client that does not read
-(the request is then cancelled). SIGINT or SIGTERM: new requests get 503, the running ones get
+request headers, 60 s on reading a body, 120 s on an idle kept-alive connection; a client that
+stops reading its stream is cut off after 30 to 60 s (the request is then cancelled). SIGINT or SIGTERM: new requests get 503, the running ones get
 --shutdown-grace-s to finish, then their streams end with an error event and [DONE]; a second
 signal cancels them at once.
 
@@ -158,6 +158,9 @@ func (f *serveFlags) check(fs *pflag.FlagSet) error {
 	return nil
 }
 
+// addr is the address to listen on.
+func (f *serveFlags) addr() string { return net.JoinHostPort(f.host, strconv.Itoa(f.port)) }
+
 // servedName is the name clients give: the flag, else the launch command's
 // --served-model-name, else its model, else the model's name.
 func servedName(f *serveFlags, r *scenario.Resolved) string {
@@ -197,7 +200,7 @@ func runServe(fs *pflag.FlagSet, e *env, sf *scenarioFlags, f *serveFlags) error
 	if err != nil {
 		return err
 	}
-	addr := net.JoinHostPort(f.host, strconv.Itoa(f.port))
+	addr := f.addr()
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		if errors.Is(err, syscall.EADDRINUSE) {
