@@ -42,7 +42,10 @@ func WriteCapacity(w io.Writer, srv *sim.Server, proto *protocol.Protocol) error
 	row("weights: total", wb.Total(), "")
 	row("activation peak (profile run)", m.ActivationPeak, d.ActivationDetail(&srv.Params))
 	row("non-torch (NCCL, workspaces)", m.NonTorch, "parameter non_torch_gib")
-	row("CUDA graphs estimate", m.CUDAGraphs, "parameter cudagraph_gib")
+	row("CUDA graphs estimate", m.CUDAGraphs, fmt.Sprintf("parameter cudagraph_gib x %d of %d capture sizes", d.CaptureSizes(), deploy.DefaultCaptureSizes))
+	if m.Workspace > 0 {
+		row("sparse-MLA context workspace", m.Workspace, fmt.Sprintf("parameter sparse_workspace_entries x max_model_len %d bf16 MLA head entries / DCP %d", d.Engine.MaxModelLen, d.Engine.DCP()))
+	}
 	row("available for KV cache", m.AvailableKV, "")
 	tw.Flush()
 

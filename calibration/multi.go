@@ -39,6 +39,9 @@ type MultiJob struct {
 	// CodePrompt: the job's prompt asks for code (code_prompt 1), so its acceptance depends on
 	// accept_code_ratio, which it then fits.
 	CodePrompt bool
+	// KVCapacity: the job is scored on the server's measured KV capacity, which pins the
+	// engine's memory reserves (non_torch_gib, cudagraph_gib), so it fits them.
+	KVCapacity bool
 	// Cost estimates the job's simulation work (any unit; longest jobs start first).
 	Cost float64
 	// Run simulates the job with the parameters and returns what the source's Score reads. It
@@ -89,6 +92,9 @@ func multiFree(j *MultiJob) []param.ID {
 	free := defaultFree(d, 0, j.SamePrompt)
 	if j.CodePrompt && d.Engine.SpecTokens() > 0 {
 		free = append(free, param.AcceptCodeRatio)
+	}
+	if j.KVCapacity {
+		free = append(free, param.NonTorchGiB, param.CUDAGraphGiB)
 	}
 	if !d.RunsVLLMV0() {
 		return free

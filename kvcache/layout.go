@@ -186,6 +186,23 @@ func (l *Layout) BlocksFor(tokens int) int {
 	return n
 }
 
+// PageTokens is the context the pool holds counted in pages of the main attention: num_gpu_blocks
+// x block size over the groups the main attention layers fill (pages x page width, recurrent-state
+// and other groups' blocks not charged).
+func (l *Layout) PageTokens() int {
+	n := 0
+	for i := range l.Groups {
+		g := &l.Groups[i]
+		if g.Kind == arch.SpecFull && g.BlockTokens == l.BlockSize {
+			n++
+		}
+	}
+	if n == 0 {
+		return l.KVCacheSizeTokens
+	}
+	return l.NumBlocks / n * l.BlockSize
+}
+
 // BytesPerToken is the per-GPU KV bytes one more token of context costs, counting group padding.
 func (l *Layout) BytesPerToken() float64 {
 	var b float64

@@ -105,8 +105,7 @@ func dflashTargets() []string {
 }
 
 // Patterns of the community rows' flags and notes.
-func pageRE() *regexp.Regexp  { return regexp.MustCompile(`cache_pages=(\d+)-token`) }
-func blockRE() *regexp.Regexp { return regexp.MustCompile(`vLLM block_size (\d+)`) }
+func pageRE() *regexp.Regexp { return regexp.MustCompile(`cache_pages=(\d+)-token`) }
 func captureRE() *regexp.Regexp {
 	return regexp.MustCompile(`(?i)(?:MAX_CUDAGRAPH_CAPTURE_SIZE=|max capture )(\d+)`)
 }
@@ -143,13 +142,10 @@ func (c *Case) communityFlag(key, val, item string) bool {
 		}
 		return true
 	case low == "cache_pages":
-		if m := blockRE().FindStringSubmatch(item); m != nil {
-			n, _ := strconv.Atoi(m[1])
-			c.note("cache pages: %s (vLLM's attention block %d tokens; the unified hybrid page is sized by the layout)", val, n)
-			return true
-		}
+		// The page is the cache's block of each rank: the layout's block size once the context
+		// parallel size is known (pageBlock).
 		if m := pageRE().FindStringSubmatch(item); m != nil {
-			c.note("cache pages: %s tokens (the unified hybrid page is sized by servesim's layout)", m[1])
+			c.pageTokens, _ = strconv.Atoi(m[1])
 			return true
 		}
 	case low == "max_cudagraph_capture_size" || strings.HasPrefix(low, "cuda graphs max capture"):
@@ -160,6 +156,22 @@ func (c *Case) communityFlag(key, val, item string) bool {
 		}
 	}
 	return false
+}
+
+// pageBlock sets the KV-cache block from the rows' cache pages ("cache_pages=2048-token
+// target+recurrent"): a page holds that many tokens of a rank's cache, so with decode context
+// parallel, where a rank caches every DCP-th token, a block spans page x DCP tokens of context
+// (vLLM's virtual block size). A page too small for a recurrent-state page is raised by the layout.
+func (c *Case) pageBlock() {
+	if c.pageTokens <= 0 || c.pageTokens%16 != 0 {
+		return
+	}
+	dcp := 1
+	if p := c.Args.DecodeContextParallel; p != nil && *p > 1 {
+		dcp = *p
+	}
+	c.Args.BlockSize = deploy.Ptr(c.pageTokens * dcp)
+	c.note("cache pages of %d tokens a rank: block size %d tokens of context", c.pageTokens, c.pageTokens*dcp)
 }
 
 // Facts are the measured numbers a community row publishes in its notes: accepted tokens per
@@ -472,12 +484,13 @@ func (c *Case) simulateFacts(srv *sim.Server, seed uint64) (*Prediction, error) 
 			p.AcceptC8, p.StepsC8 = acc, steps
 		}
 	}
-	// Both published counts are vLLM's KV capacity in tokens (its num_gpu_blocks over the
-	// groups' pages, as max concurrency x max_model_len); the page-based one is rounded down to
-	// whole pages of the row's width, which is within a page of it.
+	// The page-based count is pages x page width: the tokens of context the pool's blocks hold
+	// when all of them serve the main attention layers (num_gpu_blocks x block size over the
+	// groups those layers fill); the logical one vLLM's max concurrency x max_model_len, which
+	// also charges a request's recurrent-state and drafter blocks.
 	l := srv.Layout
-	p.KVTokens = float64(l.KVCacheSizeTokens) * float64(srv.Replicas)
-	p.KVLogicalTokens = p.KVTokens
+	p.KVTokens = float64(l.PageTokens()) * float64(srv.Replicas)
+	p.KVLogicalTokens = float64(l.KVCacheSizeTokens) * float64(srv.Replicas)
 	return p, nil
 }
 

@@ -263,7 +263,8 @@ func fitSource(name string, rows []Row, keep func(*Case) bool, o FitOptions) *ca
 		same := (c.Spec != nil && c.Spec.Kind == workload.KindBench) || len(c.factRuns) > 0
 		src.Jobs = append(src.Jobs, calibration.MultiJob{Label: j.label, Deployment: d, Base: base, Cost: fj.cost(),
 			SamePrompt: same, CodePrompt: c.codePrompt, RatioOnly: c.Scoring == Ratio,
-			Run: func(p param.Values) (any, error) { return fj.predict(p, &opt) }})
+			KVCapacity: usable(c.facts.KVTokens) || usable(c.facts.KVLogicalTokens),
+			Run:        func(p param.Values) (any, error) { return fj.predict(p, &opt) }})
 	}
 	if len(src.Jobs) == 0 {
 		return nil

@@ -87,6 +87,7 @@ type Case struct {
 	// prefill row's prompt.
 	facts         Facts
 	factRuns      []int
+	pageTokens    int
 	genRate       bool
 	codePrompt    bool
 	prefillTokens int
@@ -230,6 +231,7 @@ func (c *Case) engineArgs() error {
 		c.note("kv_dtype %q: taken as auto", r.KVDType)
 	}
 	c.engineFlags()
+	c.pageBlock()
 	if c.Scoring == Ratio {
 		// trtllm-bench sizes max_seq_len from the dataset: the longest prompt + output.
 		n := int(math.Round(r.InputTokens)) + int(math.Round(r.OutputTokens))

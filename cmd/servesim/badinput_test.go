@@ -32,7 +32,7 @@ func TestBadInputs(t *testing.T) {
 	}
 	mi300 := writeFile(t, dir, "mi300x.toml", glm("MI300X", "max_model_len = 131072\n"))
 	lowUtil := writeFile(t, dir, "lowutil.toml", glm("RTX-PRO-6000-Server", "max_model_len = 1048576\ngpu_memory_utilization = 0.45\n"))
-	longCtx := writeFile(t, dir, "long.toml", glm("RTX-PRO-6000-Server", "max_model_len = 16777216\n"))
+	longCtx := writeFile(t, dir, "long.toml", glm("RTX-PRO-6000-Server", "max_model_len = 4194304\n"))
 	badParams := writeFile(t, dir, "params.toml", "[params]\nmem_bw_eff = 1.5\n")
 	garbage := writeFile(t, dir, "garbage.txt", "this is not a benchmark page\n| a | b |\n")
 	otherProto := writeFile(t, dir, "other.csv", "phase,context,context_tokens,concurrency,status,total_tok_s,per_request_tok_s,ttft_ms,tbt_ms,avg_active,completed,output_tokens,measured_s\ndecode,8K,8192,3,Valid,100,50,100,10,3,0,3000,30\n")
@@ -82,7 +82,7 @@ func TestBadInputs(t *testing.T) {
 		{[]string{"capacity", "--config", mi300}, 1, "vLLM does not run NVFP4"},
 		{[]string{"capacity", "--config", noModel}, 1, "model: not given: want a name"},
 		{[]string{"capacity", "--config", lowUtil}, 1, "weights need"},
-		{[]string{"capacity", "--config", longCtx}, 1, "less than one request of max_model_len 16777216"},
+		{[]string{"capacity", "--config", longCtx}, 1, "less than one request of max_model_len 4194304"},
 		{[]string{"matrix", "--config", bigCtx, "--measured", "none"}, 1, "protocol.contexts[1] = 2048K: 2097152 tokens do not fit max_model_len 1048576"},
 		{[]string{"explain", "--context", "8Q"}, 2, `--context: context "8Q"`},
 		{[]string{"explain", "--concurrency", "0"}, 2, "--concurrency 0: must be a positive integer"},

@@ -117,12 +117,15 @@ type MemoryBudget struct {
 	ActivationPeak float64 // profile run with max_num_batched_tokens tokens
 	NonTorch       float64
 	CUDAGraphs     float64
-	AvailableKV    float64 // what is left for the KV cache (may be negative: does not fit)
+	// Workspace is sparse-MLA attention's long-context workspace (SparseWorkspace); 0 for other
+	// models.
+	Workspace   float64
+	AvailableKV float64 // what is left for the KV cache (may be negative: does not fit)
 }
 
 // NonKV is everything but the KV cache.
 func (m *MemoryBudget) NonKV() float64 {
-	return m.Weights.Total() + m.ActivationPeak + m.NonTorch + m.CUDAGraphs
+	return m.Weights.Total() + m.ActivationPeak + m.NonTorch + m.CUDAGraphs + m.Workspace
 }
 
 // Memory computes the per-GPU budget with parameters p.
@@ -134,10 +137,72 @@ func (d *Deployment) Memory(p *param.Values) MemoryBudget {
 	m.ActivationPeak = d.ActivationPeak(p)
 	m.NonTorch = p[param.NonTorchGiB] * (1 << 30)
 	if !d.Engine.EnforceEager {
-		m.CUDAGraphs = p[param.CUDAGraphGiB] * (1 << 30)
+		m.CUDAGraphs = p[param.CUDAGraphGiB] * (1 << 30) * d.CaptureShare()
 	}
+	m.Workspace = d.SparseWorkspace(p)
 	m.AvailableKV = m.RequestedBytes - m.NonKV()
 	return m
+}
+
+// DefaultCaptureSizes is the number of batch sizes in vLLM's default CUDA-graph capture list up
+// to 512 tokens (1, 2, 4, every 8 below 256, every 16 from 256): the list cudagraph_gib is the
+// estimate for.
+const DefaultCaptureSizes = 51
+
+// CaptureSizes is the number of decode batch sizes the engine captures as CUDA graphs (vLLM
+// vllm/config/vllm.py, _set_cudagraph_sizes and adjust_cudagraph_sizes_for_spec_decode): 1, 2, 4,
+// every 8 below 256 and every 16 from 256, up to max_cudagraph_capture_size; with k speculative
+// tokens each rounded up to a multiple of 1 + k (duplicates dropped), since a decode batch is 1 + k
+// tokens a request.
+func (d *Deployment) CaptureSizes() int {
+	top := d.Engine.MaxCaptureSize
+	if top <= 0 {
+		return 0
+	}
+	step := 1 + d.Engine.SpecTokens()
+	seen := map[int]bool{}
+	add := func(n int) {
+		n = (n + step - 1) / step * step
+		if n <= top || len(seen) == 0 {
+			seen[n] = true
+		}
+	}
+	for _, n := range []int{1, 2, 4} {
+		add(n)
+	}
+	for n := 8; n < 256; n += 8 {
+		add(n)
+	}
+	for n := 256; n <= 512 || n <= top; n += 16 {
+		add(n)
+	}
+	return len(seen)
+}
+
+// CaptureShare is the deployment's CUDA-graph memory relative to cudagraph_gib's: its capture
+// sizes over DefaultCaptureSizes. vLLM estimates the pool from graphs it captures while profiling
+// and scales the estimate by the number of sizes to capture.
+func (d *Deployment) CaptureShare() float64 {
+	return float64(d.CaptureSizes()) / DefaultCaptureSizes
+}
+
+// SparseWorkspace is the per-GPU long-context workspace of sparse-MLA (DSA) attention:
+// sparse_workspace_entries x max_model_len entries of the MLA head (kv_lora_rank + a 64-wide rope
+// part, zero-padded for models without one: 576 for DeepSeek's and GLM-5's) in bf16, the buffer the
+// sparse prefill gathers a request's dequantised latent into (vLLM's FlashMLA-sparse backend sizes
+// it 5 x max_model_len; the indexer's prefill key buffer is sized to fit in it). With decode
+// context parallel a rank caches and gathers only its share of the context: 1 / DCP of it.
+// 0 without sparse-MLA layers.
+func (d *Deployment) SparseWorkspace(p *param.Values) float64 {
+	for _, g := range d.Model.Layers {
+		a := &g.Attn
+		if a.Kind != arch.AttnSparseMLA {
+			continue
+		}
+		entry := float64(a.KVLoraRank+max(a.QKRopeDim, 64)) * arch.BF16.BytesPerParam()
+		return p[param.SparseWorkspaceEntries] * float64(d.Engine.MaxModelLen) * entry / float64(d.Engine.DCP())
+	}
+	return 0
 }
 
 // ActivationChunkTokens is the batch size up to which every activation of vLLM's profile run grows
@@ -222,7 +287,7 @@ func (m *MemoryBudget) FitError() string {
 	}
 	gib := func(b float64) float64 { return b / (1 << 30) }
 	return fmt.Sprintf("weights need %.1f GiB per GPU and other reserves %.1f GiB, %.1f GiB usable: nothing left for KV cache",
-		gib(m.Weights.Total()), gib(m.ActivationPeak+m.NonTorch+m.CUDAGraphs), gib(m.RequestedBytes))
+		gib(m.Weights.Total()), gib(m.ActivationPeak+m.NonTorch+m.CUDAGraphs+m.Workspace), gib(m.RequestedBytes))
 }
 
 // KVSpecs lists the per-GPU cache specs of the target model's layers and the drafter's, merging

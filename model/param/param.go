@@ -14,10 +14,11 @@ type ID int
 // prior, bounds, a physical meaning and a level (see Defs). Calibration moves these and nothing else.
 const (
 	// Memory model (vLLM vllm/v1/worker/gpu_worker.py, determine_available_memory).
-	ActivationBuffers ID = iota // activation peak of the profile run, in hidden-size bf16 buffers per batched token
-	NonTorchGiB                 // NCCL buffers, workspaces, CUDA context, indexer logits workspace
-	CUDAGraphGiB                // vLLM's CUDA-graph memory estimate
-	StatePageScale              // vLLM's recurrent-state page relative to the state tensors we count
+	ActivationBuffers      ID = iota // activation peak of the profile run, in hidden-size bf16 buffers per batched token
+	NonTorchGiB                      // NCCL buffers, workspaces, CUDA context, indexer logits workspace
+	CUDAGraphGiB                     // vLLM's CUDA-graph memory estimate
+	StatePageScale                   // vLLM's recurrent-state page relative to the state tensors we count
+	SparseWorkspaceEntries           // sparse-MLA long-context workspace, in MLA head entries per token of max_model_len
 
 	// Kernels on the GPU: memory and tensor-core efficiencies (level gpu).
 	MemBWEff              // achieved fraction of peak memory bandwidth for streaming weights and KV
@@ -127,10 +128,12 @@ func defs() [Count]Def {
 			"peak live activations of vLLM's profile run, counted in hidden-size bf16 vectors per batched token", "memory: non-KV reserve", true, LevelEngine, false},
 		{NonTorchGiB, "non_torch_gib", "GiB", 2.0, 0.3, 8,
 			"memory outside PyTorch's allocator: CUDA context, NCCL buffers, attention and indexer workspaces", "memory: non-KV reserve", true, LevelEngine, false},
-		{CUDAGraphGiB, "cudagraph_gib", "GiB", 1.0, 0.1, 6,
-			"vLLM's estimate of CUDA-graph pool memory, subtracted before sizing the KV cache", "memory: non-KV reserve", true, LevelEngine, false},
+		{CUDAGraphGiB, "cudagraph_gib", "GiB", 1.0, 0.1, 12,
+			"vLLM's estimate of CUDA-graph pool memory for its full default list of capture sizes (51 sizes, 1 to 512 tokens), subtracted before sizing the KV cache; a deployment pays it in proportion to the sizes it captures (more with speculative decoding, whose decode batches are 1 + k tokens a request)", "memory: non-KV reserve", true, LevelEngine, false},
 		{StatePageScale, "state_page_scale", "x", 1.0, 0.5, 2.5,
 			"size of vLLM's per-layer recurrent-state page relative to the state and conv tensors servesim counts (layouts, extra buffers); it sets the hybrid block size and so the prefix-cache granularity", "memory: KV layout (hybrid block size)", true, LevelEngine, true},
+		{SparseWorkspaceEntries, "sparse_workspace_entries", "entries/token", 5, 0.5, 12,
+			"sparse-MLA attention's long-context workspace: the bf16 buffer the sparse prefill gathers a request's cached latent into (and the indexer's key buffer sized to fit in it), in 576-wide MLA head entries per token of max_model_len; a rank with decode context parallel holds its share of the context (prior: vLLM's FlashMLA-sparse backend, 5 x max_model_len entries)", "memory: non-KV reserve", true, LevelEngine, false},
 
 		{MemBWEff, "mem_bw_eff", "fraction", 0.80, 0.5, 0.98,
 			"achieved fraction of peak device-memory bandwidth when streaming weights, KV and state", "weights read, KV/state traffic", false, LevelGPU, false},

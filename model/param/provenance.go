@@ -64,7 +64,7 @@ func GroupOf(id ID) (Group, bool) {
 		return GroupMemory, true
 	case NCCLLatencyUS, NCCLBWEff, NCCLSmallLatencyUS, CustomARLatencyUS, CustomARBWEff:
 		return GroupInterconnect, true
-	case ActivationBuffers, NonTorchGiB, CUDAGraphGiB, StatePageScale:
+	case ActivationBuffers, NonTorchGiB, CUDAGraphGiB, StatePageScale, SparseWorkspaceEntries:
 		return GroupReserves, true
 	case AcceptTau, AcceptDecay, AcceptLateRatio, AcceptSwitchTokens, AcceptOpenRatio, AcceptOpenTokens:
 		return GroupAcceptance, true
