@@ -496,6 +496,9 @@ func (p *parser) floats(k string, v json.RawMessage) []float64 {
 // most its tokens (or requests) over the duration, a latency at most the duration, each within
 // 5 % (vLLM rounds nothing, but a run's clock and its duration differ slightly).
 func (r *Result) plausible() error {
+	if err := r.detailPlausible(); err != nil {
+		return err
+	}
 	if !(r.DurationS > 0) {
 		return nil
 	}

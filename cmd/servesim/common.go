@@ -228,7 +228,7 @@ func loadMeasured(path string, seedScenario bool, r *scenario.Resolved) (*matrix
 		m, err = matrix.LoadBytes(scenario.SeedMeasured(), name)
 	}
 	if err == nil && m != nil {
-		err = r.Scenario.Protocol.CheckMeasured(m, r.Deployment.Engine.MaxModelLen)
+		err = r.CheckMeasured(m)
 	}
 	if err != nil {
 		return nil, "", fmt.Errorf("--measured: %w", err)

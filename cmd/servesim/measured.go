@@ -30,7 +30,8 @@ func resultWorkload(res *vllmbench.Result, bf *benchFlags, fs *pflag.FlagSet, i 
 }
 
 // checkResult refuses a result file measured on another model or server than the scenario's
-// (vllmbench.Result.CheckServer), as a usage error that says what to give.
+// (vllmbench.Result.CheckServer), as a usage error that says what to give, and one whose values
+// the deployment cannot physically give (vllmbench.Result.CheckPhysics).
 func checkResult(res *vllmbench.Result, r *scenario.Resolved) error {
 	names := []string{r.Scenario.Model.Name, r.Deployment.Model.Name, r.Deployment.Engine.ServedModel}
 	if r.Scenario.Model.File != "" {
@@ -40,7 +41,7 @@ func checkResult(res *vllmbench.Result, r *scenario.Resolved) error {
 	var mm *vllmbench.ModelMismatch
 	switch {
 	case err == nil:
-		return nil
+		return res.CheckPhysics(r.Deployment.Ceiling())
 	case errors.As(err, &mm):
 		return usagef("%v, but the scenario serves %q (%s): give the server that ran it (--vllm-cmd \"vllm serve %s ...\" --gpu NAME, or --config)",
 			err, r.Scenario.Model.Name, r.Deployment.Model.Name, mm.Measured)

@@ -220,3 +220,35 @@ func TestMeasuredResultFileFigures(t *testing.T) {
 		t.Errorf("per-file table's output_throughput row lacks the measured 433 tok/s: %s", row)
 	}
 }
+
+// TestMeasuredBeyondPhysicsRefused: simulate --measured and matrix --measured refuse measured
+// values the simulated deployment cannot physically give, naming the field (exit 1, no run).
+func TestMeasuredBeyondPhysicsRefused(t *testing.T) {
+	dir := t.TempDir()
+	res := filepath.Join(dir, "r.json")
+	m := "meta-llama/Llama-3.1-8B-Instruct"
+	body := `{"model_id":"` + m + `","num_prompts":20,"request_rate":2.0,"burstiness":0.5,"max_concurrency":null,"duration":12.0,"completed":20,"failed":0,"total_input_tokens":20000,"total_output_tokens":2000,"request_throughput":1.66,"output_throughput":166,"total_token_throughput":1800,"mean_ttft_ms":0.5,"median_ttft_ms":300.3,"mean_tpot_ms":17,"median_tpot_ms":16.8}`
+	if err := os.WriteFile(res, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runCLI("simulate", "--gpu", "H100-SXM", "--vllm-cmd", "vllm serve "+m+" --max-model-len 8192", "--measured", res)
+	if code != 1 || !strings.Contains(stderr, "mean_ttft_ms 0.5 ms is implausible") || !strings.Contains(stderr, "forward pass") {
+		t.Errorf("simulate --measured (TTFT 0.5 ms for 15 GB at 3,350 GB/s): exit %d: %s", code, stderr)
+	}
+	seed, err := os.ReadFile("../../scenario/data/seed_measured.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := "| Sustained decode | 8K | 1 | Valid | 179.7 | 184.7 | 746 ms |"
+	if !strings.Contains(string(seed), row) {
+		t.Fatalf("%q not in the seed's measured matrix", row)
+	}
+	mat := filepath.Join(dir, "m.txt")
+	if err := os.WriteFile(mat, []byte(strings.Replace(string(seed), row, strings.Replace(row, "746 ms", "0.5 ms", 1), 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr = runCLI("matrix", "--measured", mat)
+	if code != 1 || !strings.Contains(stderr, "decode 8K x 1: ttft_ms 0.5 is implausible") {
+		t.Errorf("matrix --measured (TTFT 0.5 ms): exit %d: %s", code, stderr)
+	}
+}
