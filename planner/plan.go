@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/servesim/servesim/model/arch"
@@ -689,14 +690,26 @@ func ReadJSON(r io.Reader, name string) (*Plan, error) {
 	}
 	for i := range p.Results {
 		r := &p.Results[i]
-		if r.SameAs != nil && r.Perf == nil {
+		if r.SameAs != nil {
 			if src := byIndex[*r.SameAs]; src != nil {
+				if r.Perf != nil || len(r.Intervals) > 0 {
+					return nil, fmt.Errorf("%s: results[%d] (row %d): field \"perf\": a row that shares row %d's simulation (same_as) takes its figures from it, and this file gives it its own", name, i, r.Index, *r.SameAs)
+				}
 				r.Perf, r.Intervals = src.Perf, src.Intervals
 			}
 		}
 		if r.Status != StatusPruned && r.Perf == nil {
 			return nil, fmt.Errorf("%s: result %d (%s) has no perf", name, r.Index, r.Status)
 		}
+	}
+	if err := p.checkPlan(name); err != nil {
+		return nil, err
+	}
+	if err := checkShared(p.Results, func(int) string { return name }); err != nil {
+		return nil, err
+	}
+	if err := p.checkDerived(name); err != nil {
+		return nil, err
 	}
 	return &p, nil
 }
@@ -712,6 +725,9 @@ func Merge(plans []*Plan, names []string, partial bool) (*Plan, error) {
 	}
 	for i, p := range plans {
 		if err := p.checkRows(names[i]); err != nil {
+			return nil, err
+		}
+		if err := p.checkPlan(names[i]); err != nil {
 			return nil, err
 		}
 	}
@@ -740,9 +756,22 @@ func Merge(plans []*Plan, names []string, partial bool) (*Plan, error) {
 			return nil, fmt.Errorf("%s: field \"rows\" = %d, but %s has %d: the shards are of different sweeps", names[i], p.Rows, names[0], first.Rows)
 		case have[idx] != "":
 			return nil, fmt.Errorf("%s: shard %d/%d given twice (also %s)", names[i], idx, n, have[idx])
+		case !slices.Equal(p.Notes, first.Notes):
+			return nil, fmt.Errorf("%s: field \"notes\" differs from %s's: the shards of one question carry the same notes", names[i], names[0])
+		case count > 1 && p.Search != nil:
+			return nil, fmt.Errorf("%s: field \"search\": a shard simulates every row in full, and this one says it searched", names[i])
 		}
 		have[idx] = names[i]
 		out.Results = append(out.Results, p.Results...)
+	}
+	from := make([]string, 0, len(out.Results))
+	for i, p := range plans {
+		for range p.Results {
+			from = append(from, names[i])
+		}
+	}
+	if err := checkShared(out.Results, func(k int) string { return from[k] }); err != nil {
+		return nil, err
 	}
 	var missing []int
 	for i, h := range have {
