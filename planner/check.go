@@ -161,8 +161,10 @@ func checkRow(r *Result, qi *QuestionInfo, sp *Space, model *arch.Arch, gpus map
 		}
 	}
 	for i, iv := range r.Intervals {
-		if _, ok := planMetric(iv.Metric); !ok {
-			return fieldErr(fmt.Sprintf("intervals[%d].metric", i), fmt.Sprintf("%q", iv.Metric), "not a metric a plan gives an interval for")
+		if m, ok := planMetric(iv.Name); !ok {
+			return fieldErr(fmt.Sprintf("intervals[%d].name", i), fmt.Sprintf("%q", iv.Name), "not a metric a plan gives an interval for")
+		} else if iv.Metric != m {
+			return fieldErr(fmt.Sprintf("intervals[%d].metric", i), fmt.Sprintf("%q", iv.Metric), "want %q, the class of %s", m, iv.Name)
 		}
 		if !(iv.Lo >= 0 && iv.Lo <= iv.Hi) || math.IsInf(iv.Hi, 0) {
 			return fmt.Errorf("field \"intervals[%d]\" = [%v, %v]: want finite 0 <= lo <= hi", i, iv.Lo, iv.Hi)

@@ -95,13 +95,6 @@ func statusRank(s string) int {
 	return 4
 }
 
-// Interval is a prediction interval for one metric (from the Uncertainty hook).
-type Interval struct {
-	Metric string  `json:"metric"`
-	Lo     float64 `json:"lo"`
-	Hi     float64 `json:"hi"`
-}
-
 // outcome is what evaluating one simulation class gives.
 type outcome struct {
 	stage, reason string
@@ -110,7 +103,7 @@ type outcome struct {
 	source, from  string
 	kvTokens      int
 	perf          *Perf
-	intervals     []Interval
+	intervals     []param.NamedInterval
 	// screened: perf is from the workload's first requests only (the search's screen).
 	screened bool
 	prov     *param.Summary
@@ -217,7 +210,7 @@ func (q *Question) evaluateSpec(c *candidate, spec *workload.Spec) outcome {
 			v float64
 		}{{"output_tok_s", o.perf.OutputTokS}, {"ttft_ms_q", o.perf.TTFTq}, {"tpot_ms_q", o.perf.TPOTq}, {"user_tok_s", o.perf.UserTokS}} {
 			if lo, hi, ok := q.Uncertainty.Interval(sourceOf(src), x.n, x.v); ok {
-				o.intervals = append(o.intervals, Interval{x.n, lo, hi})
+				o.intervals = append(o.intervals, hookInterval(x.n, x.v, lo, hi))
 			}
 		}
 	}

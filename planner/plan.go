@@ -48,9 +48,9 @@ type Result struct {
 	// CostPerMTok is dollars per million output tokens at the simulated throughput.
 	CostPerMTok float64 `json:"usd_per_m_output_tokens,omitempty"`
 	// KVTokens is one replica's kv_cache_size_tokens.
-	KVTokens  int        `json:"kv_cache_size_tokens,omitempty"`
-	Perf      *Perf      `json:"perf,omitempty"`
-	Intervals []Interval `json:"intervals,omitempty"`
+	KVTokens  int                   `json:"kv_cache_size_tokens,omitempty"`
+	Perf      *Perf                 `json:"perf,omitempty"`
+	Intervals []param.NamedInterval `json:"intervals,omitempty"`
 	// PMeet is the probability of meeting every objective, from the predictions' intervals
 	// (pMeet); Queues is set when the row makes some of the question's users wait.
 	PMeet  *float64  `json:"p_meet,omitempty"`
@@ -687,6 +687,9 @@ func ReadJSON(r io.Reader, name string) (*Plan, error) {
 	byIndex := map[int]*Result{}
 	for i := range p.Results {
 		byIndex[p.Results[i].Index] = &p.Results[i]
+	}
+	for i := range p.Results {
+		upgradeIntervals(p.Results[i].Intervals)
 	}
 	for i := range p.Results {
 		r := &p.Results[i]

@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/servesim/servesim/model/deploy"
@@ -81,15 +82,14 @@ func (ProvenanceWidths) Interval(src scenario.Source, metric string, v float64) 
 }
 
 // provenanceIntervals are a row's intervals from its provenance.
-func provenanceIntervals(s *param.Summary, p *Perf) []Interval {
-	var out []Interval
+func provenanceIntervals(s *param.Summary, p *Perf) []param.NamedInterval {
+	var out []param.NamedInterval
 	for _, x := range []struct {
 		n string
 		v float64
 	}{{"output_tok_s", p.OutputTokS}, {"ttft_ms_q", p.TTFTq}, {"tpot_ms_q", p.TPOTq}, {"user_tok_s", p.UserTokS}} {
 		m, _ := planMetric(x.n)
-		iv := s.Interval80(m, x.v)
-		out = append(out, Interval{x.n, iv.Lo, iv.Hi})
+		out = append(out, param.NamedInterval{Name: x.n, Interval: s.Interval80(m, x.v)})
 	}
 	return out
 }
@@ -120,4 +120,26 @@ func unsupportedNote(rows ...[]*Result) string {
 		return ""
 	}
 	return "  PRIORS ONLY: " + strings.Join(whys, "; ") + ": treat these rows as estimates to measure, not to buy on."
+}
+
+// hookInterval is the interval lo..hi an Uncertainty hook gave for the row metric name at value
+// v, with its metric class and the log-normal sigma it spans as an 80 % interval.
+func hookInterval(name string, v, lo, hi float64) param.NamedInterval {
+	m, _ := planMetric(name)
+	sigma := 0.0
+	if lo > 0 && hi > lo {
+		sigma = math.Log(hi/lo) / (2 * param.Z80)
+	}
+	return param.NamedInterval{Name: name, Interval: param.Interval{Metric: m, Value: v, Lo: lo, Hi: hi, Sigma: sigma}}
+}
+
+// upgradeIntervals reads the intervals of a plan written before they carried their metric class:
+// {"metric": "output_tok_s", "lo", "hi"} is the row metric output_tok_s (class throughput).
+func upgradeIntervals(ivs []param.NamedInterval) {
+	for i := range ivs {
+		if iv := &ivs[i]; iv.Name == "" {
+			iv.Name = string(iv.Metric)
+			iv.Metric, _ = planMetric(iv.Name)
+		}
+	}
 }

@@ -507,7 +507,7 @@ func (p *Plan) WriteCSV(w io.Writer) error {
 		if pf := r.Perf; pf != nil {
 			var iv []string
 			for _, x := range r.Intervals {
-				iv = append(iv, fmt.Sprintf("%s:%g:%g", x.Metric, x.Lo, x.Hi))
+				iv = append(iv, fmt.Sprintf("%s:%g:%g", x.Name, x.Lo, x.Hi))
 			}
 			row = append(row, f(pf.OutputTokS, 3), f(pf.TotalTokS, 3), f(pf.RequestsPerS, 6), f(pf.TTFTp50, 3), f(pf.TTFTq, 3),
 				f(pf.TPOTp50, 3), f(pf.TPOTq, 3), f(pf.UserTokS, 3), f(pf.UserTokSq, 3), strconv.Itoa(pf.Preemptions), strconv.FormatFloat(pf.Goodput, 'f', 4, 64),
@@ -724,7 +724,7 @@ func pMeetText(r *Result) string {
 // intervalText is a row's interval of a metric, "lo..hi" ("" without one).
 func intervalText(r *Result, metric string) string {
 	for _, x := range r.Intervals {
-		if x.Metric == metric {
+		if x.Name == metric {
 			return num(x.Lo) + ".." + num(x.Hi)
 		}
 	}

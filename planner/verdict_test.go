@@ -117,7 +117,7 @@ func TestMarginalAndPriorsOnly(t *testing.T) {
 	p := mustRun(t, qwenUsers(t, 32, sp, "A100-PCIe-80GB", "H100-SXM", "MI300X"), Options{Exhaustive: true})
 	factor := func(r *Result) float64 {
 		for _, iv := range r.Intervals {
-			if iv.Metric == "tpot_ms_q" {
+			if iv.Name == "tpot_ms_q" {
 				return iv.Hi / r.Perf.TPOTq
 			}
 		}

@@ -53,6 +53,15 @@
 // and layout each shape over 1000/1000 (else the shortest). Predicted ratios are the same rows'
 // predicted throughputs; absolute values are never compared.
 //
+// SGLang rows (a closed-loop concurrency sweep of another engine's server, 1.10: "use it as the
+// measured cost of the same model on the same node under a modern engine, not as a vLLM target")
+// are simulated as vLLM's server (DefaultVersion) and scored only as ratios between the sweep's
+// rows: each concurrency's time per output token and output tok/s over the lowest
+// concurrency's. Lengths given as bench_serving's --random-range-ratio x (uniform in [x, 1] x
+// nominal) are simulated at their mean with vLLM's range ratio (1 - x) / (1 + x). The
+// multi-source fit leaves them out: they would pull the vLLM release's engine-level values
+// toward another engine's.
+//
 // Pipeline (pp > 1) and data parallelism (dp > 1) are the engine's own (model/deploy, sim:
 // pipeline micro-batches, data-parallel replicas or lockstep MoE ranks); servers are built by
 // sim.NewServer with its guards.

@@ -201,6 +201,12 @@ func fitSource(name string, rows []Row, keep func(*Case) bool, o FitOptions) *ca
 			src.Notes = append(src.Notes, fmt.Sprintf("skipped %s: %s (%s)", c.ID, c.ReasonClass, c.Reason))
 			continue
 		}
+		if c.Scoring == Ratio && c.otherServer() {
+			// Another engine's server stands in as vLLM's current release: its ratios would
+			// pull that release's engine-level values toward another engine's.
+			src.Notes = append(src.Notes, fmt.Sprintf("skipped %s: another engine's server, scored by validate as ratios, not fitted", c.ID))
+			continue
+		}
 		cases = append(cases, c)
 	}
 	jobs := jobsOf(cases)

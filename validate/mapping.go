@@ -24,7 +24,7 @@ const (
 	// Absolute compares predicted and measured values (vLLM rows).
 	Absolute Scoring = "absolute"
 	// Ratio compares predicted ratios between rows with measured ratios, never absolute values
-	// (rows of another engine: TensorRT-LLM).
+	// (rows of another engine: TensorRT-LLM, SGLang).
 	Ratio Scoring = "ratio"
 )
 
@@ -137,8 +137,11 @@ func mapRow(r *Row, cat *hardware.Catalog) *Case {
 	case strings.HasPrefix(engine, "tensorrt-llm"), strings.HasPrefix(engine, "trt"):
 		c.Scoring = Ratio
 		c.note("TensorRT-LLM %s is a different engine: simulated as vLLM %s (LLM class defaults) and scored only as ratios (README 1.5)", r.EngineVersion, deploy.DefaultVersion)
+	case engine == "sglang":
+		c.Scoring = Ratio
+		c.note("SGLang %s is a different engine: simulated as vLLM %s's server and scored only as ratios between its rows (time per output token and output tok/s against the lowest concurrency; README 1.10)", firstWord(r.EngineVersion), deploy.DefaultVersion)
 	default:
-		return c.refuse(ReasonEngine, "engine %q: servesim simulates vLLM (TensorRT-LLM rows as ratios)", r.Engine)
+		return c.refuse(ReasonEngine, "engine %q: servesim simulates vLLM (TensorRT-LLM and SGLang rows as ratios)", r.Engine)
 	}
 	g, gnote, err := findGPU(cat, r.GPU)
 	if err != nil {
@@ -169,9 +172,12 @@ func mapRow(r *Row, cat *hardware.Catalog) *Case {
 func (c *Case) engineArgs() error {
 	r := c.Row
 	a := &c.Args
-	if c.Scoring == Ratio {
+	switch {
+	case c.Scoring == Ratio && c.otherServer():
+		// Another engine's server: vLLM's current release stands for it.
+	case c.Scoring == Ratio:
 		a.Usage = deploy.UsageLLMClass
-	} else {
+	default:
 		if _, err := deploy.ParseVersion(firstWord(r.EngineVersion)); err == nil {
 			a.Version = firstWord(r.EngineVersion)
 		} else if isCommunityBuild(r.EngineVersion) {
@@ -239,7 +245,7 @@ func (c *Case) engineArgs() error {
 	}
 	c.engineFlags()
 	c.pageBlock()
-	if c.Scoring == Ratio {
+	if c.Scoring == Ratio && !c.otherServer() {
 		// trtllm-bench sizes max_seq_len from the dataset: the longest prompt + output.
 		n := int(math.Round(r.InputTokens)) + int(math.Round(r.OutputTokens))
 		a.MaxModelLen = deploy.Ptr(n)
@@ -250,6 +256,15 @@ func (c *Case) engineArgs() error {
 	}
 	return nil
 }
+
+// otherServer reports whether the row ran another engine's HTTP server (SGLang), not an offline
+// batch of another engine (TensorRT-LLM's trtllm-bench).
+func (c *Case) otherServer() bool {
+	return strings.EqualFold(strings.TrimSpace(c.Row.Engine), "sglang")
+}
+
+// rangeRatioRE matches the random dataset's range ratio in len_dist.
+func rangeRatioRE() *regexp.Regexp { return regexp.MustCompile(`random-range-ratio ([0-9.]+)`) }
 
 func firstWord(s string) string {
 	f := strings.Fields(s)
@@ -417,7 +432,22 @@ func (c *Case) workload() error {
 	if ok, err := c.communityWorkload(); ok {
 		return err
 	}
-	if math.IsNaN(r.InputTokens) || math.IsNaN(r.OutputTokens) || r.InputTokens < 1 || r.OutputTokens < 1 {
+	rangeRatio, inTok, outTok := 0.0, r.InputTokens, r.OutputTokens
+	if m := rangeRatioRE().FindStringSubmatch(r.LenDist); m != nil && (math.IsNaN(r.InputTokens) || math.IsNaN(r.OutputTokens)) &&
+		usable(r.InputTokensNominal) && usable(r.OutputTokensNominal) {
+		// bench_serving's random dataset with --random-range-ratio x draws lengths uniform in
+		// [x, 1] x nominal: a mean of (1 + x) / 2 x nominal, and vLLM's range_ratio (uniform
+		// within +-rr of the mean) rr = (1 - x) / (1 + x).
+		x, err := strconv.ParseFloat(m[1], 64)
+		if err != nil || x <= 0 || x > 1 {
+			return fmt.Errorf("len_dist %q: want a range ratio in (0, 1]", r.LenDist)
+		}
+		mean := (1 + x) / 2
+		inTok, outTok = math.Round(mean*r.InputTokensNominal), math.Round(mean*r.OutputTokensNominal)
+		rangeRatio = (1 - x) / (1 + x)
+		c.note("random lengths with range ratio %g: uniform in [%g, 1] x the nominal %g / %g tokens, simulated as means %g / %g within +-%.1f %%", x, x, r.InputTokensNominal, r.OutputTokensNominal, inTok, outTok, 100*rangeRatio)
+	}
+	if math.IsNaN(inTok) || math.IsNaN(outTok) || inTok < 1 || outTok < 1 {
 		return fmt.Errorf("input_tokens / output_tokens not recorded")
 	}
 	if r.NumRequests <= 0 {
@@ -426,7 +456,7 @@ func (c *Case) workload() error {
 	if r.NumRequests > workload.MaxRequests {
 		return fmt.Errorf("num_requests %d: servesim simulates at most %d requests per run", r.NumRequests, workload.MaxRequests)
 	}
-	in, out := int(math.Round(r.InputTokens)), int(math.Round(r.OutputTokens))
+	in, out := int(math.Round(inTok)), int(math.Round(outTok))
 	prefix, groups, perGroup := 0, 1, 0
 	if r.LenDist == "shared-prefix" {
 		m := systemRE().FindStringSubmatch(r.Notes)
@@ -469,7 +499,7 @@ func (c *Case) workload() error {
 		}
 		c.Spec = &workload.Spec{Name: r.CaseID, Kind: workload.KindClosed, HasSeed: true, Seed: rowSeed(r.CaseID),
 			Closed:  workload.Closed{Requests: r.NumRequests, Concurrency: r.Concurrency},
-			Lengths: workload.Lengths{InputTokens: in, OutputTokens: out, PrefixTokens: prefix, PrefixGroups: groups}}
+			Lengths: workload.Lengths{InputTokens: in, OutputTokens: out, RangeRatio: rangeRatio, PrefixTokens: prefix, PrefixGroups: groups}}
 		c.Workload = c.Spec.Describe()
 		c.note("closed loop (SGLang bench_serving, request rate inf, max-concurrency %d): a new request the moment one finishes; its initial single-prompt test run is not simulated", r.Concurrency)
 		return nil

@@ -155,7 +155,7 @@ func TestMapRefusals(t *testing.T) {
 	}{
 		{func(r *Row) { r.GPU = "tpu-v5e" }, ReasonGPU},
 		{func(r *Row) { r.Model = "acme/unknown-7b" }, ReasonModel},
-		{func(r *Row) { r.Engine = "sglang" }, ReasonEngine},
+		{func(r *Row) { r.Engine = "lmdeploy" }, ReasonEngine},
 		{func(r *Row) { r.DP, r.GPUCount = 2, 2 }, ReasonParallel},
 		{func(r *Row) { r.WorkloadKind = "burst" }, ReasonWorkload},
 	} {
@@ -183,5 +183,36 @@ func TestSplitFlags(t *testing.T) {
 		if got[i] != want[i] {
 			t.Errorf("item %d: %q, want %q", i, got[i], want[i])
 		}
+	}
+}
+
+// An SGLang sweep is expressed as vLLM's server and scored as ratios between its concurrencies:
+// time per output token and output tok/s over the lowest concurrency's, never absolute values.
+func TestSGLangSweepAsRatios(t *testing.T) {
+	rows, err := ReadFile("corpus/inferencex-sglang-issues.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var outs []*Outcome
+	for i, c := range Map(rows, nil) {
+		if !c.Expressed() || c.Scoring != Ratio {
+			t.Fatalf("%s: expressed %v, scoring %s (%s)", c.ID, c.Expressed(), c.Scoring, c.Reason)
+		}
+		if c.Spec == nil || c.Spec.Lengths.InputTokens != 922 || c.Spec.Lengths.RangeRatio < 0.11 || c.Spec.Lengths.RangeRatio > 0.112 {
+			t.Fatalf("%s: lengths %+v, want a mean of 922 tokens within +-11.1 %%", c.ID, c.Spec.Lengths)
+		}
+		// Predictions that double TPOT and throughput with each row: ratios 2, 4, 8.
+		p := &Prediction{OutputTokS: float64(int(1) << i), TPOTMeanMS: float64(int(1) << i), TPOTMedianMS: math.NaN()}
+		outs = append(outs, &Outcome{Case: c, Pred: p})
+	}
+	kinds := map[string]int{}
+	for _, r := range Ratios(outs) {
+		kinds[r.Kind]++
+		if r.Den != "inferencex-dsr1-fp8-h200x8-tp8-sglang-in1024-out1024-c8" {
+			t.Errorf("%s: over %s, want the C = 8 row", r.Num, r.Den)
+		}
+	}
+	if kinds[RatioConcurrency] != 3 || kinds[RatioConcurrencyOut] != 3 || len(kinds) != 2 {
+		t.Errorf("ratio kinds %v, want 3 concurrency-tpot and 3 concurrency-tok/s", kinds)
 	}
 }

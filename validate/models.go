@@ -51,6 +51,8 @@ func transcriptions() map[string]transcription {
 			"max_window_layers": 94},
 			shape: "Qwen3-235B-A22B: hidden 4096, 94 layers, 64 heads, 4 KV heads, head_dim 128, 128 experts top-8 of width 1536, vocab 151936"},
 		"Qwen3-30B-A3B": {base: "Qwen/Qwen3-30B-A3B", shape: "the built-in Qwen/Qwen3-30B-A3B config.json"},
+		"DeepSeek-R1": {base: "deepseek-ai/DeepSeek-R1",
+			shape: "DeepSeek-R1-0528 is a retrained DeepSeek-R1 with the same published shape: the built-in deepseek-ai/DeepSeek-R1 config.json"},
 		"Llama-4-Scout-17B-16E": {base: "meta-llama/Llama-4-Scout-17B-16E-Instruct",
 			shape: "the built-in meta-llama/Llama-4-Scout-17B-16E-Instruct config.json"},
 		"Llama-4-Maverick-17B-128E": {base: "meta-llama/Llama-4-Scout-17B-16E-Instruct", patch: map[string]any{"num_local_experts": 128,
@@ -71,6 +73,7 @@ func checkpointBase(id string) (base string, ok bool) {
 		"nvidia/qwen3-30b-a3b-fp4":                      "Qwen3-30B-A3B",
 		"nvidia/llama-4-scout-17b-16e-instruct-fp4":     "Llama-4-Scout-17B-16E",
 		"nvidia/llama-4-maverick-17b-128e-instruct-fp4": "Llama-4-Maverick-17B-128E",
+		"deepseek-ai/deepseek-r1-0528":                  "DeepSeek-R1",
 	}
 	base, ok = m[strings.ToLower(id)]
 	return base, ok

@@ -226,7 +226,7 @@ func summarise(source string, cases []*CaseReport, ratios []RatioScore, ratioSou
 		}
 		rerrs[r.Kind] = append(rerrs[r.Kind], r.Err())
 	}
-	for _, kind := range []string{RatioGPUs, RatioTPPP, RatioShape} {
+	for _, kind := range []string{RatioGPUs, RatioTPPP, RatioShape, RatioConcurrency, RatioConcurrencyOut} {
 		if len(rerrs[kind]) > 0 {
 			s.Ratios = append(s.Ratios, RatioAccuracy{kind, accuracy(rerrs[kind])})
 		}
@@ -268,7 +268,7 @@ func num(v float64) string {
 func (r *Report) WriteTable(w io.Writer) error {
 	n, total := r.Expressed()
 	fmt.Fprintf(w, "servesim validate: %d of %d rows expressed (%.1f%%); parameters: %s\n\n", n, total, 100*float64(n)/float64(max(total, 1)), r.Params)
-	fmt.Fprintln(w, "Accuracy per source: MAPE / median APE / bias in %, (rows); TensorRT-LLM rows only as ratios")
+	fmt.Fprintln(w, "Accuracy per source: MAPE / median APE / bias in %, (rows); TensorRT-LLM and SGLang rows only as ratios")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "source\trows\texpressed\tscoring\toutput tok/s\tTPOT\tTTFT\tE2E\toverload: both / pred only / meas only / neither")
 	for _, s := range append(append([]SourceSummary{}, r.Sources...), r.Total) {

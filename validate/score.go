@@ -157,6 +157,11 @@ const (
 	RatioGPUs  = "gpu-count"
 	RatioTPPP  = "tp-vs-pp"
 	RatioShape = "shape"
+	// RatioConcurrency: for one model, shape and layout of a closed-loop sweep (another
+	// engine's server), each concurrency's time per output token and output tok/s over the
+	// lowest concurrency's.
+	RatioConcurrency    = "concurrency-tpot"
+	RatioConcurrencyOut = "concurrency-tok/s"
 )
 
 // referenceShape is the shape a model/layout's throughput ratios are taken against when present.
@@ -169,6 +174,9 @@ type ratioRow struct {
 	in, out      int
 	gpus, tp, pp int
 	meas, pred   float64
+	// A closed-loop sweep's concurrency and time per output token.
+	conc               int
+	tpotMeas, tpotPred float64
 }
 
 // Ratios forms the ratio comparisons of ratio-scored outcomes (TensorRT-LLM: README 1.5):
@@ -182,9 +190,22 @@ type ratioRow struct {
 // Predicted ratios use the same rows' predicted throughputs; absolute values are never compared.
 func Ratios(outs []*Outcome) []RatioScore {
 	var rows []ratioRow
+	var sweep []ratioRow
 	for _, o := range outs {
 		c := o.Case
 		if c.Scoring != Ratio || o.Pred == nil || !c.Expressed() || c.Row == nil || !usable(c.Row.Measured.OutputTokS) || !usable(o.Pred.OutputTokS) {
+			continue
+		}
+		if r := c.Row; r.Concurrency > 0 {
+			// A closed-loop sweep: its rows differ in concurrency, compared on TPOT (the
+			// primary statistic the row has) and output tok/s.
+			meas, pred := r.Measured.TPOTMedianMS, o.Pred.TPOTMedianMS
+			if !usable(meas) {
+				meas, pred = r.Measured.TPOTMeanMS, o.Pred.TPOTMeanMS
+			}
+			sweep = append(sweep, ratioRow{id: c.ID, model: r.Model, shape: fmt.Sprintf("%g/%g", r.InputTokensNominal, r.OutputTokensNominal),
+				gpus: max(r.GPUCount, 1), tp: max(r.TP, 1), pp: max(r.PP, 1), conc: r.Concurrency,
+				meas: r.Measured.OutputTokS, pred: o.Pred.OutputTokS, tpotMeas: meas, tpotPred: pred})
 			continue
 		}
 		r := c.Row
@@ -244,6 +265,28 @@ func Ratios(outs []*Outcome) []RatioScore {
 			if r.id != base.id {
 				add(RatioShape, fmt.Sprintf("%s TP%d PP%d: %s over %s", r.model, r.tp, r.pp, r.shape, base.shape), r, *base)
 			}
+		}
+	}
+	// concurrency
+	for _, g := range groupBy(sweep, func(r ratioRow) string {
+		return fmt.Sprintf("%s %s %d TP%d PP%d", r.model, r.shape, r.gpus, r.tp, r.pp)
+	}) {
+		base := g[0]
+		for _, r := range g {
+			if r.conc < base.conc {
+				base = r
+			}
+		}
+		for _, r := range g {
+			if r.id == base.id {
+				continue
+			}
+			group := fmt.Sprintf("%s %s TP%d: C = %d over C = %d", r.model, r.shape, r.tp, r.conc, base.conc)
+			if usable(r.tpotMeas) && usable(base.tpotMeas) && usable(r.tpotPred) && usable(base.tpotPred) {
+				out = append(out, RatioScore{Kind: RatioConcurrency, Group: group, Num: r.id, Den: base.id,
+					Measured: r.tpotMeas / base.tpotMeas, Predicted: r.tpotPred / base.tpotPred})
+			}
+			add(RatioConcurrencyOut, group, r, base)
 		}
 	}
 	return out

@@ -29,7 +29,7 @@ docs/accuracy.md holds the figures this prints. Also reads corpus tables given a
 (the rules are in 'go doc github.com/servesim/servesim/validate'), simulates them in parallel
 and prints, per case and per source, predicted against measured with MAPE, median APE and
 signed bias of output tok/s, TPOT, TTFT and E2E latency; the overload call of open-loop rows;
-ratio scores for rows of another engine (TensorRT-LLM); and the rows it cannot express, each
+ratio scores for rows of another engine (TensorRT-LLM, SGLang); and the rows it cannot express, each
 with its reason. The output does not depend on --workers.
 
 --filter selects rows: comma-separated terms column=value, column!=value, column~regexp, or a
