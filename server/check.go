@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/servesim/servesim/matrix"
+	"github.com/servesim/servesim/workload"
 )
 
 // CompareCells writes the cells of keys as run over HTTP (got, in keys' order) beside the same
@@ -80,4 +81,53 @@ func (s *Server) WriteLag(w io.Writer) {
 	}
 	fmt.Fprintf(w, "servesim: lag behind the simulated clock: engine events p50 %.3f ms, p99 %.3f ms (%d); streamed chunks p50 %.3f ms, p99 %.3f ms (%d)\n",
 		1e3*c50, 1e3*c99, nc, 1e3*s50, 1e3*s99, ns)
+}
+
+// WorkloadNoiseMS is the wall-clock timing noise of a check of a workload, in milliseconds: the
+// server's lag and the client's own (each about 0.1-2 ms). Latencies within it (times the speed)
+// of the simulation agree whatever their relative difference.
+const WorkloadNoiseMS = 2.0
+
+// CompareWorkload writes the table of a workload sent over HTTP (got, the client's) against the
+// same workload simulated (want, 'servesim simulate'), and returns an error when a count differs
+// or a figure differs by more than tol (latencies: and by more than WorkloadNoiseMS x speed).
+func CompareWorkload(w io.Writer, speed float64, name string, got *WorkloadResult, want *workload.Metrics, tol float64) error {
+	floor := WorkloadNoiseMS * speed
+	fmt.Fprintf(w, "The workload %s over HTTP against servesim serve (speed %gx) and 'servesim simulate'\n\n", name, speed)
+	fmt.Fprintf(w, "%-18s  %12s  %12s  %8s\n", "", "HTTP", "simulate", "diff")
+	bad, n := 0, 0
+	count := func(name string, g, s int64) {
+		n++
+		mark := ""
+		if g != s {
+			mark, bad = "  <- differs", bad+1
+		}
+		fmt.Fprintf(w, "%-18s  %12d  %12d  %8s%s\n", name, g, s, "", mark)
+	}
+	value := func(name string, g, s float64, fl float64) {
+		n++
+		mark := ""
+		if !Agrees(g, s, tol, fl) {
+			mark, bad = "  <- differs", bad+1
+		}
+		fmt.Fprintf(w, "%-18s  %12s  %12s  %8s%s\n", name, num(g, 1), num(s, 1), pct(relDiff(g, s)), mark)
+	}
+	count("completed", int64(got.Completed), int64(want.Completed))
+	count("rejected", int64(got.Rejected), int64(want.Rejected))
+	count("output tokens", got.OutputTokens, want.OutputTokens)
+	value("output tok/s", got.OutputTokS, want.OutputTokS, 0)
+	for _, d := range []struct {
+		name      string
+		got, want workload.Dist
+	}{{"TTFT", got.TTFT, want.TTFT}, {"TPOT", got.TPOT, want.TPOT}, {"E2E", got.E2E, want.E2E}} {
+		value(d.name+" p50 ms", d.got.P50, d.want.P50, floor)
+		value(d.name+" p90 ms", d.got.P90, d.want.P90, floor)
+		value(d.name+" p99 ms", d.got.P99, d.want.P99, floor)
+	}
+	if bad > 0 {
+		return fmt.Errorf("%d of %d figures differ (a count, or a figure by more than %g%% and, for latencies, by more than %g ms)", bad, n, 100*tol, floor)
+	}
+	fmt.Fprintf(w, "\nThe counts agree; throughput within %g%%, latencies within %g%% or %g ms (%g ms of wall-clock noise x speed %g).\n",
+		100*tol, 100*tol, floor, WorkloadNoiseMS, speed)
+	return nil
 }

@@ -247,6 +247,14 @@ type Result struct {
 	Reason   string
 }
 
+// StatusError is a request the server refused: its HTTP status and what it said.
+type StatusError struct {
+	Code int
+	msg  string
+}
+
+func (e *StatusError) Error() string { return e.msg }
+
 // errCut marks a stream the caller cancelled.
 var errCut = errors.New("stream cancelled by the client")
 
@@ -268,7 +276,7 @@ func (c *Client) Stream(ctx context.Context, body []byte, onTokens func(n int, a
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		return r, fmt.Errorf("POST %s/v1/completions: %s: %s", c.base, resp.Status, clip(msg))
+		return r, &StatusError{Code: resp.StatusCode, msg: fmt.Sprintf("POST %s/v1/completions: %s: %s", c.base, resp.Status, clip(msg))}
 	}
 	rd := bufio.NewReaderSize(resp.Body, 64<<10)
 	var ev struct {

@@ -341,7 +341,7 @@ func runList(srv *sim.Server, reqs []Request, conc int, seed uint64, every vtime
 			c.rejected++
 			return false
 		}
-		r.submit(sim.RequestSpec{PromptTokens: q.InputTokens, MaxTokens: q.OutputTokens, PromptID: q.PromptID,
+		r.submit(sim.RequestSpec{PromptTokens: q.InputTokens, MaxTokens: q.OutputTokens, PromptID: q.PromptID, PromptUnique: q.PromptUnique,
 			PrefixID: q.PrefixID, PrefixTokens: q.PrefixTokens, Blocks: q.Blocks, BlockSpan: q.BlockSpan, Tag: next - 1}, true)
 		return true
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/servesim/servesim/scenario"
 	"github.com/servesim/servesim/server"
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/workload"
 )
 
 // serveFlags are serve's own flags.
@@ -34,6 +35,9 @@ type serveFlags struct {
 	checkCells    string
 	checkTol      float64
 	checkWarmups  bool
+	checkWorkload string
+	rate          float64
+	requests      int
 }
 
 func (f *serveFlags) register(fs *pflag.FlagSet) {
@@ -47,6 +51,9 @@ func (f *serveFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.maxConns, "max-connections", 4096, "most client connections open at once (more wait to be accepted)")
 	fs.Float64Var(&f.graceS, "shutdown-grace-s", 30, "on SIGINT or SIGTERM, `seconds` the running requests get to finish before they are cancelled (a second signal cancels them at once)")
 	fs.StringVar(&f.checkCells, "check-cells", "", "instead of serving until stopped: run the benchmark protocol over HTTP for these `cells` (CTX:C for a decode cell, CTX:prefill for a prefill row, comma-separated, e.g. 8K:1,8K:32,8K:64,32K:128), compare with 'servesim matrix', and exit")
+	fs.StringVar(&f.checkWorkload, "check-workload", "", "instead of serving until stopped: send this `workload` (a preset such as chat or 1k1k, or a TOML file; an open or closed loop) over HTTP as a client, compare throughput, TTFT, TPOT and end-to-end latency with 'servesim simulate', and exit")
+	fs.Float64Var(&f.rate, "rate", 0, "with --check-workload: an open loop's constant arrival rate instead of its own, `requests/s`")
+	fs.IntVar(&f.requests, "requests", 0, "with --check-workload: the number of requests of an open or closed loop instead of its own (`N`)")
 	fs.Float64Var(&f.checkTol, "check-tolerance", 0.05, "with --check-*: the largest relative `difference` of TTFT and tok/s accepted (exit 1 beyond, or on a different status)")
 	fs.BoolVar(&f.checkWarmups, "check-warmups", true, "with --check-cells: run the benchmark's hidden warm-ups first, as 'servesim matrix' does")
 }
@@ -110,12 +117,21 @@ matrix'); exit 1 when a status differs or a
 TTFT or tok/s differs by more than --check-tolerance. At --speed 20 and more the client's and
 server's wall-clock jitter (about 0.1-1 ms) is scaled by the speed; see docs/serve.md.
 
+Check (--check-workload): the server starts, a client sends the workload (an open loop's requests
+at their arrival times, or a closed loop's clients each sending its next request when the last
+ends; --rate and --requests as for simulate) as streamed completions, and what it measured
+(completed requests, output tokens, output tok/s, TTFT, TPOT and end-to-end p50/p90/p99) is
+compared with the same workload simulated in process ('servesim simulate'); exit 1 when a count
+differs or a figure by more than --check-tolerance and, for latencies, by more than 2 ms x --speed
+(the wall-clock timing noise).
+
 Example:
   servesim serve
   servesim serve --vllm-cmd "vllm serve Qwen/Qwen3-32B --tensor-parallel-size 2" --gpu H100 --port 8001
   curl -N http://127.0.0.1:8000/v1/completions -H 'Content-Type: application/json' \
     -d '{"model": "glm-5.3-flash", "prompt": "Hello", "max_tokens": 64, "stream": true}'
-  servesim serve --port 0 --speed 50 --check-cells 8K:1,8K:32,8K:64,32K:128`,
+  servesim serve --port 0 --speed 50 --check-cells 8K:1,8K:32,8K:64,32K:128
+  servesim serve --port 0 --check-workload chat --requests 100 --rate 4`,
 		Setup: func(fs *pflag.FlagSet, e *env) func([]string) error {
 			var sf scenarioFlags
 			sf.register(fs)
@@ -150,9 +166,18 @@ func (f *serveFlags) check(fs *pflag.FlagSet) error {
 	case !(f.checkTol > 0 && f.checkTol < 10):
 		return usagef("--check-tolerance %v: want a positive fraction such as 0.05", f.checkTol)
 	}
-	for _, name := range []string{"check-tolerance", "check-warmups"} {
-		if fs.Changed(name) && f.checkCells == "" {
-			return usagef("--%s applies to the check (--check-cells)", name)
+	if f.checkCells != "" && f.checkWorkload != "" {
+		return usagef("--check-cells and --check-workload: give one check at a time")
+	}
+	if fs.Changed("check-tolerance") && f.checkCells == "" && f.checkWorkload == "" {
+		return usagef("--check-tolerance applies to a check (--check-cells or --check-workload)")
+	}
+	if fs.Changed("check-warmups") && f.checkCells == "" {
+		return usagef("--check-warmups applies to the check of cells (--check-cells)")
+	}
+	for _, name := range []string{"rate", "requests"} {
+		if fs.Changed(name) && f.checkWorkload == "" {
+			return usagef("--%s applies to the check of a workload (--check-workload)", name)
 		}
 	}
 	return nil
@@ -190,6 +215,18 @@ func runServe(fs *pflag.FlagSet, e *env, sf *scenarioFlags, f *serveFlags) error
 			return usagef("--check-cells %v", err)
 		}
 	}
+	var spec *workload.Spec
+	if f.checkWorkload != "" {
+		if spec, err = loadWorkloadFlag("--check-workload", f.checkWorkload); err != nil {
+			return err
+		}
+		if err := spec.Override(f.rate, fs.Changed("rate"), f.requests, fs.Changed("requests")); err != nil {
+			return usageError{err}
+		}
+		if spec.Kind != workload.KindOpen && spec.Kind != workload.KindClosed {
+			return usagef("--check-workload %s: a %s workload; the check sends open or closed loops (presets chat, chat-bursty, chat-ramp, rag, 1k1k, 8k1k, 1k8k, poisson-100k)", f.checkWorkload, spec.Kind)
+		}
+	}
 	cfg := server.Config{Server: srv, Seed: r.Scenario.Seed, ModelName: servedName(f, r), Speed: f.speed,
 		CharsPerToken: f.charsPerToken, EOSMeanTokens: f.eosMean, MaxBodyBytes: f.maxBody, MaxConnections: f.maxConns,
 		Grace: time.Duration(f.graceS * float64(time.Second)), VLLMVersion: srv.Deployment.Engine.Version, Log: e.info()}
@@ -222,7 +259,7 @@ func runServe(fs *pflag.FlagSet, e *env, sf *scenarioFlags, f *serveFlags) error
 	sig := make(chan os.Signal, 2)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sig)
-	checking := keys != nil
+	checking := keys != nil || spec != nil
 	go func() {
 		select {
 		case sg := <-sig:
@@ -254,7 +291,12 @@ func runServe(fs *pflag.FlagSet, e *env, sf *scenarioFlags, f *serveFlags) error
 	served := make(chan error, 1)
 	sctx, stopServer := context.WithCancel(context.Background())
 	go func() { served <- s.Run(sctx, ln) }()
-	checkErr := checkCells(ctx, e, url, f, r, srv, keys, sf.isSeed())
+	var checkErr error
+	if spec != nil {
+		checkErr = checkWorkload(ctx, e, url, f, r, srv, spec)
+	} else {
+		checkErr = checkCells(ctx, e, url, f, r, srv, keys, sf.isSeed())
+	}
 	s.Abort()
 	stopServer()
 	if err := <-served; err != nil && checkErr == nil {
@@ -290,4 +332,38 @@ func checkCells(ctx context.Context, e *env, url string, f *serveFlags, r *scena
 		meas = m
 	}
 	return server.CompareCells(e.stdout, f.speed, keys, got, want.Matrix, meas, f.checkTol)
+}
+
+// checkWorkload sends the workload over HTTP and compares it with the workload simulated in
+// process.
+func checkWorkload(ctx context.Context, e *env, url string, f *serveFlags, r *scenario.Resolved, srv *sim.Server, spec *workload.Spec) error {
+	opts := workload.Options{Seed: r.Scenario.Seed}
+	fmt.Fprintf(e.info(), "servesim: simulating the workload in process\n")
+	want, err := workload.Run(srv, spec, opts)
+	if err != nil {
+		return err
+	}
+	reqs, err := spec.Requests(spec.SeedFor(opts))
+	if err != nil {
+		return err
+	}
+	conc := 0
+	if spec.Kind == workload.KindClosed {
+		conc = spec.Closed.Concurrency
+	}
+	c := server.NewClient(url, f.speed)
+	defer c.Close()
+	start := time.Now()
+	shown := start
+	got, err := c.RunWorkload(ctx, reqs, conc, func(done, total int) {
+		if now := time.Now(); now.Sub(shown) >= 5*time.Second || done == total {
+			shown = now
+			fmt.Fprintf(e.info(), "servesim: over HTTP: %d of %d requests done\n", done, total)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.info(), "servesim: the workload over HTTP took %.1f s (%.0f s simulated)\n", time.Since(start).Seconds(), got.DurationS)
+	return server.CompareWorkload(e.stdout, f.speed, spec.Name, got, want, f.checkTol)
 }

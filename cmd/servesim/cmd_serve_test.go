@@ -170,3 +170,25 @@ func TestServeSignal(t *testing.T) {
 		t.Errorf("stderr after SIGTERM:\n%s\nwant the shutdown notice", msg)
 	}
 }
+
+// TestServeCheckFlags: the check flags are refused where they do not apply (exit 2, naming the
+// flag), before anything listens.
+func TestServeCheckFlags(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"serve", "--rate", "3"}, "--rate applies to the check of a workload (--check-workload)"},
+		{[]string{"serve", "--requests", "3"}, "--requests applies to the check of a workload (--check-workload)"},
+		{[]string{"serve", "--check-workload", "chat", "--check-cells", "8K:1"}, "give one check at a time"},
+		{[]string{"serve", "--check-workload", "chat", "--check-warmups=false"}, "--check-warmups applies to the check of cells"},
+		{[]string{"serve", "--check-workload", "bench-8Kx1"}, "the check sends open or closed loops"},
+		{[]string{"serve", "--check-workload", "1k1k", "--rate", "2"}, "--rate: workload \"1k1k\" is a closed workload"},
+		{[]string{"serve", "--check-workload", "chta"}, "--check-workload"},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := run(c.args, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), c.want) {
+			t.Errorf("%q: exit %d, stderr %q; want 2 and %q", c.args, code, stderr.String(), c.want)
+		}
+	}
+}

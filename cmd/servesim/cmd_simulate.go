@@ -79,18 +79,21 @@ func chooseWorkload(fs *pflag.FlagSet, wl string, bf *benchFlags, res *vllmbench
 }
 
 // loadWorkload reads --workload: a file (TOML, CSV or JSONL trace) or a preset name.
-func loadWorkload(arg string) (*workload.Spec, error) {
+func loadWorkload(arg string) (*workload.Spec, error) { return loadWorkloadFlag("--workload", arg) }
+
+// loadWorkloadFlag reads a workload flag's value; errors name the flag.
+func loadWorkloadFlag(flag, arg string) (*workload.Spec, error) {
 	if arg == "" {
-		return nil, usagef("--workload: missing: give a workload file (TOML, or a .csv/.jsonl trace) or a preset (%s)", presetNames())
+		return nil, usagef(flag+": missing: give a workload file (TOML, or a .csv/.jsonl trace) or a preset (%s)", presetNames())
 	}
 	if _, err := os.Stat(arg); err == nil {
 		return workload.Load(arg)
 	} else if strings.ContainsAny(arg, "/\\") || strings.Contains(arg, ".") && !strings.HasPrefix(arg, "bench-") {
-		return nil, fmt.Errorf("--workload: %w", err)
+		return nil, fmt.Errorf("%s: %w", flag, err)
 	}
 	s, err := workload.Preset(arg)
 	if err != nil {
-		return nil, usagef("--workload: %v", err)
+		return nil, usagef("%s: %v", flag, err)
 	}
 	return s, nil
 }
