@@ -71,7 +71,7 @@ Example:
 			sf := scenarioFlags{matrix: true}
 			sf.register(fs)
 			measured := fs.StringArray("measured", nil, "measured matrix `file` (default: the embedded seed for the seed scenario), or vllm bench serve --save-result JSON files (repeat the flag)")
-			var bf benchFlags
+			var bf vllmBenchFlags
 			bf.register(fs, true)
 			kvTokens := fs.Int("kv-tokens", 0, "measured kv_cache_size_tokens `N` (vLLM's \"GPU KV cache size: N tokens\"); pins the memory terms")
 			train := fs.String("train", "", "training cells `filter`; the others are test cells (default: all)")
@@ -136,7 +136,7 @@ Example:
 				if err := bf.check(fs); err != nil {
 					return err
 				}
-				results, err := benchResults(*measured)
+				results, err := vllmBenchResults(*measured)
 				if err != nil {
 					return err
 				}
@@ -187,7 +187,7 @@ Example:
 					freeIDs = append(freeIDs, id)
 				}
 				if results != nil {
-					return fitBench(e, pr, r, results, &bf, fs, freeIDs, *kvTokens, settings(), *paramsOut, *reportOut, *measured)
+					return fitVLLMBench(e, pr, r, results, &bf, fs, freeIDs, *kvTokens, settings(), *paramsOut, *reportOut, *measured)
 				}
 				meas, _, err := loadMeasured(first(*measured), sf.isSeed(), r)
 				if err != nil {
@@ -257,9 +257,9 @@ func first(s []string) string {
 	return s[0]
 }
 
-// benchResults reads the --measured files when they are vllm bench serve result files (nil when
+// vllmBenchResults reads the --measured files when they are vllm bench serve result files (nil when
 // they are not: a matrix). Mixing the two is an error.
-func benchResults(paths []string) ([]*vllmbench.Result, error) {
+func vllmBenchResults(paths []string) ([]*vllmbench.Result, error) {
 	var out []*vllmbench.Result
 	matrices := 0
 	for _, p := range paths {
@@ -287,8 +287,8 @@ func benchResults(paths []string) ([]*vllmbench.Result, error) {
 	return out, nil
 }
 
-// fitBench fits the parameters to vllm bench serve result files.
-func fitBench(e *env, pr *progress.Reporter, r *scenario.Resolved, results []*vllmbench.Result, bf *benchFlags, fs *pflag.FlagSet, free []param.ID,
+// fitVLLMBench fits the parameters to vllm bench serve result files.
+func fitVLLMBench(e *env, pr *progress.Reporter, r *scenario.Resolved, results []*vllmbench.Result, bf *vllmBenchFlags, fs *pflag.FlagSet, free []param.ID,
 	kvTokens int, set *calibration.Settings, paramsOut, reportOut string, names []string) error {
 	prob := &calibration.TargetProblem{Deployment: r.Deployment, Base: r.Params, Free: free, KVTokens: kvTokens, Seed: r.Scenario.Seed}
 	for i, res := range results {
@@ -299,8 +299,8 @@ func fitBench(e *env, pr *progress.Reporter, r *scenario.Resolved, results []*vl
 		if err != nil {
 			return err
 		}
-		printBenchNotes(e.info(), "servesim fit: "+res.Name+": ", cmd, notes)
-		prob.Targets = append(prob.Targets, &calibration.BenchRun{Result: res, Spec: spec})
+		printVLLMBenchNotes(e.info(), "servesim fit: "+res.Name+": ", cmd, notes)
+		prob.Targets = append(prob.Targets, &calibration.VLLMBenchRun{Result: res, Spec: spec})
 	}
 	fmt.Fprintf(e.info(), "servesim fit: %s on %d vllm bench result(s); starting from %s\n", r.Scenario.Name, len(results), r.ParamsFrom)
 	res, err := calibration.FitTargets(prob, set)

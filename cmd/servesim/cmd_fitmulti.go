@@ -30,7 +30,7 @@ func (m *multiFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&m.noSeed, "no-seed", false, "multi-source fit: leave the scenario's measured matrix out")
 }
 
-func fitMulti(e *env, sf *scenarioFlags, mf *multiFlags, bf *benchFlags, fs *pflag.FlagSet, files []string, cvMode string,
+func fitMulti(e *env, sf *scenarioFlags, mf *multiFlags, bf *vllmBenchFlags, fs *pflag.FlagSet, files []string, cvMode string,
 	set *calibration.Settings, w calibration.Weights, measured []string, exclude []string, excludeSet bool, reportOut, paramsOut string) error {
 	d := &validate.MultiData{Weights: w, Workers: set.Workers}
 	d.Opt = validate.FitOptions{MaxJobs: mf.maxJobs, MaxRequests: mf.maxRequests, Weights: w, StepByStep: sf.stepByStep}
@@ -86,7 +86,7 @@ func fitMulti(e *env, sf *scenarioFlags, mf *multiFlags, bf *benchFlags, fs *pfl
 				return err
 			}
 			d.Results = append(d.Results, validate.ResultFile{Name: validate.ResultSource + ":" + filepath.Base(jsons[i]),
-				Target: &calibration.BenchRun{Result: res, Spec: spec}, Prepared: p})
+				Target: &calibration.VLLMBenchRun{Result: res, Spec: spec}, Prepared: p})
 		}
 	}
 	if d.Seed == nil && len(d.Rows) == 0 && len(d.Results) == 0 {

@@ -154,7 +154,7 @@ Example:
 			wl := fs.String("workload", "", "workload `file` or preset instead of --context/--input-tokens and --users")
 			var wo workloadOverrides
 			wo.register(fs)
-			var bf benchFlags
+			var bf vllmBenchFlags
 			bf.register(fs, false)
 			var slo sloFlags
 			slo.register(fs)
@@ -230,7 +230,7 @@ Example:
 				case len(bf.cmdlines) > 0 && (*wl != "" || *ctx != "" || *inTok != "" || fs.Changed("users") || fs.Changed("output-tokens")):
 					return usagef("--vllm-bench, --workload and --context/--input-tokens/--users/--output-tokens are exclusive")
 				case len(bf.cmdlines) > 0:
-					s, err := bf.benchWorkload(fs, nil, e.info())
+					s, err := bf.vllmBenchWorkload(fs, nil, e.info())
 					if err != nil {
 						return err
 					}
