@@ -110,7 +110,6 @@ func newBurstWatch(reqs []benchReq, maxModelLen, maxNumSeqs int, origin vtime.Ti
 // burstBinds is an Overload's Binds for a burst.
 const burstBinds = "a burst (every request at once)"
 
-
 // observe takes one sample: queued requests (sent, not running), running ones, KV usage.
 func (w *overloadWatch) observe(t vtime.Time, queued, running int, usage float64) {
 	w.peakQueued = max(w.peakQueued, queued)

@@ -50,7 +50,7 @@ func (f *vllmBenchFlags) check(fs *pflag.FlagSet) error {
 }
 
 // forFiles checks that a repeated --vllm-bench gives one command per result file (n of them).
-func (f *benchFlags) forFiles(n int) error {
+func (f *vllmBenchFlags) forFiles(n int) error {
 	if k := len(f.cmdlines); k > 1 && k != n {
 		return usagef("--vllm-bench given %d times for %d result file(s): give one command for all of them, or one per file in order", k, n)
 	}
