@@ -140,9 +140,6 @@ Example:
 				if err != nil {
 					return err
 				}
-				if err := bf.forFiles(len(results)); results != nil && err != nil {
-					return err
-				}
 				if results == nil && bf.used(fs) {
 					return usagef("--vllm-bench, --special-tokens and --chars-per-token apply to vllm bench serve result files given with --measured")
 				}

@@ -38,7 +38,7 @@ func TestSmallRefusals(t *testing.T) {
 		}
 		args = append(args, "--vllm-bench", b, "--vllm-bench", b, "--vllm-bench", b, "--quiet")
 		code, _, stderr := runCLI(args...)
-		if code != 2 || !strings.Contains(stderr, "--vllm-bench given 3 times for 2 result file(s)") {
+		if code != 2 || !strings.Contains(stderr, "--vllm-bench given 3 times for 2 result file") {
 			t.Errorf("%s with 2 result files and 3 --vllm-bench: exit %d: %s", cmd, code, stderr)
 		}
 	}
