@@ -99,28 +99,40 @@ func FindModel(ref, file, revision string) (*FoundModel, error) {
 		return &FoundModel{Arch: a, From: "built-in description " + a.Name}, nil
 	}
 	cache := HFCacheDir()
-	org, repo, ok := strings.Cut(ref, "/")
-	if !ok || org == "" || repo == "" || strings.Contains(repo, "/") {
+	m, why, err := hfCacheModel(cache, ref, name, revision)
+	switch {
+	case err != nil:
+		return nil, err
+	case m != nil:
+		return m, nil
+	case why == "":
 		return nil, fmt.Errorf("model %q: no description found offline: not a file or directory, not a built-in (%s), and not a Hugging Face id (ORG/NAME) to look up in the Hugging Face cache (%s): "+
 			"give a built-in name, a Hugging Face id, a directory holding config.json, or --model-config PATH", ref, strings.Join(hf.BuiltinIDs(), ", "), cache)
-	}
-	var why string
-	{
-		dir := filepath.Join(cache, "models--"+org+"--"+repo)
-		snap, err := cachedSnapshot(dir, revision)
-		if err == nil {
-			a, err := hf.LoadAs(filepath.Join(snap, "config.json"), name)
-			if err != nil {
-				return nil, err
-			}
-			return &FoundModel{Arch: a, From: "Hugging Face cache " + snap}, nil
-		}
-		why = err.Error()
 	}
 	return nil, fmt.Errorf("model %q: no description found offline: not a file or directory, not a built-in (%s), not in the Hugging Face cache (%s). "+
 		"Download its config with `huggingface-cli download %s config.json` (ModelOpt checkpoints: also hf_quant_config.json), "+
 		"or pass --model-config PATH (a config.json or the directory holding it)",
 		ref, strings.Join(hf.BuiltinIDs(), ", "), why, ref)
+}
+
+// hfCacheModel looks ref (ORG/NAME) up in the Hugging Face cache at cache: the config.json of the
+// snapshot cachedSnapshot picks in models--ORG--NAME, named name. A ref that is not ORG/NAME gives
+// nil and no reason; a repository the cache does not hold (or holds no usable snapshot of) gives
+// nil and the reason; a config that does not read is an error.
+func hfCacheModel(cache, ref, name, revision string) (*FoundModel, string, error) {
+	org, repo, ok := strings.Cut(ref, "/")
+	if !ok || org == "" || repo == "" || strings.Contains(repo, "/") {
+		return nil, "", nil
+	}
+	snap, err := cachedSnapshot(filepath.Join(cache, "models--"+org+"--"+repo), revision)
+	if err != nil {
+		return nil, err.Error(), nil
+	}
+	a, err := hf.LoadAs(filepath.Join(snap, "config.json"), name)
+	if err != nil {
+		return nil, "", err
+	}
+	return &FoundModel{Arch: a, From: "Hugging Face cache " + snap}, "", nil
 }
 
 // cachedSnapshot picks the snapshot of a cached repository: the one refs/<revision> names, a

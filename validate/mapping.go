@@ -165,6 +165,12 @@ func mapRow(r *Row, cat *hardware.Catalog) *Case {
 	if err := c.workload(); err != nil {
 		return c.refuse(ReasonWorkload, "%v", err)
 	}
+	if c.Spec != nil {
+		// The workload's own bounds (lengths, counts), as every other path checks them.
+		if err := c.Spec.Validate(); err != nil {
+			return c.refuse(ReasonWorkload, "%v", err)
+		}
+	}
 	return c
 }
 
