@@ -3,13 +3,11 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/servesim/servesim/calibration"
-	"github.com/servesim/servesim/internal/fsutil"
 	"github.com/servesim/servesim/internal/progress"
 	"github.com/servesim/servesim/model/param"
 	"github.com/servesim/servesim/scenario"
@@ -225,23 +223,13 @@ Example:
 				if _, err := e.stdout.Write(buf.Bytes()); err != nil {
 					return err
 				}
-				if *paramsOut != "" {
-					var pb bytes.Buffer
-					scenario.NewFitParamsFile(r.Deployment, res.Params, res.Free, &r.Provenance, rep.Note(measName(first(*measured)))).Encode(&pb)
-					if err := (&outFlag{path: *paramsOut}).write(e.stdout, &pb); err != nil {
-						return err
-					}
+				if err := writeOut(*paramsOut, func(b *bytes.Buffer) error {
+					scenario.NewFitParamsFile(r.Deployment, res.Params, res.Free, &r.Provenance, rep.Note(measName(first(*measured)))).Encode(b)
+					return nil
+				}); err != nil {
+					return err
 				}
-				if *reportOut != "" {
-					var rb bytes.Buffer
-					if err := rep.WriteJSON(&rb); err != nil {
-						return err
-					}
-					if err := (&outFlag{path: *reportOut}).write(e.stdout, &rb); err != nil {
-						return err
-					}
-				}
-				return nil
+				return writeOut(*reportOut, func(b *bytes.Buffer) error { return rep.WriteJSON(b) })
 			}
 		},
 	}
@@ -257,26 +245,9 @@ func first(s []string) string {
 // vllmBenchResults reads the --measured files when they are vllm bench serve result files (nil when
 // they are not: a matrix). Mixing the two is an error.
 func vllmBenchResults(paths []string) ([]*vllmbench.Result, error) {
-	var out []*vllmbench.Result
-	matrices := 0
-	for _, p := range paths {
-		f, err := fsutil.Open(p, fsutil.MaxPlanBytes)
-		if err != nil {
-			return nil, fmt.Errorf("--measured: %w", err)
-		}
-		// vLLM writes request_throughput before the per-request arrays: the first MiB shows it.
-		head := make([]byte, 1<<20)
-		n, _ := io.ReadFull(f, head)
-		f.Close()
-		if !vllmbench.IsResult(head[:n]) {
-			matrices++
-			continue
-		}
-		res, err := vllmbench.ReadResult(p)
-		if err != nil {
-			return nil, fmt.Errorf("--measured: %w", err)
-		}
-		out = append(out, res)
+	out, matrices, err := vllmbench.ReadResultFiles(paths)
+	if err != nil {
+		return nil, fmt.Errorf("--measured: %w", err)
 	}
 	if len(out) > 0 && matrices > 0 {
 		return nil, usagef("--measured: %d vllm bench result file(s) and %d matrix file(s): fit to one kind at a time", len(out), matrices)
@@ -312,23 +283,13 @@ func fitVLLMBench(e *env, pr *progress.Reporter, r *scenario.Resolved, results [
 	if _, err := e.stdout.Write(buf.Bytes()); err != nil {
 		return err
 	}
-	if paramsOut != "" {
-		var pb bytes.Buffer
-		scenario.NewFitParamsFile(r.Deployment, res.Params, res.Free, &r.Provenance, rep.Note(strings.Join(names, ", "))).Encode(&pb)
-		if err := (&outFlag{path: paramsOut}).write(e.stdout, &pb); err != nil {
-			return err
-		}
+	if err := writeOut(paramsOut, func(b *bytes.Buffer) error {
+		scenario.NewFitParamsFile(r.Deployment, res.Params, res.Free, &r.Provenance, rep.Note(strings.Join(names, ", "))).Encode(b)
+		return nil
+	}); err != nil {
+		return err
 	}
-	if reportOut != "" {
-		var rb bytes.Buffer
-		if err := rep.WriteJSON(&rb); err != nil {
-			return err
-		}
-		if err := (&outFlag{path: reportOut}).write(e.stdout, &rb); err != nil {
-			return err
-		}
-	}
-	return nil
+	return writeOut(reportOut, func(b *bytes.Buffer) error { return rep.WriteJSON(b) })
 }
 
 func measName(p string) string {

@@ -156,23 +156,16 @@ func fitMulti(e *env, sf *scenarioFlags, mf *multiFlags, bf *vllmBenchFlags, fs 
 	if _, err := e.stdout.Write(buf.Bytes()); err != nil {
 		return err
 	}
-	if paramsOut != "" && sets != nil {
-		var pb bytes.Buffer
-		sets.Encode(&pb)
-		if err := (&outFlag{path: paramsOut}).write(e.stdout, &pb); err != nil {
+	if sets != nil {
+		if err := writeOut(paramsOut, func(b *bytes.Buffer) error { sets.Encode(b); return nil }); err != nil {
 			return err
 		}
 	}
-	if reportOut != "" {
+	return writeOut(reportOut, func(b *bytes.Buffer) error {
 		data, err := json.MarshalIndent(rep.JSONSafe(), "", "  ")
-		if err != nil {
-			return err
-		}
-		if err := (&outFlag{path: reportOut}).write(e.stdout, bytes.NewBuffer(append(data, '\n'))); err != nil {
-			return err
-		}
-	}
-	return nil
+		b.Write(append(data, '\n'))
+		return err
+	})
 }
 
 // cvProgress reports a cross-validation's progress with an estimate of the time left.
