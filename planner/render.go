@@ -526,7 +526,7 @@ func (p *Plan) WriteCSV(w io.Writer) error {
 		row = append(row, pm, users, slots)
 		row = append(row, r.Note, r.Reason)
 		if l := r.Launch; l != nil {
-			row = append(row, l.Serve, l.Bench)
+			row = append(row, l.Serve, l.VLLMBenchServe)
 		} else {
 			row = append(row, "", "")
 		}
@@ -558,8 +558,8 @@ func (p *Plan) writeLaunches(w io.Writer, rows, others []*Result, all bool) {
 			}
 		}
 		fmt.Fprintf(w, "  rank %d (row %d, %s): %s\n", r.Rank, r.Index, r.Config.Label(), l.Serve)
-		if l.Bench != "" {
-			fmt.Fprintf(w, "    benchmark: %s\n", l.Bench)
+		if l.VLLMBenchServe != "" {
+			fmt.Fprintf(w, "    benchmark: %s\n", l.VLLMBenchServe)
 		}
 		for _, n := range l.Notes {
 			fmt.Fprintf(w, "    note: %s\n", n)
