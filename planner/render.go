@@ -153,7 +153,7 @@ func (p *Plan) WriteTable(w io.Writer, o TableOptions) error {
 	}
 	c := p.Counts
 	var stages []string
-	for _, s := range []string{StageFormat, StageParallel, StageMemory, StageCapacity, StageSimulation} {
+	for _, s := range []string{StageFormat, StageEngine, StageParallel, StageMemory, StageCapacity, StageSimulation} {
 		if n := c.ByStage[s]; n > 0 {
 			stages = append(stages, fmt.Sprintf("%s %s", s, commas(int64(n))))
 		}

@@ -55,6 +55,9 @@ func TestParamSetsRejected(t *testing.T) {
 		{"bounds", "[[set]]\nlevel = \"gpu\"\nkey = \"H100-SXM\"\n[set.params]\nmem_bw_eff = 1.8\n", "mem_bw_eff"},
 		{"twice", "[[set]]\nlevel = \"gpu\"\nkey = \"H100-SXM\"\n[set.params]\nmem_bw_eff = 0.8\n[[set]]\nlevel = \"gpu\"\nkey = \"h100-sxm\"\n[set.params]\nkernel_fixed_us = 5.0\n", "set 2 (level \"gpu\", key \"h100-sxm\"): a second set"},
 		{"empty", "[[set]]\nlevel = \"model\"\nkey = \"m\"\n", "no params"},
+		{"bogus generation", "[[set]]\nlevel = \"gpu\"\nkey = \"X1\"\ngeneration = \"bogus\"\n[set.params]\nmem_bw_eff = 0.8\n", "generation \"bogus\": want one of"},
+		{"generation off gpu", "[[set]]\nlevel = \"model\"\nkey = \"m\"\ngeneration = \"hopper\"\n[set.params]\nact_passes = 1.0\n", "only a gpu set has a GPU generation"},
+		{"calibration generation", "[calibration]\ngpu = \"X1\"\ngeneration = \"hoper\"\n[params]\nmem_bw_eff = 0.8\n", "[calibration] generation \"hoper\""},
 	} {
 		_, err := ParseParamsFile([]byte(c.text), "f.toml")
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "f.toml") {

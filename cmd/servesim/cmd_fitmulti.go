@@ -37,18 +37,19 @@ func fitMulti(e *env, sf *scenarioFlags, mf *multiFlags, bf *vllmBenchFlags, fs 
 	if sf.seed.set {
 		d.Opt.Seed = sf.seed.v
 	}
-	var jsons []string
+	var jsons, csvs []string
 	for _, p := range files {
 		if strings.EqualFold(filepath.Ext(p), ".json") {
 			jsons = append(jsons, p)
-			continue
+		} else {
+			csvs = append(csvs, p)
 		}
-		rs, err := validate.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		d.Rows = append(d.Rows, rs...)
 	}
+	rs, err := validate.ReadFiles(csvs)
+	if err != nil {
+		return err
+	}
+	d.Rows = append(d.Rows, rs...)
 	r, err := sf.load(e.stderr, e.info())
 	if err != nil {
 		return err

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -338,6 +339,9 @@ Example:
 						}
 					}})
 				pr.Finish()
+				if se := (*planner.SpaceError)(nil); errors.As(err, &se) {
+					return usageError{err}
+				}
 				if err != nil {
 					return err
 				}

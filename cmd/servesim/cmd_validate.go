@@ -170,6 +170,9 @@ func prepareResults(e *env, sf *scenarioFlags, bf *vllmBenchFlags, fs *pflag.Fla
 	if err := bf.check(fs); err != nil {
 		return nil, err
 	}
+	if err := bf.forFiles(len(paths)); err != nil {
+		return nil, err
+	}
 	var out []*validate.Prepared
 	for i, p := range paths {
 		res, err := vllmbench.ReadResult(p)

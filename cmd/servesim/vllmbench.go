@@ -49,6 +49,14 @@ func (f *vllmBenchFlags) check(fs *pflag.FlagSet) error {
 	return nil
 }
 
+// forFiles checks that a repeated --vllm-bench gives one command per result file (n of them).
+func (f *vllmBenchFlags) forFiles(n int) error {
+	if k := len(f.cmdlines); k > 1 && k != n {
+		return usagef("--vllm-bench given %d times for %d result file(s): give one command for all of them, or one per file in order", k, n)
+	}
+	return nil
+}
+
 // used reports whether any of the flags was given.
 func (f *vllmBenchFlags) used(fs *pflag.FlagSet) bool {
 	return len(f.cmdlines) > 0 || fs.Changed("special-tokens") || fs.Changed("chars-per-token")

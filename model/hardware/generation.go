@@ -216,6 +216,14 @@ func generationList() string {
 	return strings.Join(names, ", ")
 }
 
+// CheckGeneration refuses a generation name the prior table does not know.
+func CheckGeneration(g Generation) error {
+	if _, ok := generationDef(g); !ok {
+		return fmt.Errorf("generation %q: want one of %s", g, generationList())
+	}
+	return nil
+}
+
 // Generations lists the known generations with a label for people.
 func Generations() [][2]string {
 	var out [][2]string
