@@ -94,9 +94,9 @@ type HeldOut struct {
 	NRatio        int     `json:"n_ratio"`
 	// Inside of NInterval measured values lie inside their 80 % prediction interval (the
 	// shipped widths, the provenance a user of the fit would see; absolute-scored rows).
-	Inside    int `json:"interval_inside,omitempty"`
-	NInterval int `json:"interval_n,omitempty"`
-	Params        string  `json:"params"`
+	Inside    int    `json:"interval_inside,omitempty"`
+	NInterval int    `json:"interval_n,omitempty"`
+	Params    string `json:"params"`
 	// Factors are the families a source scores apart beside these (acceptance per verifier
 	// step, verifier steps/s, prefill tok/s, KV capacity), those it has values of.
 	Factors []FactorMAPE `json:"factors,omitempty"`
