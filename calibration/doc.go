@@ -10,7 +10,7 @@
 // transform.go (bounded parameters to unconstrained coordinates), filter.go (Filter: which cells
 // train), cv.go (CrossValidate), errors.go (CellErrors: MAPE and MdAPE per metric), report.go
 // (Report, ParamEstimate, Split), summary.go (WriteSummary); target.go (Target, FitTargets,
-// TargetReport) and benchtarget.go (BenchRun) for the second kind of measurement; multi.go
+// TargetReport) and vllmbenchtarget.go (VLLMBenchRun) for the second kind of measurement; multi.go
 // (FitMulti, Entry, MultiResult) and multisource.go (MatrixSource, TargetSource, HeldOut) for
 // several sources at once.
 //
@@ -18,7 +18,7 @@
 //
 // Besides a matrix, a fit can take Targets: runs it simulates for each candidate parameter set and
 // compares metric by metric (Target.Observe returns Observations, predicted and measured, in a
-// fixed order). BenchRun is a `vllm bench serve --save-result` file: its recovered workload is
+// fixed order). VLLMBenchRun is a `vllm bench serve --save-result` file: its recovered workload is
 // simulated and output throughput, mean and median TTFT and TPOT, and mean ITL are fitted
 // (weights: Weights.DecodeTotal, TTFT, PerRequest, TBT). FitTargets uses the same transform,
 // soft-L1 log errors, prior pull, optimisers, starts and standard errors as Fit. With few metrics

@@ -29,7 +29,7 @@ func TestFitTargetsIdentifiable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	targets := []Target{&BenchRun{Result: resultOf(m, "run.json"), Spec: s}}
+	targets := []Target{&VLLMBenchRun{Result: resultOf(m, "run.json"), Spec: s}}
 	free := []param.ID{param.StatePageScale, param.MemBWEff, param.GEMMEffFP4, param.KernelFixedUS, param.StepOverheadUS,
 		param.FrontendMSPerReq, param.FrontendUSPerTok, param.AttnDecodeEff, param.ElementwiseEff, param.AcceptTau}
 	p := &TargetProblem{Deployment: r.Deployment, Targets: targets, Base: param.Priors(), Free: free, Seed: 3}

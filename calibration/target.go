@@ -17,7 +17,7 @@ import (
 
 // Target is a measured source other than a benchmark matrix: a run the fit simulates for every
 // candidate parameter set and compares with its measurements, metric by metric (a vllm bench
-// serve result file is one: BenchRun).
+// serve result file is one: VLLMBenchRun).
 type Target interface {
 	// Name labels the target in reports.
 	Name() string

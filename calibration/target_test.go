@@ -47,7 +47,7 @@ func TestFitTargetsRecovers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		targets = append(targets, &BenchRun{Result: resultOf(m, "run.json"), Spec: s})
+		targets = append(targets, &VLLMBenchRun{Result: resultOf(m, "run.json"), Spec: s})
 	}
 	p := &TargetProblem{Deployment: r.Deployment, Targets: targets, Base: param.Priors(), Free: []param.ID{param.MemBWEff}, Seed: 3}
 	// Without the prior's pull the fit recovers the value the data were simulated with. Two

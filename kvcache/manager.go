@@ -21,6 +21,9 @@ type Content struct {
 	PrefixTokens int
 	PromptID     uint64
 	PromptTokens int
+	// PromptUnique says no other request has PromptID: once this one leaves, its prompt's
+	// blocks cannot be hit (ReleaseDone drops their content).
+	PromptUnique bool
 	UniqueID     uint64
 	// Blocks names the prompt's content span by span, BlockSpan tokens each (the last span may be
 	// partial): two prompts share their leading KV blocks as far as their leading ids agree.
@@ -157,6 +160,16 @@ func (m *Manager) NewTable() *Table {
 	n := len(m.L.Groups)
 	return &Table{Blocks: make([][]BlockID, n), base: make([]int, n), hashed: make([]int, n), src: make([]int32, n),
 		hitBlocks: make([][]BlockID, n)}
+}
+
+// ReleaseDone is Release for a request of content c that has left the engine: under the pool's
+// hot reuse, a unique prompt's pending blocks first lose their content (Pool.Forget), which no
+// lookup could find any more, so the blocks are freed without content and handed out again hot.
+func (m *Manager) ReleaseDone(t *Table, c *Content) {
+	if c.PromptUnique && m.Pool.ReuseHot {
+		m.Pool.Forget(c.PromptID)
+	}
+	m.Release(t)
 }
 
 // Release frees t's blocks and keeps the table, emptied, for a later NewTable: a request that

@@ -75,7 +75,9 @@ func TestManagerShortcutsChangeNothing(t *testing.T) {
 // full-attention one with small blocks): prompts shared between requests, preemptions (CommitAll,
 // Free, and a later re-admission with prompt + output known), finishes and aborts (Free without
 // CommitAll). Hits, block tables and free counts must agree throughout: the deferred generated
-// blocks are the request's own, entered before any lookup that could find them.
+// blocks are the request's own, entered before any lookup that could find them. A third manager
+// adds the pool's hot reuse (Pool.ReuseHot) and drops a finished unique prompt's content
+// (ReleaseDone): a third of the prompts are unique; it must agree as well.
 func TestDeferUniqueChangesNoHit(t *testing.T) {
 	hybrid, err := NewLayout(seedSpecs(), 2<<30, Options{SpecTokens: 7, MaxModelLen: 1 << 16, MaxNumBatchedTokens: 8192, PrefixCaching: true})
 	if err != nil {
@@ -88,12 +90,13 @@ func TestDeferUniqueChangesNoHit(t *testing.T) {
 	}
 	for _, l := range []*Layout{hybrid, plain} {
 		for _, eagle := range []bool{false, true} {
-			eager, lazy := NewManager(l, eagle), NewManager(l, eagle)
+			eager, lazy, hot := NewManager(l, eagle), NewManager(l, eagle), NewManager(l, eagle)
 			lazy.DeferUnique = true
+			hot.DeferUnique, hot.Pool.ReuseHot = true, true
 			type live struct {
-				c        Content
-				te, tl   *Table
-				computed int
+				c          Content
+				te, tl, th *Table
+				computed   int
 			}
 			var held, preempted []*live
 			rng := rand.New(rand.NewPCG(11, uint64(l.BlockSize)))
@@ -105,35 +108,40 @@ func TestDeferUniqueChangesNoHit(t *testing.T) {
 				} else {
 					prompt := 1 + rng.IntN(5*l.BlockSize)
 					x = &live{c: Content{PromptID: uint64(1 + rng.IntN(4)), PromptTokens: prompt, UniqueID: uint64(1000 + life)},
-						te: eager.NewTable(), tl: lazy.NewTable(), computed: prompt}
+						te: eager.NewTable(), tl: lazy.NewTable(), th: hot.NewTable(), computed: prompt}
+					if rng.IntN(3) == 0 {
+						x.c.PromptID, x.c.PromptUnique = uint64(1_000_000+life), true
+					}
 				}
 				known := x.computed
-				he, hl := eager.FindHit(x.te, &x.c, known), lazy.FindHit(x.tl, &x.c, known)
-				if he != hl {
-					t.Fatalf("block %d eagle %v life %d: hits %d (eager) and %d (deferred)", l.BlockSize, eagle, life, he, hl)
+				he, hl, hh := eager.FindHit(x.te, &x.c, known), lazy.FindHit(x.tl, &x.c, known), hot.FindHit(x.th, &x.c, known)
+				if he != hl || he != hh {
+					t.Fatalf("block %d eagle %v life %d: hits %d (eager), %d (deferred) and %d (hot reuse)", l.BlockSize, eagle, life, he, hl, hh)
 				}
-				ae, al := eager.CanAdmit(x.te, known+8), lazy.CanAdmit(x.tl, known+8)
-				if ae != al {
-					t.Fatalf("life %d: CanAdmit %v and %v", life, ae, al)
+				ae, al, ah := eager.CanAdmit(x.te, known+8), lazy.CanAdmit(x.tl, known+8), hot.CanAdmit(x.th, known+8)
+				if ae != al || ae != ah {
+					t.Fatalf("life %d: CanAdmit %v, %v and %v", life, ae, al, ah)
 				}
 				if !ae {
 					// Make room: finish the oldest held request.
 					if len(held) > 0 {
 						eager.Free(held[0].te)
 						lazy.Free(held[0].tl)
+						hot.ReleaseDone(held[0].th, &held[0].c)
 						held = held[1:]
 					}
 					continue
 				}
 				eager.Admit(x.te)
 				lazy.Admit(x.tl)
+				hot.Admit(x.th)
 				computed := he
 				end := known + rng.IntN(3*l.BlockSize)
 				for computed < end {
 					n := min(end-computed, 1+rng.IntN(l.BlockSize))
-					ge, gl := eager.Grow(x.te, computed+n+7), lazy.Grow(x.tl, computed+n+7)
-					if ge != gl {
-						t.Fatalf("life %d: Grow %v and %v", life, ge, gl)
+					ge, gl, gh := eager.Grow(x.te, computed+n+7), lazy.Grow(x.tl, computed+n+7), hot.Grow(x.th, computed+n+7)
+					if ge != gl || ge != gh {
+						t.Fatalf("life %d: Grow %v, %v and %v", life, ge, gl, gh)
 					}
 					if !ge {
 						break
@@ -141,10 +149,12 @@ func TestDeferUniqueChangesNoHit(t *testing.T) {
 					computed += n
 					eager.Commit(x.te, &x.c, computed)
 					lazy.Commit(x.tl, &x.c, computed)
+					hot.Commit(x.th, &x.c, computed)
 					checkHashes(t, eager, x.te, &x.c)
 					checkHashes(t, lazy, x.tl, &x.c)
-					if eager.Pool.NumFree() != lazy.Pool.NumFree() {
-						t.Fatalf("life %d: free %d and %d", life, eager.Pool.NumFree(), lazy.Pool.NumFree())
+					checkHashes(t, hot, x.th, &x.c)
+					if eager.Pool.NumFree() != lazy.Pool.NumFree() || eager.Pool.NumFree() != hot.Pool.NumFree() {
+						t.Fatalf("life %d: free %d, %d and %d", life, eager.Pool.NumFree(), lazy.Pool.NumFree(), hot.Pool.NumFree())
 					}
 					for g := range l.Groups {
 						if len(x.te.Blocks[g]) != len(x.tl.Blocks[g]) || x.te.base[g] != x.tl.base[g] {
@@ -157,17 +167,21 @@ func TestDeferUniqueChangesNoHit(t *testing.T) {
 				switch rng.IntN(3) {
 				case 0: // preempted: everything computed becomes findable, then freed
 					lazy.CommitAll(x.tl, &x.c, computed)
+					hot.CommitAll(x.th, &x.c, computed)
 					eager.Free(x.te)
 					lazy.Free(x.tl)
+					hot.Free(x.th)
 					preempted = append(preempted, x)
 				case 1: // finished or aborted
 					eager.Free(x.te)
 					lazy.Free(x.tl)
+					hot.ReleaseDone(x.th, &x.c)
 				default:
 					held = append(held, x)
 				}
 				eager.Pool.CheckInvariants()
 				lazy.Pool.CheckInvariants()
+				hot.Pool.CheckInvariants()
 			}
 		}
 	}

@@ -96,6 +96,19 @@ type Pool struct {
 	seqs      []*seqChunk
 	used      int
 	numBlocks int
+	// head is how many entries at the head of the free queue stand for blocks never handed out
+	// (numBlocks - used without ReuseHot).
+	head int
+	// ReuseHot: a block freed without content is interchangeable with any other such block (no
+	// lookup can find it, allocation evicts nothing from it), so its place in the free queue is
+	// held by an anonymous entry (NoBlock) and the block goes on the spare stack. An anonymous
+	// entry, or one of the head's, reaching the front hands out the most recently freed spare
+	// block, whose metadata is still in the processor's caches, or else a block never handed out.
+	// Which content is cached and when it is evicted are as without it; only which ids the
+	// blocks without content get differ, and the pool touches no more blocks than it holds at its
+	// busiest (package sim's fast mode turns it on; set it before the first allocation).
+	ReuseHot bool
+	spare    []BlockID
 	// q[qh:] is the part of the free queue after the fresh blocks, least recently used first,
 	// with stale entries (blocks taken off the queue by Touch) left in place and skipped: popping
 	// reads the queue in order instead of chasing links from block to block. Entry i is live
@@ -153,7 +166,7 @@ func (p *Pool) seqOf(b BlockID) *uint64 {
 // NewPool returns a pool of n free, empty blocks.
 func NewPool(n int) *Pool {
 	k := (n + chunkMask) >> chunkBits
-	p := &Pool{numBlocks: n, numFree: n, lastList: -1, seqs: make([]*seqChunk, k)}
+	p := &Pool{numBlocks: n, numFree: n, head: n, lastList: -1, seqs: make([]*seqChunk, k)}
 	return p
 }
 
@@ -194,13 +207,15 @@ func (p *Pool) pushTail(b BlockID) {
 // compact drops the stale entries of the free queue, and makes room for extra more entries and
 // for at least as many again as are live (so compacting costs O(1) per entry pushed).
 func (p *Pool) compact(extra int) {
-	live := p.numFree - (p.numBlocks - p.used)
+	live := p.numFree - p.head
 	q := p.q[:0]
 	if c := max(2*(live+extra), 64); cap(p.q) < c {
 		q = make([]BlockID, 0, c)
 	}
 	for i, b := range p.q[p.qh:] {
-		if m := p.m(b); m.qs == uint32(p.qh+i+1) {
+		if b == NoBlock {
+			q = append(q, b) // anonymous: always live
+		} else if m := p.m(b); m.qs == uint32(p.qh+i+1) {
 			q = append(q, b)
 			m.qs = uint32(len(q))
 		}
@@ -221,6 +236,22 @@ func (p *Pool) fresh() (BlockID, *blockMeta) {
 	m := &p.meta[b]
 	m.dupPrev, m.dupNext = NoBlock, NoBlock
 	return b, m
+}
+
+// spareQS marks a spare block's qs: free, its place in the queue held by an anonymous entry.
+const spareQS = math.MaxUint32
+
+// takeBlank hands out a block without content for an anonymous or head entry: the most recently
+// freed spare block, else the first never handed out.
+func (p *Pool) takeBlank() (BlockID, *blockMeta) {
+	if k := len(p.spare); k > 0 {
+		b := p.spare[k-1]
+		p.spare = p.spare[:k-1]
+		m := &p.meta[b]
+		m.qs = 0
+		return b, m
+	}
+	return p.fresh()
 }
 
 // growMeta makes room for more block metadata: twice as much, from 256 blocks, or the whole
@@ -247,15 +278,24 @@ func (p *Pool) unlink(b BlockID) {
 
 // popFree takes the least recently used free block and evicts its cached content.
 func (p *Pool) popFree() BlockID {
-	if p.used < p.numBlocks {
+	if p.head > 0 {
 		// A block never handed out: the head of the queue, with nothing cached.
-		b, _ := p.fresh()
+		p.head--
+		b, _ := p.takeBlank()
 		p.numFree--
 		return b
 	}
 	for p.qh < len(p.q) {
 		b := p.q[p.qh]
 		p.qh++
+		if b == NoBlock {
+			p.numFree--
+			if p.qh == len(p.q) {
+				p.q, p.qh = p.q[:0], 0
+			}
+			b, _ = p.takeBlank()
+			return b
+		}
 		m := p.m(b)
 		if m.qs != uint32(p.qh) {
 			continue // taken off the queue since
@@ -507,6 +547,30 @@ func (p *Pool) dropList(i int32) {
 	}
 }
 
+// Forget drops the content of key's pending blocks: the caller knows no request will look the key
+// up again (a finished request's prompt that no other request has). Nothing cached that a lookup
+// could find changes; the blocks hold no content after it, so a block freed then is spare under
+// ReuseHot.
+func (p *Pool) Forget(key uint64) {
+	i, ok := p.lists.get(key)
+	if !ok {
+		return
+	}
+	for k, e := range p.pend[i].ents {
+		if !p.live(i, k, e) {
+			continue
+		}
+		m := p.m(e.b)
+		if s := m.src; s != 0 {
+			m.src = 0
+			p.releaseSrc(s - 1)
+		}
+		m.hash, m.list, m.dupPrev = 0, 0, NoBlock
+		p.numHashed--
+	}
+	p.dropList(i)
+}
+
 // Flush enters the pending blocks of content key into the index.
 func (p *Pool) Flush(key uint64) {
 	i, ok := p.lists.get(key)
@@ -559,8 +623,9 @@ func (p *Pool) Allocate(dst []BlockID, n int) ([]BlockID, bool) {
 		return dst, false
 	}
 	dst = slices.Grow(dst, n)
-	for ; n > 0 && p.used < p.numBlocks; n-- {
-		b, m := p.fresh() // never handed out: the head of the queue
+	for ; n > 0 && p.head > 0; n-- {
+		p.head--
+		b, m := p.takeBlank() // never handed out: the head of the queue
 		m.ref = 1
 		p.numFree--
 		dst = append(dst, b)
@@ -574,6 +639,15 @@ func (p *Pool) Allocate(dst []BlockID, n int) ([]BlockID, bool) {
 	for n > 0 {
 		b := q[qh]
 		qh++
+		if b == NoBlock {
+			// Anonymous: any block without content.
+			b, m := p.takeBlank()
+			m.ref = 1
+			meta = p.meta // takeBlank may have grown it
+			dst = append(dst, b)
+			n--
+			continue
+		}
 		m := &meta[b]
 		if m.qs != uint32(qh) {
 			continue // taken off the queue since
@@ -640,6 +714,12 @@ func (p *Pool) Free(blocks []BlockID) {
 		}
 		m.ref--
 		if m.ref == 0 {
+			if m.hash == 0 && p.ReuseHot {
+				q = append(q, NoBlock)
+				m.qs = spareQS
+				p.spare = append(p.spare, b)
+				continue
+			}
 			q = append(q, b)
 			m.qs = uint32(len(q))
 		}
@@ -683,11 +763,13 @@ func (p *Pool) flushAll() {
 // freeQueue lists the free queue, least recently used first (tests only).
 func (p *Pool) freeQueue() []BlockID {
 	var q []BlockID
-	for b := p.used; b < p.numBlocks; b++ {
+	for b := p.used; b < p.used+p.head; b++ {
 		q = append(q, BlockID(b))
 	}
 	for i, b := range p.q[p.qh:] {
-		if p.m(b).qs == uint32(p.qh+i+1) {
+		if b == NoBlock {
+			q = append(q, NoBlock)
+		} else if p.m(b).qs == uint32(p.qh+i+1) {
 			q = append(q, b)
 		}
 	}
@@ -713,9 +795,17 @@ func (p *Pool) Ref(b BlockID) int {
 
 // CheckInvariants verifies the free queue and counts; it panics on a broken invariant.
 func (p *Pool) CheckInvariants() {
-	n := p.numBlocks - p.used // fresh blocks
-	queued := 0
+	n := p.head // blocks never handed out
+	queued, anonymous := 0, 0
+	if !p.ReuseHot && (p.head != p.numBlocks-p.used || len(p.spare) > 0) {
+		panic(fmt.Sprintf("kvcache: head %d, %d blocks never handed out, %d spare without hot reuse", p.head, p.numBlocks-p.used, len(p.spare)))
+	}
 	for i, b := range p.q[p.qh:] {
+		if b == NoBlock {
+			anonymous++
+			n++
+			continue
+		}
 		if p.m(b).qs != uint32(p.qh+i+1) {
 			continue
 		}
@@ -727,13 +817,26 @@ func (p *Pool) CheckInvariants() {
 			panic("kvcache: free queue holds a block twice")
 		}
 	}
+	spare := 0
 	for b := BlockID(0); int(b) < p.used; b++ {
-		if p.m(b).qs != 0 {
+		switch m := p.m(b); {
+		case m.qs == spareQS:
+			if m.ref != 0 || m.hash != 0 || m.list != 0 || m.src != 0 {
+				panic(fmt.Sprintf("kvcache: spare block %d holds ref %d, hash %x", b, m.ref, m.hash))
+			}
+			spare++
+		case m.qs != 0:
 			queued++
 		}
 	}
-	if queued != n-(p.numBlocks-p.used) {
-		panic(fmt.Sprintf("kvcache: %d blocks marked free, %d on the free queue", queued, n-(p.numBlocks-p.used)))
+	if spare != len(p.spare) {
+		panic(fmt.Sprintf("kvcache: %d blocks marked spare, %d on the spare stack", spare, len(p.spare)))
+	}
+	if anonymous != len(p.spare)+(p.numBlocks-p.used)-p.head {
+		panic(fmt.Sprintf("kvcache: %d anonymous entries for %d spare blocks and %d never handed out beyond the head's %d", anonymous, len(p.spare), p.numBlocks-p.used, p.head))
+	}
+	if queued != n-p.head-anonymous {
+		panic(fmt.Sprintf("kvcache: %d blocks marked free, %d on the free queue", queued, n-p.head-anonymous))
 	}
 	if n != p.numFree {
 		panic(fmt.Sprintf("kvcache: free queue length %d != numFree %d", n, p.numFree))

@@ -325,3 +325,150 @@ func TestPoolPendingOffsetsWrap(t *testing.T) {
 		p.CheckInvariants()
 	}
 }
+
+// TestPoolHotReuseMatchesNaiveModel is TestPoolMatchesNaiveModel with Pool.ReuseHot: the pool may
+// hand out another block without content than the naive model's, so the two are compared through
+// a renaming (pool block -> model block) fixed whenever a block is handed out without content.
+// Blocks with content, and so every lookup, eviction and reference count, must agree exactly;
+// the pool must never touch more blocks than it holds at its busiest.
+func TestPoolHotReuseMatchesNaiveModel(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(1, 24).Draw(t, "blocks")
+		p := NewPool(n)
+		p.ReuseHot = true
+		ref := newNaive(n)
+		name := map[BlockID]BlockID{} // pool block -> model block, for blocks held or holding content
+		var held [][]BlockID          // pool blocks
+		hashes := rapid.SampledFrom([]Hash{1, 2, 3, 4, 5, 6, 7, 8})
+		names := func(bs []BlockID) []BlockID {
+			out := make([]BlockID, len(bs))
+			for i, b := range bs {
+				out[i] = name[b]
+			}
+			return out
+		}
+		t.Repeat(map[string]func(*rapid.T){
+			"allocate": func(t *rapid.T) {
+				k := rapid.IntRange(0, n+1).Draw(t, "k")
+				var had []bool
+				if k <= len(ref.free) {
+					for _, w := range ref.free[:k] {
+						_, c := ref.hashOf[w]
+						had = append(had, c)
+					}
+				}
+				got, ok := p.Allocate(nil, k)
+				want, wok := ref.allocate(k)
+				if ok != wok || len(got) != len(want) {
+					t.Fatalf("Allocate(%d) = %v %v, want %v %v", k, got, ok, want, wok)
+				}
+				for i, b := range got {
+					if had[i] && name[b] != want[i] {
+						t.Fatalf("Allocate(%d)[%d] = %d (model %d), want the model's %d, which held content", k, i, b, name[b], want[i])
+					}
+					name[b] = want[i]
+				}
+				if ok && k > 0 {
+					held = append(held, got)
+				}
+			},
+			"free": func(t *rapid.T) {
+				if len(held) == 0 {
+					t.Skip("nothing held")
+				}
+				i := rapid.IntRange(0, len(held)-1).Draw(t, "i")
+				ref.freeBlocks(names(held[i]))
+				p.Free(held[i])
+				held = slices.Delete(held, i, i+1)
+			},
+			"hashLazy": func(t *rapid.T) {
+				if len(held) == 0 {
+					t.Skip("nothing held")
+				}
+				i := rapid.IntRange(0, len(held)-1).Draw(t, "i")
+				j := rapid.IntRange(0, len(held[i])-1).Draw(t, "j")
+				h := hashes.Draw(t, "h")
+				p.SetHashLazy(held[i][j], h, uint64(h%3))
+				ref.setHash(name[held[i][j]], h)
+			},
+			"hitAndTouch": func(t *rapid.T) {
+				h := hashes.Draw(t, "h")
+				p.Flush(uint64(h % 3))
+				b, ok := p.Lookup(h)
+				wb, wok := ref.lookup(h)
+				if ok != wok || (ok && name[b] != wb) {
+					t.Fatalf("Lookup(%d) = %d (model %d) %v, want %d %v", h, b, name[b], ok, wb, wok)
+				}
+				if ok {
+					p.Touch(b)
+					ref.touch(wb)
+					held = append(held, []BlockID{b})
+				}
+			},
+			"detached": func(t *rapid.T) {
+				h := hashes.Draw(t, "h")
+				p.CacheDetached(h, uint64(h%3))
+				ref.cacheDetached(h)
+				if b, ok := p.Lookup(h); ok {
+					if wb, wok := ref.lookup(h); wok {
+						name[b] = wb
+					}
+				}
+			},
+			"": func(t *rapid.T) {
+				p.CheckInvariants()
+				if p.NumFree() != len(ref.free) || p.NumHashed() != len(ref.hashOf) {
+					t.Fatalf("NumFree %d, NumHashed %d, want %d and %d", p.NumFree(), p.NumHashed(), len(ref.free), len(ref.hashOf))
+				}
+				for _, bs := range held {
+					for _, b := range bs {
+						if p.Ref(b) != ref.ref[name[b]] {
+							t.Fatalf("Ref(%d) = %d, want the model's %d: %d", b, p.Ref(b), name[b], ref.ref[name[b]])
+						}
+					}
+				}
+			},
+		})
+		for _, h := range held {
+			p.Free(h)
+		}
+		if p.NumFree() != n {
+			t.Fatalf("after freeing everything NumFree = %d, want %d", p.NumFree(), n)
+		}
+		p.CheckInvariants()
+	})
+}
+
+// TestPoolHotReuseStaysSmall: blocks freed without content are handed out again, most recently
+// freed first, so a pool of 100,000 blocks cycled by requests of at most 15 blocks touches 15 (its
+// metadata stays small and cached), and the blocks that hold content still age out in order.
+func TestPoolHotReuseStaysSmall(t *testing.T) {
+	p := NewPool(100_000)
+	p.ReuseHot = true
+	for range 1000 {
+		a, _ := p.Allocate(nil, 10)
+		b, _ := p.Allocate(nil, 5)
+		p.Free(a)
+		p.Free(b)
+	}
+	if p.used != 15 || len(p.meta) > 256 {
+		t.Errorf("%d blocks handed out, metadata for %d: want 15 and at most 256", p.used, len(p.meta))
+	}
+	p.CheckInvariants()
+	c, _ := p.Allocate(nil, 1)
+	p.SetHash(c[0], 42)
+	p.Free(c)
+	for range 99_998 / 2 {
+		a, _ := p.Allocate(nil, 2)
+		p.Free(a)
+	}
+	if _, ok := p.Lookup(42); !ok {
+		t.Error("content evicted before 99,999 blocks were handed out after it")
+	}
+	a, _ := p.Allocate(nil, 2)
+	p.Free(a)
+	if _, ok := p.Lookup(42); ok {
+		t.Error("content still cached after the whole queue passed over it")
+	}
+	p.CheckInvariants()
+}

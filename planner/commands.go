@@ -17,8 +17,8 @@ import (
 // flags, and of the others those vLLM would not choose anyway, so that importing it back gives the
 // row's engine), the `vllm bench serve` command that offers the question's workload, and remarks.
 type Launch struct {
-	Serve string `json:"vllm_serve"`
-	Bench string `json:"vllm_bench_serve,omitempty"`
+	Serve          string `json:"vllm_serve"`
+	VLLMBenchServe string `json:"vllm_bench_serve,omitempty"`
 	// Replicas is the number of copies of the server (data-parallel replicas behind a load
 	// balancer, each on TP GPUs).
 	Replicas int      `json:"replicas"`
@@ -88,7 +88,7 @@ func (p *Plan) Launch(r *Result) (*Launch, error) {
 		served = min.ServedModel
 	}
 	bench, note := benchCommand(qi.Workload, model, served, r.Config.MaxModelLen, qi.Seed)
-	l.Bench = bench
+	l.VLLMBenchServe = bench
 	if note != "" {
 		l.Notes = append(l.Notes, note)
 	}
@@ -269,8 +269,8 @@ func (p *Plan) WriteRow(w io.Writer, index int) error {
 		return err
 	}
 	fmt.Fprintf(w, "\nLaunch (one replica):\n  %s\n", l.Serve)
-	if l.Bench != "" {
-		fmt.Fprintf(w, "Benchmark:\n  %s\n", l.Bench)
+	if l.VLLMBenchServe != "" {
+		fmt.Fprintf(w, "Benchmark:\n  %s\n", l.VLLMBenchServe)
 	}
 	for _, n := range l.Notes {
 		fmt.Fprintf(w, "Note: %s\n", n)

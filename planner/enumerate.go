@@ -85,6 +85,9 @@ type candidate struct {
 	config Config
 	lay    *layout
 	key    string // simulation class: rows with equal keys share one simulation
+	// stage and reason prune this row alone (flags vLLM refuses together); a row without a key
+	// and without a stage is its layout's (lay.stage).
+	stage, reason string
 }
 
 // divisorsDesc are the TP sizes for a GPU count: the listed ones that divide it, or the powers of
@@ -481,6 +484,15 @@ func (q *Question) enumerate() ([]candidate, []string) {
 	if n := q.onlineFP8Note(); n != "" {
 		notes = append(notes, n)
 	}
+	var untried []string
+	for _, c := range q.Space.Counts {
+		if len(q.tpsFor(c)) == 0 {
+			untried = append(untried, strconv.Itoa(c))
+		}
+	}
+	if len(untried) > 0 {
+		notes = append(notes, fmt.Sprintf("GPU count(s) %s: no tp in %v divides them, so no row has them", strings.Join(untried, ", "), q.Space.TP))
+	}
 	specs := q.specOptions()
 	perReplica := q.Workload.MaxConcurrency()
 	mml := q.maxModelLen()
@@ -515,6 +527,10 @@ func (q *Question) enumerate() ([]candidate, []string) {
 										for _, u := range q.Space.GPUMemoryUtilization {
 											c := base
 											c.KVCacheDType, c.SpecMethod, c.SpecTokens, c.MaxNumBatchedTokens, c.MaxNumSeqs, c.GPUMemoryUtilization, c.MaxModelLen = kv, k.method, k.k, mbt, mns, u, mml
+											if err := deploy.CheckBatch(mbt, mns); err != nil {
+												out = append(out, candidate{index: len(out), config: c, lay: l, stage: StageEngine, reason: err.Error()})
+												continue
+											}
 											// Rows that differ only in a max-num-seqs the workload never reaches
 											// simulate identically.
 											eff := mns

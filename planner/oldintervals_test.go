@@ -4,26 +4,13 @@ import (
 	"bytes"
 	"regexp"
 	"testing"
-
-	"github.com/servesim/servesim/workload"
 )
 
 // TestReadJSONOldIntervals: a plan written when a row's interval was {"metric": "output_tok_s",
 // "lo", "hi"} (no metric class, value or sigma) still reads, prints the same table and CSV, and
 // gets each interval's metric class back from its name.
 func TestReadJSONOldIntervals(t *testing.T) {
-	r := seedResolved(t)
-	ms, err := ModelsFor(r.Deployment, "../model/hf/testdata/llama-3.1-8b", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := &workload.Spec{Name: "fixed", Kind: workload.KindClosed, Closed: workload.Closed{Requests: 32, Concurrency: 4},
-		Lengths: workload.Lengths{InputTokens: 1000, OutputTokens: 200}}
-	q := ScenarioQuestion(r, ms, w, gpus(t, "H100", "MI300X"),
-		Space{Counts: []int{1}, MaxNumSeqs: []int{16}, MaxNumBatchedTokens: []int{4096}, KVCacheDTypes: []string{"auto"},
-			SpecTokens: []int{0}, GPUMemoryUtilization: []float64{0.9}})
-	q.Engine.Version = ""
-	p := mustRun(t, q, Options{})
+	p := mustRun(t, llamaH100MI300X(t), Options{})
 	cur := planJSON(t, p)
 	re := regexp.MustCompile(`\{"name":"([a-z_]+)","metric":"[a-z]*","value":[^,]+,("lo":[^,]+,"hi":[^,]+),"sigma":[^}]+\}`)
 	old := re.ReplaceAll(cur, []byte(`{"metric":"$1",$2}`))

@@ -353,6 +353,11 @@ func Run(q *Question, o Options) (*Plan, error) {
 	for _, i := range mine {
 		c := &cands[i]
 		r := Result{Index: i, Config: c.config, PriceHour: float64(c.config.Count) * c.lay.gpu.PricePerHour}
+		if c.key == "" && c.stage != "" {
+			r.Status, r.Stage, r.Reason = "pruned", c.stage, c.reason
+			p.Results = append(p.Results, r)
+			continue
+		}
 		if c.key == "" {
 			r.Scope = "layout"
 			r.Status = "pruned"

@@ -9,11 +9,9 @@ import (
 	"github.com/servesim/servesim/workload"
 )
 
-// TestPlanProvenance: a plan of Llama-3.1-8B over H100 and MI300X gives every simulated row its
-// provenance and intervals from it; H100 rows rest on the Hopper priors (measured data: Vidur),
-// MI300X rows on priors for a family no measured data supports, and the table says so; the
-// seed's own configuration on its GPU is calibrated with narrower intervals.
-func TestPlanProvenance(t *testing.T) {
+// llamaH100MI300X asks about Llama-3.1-8B on one H100 or MI300X under a small closed loop,
+// from the seed scenario's parameter policy (provenance-tagged intervals).
+func llamaH100MI300X(t *testing.T) *Question {
 	r := seedResolved(t)
 	ms, err := ModelsFor(r.Deployment, "../model/hf/testdata/llama-3.1-8b", "")
 	if err != nil {
@@ -25,10 +23,15 @@ func TestPlanProvenance(t *testing.T) {
 		Space{Counts: []int{1}, MaxNumSeqs: []int{16}, MaxNumBatchedTokens: []int{4096}, KVCacheDTypes: []string{"auto"},
 			SpecTokens: []int{0}, GPUMemoryUtilization: []float64{0.9}})
 	q.Engine.Version = ""
-	p, err := Run(q, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	return q
+}
+
+// TestPlanProvenance: a plan of Llama-3.1-8B over H100 and MI300X gives every simulated row its
+// provenance and intervals from it; H100 rows rest on the Hopper priors (measured data: Vidur),
+// MI300X rows on priors for a family no measured data supports, and the table says so; the
+// seed's own configuration on its GPU is calibrated with narrower intervals.
+func TestPlanProvenance(t *testing.T) {
+	p := mustRun(t, llamaH100MI300X(t), Options{})
 	seen := map[string]bool{}
 	for _, row := range p.Results {
 		if row.Perf == nil {

@@ -133,8 +133,23 @@ func CheckSpecMethod(m string) error {
 	return fmt.Errorf("spec-methods %q: want auto, mtp, ngram or the question's drafter method (dflash, eagle, eagle3, draft_model)", m)
 }
 
-// normalize fills defaults and checks the lists, naming the flag-style field.
+// SpaceError is a sweep value the planner refuses (a list value out of range, lists that leave
+// no row): an error in how the plan was asked for.
+type SpaceError struct{ Err error }
+
+func (e *SpaceError) Error() string { return e.Err.Error() }
+func (e *SpaceError) Unwrap() error { return e.Err }
+
+// normalize fills defaults and checks the lists, naming the flag-style field; a refusal is a
+// *SpaceError.
 func (s *Space) normalize() error {
+	if err := s.fill(); err != nil {
+		return &SpaceError{err}
+	}
+	return nil
+}
+
+func (s *Space) fill() error {
 	d := DefaultSpace()
 	if s.MaxGPUs == 0 {
 		s.MaxGPUs = d.MaxGPUs
@@ -219,6 +234,11 @@ func (s *Space) normalize() error {
 	}
 	s.Counts = uniqSorted(s.Counts)
 	s.TP = uniqSorted(s.TP)
+	if len(s.TP) > 0 && !slices.ContainsFunc(s.Counts, func(c int) bool {
+		return slices.ContainsFunc(s.TP, func(t int) bool { return c%t == 0 })
+	}) {
+		return fmt.Errorf("tp %v divides none of the GPU counts %v: want a tensor-parallel size that divides a count (the rest of a count is data-parallel replicas)", s.TP, s.Counts)
+	}
 	s.MaxNumSeqs = uniqSorted(s.MaxNumSeqs)
 	s.MaxNumBatchedTokens = uniqSorted(s.MaxNumBatchedTokens)
 	s.SpecTokens = uniqSorted(s.SpecTokens)

@@ -153,7 +153,7 @@ func (p *Plan) WriteTable(w io.Writer, o TableOptions) error {
 	}
 	c := p.Counts
 	var stages []string
-	for _, s := range []string{StageFormat, StageParallel, StageMemory, StageCapacity, StageSimulation} {
+	for _, s := range []string{StageFormat, StageEngine, StageParallel, StageMemory, StageCapacity, StageSimulation} {
 		if n := c.ByStage[s]; n > 0 {
 			stages = append(stages, fmt.Sprintf("%s %s", s, commas(int64(n))))
 		}
@@ -526,7 +526,7 @@ func (p *Plan) WriteCSV(w io.Writer) error {
 		row = append(row, pm, users, slots)
 		row = append(row, r.Note, r.Reason)
 		if l := r.Launch; l != nil {
-			row = append(row, l.Serve, l.Bench)
+			row = append(row, l.Serve, l.VLLMBenchServe)
 		} else {
 			row = append(row, "", "")
 		}
@@ -558,8 +558,8 @@ func (p *Plan) writeLaunches(w io.Writer, rows, others []*Result, all bool) {
 			}
 		}
 		fmt.Fprintf(w, "  rank %d (row %d, %s): %s\n", r.Rank, r.Index, r.Config.Label(), l.Serve)
-		if l.Bench != "" {
-			fmt.Fprintf(w, "    benchmark: %s\n", l.Bench)
+		if l.VLLMBenchServe != "" {
+			fmt.Fprintf(w, "    benchmark: %s\n", l.VLLMBenchServe)
 		}
 		for _, n := range l.Notes {
 			fmt.Fprintf(w, "    note: %s\n", n)

@@ -504,17 +504,5 @@ func (s *Search) Describe() string {
 		numfmt.Commas(strconv.Itoa(s.ScreenedRows)))
 }
 
-// durationText writes seconds for people: "8 s", "3 min 05 s", "1 h 02 min".
-func durationText(s float64) string {
-	switch {
-	case s < 10:
-		return fmt.Sprintf("%.1f s", s)
-	case s < 60:
-		return fmt.Sprintf("%.0f s", s)
-	case s < 3600:
-		m := int(s) / 60
-		return fmt.Sprintf("%d min %02d s", m, int(s)-60*m)
-	}
-	h := int(s) / 3600
-	return fmt.Sprintf("%d h %02d min", h, (int(s)-3600*h)/60)
-}
+// durationText writes seconds for people: "8.2 s", "42 s", "3 min 05 s", "1 h 02 min".
+func durationText(s float64) string { return numfmt.Duration(s, 10) }

@@ -125,6 +125,9 @@ func (a *Args) Scenario(notes io.Writer) (*Scenario, error) {
 		}
 		s.Engine.Version = a.VLLMVersion
 	}
+	if n := deploy.VersionNote(s.Engine.Version); n != "" {
+		fmt.Fprintln(notes, "note: "+n)
+	}
 	if a.SeedSet {
 		s.Seed = a.Seed
 	}

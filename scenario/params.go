@@ -121,6 +121,11 @@ func ParseParamsFile(data []byte, name string) (*ParamsFile, error) {
 	if len(f.Params) == 0 {
 		return nil, fmt.Errorf("%s: no [params] table", name)
 	}
+	if g := f.Calibration.Generation; g != "" {
+		if err := hardware.CheckGeneration(hardware.Generation(g)); err != nil {
+			return nil, fmt.Errorf("%s: [calibration] %w", name, err)
+		}
+	}
 	p := param.Priors()
 	if err := p.Set(f.Params); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
@@ -151,6 +156,14 @@ func checkSets(sets []ParamSet) error {
 		seen[id] = true
 		if len(st.Params) == 0 {
 			return fmt.Errorf("%s: no params", where)
+		}
+		if st.Generation != "" {
+			if l != param.LevelGPU {
+				return fmt.Errorf("%s: generation %q: only a gpu set has a GPU generation", where, st.Generation)
+			}
+			if err := hardware.CheckGeneration(hardware.Generation(st.Generation)); err != nil {
+				return fmt.Errorf("%s: %w", where, err)
+			}
 		}
 		for _, n := range SortedParamNames(st.Params) {
 			pid, ok := param.ByName(n)

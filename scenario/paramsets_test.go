@@ -55,6 +55,9 @@ func TestParamSetsRejected(t *testing.T) {
 		{"bounds", "[[set]]\nlevel = \"gpu\"\nkey = \"H100-SXM\"\n[set.params]\nmem_bw_eff = 1.8\n", "mem_bw_eff"},
 		{"twice", "[[set]]\nlevel = \"gpu\"\nkey = \"H100-SXM\"\n[set.params]\nmem_bw_eff = 0.8\n[[set]]\nlevel = \"gpu\"\nkey = \"h100-sxm\"\n[set.params]\nkernel_fixed_us = 5.0\n", "set 2 (level \"gpu\", key \"h100-sxm\"): a second set"},
 		{"empty", "[[set]]\nlevel = \"model\"\nkey = \"m\"\n", "no params"},
+		{"bogus generation", "[[set]]\nlevel = \"gpu\"\nkey = \"X1\"\ngeneration = \"bogus\"\n[set.params]\nmem_bw_eff = 0.8\n", "generation \"bogus\": want one of"},
+		{"generation off gpu", "[[set]]\nlevel = \"model\"\nkey = \"m\"\ngeneration = \"hopper\"\n[set.params]\nact_passes = 1.0\n", "only a gpu set has a GPU generation"},
+		{"calibration generation", "[calibration]\ngpu = \"X1\"\ngeneration = \"hoper\"\n[params]\nmem_bw_eff = 0.8\n", "[calibration] generation \"hoper\""},
 	} {
 		_, err := ParseParamsFile([]byte(c.text), "f.toml")
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "f.toml") {
@@ -134,5 +137,63 @@ func TestStockSet(t *testing.T) {
 	}
 	if got := stockSet([]*ParamSet{ws, {Key: "RTX-5090"}}); got != nil {
 		t.Errorf("two stock cards: %v, want none", got)
+	}
+}
+
+// TestParamSetsScale: choosing a deployment's parameters from a file of many sets costs what it
+// costs from a file of few (the sets are indexed once, the catalog read once): the allocations of
+// one choice do not grow with the sets, the "several GPUs" note names a few and counts the rest,
+// and the policy's description (copied into every plan) stays short. A set keyed by a GPU's alias
+// still applies to it, the later of two sets naming the same GPU wins.
+func TestParamSetsScale(t *testing.T) {
+	r, err := Default().Resolve(ResolveOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	policy := func(n int) *ParamsPolicy {
+		t.Helper()
+		path := filepath.Join(t.TempDir(), "sets.toml")
+		if err := os.WriteFile(path, setsFile(n), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		pol, err := NewParamsPolicy(ResolveOptions{ParamsFile: path}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pol
+	}
+	h100 := *r.Deployment
+	h100.Hardware.GPU.Name, h100.Hardware.GPU.Generation, h100.Hardware.GPU.Aliases = "H100-SXM", "hopper", nil
+	allocs := map[int]float64{}
+	for _, n := range []int{300, 30000} {
+		pol := policy(n)
+		allocs[n] = testing.AllocsPerRun(20, func() {
+			if _, err := pol.Choose(&h100); err != nil {
+				t.Fatal(err)
+			}
+		})
+		c, _ := pol.Choose(&h100)
+		if n == 30000 && (!strings.Contains(c.From, "several GPUs") || !strings.Contains(c.From, "more)") || len(c.From) > 1000) {
+			t.Errorf("%d sets: From %d bytes %.300q; want the several-GPUs note, a few names and a count", n, len(c.From), c.From)
+		}
+		if d := pol.Describe(); len(d) > 200 {
+			t.Errorf("%d sets: description %d bytes, want a digest", n, len(d))
+		}
+	}
+	if allocs[30000] > allocs[300]+10 { // a few for longer numbers in the note
+		t.Errorf("allocations per choice: %v with 300 sets, %v with 30,000: want no growth with the sets", allocs[300], allocs[30000])
+	}
+
+	_, path := keyedFile(t,
+		ParamSet{Level: "gpu", Key: " h100 ", Params: map[string]float64{"mem_bw_eff": 0.7}},
+		ParamSet{Level: "gpu", Key: "H100 SXM", Params: map[string]float64{"mem_bw_eff": 0.75}})
+	l := New()
+	l.Model.Name, l.Hardware.GPU = "meta-llama/Llama-3.1-8B-Instruct", "H100-SXM"
+	rl, err := l.Resolve(ResolveOptions{ParamsFile: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rl.Params[param.MemBWEff]; got != 0.75 || rl.Provenance[param.MemBWEff].Match != param.OriginCalibrated {
+		t.Errorf("H100 with sets for H100-SXM, its aliases h100 and H100 SXM: mem_bw_eff %g (%+v), want the last set's 0.75 calibrated", got, rl.Provenance[param.MemBWEff])
 	}
 }

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"crypto/sha256"
 	"embed"
 	"fmt"
 	"io/fs"
@@ -120,6 +121,81 @@ type ParamsPolicy struct {
 	uncalibrated bool
 	builtins     []*ParamsFile
 	overrides    map[string]float64
+	sets         *setIndex // the file's [[set]] tables by level and key (nil: none)
+}
+
+// setIndex finds a parameter file's [[set]] tables for a deployment without walking them: gpu
+// sets by lower-case key and by generation (looked up in the catalog once, when the set does not
+// say), engine and model sets by lower-case key. Where two sets share a key the later one is
+// found, as a walk in file order keeps it.
+type setIndex struct {
+	sets []ParamSet
+	// gpu, engine and model map a lower-case key to the position of its set in sets.
+	gpu, engine, model map[string]int
+	// byGen lists the gpu sets of each generation in file order; stock is the one set of a card
+	// at its stock settings among them (stockSet), nil when there is none or several.
+	byGen map[hardware.Generation][]*ParamSet
+	stock map[hardware.Generation]*ParamSet
+}
+
+func newSetIndex(sets []ParamSet) *setIndex {
+	ix := &setIndex{sets: sets, gpu: map[string]int{}, engine: map[string]int{}, model: map[string]int{},
+		byGen: map[hardware.Generation][]*ParamSet{}, stock: map[hardware.Generation]*ParamSet{}}
+	// The catalog's generations by lower-case name and alias, the first entry that has it (as
+	// hardware.Catalog.Find): one catalog walk, not one per set.
+	catalogGen := map[string]hardware.Generation{}
+	for _, g := range hardware.BuiltinCatalog().GPUs {
+		for _, n := range append([]string{g.Name}, g.Aliases...) {
+			if _, ok := catalogGen[strings.ToLower(n)]; !ok {
+				catalogGen[strings.ToLower(n)] = g.Generation
+			}
+		}
+	}
+	for i := range sets {
+		st := &sets[i]
+		switch param.Level(st.Level) {
+		case param.LevelGPU:
+			key := strings.ToLower(strings.TrimSpace(st.Key))
+			ix.gpu[key] = i
+			g := hardware.Generation(st.Generation)
+			if g == "" {
+				g = catalogGen[key]
+			}
+			if g != "" {
+				ix.byGen[g] = append(ix.byGen[g], st)
+			}
+		case param.LevelEngine:
+			ix.engine[strings.ToLower(st.Key)] = i
+		case param.LevelModel:
+			ix.model[strings.ToLower(st.Key)] = i
+		}
+	}
+	for g, list := range ix.byGen {
+		ix.stock[g] = stockSet(list)
+	}
+	return ix
+}
+
+// find is the set of a level's map for key (nil: none).
+func (ix *setIndex) find(m map[string]int, key string) *ParamSet {
+	if i, ok := m[strings.ToLower(key)]; ok {
+		return &ix.sets[i]
+	}
+	return nil
+}
+
+// exactGPU is the last set whose key names the GPU (its name or an alias).
+func (ix *setIndex) exactGPU(g *hardware.GPU) *ParamSet {
+	best := -1
+	for _, n := range append([]string{g.Name}, g.Aliases...) {
+		if i, ok := ix.gpu[strings.ToLower(strings.TrimSpace(n))]; ok && i > best {
+			best = i
+		}
+	}
+	if best < 0 {
+		return nil
+	}
+	return &ix.sets[best]
 }
 
 // NewParamsPolicy reads the parameter file, if any, and checks the overrides.
@@ -134,6 +210,9 @@ func NewParamsPolicy(o ResolveOptions, overrides map[string]float64) (*ParamsPol
 			return nil, fmt.Errorf("--params: %w", err)
 		}
 		pol.file, pol.fileName = f, displayPath(o.ParamsFile)
+		if len(f.Keyed) > 0 {
+			pol.sets = newSetIndex(f.Keyed)
+		}
 	case o.Uncalibrated:
 	default:
 		pol.builtins = BuiltinCalibrations()
@@ -282,29 +361,17 @@ func stockSet(sets []*ParamSet) *ParamSet {
 func (pol *ParamsPolicy) applySets(d *deploy.Deployment, c *ParamsChoice) {
 	keys := d.LevelKeys()
 	gen := d.Hardware.GPU.Generation
-	var exact [3]*ParamSet // gpu, engine, model
+	ix := pol.sets
+	exact := [3]*ParamSet{ix.exactGPU(&d.Hardware.GPU), ix.find(ix.engine, keys.Engine), ix.find(ix.model, keys.Model)}
 	var sameGen []*ParamSet
 	var baseSet *ParamSet // the set of the stock card this one is run off (hardware.BaseName)
 	base, derived := hardware.BaseName(d.Hardware.GPU.Name)
-	for i := range pol.file.Keyed {
-		st := &pol.file.Keyed[i]
-		switch param.Level(st.Level) {
-		case param.LevelGPU:
-			if d.Hardware.GPU.Matches(st.Key) {
-				exact[0] = st
-			} else if derived && strings.EqualFold(st.Key, base) {
-				baseSet = st
-			} else if g := st.generation(); g != "" && g == gen {
-				sameGen = append(sameGen, st)
-			}
-		case param.LevelEngine:
-			if strings.EqualFold(st.Key, keys.Engine) {
-				exact[1] = st
-			}
-		case param.LevelModel:
-			if strings.EqualFold(st.Key, keys.Model) {
-				exact[2] = st
-			}
+	if exact[0] == nil {
+		if derived {
+			baseSet = ix.find(ix.gpu, strings.TrimSpace(base))
+		}
+		if gen != "" {
+			sameGen = ix.byGen[gen]
 		}
 	}
 	var applied []string
@@ -331,7 +398,7 @@ func (pol *ParamsPolicy) applySets(d *deploy.Deployment, c *ParamsChoice) {
 		} else if i == 0 && len(sameGen) == 1 {
 			apply(sameGen[0], param.OriginTransferred, "transferred: same generation, "+gen.Label())
 		} else if i == 0 && len(sameGen) > 1 {
-			if st := stockSet(sameGen); st != nil {
+			if st := ix.stock[gen]; st != nil {
 				apply(st, param.OriginTransferred, "transferred: same generation, "+gen.Label()+", the one stock card among its sets")
 				sameGen = []*ParamSet{st}
 			}
@@ -339,9 +406,13 @@ func (pol *ParamsPolicy) applySets(d *deploy.Deployment, c *ParamsChoice) {
 	}
 	note := ""
 	if exact[0] == nil && len(sameGen) > 1 {
-		names := make([]string, len(sameGen))
-		for i, st := range sameGen {
-			names[i] = st.Key
+		const shown = 8 // names listed; the rest counted
+		var names []string
+		for _, st := range sameGen[:min(len(sameGen), shown)] {
+			names = append(names, st.Key)
+		}
+		if n := len(sameGen) - shown; n > 0 {
+			names = append(names, fmt.Sprintf("and %d more", n))
 		}
 		note = fmt.Sprintf("; gpu level: priors, as the file has sets for several GPUs of %s (%s) and none for %s", gen.Label(), strings.Join(names, ", "), d.Hardware.GPU.Name)
 	}
@@ -363,7 +434,14 @@ func (pol *ParamsPolicy) Describe() string {
 	var ref string
 	switch {
 	case pol.file != nil:
-		ref = "file " + pol.fileName + fmt.Sprintf(" %v %+v", pol.file.Params, pol.file.Keyed)
+		// The values by their digest: a file of many sets would otherwise be copied whole into
+		// every plan that describes its policy.
+		h := sha256.New()
+		fmt.Fprintf(h, "%v", pol.file.Params)
+		for i := range pol.file.Keyed {
+			fmt.Fprintf(h, " %+v", pol.file.Keyed[i])
+		}
+		ref = fmt.Sprintf("file %s sha256:%x", pol.fileName, h.Sum(nil))
 	case pol.uncalibrated:
 		ref = "priors"
 	default:

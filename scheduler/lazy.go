@@ -94,7 +94,8 @@ func (s *Scheduler) putLZ(r *Request) {
 
 // EnableLazy switches the scheduler to lazy mode (see doc.go, "Lazy mode"): ScheduleLazy and
 // UpdateLazy instead of Schedule and Update. It must be called before any request is added.
-// The KV-cache manager then defers hashing generated blocks (kvcache.Manager.DeferUnique).
+// The KV-cache manager then defers hashing generated blocks (kvcache.Manager.DeferUnique), and
+// its pool hands out blocks without content most recently freed first (kvcache.Pool.ReuseHot).
 func (s *Scheduler) EnableLazy(c SeqCoster) {
 	if len(s.running) > 0 || s.waiting.len() > 0 {
 		panic("scheduler: EnableLazy on a scheduler with requests")
@@ -102,6 +103,7 @@ func (s *Scheduler) EnableLazy(c SeqCoster) {
 	s.lazyOn = true
 	s.coster = c
 	s.kv.DeferUnique = true
+	s.kv.Pool.ReuseHot = true
 }
 
 // Lazy reports whether lazy mode is on.

@@ -182,7 +182,7 @@ func remove(list []*Request, r *Request) []*Request {
 // release returns a request's blocks and its table when it leaves the engine.
 func (s *Scheduler) release(r *Request) {
 	if r.table != nil {
-		s.kv.Release(r.table)
+		s.kv.ReleaseDone(r.table, &r.Content)
 		r.table = nil
 	}
 	s.putLZ(r)

@@ -88,6 +88,9 @@ func (s *Server) WriteLag(w io.Writer) {
 // of the simulation agree whatever their relative difference.
 const WorkloadNoiseMS = 2.0
 
+// P99MinRequests is the fewest completed requests whose p99 latencies CompareWorkload checks.
+const P99MinRequests = 1000
+
 // CompareWorkload writes the table of a workload sent over HTTP (got, the client's) against the
 // same workload simulated (want, 'servesim simulate'), and returns an error when a count differs
 // or a figure differs by more than tol (latencies: and by more than WorkloadNoiseMS x speed).
@@ -104,25 +107,37 @@ func CompareWorkload(w io.Writer, speed float64, name string, got *WorkloadResul
 		}
 		fmt.Fprintf(w, "%-18s  %12d  %12d  %8s%s\n", name, g, s, "", mark)
 	}
-	value := func(name string, g, s float64, fl float64) {
-		n++
+	value := func(name string, g, s float64, fl float64, checked bool) {
 		mark := ""
-		if !Agrees(g, s, tol, fl) {
+		switch {
+		case !checked:
+			mark = "  (not checked)"
+		case !Agrees(g, s, tol, fl):
 			mark, bad = "  <- differs", bad+1
+		}
+		if checked {
+			n++
 		}
 		fmt.Fprintf(w, "%-18s  %12s  %12s  %8s%s\n", name, num(g, 1), num(s, 1), pct(relDiff(g, s)), mark)
 	}
 	count("completed", int64(got.Completed), int64(want.Completed))
 	count("rejected", int64(got.Rejected), int64(want.Rejected))
 	count("output tokens", got.OutputTokens, want.OutputTokens)
-	value("output tok/s", got.OutputTokS, want.OutputTokS, 0)
+	value("output tok/s", got.OutputTokS, want.OutputTokS, 0, true)
+	// A p99 of fewer than P99MinRequests requests is its few largest values, which move with
+	// the engine's random draws (a shift of one arrival by a millisecond changes which step
+	// admits it, and the draws that follow): shown, not checked.
+	p99 := want.Completed >= P99MinRequests
 	for _, d := range []struct {
 		name      string
 		got, want workload.Dist
 	}{{"TTFT", got.TTFT, want.TTFT}, {"TPOT", got.TPOT, want.TPOT}, {"E2E", got.E2E, want.E2E}} {
-		value(d.name+" p50 ms", d.got.P50, d.want.P50, floor)
-		value(d.name+" p90 ms", d.got.P90, d.want.P90, floor)
-		value(d.name+" p99 ms", d.got.P99, d.want.P99, floor)
+		value(d.name+" p50 ms", d.got.P50, d.want.P50, floor, true)
+		value(d.name+" p90 ms", d.got.P90, d.want.P90, floor, true)
+		value(d.name+" p99 ms", d.got.P99, d.want.P99, floor, p99)
+	}
+	if !p99 {
+		fmt.Fprintf(w, "(p99 checked from %d requests)\n", P99MinRequests)
 	}
 	if bad > 0 {
 		return fmt.Errorf("%d of %d figures differ (a count, or a figure by more than %g%% and, for latencies, by more than %g ms)", bad, n, 100*tol, floor)

@@ -2,10 +2,11 @@ package server
 
 import (
 	"math"
-	"math/bits"
 	"sort"
 	"sync/atomic"
 	"time"
+
+	"github.com/servesim/servesim/internal/stats"
 )
 
 // lagBuckets are the buckets of servesim's lag histograms in /metrics, in seconds (vLLM-like: a
@@ -36,27 +37,15 @@ type lagHist struct {
 	maxNS   atomic.Int64
 }
 
-// lagBin is the log-linear bin of a lag of v ns: exact below 2 lagSub ns, then lagSub bins per
-// octave.
-func lagBin(v uint64) int {
-	v = min(v, 1<<lagMaxShift-1)
-	if v < 2*lagSub {
-		return int(v)
-	}
-	e := bits.Len64(v) - 1 // 2^e <= v < 2^(e+1), e >= lagSubShift+1
-	sh := e - lagSubShift
-	return (sh+1)*lagSub + int(v>>sh) - lagSub
-}
+// lagBins are the quantile bins: stats.IntBins of lagSub bins per octave of nanoseconds.
+func lagBins() stats.IntBins { return stats.IntBins{Sub: lagSubShift} }
+
+// lagBin is the bin of a lag of v ns (exact below 2 lagSub ns, then lagSub bins per octave);
+// lags from 2^lagMaxShift ns share the last bin.
+func lagBin(v uint64) int { return lagBins().Index(min(v, 1<<lagMaxShift-1)) }
 
 // lagBinUpper is the exclusive upper edge of bin i, in ns.
-func lagBinUpper(i int) uint64 {
-	if i < 2*lagSub {
-		return uint64(i) + 1
-	}
-	sh := i/lagSub - 1
-	m := uint64(i%lagSub + lagSub)
-	return (m + 1) << sh
-}
+func lagBinUpper(i int) uint64 { return lagBins().Upper(i) }
 
 func (h *lagHist) add(d time.Duration) {
 	d = max(d, 0)

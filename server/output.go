@@ -32,7 +32,7 @@ func newOutput(s *Server, q *request, chat bool) *output {
 		prefix = "chatcmpl-"
 	}
 	return &output{q: q, chat: chat, id: fmt.Sprintf("%s%016x%016x", prefix, mix64(s.cfg.Seed, n), n), created: time.Now().Unix(),
-		model: q.model, vocab: words(), seed: mix64(s.cfg.Seed, q.prompt.hash)}
+		model: q.model, vocab: s.vocab, plain: s.vocabPlain, seed: mix64(s.cfg.Seed, q.prompt.hash)}
 }
 
 type usageInfo struct {

@@ -57,6 +57,7 @@ func TestChunkEncoding(t *testing.T) {
 					q.prompt.tokens, q.prompt.hash = 123, 99
 					fast, ref := newOutput(s, q, chat), newOutput(s, q, chat)
 					fast.vocab, ref.vocab = vocab, vocab
+					fast.plain = 0 // not known for this vocabulary
 					ref.id, ref.created = fast.id, fast.created
 					steps := []taken{{n: 1, total: 1}, {n: 3, total: 4}, {n: 2, total: 6, done: true, reason: "length"}}
 					if contUse {

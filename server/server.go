@@ -129,6 +129,9 @@ type Server struct {
 	stopOnce  sync.Once
 	abort     chan struct{}
 	abortOnce sync.Once
+	// vocab is the synthetic output's words (read-only); vocabPlain is output.plain for it.
+	vocab      []string
+	vocabPlain int
 }
 
 // New builds a server; Start (or Run) starts its clock.
@@ -141,6 +144,10 @@ func New(cfg Config) (*Server, error) {
 	s.lim = limits{model: cfg.ModelName, maxModelLen: srv.Deployment.Engine.MaxModelLen, vocab: srv.Deployment.Model.Vocab,
 		charsPerToken: cfg.CharsPerToken, blockSize: srv.Layout.BlockSize, eosMean: cfg.EOSMeanTokens, seed: cfg.Seed}
 	s.loop = newLoop(srv, cfg.Seed, cfg.Speed, cfg.Log)
+	s.vocab, s.vocabPlain = words(), -1
+	if plainJSON(s.vocab) {
+		s.vocabPlain = 1
+	}
 	return s, nil
 }
 

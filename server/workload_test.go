@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"testing"
 	"time"
@@ -92,5 +93,43 @@ func TestWorkloadRejected(t *testing.T) {
 	}
 	if got.Requests != 3 || got.Completed != 2 || got.Rejected != 1 || got.OutputTokens != 12 {
 		t.Errorf("sent %d, completed %d, rejected %d, output tokens %d; want 3, 2, 1, 12", got.Requests, got.Completed, got.Rejected, got.OutputTokens)
+	}
+}
+
+// TestCompareWorkload: the verdict of the workload check: equal counts, throughput within the
+// tolerance, latencies within it or the timing noise, p99s only from P99MinRequests requests.
+func TestCompareWorkload(t *testing.T) {
+	base := func(n int) (*WorkloadResult, *workload.Metrics) {
+		d := workload.Dist{N: n, P50: 100, P90: 200, P99: 300}
+		g := &WorkloadResult{Requests: n, Completed: n, OutputTokens: 1000, OutputTokS: 50, TTFT: d, TPOT: d, E2E: d}
+		w := &workload.Metrics{Requests: n, Completed: n, OutputTokens: 1000, OutputTokS: 50, TTFT: d, TPOT: d, E2E: d}
+		return g, w
+	}
+	for _, c := range []struct {
+		name   string
+		n      int
+		change func(g *WorkloadResult)
+		fails  bool
+	}{
+		{"equal", 100, func(g *WorkloadResult) {}, false},
+		{"a request fewer", 100, func(g *WorkloadResult) { g.Completed-- }, true},
+		{"tok/s 4 % off", 100, func(g *WorkloadResult) { g.OutputTokS = 52 }, false},
+		{"tok/s 6 % off", 100, func(g *WorkloadResult) { g.OutputTokS = 53 }, true},
+		{"TTFT p50 10 % off", 100, func(g *WorkloadResult) { g.TTFT.P50 = 110 }, true},
+		{"TTFT p50 off within the noise at 10x", 100, func(g *WorkloadResult) { g.TTFT.P50 = 119 }, false},
+		{"p99 30 % off, 100 requests", 100, func(g *WorkloadResult) { g.E2E.P99 = 390 }, false},
+		{"p99 30 % off, 1000 requests", 1000, func(g *WorkloadResult) { g.E2E.P99 = 390 }, true},
+	} {
+		g, w := base(c.n)
+		c.change(g)
+		speed := 1.0
+		if c.name == "TTFT p50 off within the noise at 10x" {
+			speed = 10
+		}
+		var out bytes.Buffer
+		err := CompareWorkload(&out, speed, "w", g, w, 0.05)
+		if (err != nil) != c.fails {
+			t.Errorf("%s: error %v, want failure %v\n%s", c.name, err, c.fails, out.String())
+		}
 	}
 }

@@ -34,6 +34,9 @@ type RequestSpec struct {
 	MaxTokens    int
 	// PromptID identifies the prompt's content: equal IDs are identical prompts.
 	PromptID uint64
+	// PromptUnique promises that no other request has PromptID: once this one is done, no lookup
+	// can hit its prompt, and the fast mode reuses its blocks as blocks without content.
+	PromptUnique bool
 	// PrefixID/PrefixTokens identify a shared leading part of otherwise different prompts.
 	PrefixID     uint64
 	PrefixTokens int
@@ -569,7 +572,7 @@ func (e *Engine) handle(ev event) {
 func (e *Engine) enqueue(rec *Record) {
 	req := &scheduler.Request{ID: rec.ID, MaxTokens: rec.Spec.MaxTokens}
 	req.Content = kvcache.Content{PrefixID: rec.Spec.PrefixID, PrefixTokens: rec.Spec.PrefixTokens,
-		PromptID: rec.Spec.PromptID, PromptTokens: rec.Spec.PromptTokens, UniqueID: uint64(rec.ID)<<20 ^ 0x9e3779b97f4a7c15,
+		PromptID: rec.Spec.PromptID, PromptUnique: rec.Spec.PromptUnique, PromptTokens: rec.Spec.PromptTokens, UniqueID: uint64(rec.ID)<<20 ^ 0x9e3779b97f4a7c15,
 		Blocks: rec.Spec.Blocks, BlockSpan: rec.Spec.BlockSpan}
 	rec.req = req
 	req.Owner = rec

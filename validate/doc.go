@@ -22,9 +22,14 @@
 //
 // Engine and version. Rows whose engine is vllm are scored on absolute values. Their flags come
 // from the columns (tp, ep, dp, pp, max_num_seqs, max_num_batched_tokens, max_model_len,
-// kv_dtype) and from engine_flags (enforce_eager, enable_chunked_prefill,
-// enable_prefix_caching, max_model_len=N, VLLM_ATTENTION_BACKEND kept as a label); every other
-// flag takes vLLM's default for the recorded engine_version (model/deploy.Resolve). Releases
+// kv_dtype) and from engine_flags: an item that is a `vllm serve` flag (key or key=value) or a
+// VLLM_ variable is read by the reader of `vllm serve` commands (vllmcmd.Parse), with its checks,
+// so a value `vllm serve` refuses is noted and not applied, a flag without effect on the
+// simulation is noted so, and a setting a column gives keeps the column's value (the difference
+// noted); VLLM_ATTENTION_BACKEND is kept as a label, and everything else in engine_flags is noted.
+// Every flag not given takes vLLM's default for the recorded engine_version
+// (model/deploy.Resolve), and the deployment is checked as for every other path (Resolve,
+// sim.NewServer). Releases
 // before 0.8.0 "ran the V0 engine and V0 scheduler" (1.4): model/deploy/v0.go keeps V0's
 // defaults (prefix caching off; chunked prefill only when max_model_len > 32K, with 512 tokens
 // in 0.6.x and 2048 later, else whole prompts with max(max_model_len, 2048) tokens; 256

@@ -107,8 +107,8 @@ func SelectRows(files []string, flt *Filter, sources []string) ([]Row, error) {
 		}
 		keep(rs)
 	}
-	for _, p := range files {
-		rs, err := ReadFile(p)
+	if len(files) > 0 {
+		rs, err := ReadFiles(files)
 		if err != nil {
 			return nil, err
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/servesim/servesim/model/arch"
 	"github.com/servesim/servesim/model/deploy"
 	"github.com/servesim/servesim/model/hardware"
+	"github.com/servesim/servesim/vllmcmd"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -203,6 +204,12 @@ func (c *Case) engineArgs() error {
 	if dp > 1 {
 		a.DataParallel = deploy.Ptr(dp)
 	}
+	switch {
+	case r.EP > 1 && !c.Model.IsMoE():
+		c.note("ep %d: model %s has no experts to split (vLLM's --enable-expert-parallel leaves a dense model as it is); not applied", r.EP, r.Model)
+	case r.EP > 1 && r.EP != tp*dp:
+		c.note("ep %d: vLLM's expert-parallel size is not a flag of its own but tp x dp = %d; simulated with EP %d", r.EP, tp*dp, tp*dp)
+	}
 	if c.Model.IsMoE() {
 		switch {
 		case r.EP > 1 || strings.Contains(r.EngineFlags, "--ep"):
@@ -293,63 +300,44 @@ func splitFlags(s string) []string {
 // remarkRE matches a trailing parenthetical remark.
 func remarkRE() *regexp.Regexp { return regexp.MustCompile(`\s*\(.*\)\s*$`) }
 
-// engineFlags reads the recorded server flags and environment variables; the ones servesim does
-// not simulate are noted.
+// engineFlags reads the recorded server flags and environment variables. A vLLM serve flag or a
+// VLLM_ variable is read by the reader of `vllm serve` commands (vllmcmd.Parse), with its checks:
+// a value it refuses is noted and not applied, a flag that has no effect on the simulation is
+// noted so, and a setting the row's columns already give keeps the column's value (noted when
+// they differ). The flags servesim does not simulate are noted; nothing is dropped silently.
 func (c *Case) engineFlags() {
-	a := &c.Args
 	for _, item := range splitFlags(c.Row.EngineFlags) {
 		remark := ""
 		if m := remarkRE().FindString(item); m != "" {
 			remark = strings.TrimSpace(m)
 			item = strings.TrimSpace(strings.TrimSuffix(item, m))
 		}
-		key, val, hasVal := strings.Cut(item, "=")
+		key, val, _ := strings.Cut(item, "=")
 		key = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(key), "--"))
 		val = strings.TrimSpace(val)
 		low := strings.ToLower(key)
 		if c.communityFlag(key, val, item) {
 			continue
 		}
-		boolVal := func() (bool, bool) {
-			if !hasVal {
-				return true, true
-			}
-			b, err := strconv.ParseBool(strings.ToLower(val))
-			return b, err == nil
-		}
 		switch {
-		case low == "enforce_eager" || low == "enforce-eager":
-			if b, ok := boolVal(); ok {
-				a.EnforceEager = deploy.Ptr(b)
-			}
-		case low == "enable_chunked_prefill" || low == "enable-chunked-prefill":
-			if b, ok := boolVal(); ok {
-				a.ChunkedPrefill = deploy.Ptr(b)
-			}
-		case low == "enable_prefix_caching" || low == "enable-prefix-caching":
-			if b, ok := boolVal(); ok {
-				a.PrefixCaching = deploy.Ptr(b)
-			}
-		case low == "max_model_len" || low == "max-model-len":
-			if n, err := strconv.Atoi(val); err == nil && n > 0 {
-				if a.MaxModelLen == nil {
-					a.MaxModelLen = deploy.Ptr(n)
-				}
-			} else {
-				c.note("max_model_len %q: the model's default", val)
-			}
 		case low == "num_scheduler_steps" || low == "num-scheduler-step" || low == "num-scheduler-steps":
-			if n, err := strconv.Atoi(val); err == nil && n > 1 {
+			n, err := strconv.Atoi(val)
+			switch {
+			case err != nil || n < 1:
+				c.note("engine flag %q: want a positive number of scheduler steps; not read", item)
+			case n > 1:
 				c.note("multi-step scheduling (--num-scheduler-steps %d): not modelled (the V1 step policy schedules every step; admissions every %d steps and the CPU saved are not simulated)", n, n)
 			}
 		case low == "max_seq_len_to_capture":
 			c.note("max_seq_len_to_capture %s: sequences longer than it run without CUDA graphs in V0; not modelled", val)
 		case low == "vllm_attention_backend":
-			a.AttentionBackend = val
+			c.Args.AttentionBackend = val
 			c.note("VLLM_ATTENTION_BACKEND=%s: recorded as a label; the attention cost model does not depend on the backend", val)
-		case strings.HasPrefix(item, "VLLM_"):
-			c.note("%s: environment variable recorded, not simulated", item)
 		case item == "":
+		case (low == "max_model_len" || low == "max-model-len") && strings.Contains(strings.ToLower(val), "default"):
+			c.note("max_model_len %q: the model's default", val)
+		case c.serveFlag(item, key, val, remark):
+			remark = ""
 		default:
 			r := ""
 			if remark != "" {
@@ -362,6 +350,62 @@ func (c *Case) engineFlags() {
 			c.note("engine flag %s: %s", item, remark)
 		}
 	}
+}
+
+// serveFlag reads an engine_flags item that is a `vllm serve` flag (key or key=value, with
+// dashes or underscores) or a VLLM_ environment variable, as vllmcmd.Parse reads a launch
+// command, and applies it to the case's flags. It reports false for anything else (not a flag
+// of vLLM's, or prose), which the caller notes.
+func (c *Case) serveFlag(item, key, val, remark string) bool {
+	// The words of `[VLLM_X=v] serve MODEL [--flag[=v]]`: a model, so that the reader does not
+	// remark on its absence.
+	words := []string{"serve", "model"}
+	env := strings.HasPrefix(key, "VLLM_")
+	switch {
+	case env:
+		words = append([]string{key + "=" + val}, words...)
+	case key == "" || strings.ContainsAny(key, " \t=") || strings.HasPrefix(key, "-"):
+		return false
+	case strings.Contains(item, "="):
+		words = append(words, "--"+key+"="+val)
+	default:
+		words = append(words, "--"+key)
+	}
+	r := ""
+	if remark != "" {
+		r = " " + remark
+	}
+	res, err := vllmcmd.Parse(words)
+	if err != nil {
+		c.note("engine flag %q%s: %v; not applied (as `vllm serve` would refuse it)", item, r, err)
+		return true
+	}
+	if len(res.Unknown) > 0 {
+		if !env {
+			return false
+		}
+		c.note("%s: environment variable recorded, not simulated", item)
+		return true
+	}
+	for _, n := range res.Notes {
+		c.note("engine flag %q: %s", item, n)
+	}
+	if len(res.Ignored) > 0 {
+		c.note("engine flag %q%s: no effect on the simulation (as for `vllm serve`)", item, r)
+		return true
+	}
+	if env && len(res.Notes) == 0 && !res.Args.AllowLongMaxModelLen && res.Args.All2AllBackend == "" {
+		c.note("%s: environment variable recorded, not simulated", item)
+		return true
+	}
+	conflicts := c.Args.Fill(res.Args)
+	for _, name := range conflicts {
+		c.note("engine flag %q%s: %s is also given by the row's columns, which differ; the columns' value is used", item, r, name)
+	}
+	if remark != "" && len(conflicts) == 0 {
+		c.note("engine flag %s: %s", item, remark)
+	}
+	return true
 }
 
 // rowSeed is a seed derived from the case id (FNV-1a), so each row's draws are its own.

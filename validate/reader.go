@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -100,6 +101,44 @@ func ReadFile(path string) ([]Row, error) {
 	}
 	defer f.Close()
 	return ReadCSV(f, path)
+}
+
+// ReadFiles reads corpus CSV files in order (ReadFile) and refuses a case two of them give
+// (CheckDistinct).
+func ReadFiles(paths []string) ([]Row, error) {
+	var rows []Row
+	given := map[string]bool{}
+	for _, p := range paths {
+		c := filepath.Clean(p)
+		if given[c] {
+			return nil, fmt.Errorf("%s: given twice: each corpus file once", p)
+		}
+		given[c] = true
+		rs, err := ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, rs...)
+	}
+	if err := CheckDistinct(rows); err != nil {
+		return nil, err
+	}
+	return rows, nil
+}
+
+// CheckDistinct refuses a case_id that two rows give (two files, or one file given twice): each
+// case is scored once, so a repeated one would count its errors twice.
+func CheckDistinct(rows []Row) error {
+	seen := make(map[string]*Row, len(rows))
+	for i := range rows {
+		r := &rows[i]
+		if p, ok := seen[r.CaseID]; ok {
+			return &ParseError{File: r.File, Line: r.Line, Column: "case_id",
+				Err: fmt.Errorf("%q is also %s:%d: a case is scored once (drop one of them, or give it another case_id)", r.CaseID, p.File, p.Line)}
+		}
+		seen[r.CaseID] = r
+	}
+	return nil
 }
 
 // ReadCSV reads a corpus table strictly: the header must be Columns() exactly; every row has 51

@@ -204,3 +204,43 @@ func FuzzReadCSV(f *testing.F) {
 		}
 	})
 }
+
+// TestCaseOnceAcrossFiles: a case two corpus files give (or one file given twice) is refused,
+// naming both places, rather than scored twice; the shipped corpus has each case once.
+func TestCaseOnceAcrossFiles(t *testing.T) {
+	dir := t.TempDir()
+	row := func(id string) string {
+		data, err := os.ReadFile(excerpt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+		first := lines[1]
+		return lines[0] + "\n" + id + first[strings.Index(first, ","):] + "\n"
+	}
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	a, b, c := write("a.csv", row("case-1")), write("b.csv", row("case-1")), write("c.csv", row("case-2"))
+	if rs, err := ReadFiles([]string{a, c}); err != nil || len(rs) != 2 {
+		t.Fatalf("two distinct cases: %d rows, %v", len(rs), err)
+	}
+	_, err := ReadFiles([]string{a, b})
+	var pe *ParseError
+	if !errors.As(err, &pe) || pe.File != b || pe.Column != "case_id" || !strings.Contains(err.Error(), `"case-1" is also `+a+":2") {
+		t.Errorf("case-1 in two files: %v, want b.csv's row refused naming a.csv:2", err)
+	}
+	if _, err := ReadFiles([]string{a, filepath.Join(dir, ".", "a.csv")}); err == nil || !strings.Contains(err.Error(), "given twice") {
+		t.Errorf("a.csv twice: %v", err)
+	}
+	if _, err := SelectRows([]string{a, b}, &Filter{}, nil); err == nil {
+		t.Errorf("validate's row selection scored case-1 twice")
+	}
+	if _, err := ReadCorpus(); err != nil {
+		t.Errorf("shipped corpus: %v", err)
+	}
+}

@@ -22,5 +22,8 @@ func ReadCorpus() ([]Row, error) {
 		}
 		out = append(out, rows...)
 	}
+	if err := CheckDistinct(out); err != nil {
+		return nil, err
+	}
 	return out, nil
 }

@@ -70,7 +70,8 @@
 // their values (API keys and tokens as <redacted>): the server's address and TLS, API keys, tool and
 // reasoning parsers, chat templates, logging, weight loading (--load-format, --download-dir,
 // --model-loader-extra-config, which must still be valid JSON), tokenizer choices,
-// --seed, --dtype (noted: the weights' dtype comes from the model description), --swap-space,
+// --seed, --dtype auto/half/float16/bfloat16 (noted: 16-bit activations and unquantized weights,
+// as simulated; float/float32 is refused: 32-bit weights and rates are not simulated), --swap-space,
 // --distributed-executor-backend, --linear-backend, --enable-ep-weight-filter,
 // --trust-remote-code, sampling and structured-output defaults, tracing and similar. Anything else
 // is listed in Result.Unknown; since Parse cannot know whether an unknown flag takes a value, it
@@ -82,6 +83,12 @@
 // Environment assignments go to Result.Env; the ones known to matter (VLLM_ATTENTION_BACKEND,
 // VLLM_USE_V2_MODEL_RUNNER, NCCL_P2P_DISABLE, a CUDA_VISIBLE_DEVICES shorter than the engine, ...)
 // also get a Note.
+//
+// Numbers are read as vLLM reads them with Python's argparse: int() and float() (an underscore
+// between digits, a sign and whitespace taken; "0x10" and "0x1p-1" refused; inf and nan refused
+// where the flag needs a finite value), and --max-model-len and --max-num-batched-tokens with
+// vLLM's human_readable_int (16k, 1M). --hf-config-path is refused: vLLM would read another
+// configuration than the model servesim reads.
 //
 // Errors: a malformed value is an error naming the flag and what was expected
 // (`--max-num-seqs "abc": want a positive integer`, `--speculative-config: invalid JSON at offset

@@ -49,7 +49,7 @@ func flagTable() map[string]*flagSpec {
 		"--data-parallel-size":           intFlag(func(e *deploy.EngineArgs, n int) { e.DataParallel = &n }),
 		"--pipeline-parallel-size":       intFlag(func(e *deploy.EngineArgs, n int) { e.PipelineParallel = &n }),
 		"--decode-context-parallel-size": intFlag(func(e *deploy.EngineArgs, n int) { e.DecodeContextParallel = &n }),
-		"--max-num-batched-tokens":       intFlag(func(e *deploy.EngineArgs, n int) { e.MaxNumBatchedTokens = &n }),
+		"--max-num-batched-tokens":       humanIntFlag(func(e *deploy.EngineArgs, n int) { e.MaxNumBatchedTokens = &n }),
 		"--max-num-seqs":                 intFlag(func(e *deploy.EngineArgs, n int) { e.MaxNumSeqs = &n }),
 		"--block-size":                   intFlag(func(e *deploy.EngineArgs, n int) { e.BlockSize = &n }),
 
@@ -127,12 +127,14 @@ func flagTable() map[string]*flagSpec {
 		"--chat-template-content-format": ignoredValue(),
 		"--response-role":                ignoredValue(),
 		"--seed":                         ignoredValue(),
-		"--dtype":                        {ignored: true, note: "the weights' dtype comes from the model description, not from this flag"},
+		"--dtype":                        {ignored: true, set: setDType},
 		"--code-revision":                ignoredValue(),
 		"--tokenizer":                    ignoredValue(),
 		"--tokenizer-revision":           ignoredValue(),
 		"--tokenizer-mode":               ignoredValue(),
-		"--hf-config-path":               ignoredValue(),
+		"--hf-config-path": {set: func(_ *parser, name, v string) error {
+			return fmt.Errorf("%s %s: vLLM would read the model's configuration from there, and servesim reads the model given; give that configuration as the model instead (its config.json or directory)", name, v)
+		}},
 		"--config-format":                ignoredValue(),
 		"--swap-space":                   ignoredValue(),
 		"--distributed-executor-backend": ignoredValue(),
@@ -210,9 +212,22 @@ func stringFlag(apply func(*deploy.EngineArgs, string)) *flagSpec {
 	}}
 }
 
+// humanIntFlag is a flag vLLM reads with human_readable_int (see parseHumanInt).
+func humanIntFlag(apply func(*deploy.EngineArgs, int)) *flagSpec {
+	return &flagSpec{set: func(p *parser, name, v string) error {
+		n, ok := parseHumanInt(v)
+		if !ok || n <= 0 {
+			return fmt.Errorf("%s %q: want a positive integer, optionally with a suffix k, m, g (x1000) or K, M, G (x1024), e.g. 16k", name, v)
+		}
+		apply(&p.res.Args, n)
+		return nil
+	}}
+}
+
+// positiveInt reads a flag vLLM reads with argparse's type=int (Python's int(): see pyInt).
 func positiveInt(name, v string) (int, error) {
-	n, err := strconv.Atoi(strings.TrimSpace(v))
-	if err != nil || n <= 0 {
+	n, ok := pyInt(v)
+	if !ok || n <= 0 {
 		return 0, fmt.Errorf("%s %q: want a positive integer", name, v)
 	}
 	return n, nil
@@ -223,15 +238,15 @@ var humanRE = regexp.MustCompile(`^([0-9]+(?:\.[0-9]+)?)([kKmMgG])$`)
 // maxHumanInt bounds parsed lengths far beyond any context so that conversions cannot overflow.
 const maxHumanInt = 1 << 50
 
-// parseHumanInt reads an integer the way vLLM's human_readable_int does: a plain integer, or a
-// number with a suffix, k/m/g meaning x1e3/x1e6/x1e9 (decimals allowed, the product truncated:
-// 25.6k = 25600) and K/M/G meaning x2^10/x2^20/x2^30 (integers only: 1M = 1048576).
+// parseHumanInt reads an integer the way vLLM's human_readable_int does: a plain integer (as
+// Python's int() reads it: pyInt), or a number with a suffix, k/m/g meaning x1e3/x1e6/x1e9
+// (decimals allowed, the product truncated: 25.6k = 25600) and K/M/G meaning x2^10/x2^20/x2^30
+// (integers only: 1M = 1048576).
 func parseHumanInt(s string) (int, bool) {
 	s = strings.TrimSpace(s)
 	m := humanRE.FindStringSubmatch(s)
 	if m == nil {
-		n, err := strconv.Atoi(s)
-		return n, err == nil
+		return pyInt(s)
 	}
 	num, suffix := m[1], m[2]
 	switch suffix {
@@ -264,8 +279,8 @@ func setMaxModelLen(p *parser, name, v string) error {
 }
 
 func setGPUMemoryUtilization(p *parser, name, v string) error {
-	f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-	if err != nil || math.IsNaN(f) {
+	f, ok := pyFloat(v)
+	if !ok || math.IsNaN(f) {
 		return fmt.Errorf("%s %q: want a number in (0, 1]", name, v)
 	}
 	if !(f > 0 && f <= 1) {
@@ -289,8 +304,8 @@ func setKVCacheDType(p *parser, name, v string) error {
 }
 
 func setMaxCaptureSize(p *parser, name, v string) error {
-	n, err := strconv.Atoi(strings.TrimSpace(v))
-	if err != nil || n < 0 {
+	n, ok := pyInt(v)
+	if !ok || n < 0 {
 		return fmt.Errorf("%s %q: want a non-negative integer", name, v)
 	}
 	p.res.Args.MaxCaptureSize = &n
@@ -434,7 +449,7 @@ func inferSpecMethod(modelName string) string {
 
 // setCompilationConfig reads the CUDA-graph capture size out of --compilation-config.
 func setCompilationConfig(p *parser, name, v string) error {
-	if _, err := strconv.Atoi(strings.TrimSpace(v)); err == nil {
+	if _, ok := pyInt(v); ok {
 		p.note("%s %s: an optimisation level; not simulated", name, v)
 		return nil
 	}
@@ -492,8 +507,8 @@ func setCompilationConfig(p *parser, name, v string) error {
 // simulated (decode runs full graphs in the simulation) and says so; 2 (the default) and 3 change
 // nothing simulated.
 func setOptimizationLevel(p *parser, name, v string) error {
-	n, err := strconv.Atoi(strings.TrimSpace(v))
-	if err != nil || n < 0 || n > 3 {
+	n, ok := pyInt(v)
+	if !ok || n < 0 || n > 3 {
 		return fmt.Errorf("%s %q: want an optimization level 0..3", name, v)
 	}
 	switch n {
@@ -505,4 +520,21 @@ func setOptimizationLevel(p *parser, name, v string) error {
 		p.note("%s %d: piecewise CUDA graphs only: not simulated (the simulation captures full decode graphs, as at -O2)", name, n)
 	}
 	return nil
+}
+
+// setDType reads --dtype, the dtype of the activations and of an unquantized checkpoint's
+// weights (vLLM's ModelConfig.dtype: auto, half, float16, bfloat16, float, float32). The 16-bit
+// choices are what servesim simulates (16-bit weights and activations have the same bytes and
+// tensor-core rate in either format; a quantized checkpoint keeps its weight format); 32-bit
+// weights and activations are refused: they double an unquantized model's weight bytes and run
+// at rates the GPU catalog does not carry.
+func setDType(p *parser, name, v string) error {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "auto", "half", "float16", "bfloat16":
+		p.note("%s %s: 16-bit activations (and weights, for an unquantized checkpoint): the bytes and tensor-core rates simulated for the model as described", name, v)
+		return nil
+	case "float", "float32":
+		return fmt.Errorf("%s %s: 32-bit weights and activations are not simulated (an unquantized checkpoint's weights take twice the memory, and the GPU catalog has no 32-bit rates); leave it out or give bfloat16 or float16", name, v)
+	}
+	return fmt.Errorf("%s %q: want auto, half, float16, bfloat16, float or float32", name, v)
 }

@@ -183,7 +183,7 @@ func TestParse(t *testing.T) {
 			program: "vllm", env: map[string]string{"VLLM_ATTENTION_BACKEND": "A"},
 			edit: func(e *deploy.EngineArgs) { e.AttentionBackend = "B" }},
 		{name: "dtype noted", cmd: "vllm serve org/m --dtype bfloat16 --seed=0",
-			program: "vllm", ignored: []string{"--dtype bfloat16", "--seed 0"}, note: "weights' dtype"},
+			program: "vllm", ignored: []string{"--dtype bfloat16", "--seed 0"}, note: "16-bit activations"},
 		{name: "double dash", cmd: "vllm serve -- org/m", program: "vllm"},
 		{name: "-O0 runs eager", cmd: "vllm serve org/m -O0", program: "vllm", note: "simulated as enforce_eager",
 			edit: func(e *deploy.EngineArgs) { e.EnforceEager = deploy.Ptr(true) }},

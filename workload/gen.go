@@ -15,6 +15,8 @@ type Request struct {
 	InputTokens  int
 	OutputTokens int
 	PromptID     uint64
+	// PromptUnique: no other request of the workload has PromptID (sim.RequestSpec).
+	PromptUnique bool
 	PrefixID     uint64
 	PrefixTokens int
 	// Blocks names the prompt span by span, BlockSpan tokens each (a trace's prefix-block hash
@@ -74,7 +76,7 @@ func (s *Spec) Requests(seed uint64) ([]Request, error) {
 				return nil, fmt.Errorf("trace.speedup = %v: the arrival at %.0f s becomes %.3g s, past the %.0f s a replay can span", speed, float64(r.ArrivalNS)/1e9, at/1e9, maxArrivalNS/1e9)
 			}
 			out[i] = Request{At: vtime.Time(at), InputTokens: r.InputTokens, OutputTokens: r.OutputTokens,
-				PromptID: promptIDBase | uint64(i+1), PrefixID: r.PrefixID, PrefixTokens: r.PrefixTokens, Line: r.Line}
+				PromptID: promptIDBase | uint64(i+1), PromptUnique: true, PrefixID: r.PrefixID, PrefixTokens: r.PrefixTokens, Line: r.Line}
 			if ids := s.Trace.blocks[r.Line]; ids != nil {
 				out[i].Blocks, out[i].BlockSpan = traceBlocks(ids, 0), MooncakeBlockTokens
 			}
@@ -116,9 +118,9 @@ func (s *Spec) lengths(seed uint64, n int, at []vtime.Time) []Request {
 		if outHi > outLo {
 			r.OutputTokens += rng.IntN(outHi - outLo + 1)
 		}
-		r.PromptID = promptIDBase | uint64(i+1)
+		r.PromptID, r.PromptUnique = promptIDBase|uint64(i+1), true
 		if l.SamePrompt {
-			r.PromptID = promptIDBase
+			r.PromptID, r.PromptUnique = promptIDBase, false
 		}
 		if l.PrefixTokens > 0 {
 			r.PrefixTokens = l.PrefixTokens

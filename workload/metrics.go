@@ -1,10 +1,10 @@
 package workload
 
 import (
-	"github.com/servesim/servesim/internal/stats"
 	"math"
-	"math/bits"
 	"sort"
+
+	"github.com/servesim/servesim/internal/stats"
 
 	"github.com/servesim/servesim/vtime"
 )
@@ -139,7 +139,7 @@ type collector struct {
 	slo                    *SLO
 	good                   int   // recorded requests meeting every objective
 	goodOut, allOut        int64 // their output tokens, and every recorded request's
-	itl                    hist
+	itl                    stats.IntHist
 	inputTokens            int64 // completed requests
 	outputTokens           int64 // completed requests (bench: window tokens)
 	verifierSteps          int64 // their verifier steps (bench: the window's)
@@ -170,7 +170,7 @@ func summarise(s *Spec, seed uint64, parts []part, replicas int) *Metrics {
 	var ttftS, tpotS, e2eS, queueS sampleSet
 	var requests, good int
 	var goodOut, allOut int64
-	var itl hist
+	itl := newITLHist()
 	var kvMean, kvW float64
 	var series *kvSampler
 	for _, p := range parts {
@@ -196,7 +196,7 @@ func summarise(s *Spec, seed uint64, parts []part, replicas int) *Metrics {
 		good += k * c.good
 		goodOut += int64(k) * c.goodOut
 		allOut += int64(k) * c.allOut
-		itl.addHist(&c.itl, uint64(k))
+		itl.Merge(&c.itl, uint64(k))
 		if c.kv.n > 0 {
 			kvMean += float64(k) * c.kv.sum / float64(c.kv.n)
 			kvW += float64(k)
@@ -229,7 +229,7 @@ func summarise(s *Spec, seed uint64, parts []part, replicas int) *Metrics {
 	}
 	ttft, tpot, e2e, queue := ttftS.summary(), tpotS.summary(), e2eS.summary(), queueS.summary()
 	m.TTFT, m.TPOT, m.E2E, m.Queue = ttft.dist(), tpot.dist(), e2e.dist(), queue.dist()
-	m.ITL = itl.dist()
+	m.ITL = intDist(&itl)
 	if m.TPOT.N > 0 && m.TPOT.P50 > 0 {
 		m.UserTokS = 1000 / m.TPOT.P50
 	}
@@ -356,100 +356,27 @@ func dist(sorted []float64) Dist {
 	return d
 }
 
-// hist is a log-linear histogram of durations in nanoseconds (HDR-style: 128 linear sub-buckets
-// per power of two, so a bucket is at most 1/128 = 0.8 % wide). Quantiles are bucket midpoints;
-// the mean and max are exact. It keeps millions of inter-token gaps in a few kilobytes.
-type hist struct {
-	counts []uint64
-	n      uint64
-	sum    int64 // ns, exact: the mean does not depend on the order of the adds
-	max    int64
-}
+// itlSub is log2 of the inter-token gaps' sub-buckets per power of two (nanoseconds): 128, so a
+// bucket is at most 1/128 = 0.8 % wide. Quantiles are bucket midpoints; the mean and max are
+// exact. It keeps millions of inter-token gaps in a few kilobytes.
+const itlSub = 7
 
-const histSub = 7 // log2 of the sub-buckets per power of two
+func newITLHist() stats.IntHist { return stats.IntHist{Bins: stats.IntBins{Sub: itlSub}} }
 
-func histIndex(v int64) int {
-	if v < 1<<histSub {
-		return int(v)
-	}
-	u := uint64(v)
-	e := bits.Len64(u) - 1 - histSub // shift so the top histSub+1 bits remain
-	return (e+1)<<histSub + int(u>>uint(e)) - 1<<histSub
-}
-
-// histLow returns the smallest value of bucket i and its width.
-func histLow(i int) (lo, width float64) {
-	if i < 1<<histSub {
-		return float64(i), 1
-	}
-	e := i>>histSub - 1
-	m := i&(1<<histSub-1) + 1<<histSub
-	return float64(uint64(m) << uint(e)), float64(uint64(1) << uint(e))
-}
-
-func (h *hist) add(v int64) { h.addN(v, 1) }
-
-// addN adds n observations of v.
-func (h *hist) addN(v int64, n uint64) {
-	if n == 0 {
-		return
-	}
-	if v < 0 {
-		v = 0
-	}
-	i := histIndex(v)
-	if i >= len(h.counts) {
-		h.counts = append(h.counts, make([]uint64, i+1-len(h.counts))...)
-	}
-	h.counts[i] += n
-	h.n += n
-	h.sum += v * int64(n)
-	h.max = max(h.max, v)
-}
-
-func (h *hist) addHist(o *hist, k uint64) {
-	if len(o.counts) > len(h.counts) {
-		h.counts = append(h.counts, make([]uint64, len(o.counts)-len(h.counts))...)
-	}
-	for i, c := range o.counts {
-		h.counts[i] += c * k
-	}
-	h.n += o.n * k
-	h.sum += o.sum * int64(k)
-	h.max = max(h.max, o.max)
-}
-
-// quantileNS returns the q quantile as the midpoint of its bucket (clamped to the max).
-func (h *hist) quantileNS(q float64) float64 {
-	if h.n == 0 {
-		return math.NaN()
-	}
-	rank := uint64(math.Ceil(q * float64(h.n)))
-	rank = max(rank, 1)
-	var acc uint64
-	for i, c := range h.counts {
-		acc += c
-		if acc >= rank {
-			lo, w := histLow(i)
-			return math.Min(lo+w/2, float64(h.max))
-		}
-	}
-	return float64(h.max)
-}
-
-func (h *hist) dist() Dist {
-	d := Dist{N: int(h.n)}
-	if h.n == 0 {
+// intDist is the distribution of a histogram of nanoseconds, in milliseconds.
+func intDist(h *stats.IntHist) Dist {
+	d := Dist{N: int(h.N())}
+	if h.N() == 0 {
 		return d
 	}
-	d.Mean = float64(h.sum) / float64(h.n) / 1e6
-	d.P50 = h.quantileNS(0.5) / 1e6
-	d.P90 = h.quantileNS(0.9) / 1e6
-	d.P99 = h.quantileNS(0.99) / 1e6
-	d.Max = float64(h.max) / 1e6
+	d.Mean = float64(h.Sum()) / float64(h.N()) / 1e6
+	d.P50 = h.Quantile(0.5) / 1e6
+	d.P90 = h.Quantile(0.9) / 1e6
+	d.P99 = h.Quantile(0.99) / 1e6
+	d.Max = float64(h.Max()) / 1e6
 	d.Curve = make([]float64, CurvePoints+1)
 	for i := range d.Curve {
-		d.Curve[i] = h.quantileNS(float64(i)/CurvePoints) / 1e6
+		d.Curve[i] = h.Quantile(float64(i)/CurvePoints) / 1e6
 	}
 	return d
 }

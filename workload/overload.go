@@ -45,6 +45,12 @@ type overloadWatch struct {
 	first, mid, last vtime.Time // arrival span of the accepted requests
 	accepted         int
 	maxNumSeqs       int
+	// burst: every accepted request arrives at one instant (vllm bench throughput, a rate of inf
+	// without a concurrency limit): judged by the queue at the first sample after it. origin is
+	// the start of the measured run (the end of vllm bench's warm-ups), which the run's duration
+	// counts from.
+	burst  bool
+	origin vtime.Time
 
 	midSeen, endSeen     bool
 	queuedMid, queuedEnd int
@@ -55,8 +61,8 @@ type overloadWatch struct {
 	usage            float64
 }
 
-// newOverloadWatch watches a list of open-loop requests (nil when fewer than two are accepted or
-// they all arrive at once).
+// newOverloadWatch watches a list of open-loop requests (nil when fewer than two are accepted; a
+// burst watch when they all arrive at once).
 func newOverloadWatch(reqs []Request, maxModelLen, maxNumSeqs int) *overloadWatch {
 	w := &overloadWatch{maxNumSeqs: maxNumSeqs}
 	for i := range reqs {
@@ -70,12 +76,39 @@ func newOverloadWatch(reqs []Request, maxModelLen, maxNumSeqs int) *overloadWatc
 		w.last = max(w.last, q.At)
 		w.accepted++
 	}
-	if w.accepted < 2 || w.last <= w.first {
+	if w.accepted < 2 {
 		return nil
 	}
+	w.burst = w.last <= w.first
 	w.mid = w.first + (w.last-w.first)/2
 	return w
 }
+
+// newBurstWatch watches a vllm bench client without a concurrency limit whose measured run
+// starts at origin: nil unless at least two requests that fit max_model_len arrive, all at one
+// instant.
+func newBurstWatch(reqs []benchReq, maxModelLen, maxNumSeqs int, origin vtime.Time) *overloadWatch {
+	w := &overloadWatch{maxNumSeqs: maxNumSeqs, burst: true, origin: origin}
+	for i := range reqs {
+		q := &reqs[i]
+		if q.InputTokens+q.OutputTokens > maxModelLen {
+			continue
+		}
+		at := origin.Add(vtime.Duration(q.At))
+		if w.accepted > 0 && at != w.first {
+			return nil
+		}
+		w.first, w.mid, w.last = at, at, at
+		w.accepted++
+	}
+	if w.accepted < 2 {
+		return nil
+	}
+	return w
+}
+
+// burstBinds is an Overload's Binds for a burst.
+const burstBinds = "a burst (every request at once)"
 
 // observe takes one sample: queued requests (sent, not running), running ones, KV usage.
 func (w *overloadWatch) observe(t vtime.Time, queued, running int, usage float64) {
@@ -106,6 +139,16 @@ func (w *overloadWatch) overload(completed int, lastDoneS float64, preemptions i
 	if w == nil || completed == 0 || !w.endSeen {
 		return nil
 	}
+	if w.burst {
+		if w.queuedEnd < overloadMinQueued {
+			return nil // the burst ran at once (or nearly): its latencies are the server's
+		}
+		at := w.first.Sub(w.origin).Seconds()
+		served := float64(completed) / math.Max(lastDoneS-at, 1e-9)
+		return &Overload{ServedReqS: served, QueuedAtEnd: w.queuedEnd, PeakQueued: w.peakQueued, Binds: burstBinds,
+			Message: fmt.Sprintf("all %s requests arrive at once (t = %s s) and %s of them were still queued (not running) at the next sample; the server took %s s to serve them (%s req/s). The latencies measure the queue of the burst, not the server: its throughput is the figure to read",
+				commas(int64(w.accepted)), fmt.Sprintf("%g", at), commas(int64(w.queuedEnd)), fmt.Sprintf("%.4g", lastDoneS-at), rate3(served))}
+	}
 	span := w.last.Sub(w.first).Seconds()
 	arrival := float64(w.accepted-1) / span
 	served := float64(completed) / math.Max(lastDoneS-w.first.Seconds(), span)
@@ -134,6 +177,9 @@ func (w *overloadWatch) overload(completed int, lastDoneS float64, preemptions i
 
 // Short says it in a few words for tables: "does not keep up: 2.11 of 9.98 req/s served".
 func (o *Overload) Short() string {
+	if o.Binds == burstBinds {
+		return fmt.Sprintf("a burst: %s requests queued at once, %s req/s served", commas(int64(o.QueuedAtEnd)), rate3(o.ServedReqS))
+	}
 	return fmt.Sprintf("does not keep up: %s of %s req/s served", rate3(o.ServedReqS), rate3(o.ArrivalReqS))
 }
 

@@ -2,6 +2,7 @@ package workload
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -110,5 +111,66 @@ func TestOverloadMissesObjectives(t *testing.T) {
 	}
 	if ok.Overload != nil || ok.Goodput == nil || !ok.Goodput.Met {
 		t.Errorf("2 req/s: overload %+v, goodput %+v: want the SLO met", ok.Overload, ok.Goodput)
+	}
+}
+
+// TestBurstFlagged: requests that all arrive at one instant and queue (vllm bench throughput, a
+// trace whose rows all say t = 0) are overloaded, the burst named, not status ok with latencies
+// that measure the queue's length; a burst the server takes in at once is ok.
+func TestBurstFlagged(t *testing.T) {
+	srv, _ := seedServer(t) // max-num-seqs 32
+	offline := func(n int) *Spec {
+		p := make([]BenchPrompt, n)
+		for i := range p {
+			p[i] = BenchPrompt{Tokens: 300, OutputTokens: 200}
+		}
+		b := &VLLMBench{}
+		b.SetPrompts(p)
+		return &Spec{Name: "o", Kind: KindOffline, VLLM: b}
+	}
+	trace := func(n int) *Spec {
+		rows := make([]TraceRow, n)
+		for i := range rows {
+			rows[i] = TraceRow{0, 300, 200, 0, 0, 0}
+		}
+		s := &Spec{Name: "t", Kind: KindTrace}
+		s.SetTrace(rows)
+		return s
+	}
+	for _, c := range []struct {
+		name  string
+		spec  *Spec
+		burst bool
+	}{
+		{"offline 400", offline(400), true},
+		{"trace of 400 at t = 0", trace(400), true},
+		{"offline 8", offline(8), false},
+		{"trace of 8 at t = 0", trace(8), false},
+	} {
+		m, err := Run(srv, c.spec, Options{Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !c.burst {
+			if m.Status != "ok" || m.Overload != nil {
+				t.Errorf("%s: status %q, overload %+v: want ok (every request runs at once)", c.name, m.Status, m.Overload)
+			}
+			continue
+		}
+		o := m.Overload
+		if m.Status != StatusOverloaded || o == nil || o.Binds != burstBinds || o.QueuedAtEnd < 400-32 || !(o.ServedReqS > 0) {
+			t.Errorf("%s: status %q, overload %+v: want overloaded by a burst, at least 368 queued", c.name, m.Status, o)
+			continue
+		}
+		var b bytes.Buffer
+		if err := WriteTable(&b, m); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), "[overloaded]") || !strings.Contains(b.String(), "all 400 requests arrive at once") {
+			t.Errorf("%s: table:\n%s", c.name, b.String())
+		}
+		if _, err := json.Marshal(m); err != nil {
+			t.Errorf("%s: metrics do not encode: %v", c.name, err)
+		}
 	}
 }

@@ -77,7 +77,7 @@ func (p *Replica) Submit(q *Request, tag int) *sim.Record {
 		}
 		w.accepted++
 	}
-	return p.r.submit(sim.RequestSpec{PromptTokens: q.InputTokens, MaxTokens: q.OutputTokens, PromptID: q.PromptID,
+	return p.r.submit(sim.RequestSpec{PromptTokens: q.InputTokens, MaxTokens: q.OutputTokens, PromptID: q.PromptID, PromptUnique: q.PromptUnique,
 		PrefixID: q.PrefixID, PrefixTokens: q.PrefixTokens, Blocks: q.Blocks, BlockSpan: q.BlockSpan, Tag: tag}, true)
 }
 

@@ -224,12 +224,12 @@ func newRunner(srv *sim.Server, seed uint64, every vtime.Duration, slo *SLO) *ru
 // newRunnerOn drives a fresh engine built by the caller. Once measuring, every inter-token gap
 // the engine reports goes to the ITL histogram.
 func newRunnerOn(srv *sim.Server, eng *sim.Engine, every vtime.Duration, slo *SLO) *runner {
-	r := &runner{srv: srv, eng: eng, col: &collector{slo: slo}, every: every}
+	r := &runner{srv: srv, eng: eng, col: &collector{slo: slo, itl: newITLHist()}, every: every}
 	r.col.kv.interval = every
 	r.sampleF = r.sample
 	r.eng.Hooks.OnGap = func(gap vtime.Duration, n int) {
 		if r.measuring {
-			r.col.itl.addN(int64(gap), uint64(n))
+			r.col.itl.Add(int64(gap), uint64(n))
 		}
 	}
 	return r
@@ -341,7 +341,7 @@ func runList(srv *sim.Server, reqs []Request, conc int, seed uint64, every vtime
 			c.rejected++
 			return false
 		}
-		r.submit(sim.RequestSpec{PromptTokens: q.InputTokens, MaxTokens: q.OutputTokens, PromptID: q.PromptID,
+		r.submit(sim.RequestSpec{PromptTokens: q.InputTokens, MaxTokens: q.OutputTokens, PromptID: q.PromptID, PromptUnique: q.PromptUnique,
 			PrefixID: q.PrefixID, PrefixTokens: q.PrefixTokens, Blocks: q.Blocks, BlockSpan: q.BlockSpan, Tag: next - 1}, true)
 		return true
 	}

@@ -115,9 +115,9 @@ func (st *OpenStream) Next() (Request, bool) {
 	if st.outHi > st.outLo {
 		r.OutputTokens += st.lens.IntN(st.outHi - st.outLo + 1)
 	}
-	r.PromptID = promptIDBase | uint64(st.i)
+	r.PromptID, r.PromptUnique = promptIDBase|uint64(st.i), true
 	if l.SamePrompt {
-		r.PromptID = promptIDBase
+		r.PromptID, r.PromptUnique = promptIDBase, false
 	}
 	if l.PrefixTokens > 0 {
 		r.PrefixTokens = l.PrefixTokens

@@ -459,7 +459,7 @@ func (s *TraceStream) Next() (Request, bool) {
 		for c := range copies {
 			s.promptSeq++
 			q := Request{At: vtime.Time(at), InputTokens: r.row.InputTokens, OutputTokens: r.row.OutputTokens,
-				PromptID: promptIDBase | s.promptSeq, PrefixID: r.row.PrefixID, PrefixTokens: r.row.PrefixTokens, Line: r.row.Line}
+				PromptID: promptIDBase | s.promptSeq, PromptUnique: true, PrefixID: r.row.PrefixID, PrefixTokens: r.row.PrefixTokens, Line: r.row.Line}
 			if len(r.blocks) > 0 {
 				q.Blocks, q.BlockSpan = traceBlocks(r.blocks, c), s.opt.BlockSpan
 			}

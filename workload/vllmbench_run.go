@@ -165,6 +165,9 @@ func runBenchClient(srv *sim.Server, reqs []benchReq, warm *benchReq, ready bool
 		}
 	}
 	t0 := e.Now()
+	if conc == 0 {
+		c.watch = newBurstWatch(reqs, mml, srv.Deployment.Engine.MaxNumSeqs, t0)
+	}
 	avail := limit
 	var queue []int
 	next, done := 0, 0

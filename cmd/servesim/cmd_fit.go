@@ -3,13 +3,11 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/servesim/servesim/calibration"
-	"github.com/servesim/servesim/internal/fsutil"
 	"github.com/servesim/servesim/internal/progress"
 	"github.com/servesim/servesim/model/param"
 	"github.com/servesim/servesim/scenario"
@@ -71,7 +69,7 @@ Example:
 			sf := scenarioFlags{matrix: true}
 			sf.register(fs)
 			measured := fs.StringArray("measured", nil, "measured matrix `file` (default: the embedded seed for the seed scenario), or vllm bench serve --save-result JSON files (repeat the flag)")
-			var bf benchFlags
+			var bf vllmBenchFlags
 			bf.register(fs, true)
 			kvTokens := fs.Int("kv-tokens", 0, "measured kv_cache_size_tokens `N` (vLLM's \"GPU KV cache size: N tokens\"); pins the memory terms")
 			train := fs.String("train", "", "training cells `filter`; the others are test cells (default: all)")
@@ -136,7 +134,7 @@ Example:
 				if err := bf.check(fs); err != nil {
 					return err
 				}
-				results, err := benchResults(*measured)
+				results, err := vllmBenchResults(*measured)
 				if err != nil {
 					return err
 				}
@@ -184,7 +182,7 @@ Example:
 					freeIDs = append(freeIDs, id)
 				}
 				if results != nil {
-					return fitBench(e, pr, r, results, &bf, fs, freeIDs, *kvTokens, settings(), *paramsOut, *reportOut, *measured)
+					return fitVLLMBench(e, pr, r, results, &bf, fs, freeIDs, *kvTokens, settings(), *paramsOut, *reportOut, *measured)
 				}
 				meas, _, err := loadMeasured(first(*measured), sf.isSeed(), r)
 				if err != nil {
@@ -225,23 +223,13 @@ Example:
 				if _, err := e.stdout.Write(buf.Bytes()); err != nil {
 					return err
 				}
-				if *paramsOut != "" {
-					var pb bytes.Buffer
-					scenario.NewFitParamsFile(r.Deployment, res.Params, res.Free, &r.Provenance, rep.Note(measName(first(*measured)))).Encode(&pb)
-					if err := (&outFlag{path: *paramsOut}).write(e.stdout, &pb); err != nil {
-						return err
-					}
+				if err := writeOut(*paramsOut, func(b *bytes.Buffer) error {
+					scenario.NewFitParamsFile(r.Deployment, res.Params, res.Free, &r.Provenance, rep.Note(measName(first(*measured)))).Encode(b)
+					return nil
+				}); err != nil {
+					return err
 				}
-				if *reportOut != "" {
-					var rb bytes.Buffer
-					if err := rep.WriteJSON(&rb); err != nil {
-						return err
-					}
-					if err := (&outFlag{path: *reportOut}).write(e.stdout, &rb); err != nil {
-						return err
-					}
-				}
-				return nil
+				return writeOut(*reportOut, func(b *bytes.Buffer) error { return rep.WriteJSON(b) })
 			}
 		},
 	}
@@ -254,29 +242,12 @@ func first(s []string) string {
 	return s[0]
 }
 
-// benchResults reads the --measured files when they are vllm bench serve result files (nil when
+// vllmBenchResults reads the --measured files when they are vllm bench serve result files (nil when
 // they are not: a matrix). Mixing the two is an error.
-func benchResults(paths []string) ([]*vllmbench.Result, error) {
-	var out []*vllmbench.Result
-	matrices := 0
-	for _, p := range paths {
-		f, err := fsutil.Open(p, fsutil.MaxPlanBytes)
-		if err != nil {
-			return nil, fmt.Errorf("--measured: %w", err)
-		}
-		// vLLM writes request_throughput before the per-request arrays: the first MiB shows it.
-		head := make([]byte, 1<<20)
-		n, _ := io.ReadFull(f, head)
-		f.Close()
-		if !vllmbench.IsResult(head[:n]) {
-			matrices++
-			continue
-		}
-		res, err := vllmbench.ReadResult(p)
-		if err != nil {
-			return nil, fmt.Errorf("--measured: %w", err)
-		}
-		out = append(out, res)
+func vllmBenchResults(paths []string) ([]*vllmbench.Result, error) {
+	out, matrices, err := vllmbench.ReadResultFiles(paths)
+	if err != nil {
+		return nil, fmt.Errorf("--measured: %w", err)
 	}
 	if len(out) > 0 && matrices > 0 {
 		return nil, usagef("--measured: %d vllm bench result file(s) and %d matrix file(s): fit to one kind at a time", len(out), matrices)
@@ -284,8 +255,8 @@ func benchResults(paths []string) ([]*vllmbench.Result, error) {
 	return out, nil
 }
 
-// fitBench fits the parameters to vllm bench serve result files.
-func fitBench(e *env, pr *progress.Reporter, r *scenario.Resolved, results []*vllmbench.Result, bf *benchFlags, fs *pflag.FlagSet, free []param.ID,
+// fitVLLMBench fits the parameters to vllm bench serve result files.
+func fitVLLMBench(e *env, pr *progress.Reporter, r *scenario.Resolved, results []*vllmbench.Result, bf *vllmBenchFlags, fs *pflag.FlagSet, free []param.ID,
 	kvTokens int, set *calibration.Settings, paramsOut, reportOut string, names []string) error {
 	prob := &calibration.TargetProblem{Deployment: r.Deployment, Base: r.Params, Free: free, KVTokens: kvTokens, Seed: r.Scenario.Seed}
 	for i, res := range results {
@@ -296,8 +267,8 @@ func fitBench(e *env, pr *progress.Reporter, r *scenario.Resolved, results []*vl
 		if err != nil {
 			return err
 		}
-		printBenchNotes(e.info(), "servesim fit: "+res.Name+": ", cmd, notes)
-		prob.Targets = append(prob.Targets, &calibration.BenchRun{Result: res, Spec: spec})
+		printVLLMBenchNotes(e.info(), "servesim fit: "+res.Name+": ", cmd, notes)
+		prob.Targets = append(prob.Targets, &calibration.VLLMBenchRun{Result: res, Spec: spec})
 	}
 	fmt.Fprintf(e.info(), "servesim fit: %s on %d vllm bench result(s); starting from %s\n", r.Scenario.Name, len(results), r.ParamsFrom)
 	res, err := calibration.FitTargets(prob, set)
@@ -312,23 +283,13 @@ func fitBench(e *env, pr *progress.Reporter, r *scenario.Resolved, results []*vl
 	if _, err := e.stdout.Write(buf.Bytes()); err != nil {
 		return err
 	}
-	if paramsOut != "" {
-		var pb bytes.Buffer
-		scenario.NewFitParamsFile(r.Deployment, res.Params, res.Free, &r.Provenance, rep.Note(strings.Join(names, ", "))).Encode(&pb)
-		if err := (&outFlag{path: paramsOut}).write(e.stdout, &pb); err != nil {
-			return err
-		}
+	if err := writeOut(paramsOut, func(b *bytes.Buffer) error {
+		scenario.NewFitParamsFile(r.Deployment, res.Params, res.Free, &r.Provenance, rep.Note(strings.Join(names, ", "))).Encode(b)
+		return nil
+	}); err != nil {
+		return err
 	}
-	if reportOut != "" {
-		var rb bytes.Buffer
-		if err := rep.WriteJSON(&rb); err != nil {
-			return err
-		}
-		if err := (&outFlag{path: reportOut}).write(e.stdout, &rb); err != nil {
-			return err
-		}
-	}
-	return nil
+	return writeOut(reportOut, func(b *bytes.Buffer) error { return rep.WriteJSON(b) })
 }
 
 func measName(p string) string {

@@ -30,25 +30,26 @@ func (m *multiFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&m.noSeed, "no-seed", false, "multi-source fit: leave the scenario's measured matrix out")
 }
 
-func fitMulti(e *env, sf *scenarioFlags, mf *multiFlags, bf *benchFlags, fs *pflag.FlagSet, files []string, cvMode string,
+func fitMulti(e *env, sf *scenarioFlags, mf *multiFlags, bf *vllmBenchFlags, fs *pflag.FlagSet, files []string, cvMode string,
 	set *calibration.Settings, w calibration.Weights, measured []string, exclude []string, excludeSet bool, reportOut, paramsOut string) error {
 	d := &validate.MultiData{Weights: w, Workers: set.Workers}
 	d.Opt = validate.FitOptions{MaxJobs: mf.maxJobs, MaxRequests: mf.maxRequests, Weights: w, StepByStep: sf.stepByStep}
 	if sf.seed.set {
 		d.Opt.Seed = sf.seed.v
 	}
-	var jsons []string
+	var jsons, csvs []string
 	for _, p := range files {
 		if strings.EqualFold(filepath.Ext(p), ".json") {
 			jsons = append(jsons, p)
-			continue
+		} else {
+			csvs = append(csvs, p)
 		}
-		rs, err := validate.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		d.Rows = append(d.Rows, rs...)
 	}
+	rs, err := validate.ReadFiles(csvs)
+	if err != nil {
+		return err
+	}
+	d.Rows = append(d.Rows, rs...)
 	r, err := sf.load(e.stderr, e.info())
 	if err != nil {
 		return err
@@ -85,7 +86,7 @@ func fitMulti(e *env, sf *scenarioFlags, mf *multiFlags, bf *benchFlags, fs *pfl
 				return err
 			}
 			d.Results = append(d.Results, validate.ResultFile{Name: validate.ResultSource + ":" + filepath.Base(jsons[i]),
-				Target: &calibration.BenchRun{Result: res, Spec: spec}, Prepared: p})
+				Target: &calibration.VLLMBenchRun{Result: res, Spec: spec}, Prepared: p})
 		}
 	}
 	if d.Seed == nil && len(d.Rows) == 0 && len(d.Results) == 0 {
@@ -156,23 +157,16 @@ func fitMulti(e *env, sf *scenarioFlags, mf *multiFlags, bf *benchFlags, fs *pfl
 	if _, err := e.stdout.Write(buf.Bytes()); err != nil {
 		return err
 	}
-	if paramsOut != "" && sets != nil {
-		var pb bytes.Buffer
-		sets.Encode(&pb)
-		if err := (&outFlag{path: paramsOut}).write(e.stdout, &pb); err != nil {
+	if sets != nil {
+		if err := writeOut(paramsOut, func(b *bytes.Buffer) error { sets.Encode(b); return nil }); err != nil {
 			return err
 		}
 	}
-	if reportOut != "" {
+	return writeOut(reportOut, func(b *bytes.Buffer) error {
 		data, err := json.MarshalIndent(rep.JSONSafe(), "", "  ")
-		if err != nil {
-			return err
-		}
-		if err := (&outFlag{path: reportOut}).write(e.stdout, bytes.NewBuffer(append(data, '\n'))); err != nil {
-			return err
-		}
-	}
-	return nil
+		b.Write(append(data, '\n'))
+		return err
+	})
 }
 
 // cvProgress reports a cross-validation's progress with an estimate of the time left.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -153,7 +154,7 @@ Example:
 			wl := fs.String("workload", "", "workload `file` or preset instead of --context/--input-tokens and --users")
 			var wo workloadOverrides
 			wo.register(fs)
-			var bf benchFlags
+			var bf vllmBenchFlags
 			bf.register(fs, false)
 			var slo sloFlags
 			slo.register(fs)
@@ -229,7 +230,7 @@ Example:
 				case len(bf.cmdlines) > 0 && (*wl != "" || *ctx != "" || *inTok != "" || fs.Changed("users") || fs.Changed("output-tokens")):
 					return usagef("--vllm-bench, --workload and --context/--input-tokens/--users/--output-tokens are exclusive")
 				case len(bf.cmdlines) > 0:
-					s, err := bf.benchWorkload(fs, nil, e.info())
+					s, err := bf.vllmBenchWorkload(fs, nil, e.info())
 					if err != nil {
 						return err
 					}
@@ -246,32 +247,13 @@ Example:
 					spec0 = s
 				case wo.used(fs):
 					return usagef("--rate and --requests change a --workload (file or preset)")
-				case *ctx != "" && *inTok != "":
-					return usagef("--context (the llm-inference-bench question) and --input-tokens (a fixed prompt length) are exclusive")
-				case *inTok != "":
-					in, err := matrix.ParseContext(*inTok)
-					if err != nil || in < 1 {
-						return usagef("--input-tokens %q: want a token count such as 1000 or 8K", *inTok)
-					}
-					if *users < 1 {
-						return usagef("--input-tokens needs --users (the concurrency)")
-					}
-					out := *outTok
-					if out == 0 {
-						out = planner.DefaultOutputTokens
-					}
-					spec0 = planner.FixedLengthWorkload(in, out, *users)
-					if !fs.Changed("output-tokens") {
-						fmt.Fprintf(e.stderr, "servesim: %d output tokens per request (the default; --output-tokens to change)\n", out)
-					}
-				case *ctx == "" || *users == 0:
-					return usagef("give --context and --users (e.g. --context 128K --users 16), --input-tokens and --users (e.g. --input-tokens 2000 --output-tokens 500 --users 32), --workload or --vllm-bench")
 				default:
-					if _, err := matrix.ParseContext(*ctx); err != nil {
-						return usagef("--context: %v", err)
+					s, err := planner.LengthQuestion{Context: *ctx, InputTokens: *inTok, Users: *users, OutputTokens: *outTok}.Workload()
+					if err != nil {
+						return usageError{err}
 					}
-					if *users < 1 {
-						return usagef("--users %d: must be a positive integer", *users)
+					if spec0 = s; s != nil && !fs.Changed("output-tokens") {
+						fmt.Fprintf(e.stderr, "servesim: %d output tokens per request (the default; --output-tokens to change)\n", s.Lengths.OutputTokens)
 					}
 				}
 				if err := slo.apply(fs, &workload.SLO{}); err != nil {
@@ -357,6 +339,9 @@ Example:
 						}
 					}})
 				pr.Finish()
+				if se := (*planner.SpaceError)(nil); errors.As(err, &se) {
+					return usageError{err}
+				}
 				if err != nil {
 					return err
 				}

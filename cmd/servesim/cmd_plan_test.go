@@ -127,7 +127,7 @@ func TestPlanUsageErrors(t *testing.T) {
 		{[]string{"plan", "--context", "8K", "--users", "2", "--spec", "fast"}, 2, `--spec: "fast"`},
 		{[]string{"plan", "--context", "8K", "--users", "2", "--ep", "maybe"}, 2, `--ep: "maybe"`},
 		{[]string{"plan", "--context", "8K", "--users", "2", "--slo-tpot-ms", "-3"}, 2, "--slo-tpot-ms -3"},
-		{[]string{"plan", "--context", "8K", "--users", "2", "--gpu-memory-utilization", "1.5", "--gpu-kinds", "B200"}, 1, "gpu-memory-utilization 1.5"},
+		{[]string{"plan", "--context", "8K", "--users", "2", "--gpu-memory-utilization", "1.5", "--gpu-kinds", "B200"}, 2, "gpu-memory-utilization 1.5"},
 		{[]string{"plan", "--context", "8K", "--users", "2", "--model", "gpt-7"}, 1, `model "gpt-7": no description found offline`},
 		{[]string{"plan", "--context", "8K", "--users", "2", "--model", "org/gpt-7"}, 1, "huggingface-cli download org/gpt-7 config.json"},
 		{[]string{"plan", "--context", "8K", "--input-tokens", "1000", "--users", "2"}, 2, "exclusive"},

@@ -145,7 +145,7 @@ func (f *figureFlags) simulate(e *env) (*report.Input, error) {
 	matrixPath := f.measured
 	var res *vllmbench.Result
 	if f.measured != "" && f.measured != "none" {
-		rs, err := benchResults([]string{f.measured})
+		rs, err := vllmBenchResults([]string{f.measured})
 		if err != nil {
 			return nil, err
 		}
@@ -191,12 +191,12 @@ func (f *figureFlags) simulate(e *env) (*report.Input, error) {
 // does) and returns it as a report section: the comparison table and the latency distributions
 // predicted and measured.
 func measuredRunSection(e *env, r *scenario.Resolved, srv *sim.Server, res *vllmbench.Result) (*report.Section, *report.WorkloadRun, error) {
-	var bf benchFlags
+	var bf vllmBenchFlags
 	spec, cmd, notes, err := resultWorkload(res, &bf, pflag.NewFlagSet("measured", pflag.ContinueOnError), 0)
 	if err != nil {
 		return nil, nil, fmt.Errorf("--measured: %w", err)
 	}
-	printBenchNotes(e.info(), "servesim: ", cmd, notes)
+	printVLLMBenchNotes(e.info(), "servesim: ", cmd, notes)
 	m, err := workload.Run(srv, spec, workload.Options{Seed: r.Scenario.Seed})
 	if err != nil {
 		return nil, nil, fmt.Errorf("--measured: %w", err)

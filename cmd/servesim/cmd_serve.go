@@ -123,7 +123,8 @@ ends; --rate and --requests as for simulate) as streamed completions, and what i
 (completed requests, output tokens, output tok/s, TTFT, TPOT and end-to-end p50/p90/p99) is
 compared with the same workload simulated in process ('servesim simulate'); exit 1 when a count
 differs or a figure by more than --check-tolerance and, for latencies, by more than 2 ms x --speed
-(the wall-clock timing noise).
+(the wall-clock timing noise). p99s are checked from 1,000 requests (fewer: shown only; the
+tail of a few requests moves with the engine's random draws).
 
 Example:
   servesim serve

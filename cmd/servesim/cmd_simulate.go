@@ -62,7 +62,7 @@ func (f *sloFlags) apply(fs *pflag.FlagSet, s *workload.SLO) error {
 
 // chooseWorkload picks the workload of --workload, --vllm-bench or --measured (a vllm bench serve
 // result file, whose run is recovered; with --vllm-bench too, the command gives its dataset).
-func chooseWorkload(fs *pflag.FlagSet, wl string, bf *benchFlags, res *vllmbench.Result, info io.Writer) (*workload.Spec, error) {
+func chooseWorkload(fs *pflag.FlagSet, wl string, bf *vllmBenchFlags, res *vllmbench.Result, info io.Writer) (*workload.Spec, error) {
 	switch {
 	case wl != "" && len(bf.cmdlines) > 0:
 		return nil, usagef("--workload and --vllm-bench are exclusive: give one workload")
@@ -71,7 +71,7 @@ func chooseWorkload(fs *pflag.FlagSet, wl string, bf *benchFlags, res *vllmbench
 	case wl == "" && res == nil && len(bf.cmdlines) == 0:
 		return nil, usagef("--workload: missing: give a workload file (TOML, or a .csv/.jsonl trace), a preset (%s), --vllm-bench \"vllm bench serve ...\" or --measured RESULT.json", presetNames())
 	}
-	spec, err := bf.benchWorkload(fs, res, info)
+	spec, err := bf.vllmBenchWorkload(fs, res, info)
 	if err != nil || spec != nil {
 		return spec, err
 	}
@@ -155,7 +155,7 @@ Example:
 			wl := fs.String("workload", "", "workload TOML `file`, trace file (.csv, .jsonl), or preset name")
 			var wo workloadOverrides
 			wo.register(fs)
-			var bf benchFlags
+			var bf vllmBenchFlags
 			bf.register(fs, false)
 			measured := fs.String("measured", "", "a vllm bench serve --save-result JSON `file`: simulate its run and show predicted vs measured")
 			var format formatFlag[report.WorkloadResult]

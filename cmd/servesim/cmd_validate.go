@@ -59,7 +59,7 @@ Example:
 			sources := fs.StringArray("source", nil, "only rows of this corpus `source` (repeatable)")
 			filter := fs.String("filter", "", "only rows that match `terms` (see above)")
 			workers := fs.Int("workers", 0, "simulations at once (`N`; default: all CPUs)")
-			var bf benchFlags
+			var bf vllmBenchFlags
 			bf.register(fs, true)
 			return func(args []string) error {
 				if err := ff.check(); err != nil {
@@ -166,8 +166,11 @@ func serverFlags(fs *pflag.FlagSet) []string {
 // served with vLLM's defaults when only --gpu is given. The workload and the seed are those of
 // 'simulate --measured' (resultWorkload), so both predict the same numbers; a file measured on
 // another model or server is refused (checkResult).
-func prepareResults(e *env, sf *scenarioFlags, bf *benchFlags, fs *pflag.FlagSet, paths []string) ([]*validate.Prepared, error) {
+func prepareResults(e *env, sf *scenarioFlags, bf *vllmBenchFlags, fs *pflag.FlagSet, paths []string) ([]*validate.Prepared, error) {
 	if err := bf.check(fs); err != nil {
+		return nil, err
+	}
+	if err := bf.forFiles(len(paths)); err != nil {
 		return nil, err
 	}
 	var out []*validate.Prepared

@@ -212,6 +212,18 @@ func (o *outFlag) write(stdout io.Writer, buf *bytes.Buffer) error {
 	return outputs.WriteFile(o.path, buf.Bytes())
 }
 
+// writeOut writes what write gives to path, atomically; nothing when path is "".
+func writeOut(path string, write func(*bytes.Buffer) error) error {
+	if path == "" {
+		return nil
+	}
+	var b bytes.Buffer
+	if err := write(&b); err != nil {
+		return err
+	}
+	return outputs.WriteFile(path, b.Bytes())
+}
+
 // loadMeasured reads --measured, or the embedded seed for the seed scenario, and checks that its
 // cells are ones r's protocol runs. Nil without an error: nothing to compare with. The name says
 // where the matrix came from.

@@ -16,7 +16,7 @@ import (
 // by simulate --measured, validate, fit, plot and report: the workload recovered from the file
 // (with the i-th --vllm-bench command for its dataset), the command and the notes on what was
 // assumed. The run is seeded with the scenario's seed (--seed) wherever it is simulated.
-func resultWorkload(res *vllmbench.Result, bf *benchFlags, fs *pflag.FlagSet, i int) (*workload.Spec, *vllmbench.Command, []string, error) {
+func resultWorkload(res *vllmbench.Result, bf *vllmBenchFlags, fs *pflag.FlagSet, i int) (*workload.Spec, *vllmbench.Command, []string, error) {
 	cmd, err := bf.command(i)
 	if err != nil {
 		return nil, nil, nil, err

@@ -14,9 +14,9 @@ import (
 	"github.com/servesim/servesim/workload"
 )
 
-// benchFlags read vLLM's benchmark client: --vllm-bench, and the two assumptions servesim needs
+// vllmBenchFlags read vLLM's benchmark client: --vllm-bench, and the two assumptions servesim needs
 // because it has no tokenizer.
-type benchFlags struct {
+type vllmBenchFlags struct {
 	cmdlines []string
 	special  int
 	cpt      float64
@@ -24,7 +24,7 @@ type benchFlags struct {
 }
 
 // register adds the flags; multi lets --vllm-bench repeat (fit: one command per result file).
-func (f *benchFlags) register(fs *pflag.FlagSet, multi bool) {
+func (f *vllmBenchFlags) register(fs *pflag.FlagSet, multi bool) {
 	f.multi = multi
 	usage := "a `\"vllm bench serve ...\"` or \"vllm bench throughput ...\" command: its dataset, request rate, burstiness, max concurrency and warm-ups become the workload"
 	if multi {
@@ -36,7 +36,7 @@ func (f *benchFlags) register(fs *pflag.FlagSet, multi bool) {
 }
 
 // check validates the flags' values.
-func (f *benchFlags) check(fs *pflag.FlagSet) error {
+func (f *vllmBenchFlags) check(fs *pflag.FlagSet) error {
 	if !f.multi && len(f.cmdlines) > 1 {
 		return usagef("--vllm-bench given %d times: give one benchmark command", len(f.cmdlines))
 	}
@@ -49,12 +49,20 @@ func (f *benchFlags) check(fs *pflag.FlagSet) error {
 	return nil
 }
 
+// forFiles checks that a repeated --vllm-bench gives one command per result file (n of them).
+func (f *vllmBenchFlags) forFiles(n int) error {
+	if k := len(f.cmdlines); k > 1 && k != n {
+		return usagef("--vllm-bench given %d times for %d result file(s): give one command for all of them, or one per file in order", k, n)
+	}
+	return nil
+}
+
 // used reports whether any of the flags was given.
-func (f *benchFlags) used(fs *pflag.FlagSet) bool {
+func (f *vllmBenchFlags) used(fs *pflag.FlagSet) bool {
 	return len(f.cmdlines) > 0 || fs.Changed("special-tokens") || fs.Changed("chars-per-token")
 }
 
-func (f *benchFlags) options(fs *pflag.FlagSet) vllmbench.Options {
+func (f *vllmBenchFlags) options(fs *pflag.FlagSet) vllmbench.Options {
 	var o vllmbench.Options
 	if fs.Changed("special-tokens") {
 		n := f.special
@@ -67,7 +75,7 @@ func (f *benchFlags) options(fs *pflag.FlagSet) vllmbench.Options {
 }
 
 // command parses the i-th --vllm-bench (nil when there is none).
-func (f *benchFlags) command(i int) (*vllmbench.Command, error) {
+func (f *vllmBenchFlags) command(i int) (*vllmbench.Command, error) {
 	if len(f.cmdlines) == 0 {
 		return nil, nil
 	}
@@ -81,8 +89,8 @@ func (f *benchFlags) command(i int) (*vllmbench.Command, error) {
 	return c, nil
 }
 
-// printBenchNotes writes what a benchmark import accepted without effect and what it assumed.
-func printBenchNotes(w io.Writer, prefix string, c *vllmbench.Command, notes []string) {
+// printVLLMBenchNotes writes what a benchmark import accepted without effect and what it assumed.
+func printVLLMBenchNotes(w io.Writer, prefix string, c *vllmbench.Command, notes []string) {
 	if c != nil && len(c.Accepted) > 0 {
 		fmt.Fprintf(w, "%saccepted without effect on the simulation: %s\n", prefix, strings.Join(c.Accepted, " "))
 	}
@@ -91,16 +99,16 @@ func printBenchNotes(w io.Writer, prefix string, c *vllmbench.Command, notes []s
 	}
 }
 
-// benchWorkload is the workload of --vllm-bench, or of a --measured result file (with the
+// vllmBenchWorkload is the workload of --vllm-bench, or of a --measured result file (with the
 // command's dataset when both are given); nil when neither is. Notes go to info (silenced by
 // --quiet).
-func (f *benchFlags) benchWorkload(fs *pflag.FlagSet, res *vllmbench.Result, info io.Writer) (*workload.Spec, error) {
+func (f *vllmBenchFlags) vllmBenchWorkload(fs *pflag.FlagSet, res *vllmbench.Result, info io.Writer) (*workload.Spec, error) {
 	if res != nil {
 		spec, cmd, notes, err := resultWorkload(res, f, fs, 0)
 		if err != nil {
 			return nil, err
 		}
-		printBenchNotes(info, "servesim: ", cmd, notes)
+		printVLLMBenchNotes(info, "servesim: ", cmd, notes)
 		return spec, nil
 	}
 	cmd, err := f.command(0)
@@ -125,7 +133,7 @@ func (f *benchFlags) benchWorkload(fs *pflag.FlagSet, res *vllmbench.Result, inf
 		}
 		return nil, usagef("--vllm-bench: %v", err) // a value of the command out of range
 	}
-	printBenchNotes(info, "servesim: ", cmd, notes)
+	printVLLMBenchNotes(info, "servesim: ", cmd, notes)
 	return spec, nil
 }
 

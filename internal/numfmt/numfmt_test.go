@@ -21,3 +21,15 @@ func TestCommas(t *testing.T) {
 		}
 	}
 }
+
+// TestDuration: tenths below the threshold, whole seconds to a minute, then minutes and hours.
+func TestDuration(t *testing.T) {
+	for _, c := range []struct {
+		s, tenths float64
+		want      string
+	}{{8.24, 10, "8.2 s"}, {42.4, 10, "42 s"}, {42.4, 60, "42.4 s"}, {185, 60, "3 min 05 s"}, {3725, 10, "1 h 02 min"}} {
+		if got := Duration(c.s, c.tenths); got != c.want {
+			t.Errorf("Duration(%g, %g) = %q, want %q", c.s, c.tenths, got, c.want)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/servesim/servesim/internal/numfmt"
 	"golang.org/x/term"
 )
 
@@ -142,14 +143,4 @@ func (p *Reporter) Finish() { p.EndLine() }
 func (p *Reporter) Elapsed() time.Duration { return p.now().Sub(p.start) }
 
 // Seconds writes a duration for people: "8.2 s", "3 min 05 s", "1 h 02 min".
-func Seconds(s float64) string {
-	switch {
-	case s < 60:
-		return fmt.Sprintf("%.1f s", s)
-	case s < 3600:
-		m := int(s) / 60
-		return fmt.Sprintf("%d min %02d s", m, int(s)-60*m)
-	}
-	h := int(s) / 3600
-	return fmt.Sprintf("%d h %02d min", h, (int(s)-3600*h)/60)
-}
+func Seconds(s float64) string { return numfmt.Duration(s, 60) }

@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 )
 
@@ -203,4 +204,45 @@ func validKVCacheDType(s string) bool {
 		return true
 	}
 	return false
+}
+
+// Fill gives a every setting b gives and a does not (a nil pointer or an empty string in a;
+// true for the boolean switches), and returns the TOML names of the settings both give with
+// different values (a's are kept). Name is left alone.
+func (a *EngineArgs) Fill(b EngineArgs) (conflicts []string) {
+	b = b.Clone()
+	av, bv := reflect.ValueOf(a).Elem(), reflect.ValueOf(&b).Elem()
+	t := av.Type()
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if f.Name == "Name" {
+			continue
+		}
+		x, y := av.Field(i), bv.Field(i)
+		switch f.Type.Kind() {
+		case reflect.Pointer:
+			switch {
+			case y.IsNil():
+			case x.IsNil():
+				x.Set(y)
+			case !reflect.DeepEqual(x.Interface(), y.Interface()):
+				conflicts = append(conflicts, strings.Split(f.Tag.Get("toml"), ",")[0])
+			}
+		case reflect.String:
+			switch {
+			case y.String() == "":
+			case x.String() == "":
+				x.Set(y)
+			case x.String() != y.String():
+				conflicts = append(conflicts, strings.Split(f.Tag.Get("toml"), ",")[0])
+			}
+		case reflect.Bool:
+			if y.Bool() {
+				x.SetBool(true)
+			}
+		default:
+			panic("deploy: EngineArgs.Fill: field " + f.Name + " of an unhandled kind")
+		}
+	}
+	return conflicts
 }

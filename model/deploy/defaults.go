@@ -67,6 +67,22 @@ func (v Version) AtLeast(o Version) bool {
 
 func (v Version) String() string { return fmt.Sprintf("%d.%d.%d", v.Major, v.Minor, v.Patch) }
 
+// newestKnown is the newest vLLM release servesim has seen run (the seed's measured server,
+// 0.32.1rc1): later releases are unknown to it.
+func newestKnown() Version { return Version{0, 32, 1} }
+
+// VersionNote is a note for a vLLM version later than any release servesim knows ("" for a known
+// or unreadable one): its defaults are taken to be those of the newest rules read (v0.28.0), which
+// that release may have changed.
+func VersionNote(s string) string {
+	v, err := ParseVersion(s)
+	if err != nil || !v.AtLeast(newestKnown()) || v == newestKnown() {
+		return ""
+	}
+	return fmt.Sprintf("vLLM %s is later than any release servesim knows (the newest: %s; defaults read from v%s): its defaults are taken to be v%s's, which it may have changed",
+		strings.TrimSpace(s), newestKnown(), DefaultVersion, DefaultVersion)
+}
+
 // The release boundaries of the rules (see the file comment).
 func v2026() Version { return Version{0, 14, 0} } // 2026 rules (X26/D26 texts)
 func v0_28() Version { return Version{0, 28, 0} } // tag v0.28.0: >= 160 GiB batch tier, hybrid prefix caching

@@ -104,6 +104,16 @@ func TestDeploymentValidate(t *testing.T) {
 	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "NVFP4") {
 		t.Errorf("NVFP4 on MI300X: err = %v, want a format error", err)
 	}
+	// vLLM's SchedulerConfig refuses max_num_batched_tokens < max_num_seqs; equal is accepted.
+	bad = *d
+	bad.Engine.MaxNumBatchedTokens, bad.Engine.MaxNumSeqs = 16, 32
+	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "max_num_batched_tokens = 16 is below max_num_seqs = 32") {
+		t.Errorf("16 batched tokens, 32 sequences: err = %v, want vLLM's refusal", err)
+	}
+	bad.Engine.MaxNumBatchedTokens = 32
+	if err := bad.Validate(); err != nil {
+		t.Errorf("32 batched tokens, 32 sequences: %v, want it accepted", err)
+	}
 }
 
 func TestMemoryFitError(t *testing.T) {

@@ -294,5 +294,17 @@ func (e *EngineConfig) Validate() error {
 	if !e.ChunkedPrefill && e.MaxNumBatchedTokens < e.MaxModelLen {
 		return fmt.Errorf("engine.max_num_batched_tokens = %d is below max_model_len = %d with chunked prefill off: vLLM refuses this", e.MaxNumBatchedTokens, e.MaxModelLen)
 	}
+	if err := CheckBatch(e.MaxNumBatchedTokens, e.MaxNumSeqs); err != nil {
+		return err
+	}
 	return e.Speculative.validate(true)
+}
+
+// CheckBatch refuses max_num_batched_tokens below max_num_seqs, as vLLM's SchedulerConfig does
+// (every running sequence must be able to take a token in one step).
+func CheckBatch(maxNumBatchedTokens, maxNumSeqs int) error {
+	if maxNumBatchedTokens < maxNumSeqs {
+		return fmt.Errorf("engine.max_num_batched_tokens = %d is below max_num_seqs = %d: vLLM refuses this (max_num_batched_tokens must be at least max_num_seqs)", maxNumBatchedTokens, maxNumSeqs)
+	}
+	return nil
 }

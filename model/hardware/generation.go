@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync"
 
 	"github.com/servesim/servesim/model/param"
 )
@@ -73,11 +74,11 @@ const (
 	srcElementwiseAmpere    = "Vidur A100 profiles: SiLU-and-mul and RMSNorm against the fitted streaming bandwidth (fit: servesim kernels --fit)"
 )
 
-// generations is the prior table, one entry per generation (a fresh table each call: no
-// package-level state). Hopper and Ampere GEMM, bandwidth and NCCL priors are fitted to Vidur's
+// generations is the prior table, one entry per generation, built once (every Choose of a
+// deployment's priors reads it; nobody changes it: GenerationPriors hands out copies). Hopper and Ampere GEMM, bandwidth and NCCL priors are fitted to Vidur's
 // kernel profiles (servesim kernels --fit reproduces them); the other generations take published
 // figures or, where none exists, the nearest profiled generation's value with a wider interval.
-func generations() []genDef {
+var generations = sync.OnceValue(func() []genDef {
 	hopperNCCL := []Prior{
 		{param.NCCLLatencyUS, 27.9, 15, 60, srcVidurH100DGX},
 		{param.NCCLBWEff, 0.776, 0.6, 0.95, srcVidurH100DGX},
@@ -196,7 +197,7 @@ func generations() []genDef {
 				widen(hopperGEMM[4:], 2, srcNoProfile), widen([]Prior{elemFixedHopper}, 1.5, srcNoProfile), widen([]Prior{blockFP8Hopper}, 1.5, "no public fp8 GEMM table: no block-scaled MMA instructions either, so the Hopper value, wider"), []Prior{sparseOther}, shared(0.45, 0.2, 0.75, "no public kernel profile (CK FlashAttention): wide interval")),
 			link: cat(widen(hopperNCCL, 2, "no RCCL profile: the NVLink value, wider"), customLink), pcie: cat(widen(hopperPCIe, 2, srcNoProfile), customPCIe)},
 	}
-}
+})
 
 func generationDef(g Generation) (genDef, bool) {
 	for _, d := range generations() {
@@ -213,6 +214,14 @@ func generationList() string {
 		names = append(names, string(d.gen))
 	}
 	return strings.Join(names, ", ")
+}
+
+// CheckGeneration refuses a generation name the prior table does not know.
+func CheckGeneration(g Generation) error {
+	if _, ok := generationDef(g); !ok {
+		return fmt.Errorf("generation %q: want one of %s", g, generationList())
+	}
+	return nil
 }
 
 // Generations lists the known generations with a label for people.

@@ -8,18 +8,18 @@ import (
 	"github.com/servesim/servesim/workload"
 )
 
-// BenchRun is a `vllm bench serve --save-result` file as a fit target: the workload recovered from
+// VLLMBenchRun is a `vllm bench serve --save-result` file as a fit target: the workload recovered from
 // it (vllmbench.Result.Workload, or built from the run's command) is simulated and compared with
 // the file, row by row as vllmbench.Compare lines them up. Fitted: output throughput, mean and
 // median TTFT and TPOT, mean ITL (the rows whose vllmbench.Row.Fit is positive).
-type BenchRun struct {
+type VLLMBenchRun struct {
 	Result *vllmbench.Result
 	// Spec is the workload to simulate; its dataset must be loaded (LoadDataset) before fitting.
 	Spec *workload.Spec
 }
 
 // Name is the result file.
-func (b *BenchRun) Name() string { return b.Result.Name }
+func (b *VLLMBenchRun) Name() string { return b.Result.Name }
 
 func observations(c *vllmbench.Comparison, predicted bool) []Observation {
 	out := make([]Observation, len(c.Rows))
@@ -33,12 +33,12 @@ func observations(c *vllmbench.Comparison, predicted bool) []Observation {
 }
 
 // Measured lists the file's metrics.
-func (b *BenchRun) Measured() []Observation {
+func (b *VLLMBenchRun) Measured() []Observation {
 	return observations(vllmbench.Compare(&workload.Metrics{}, b.Result), false)
 }
 
 // Observe simulates the workload on srv.
-func (b *BenchRun) Observe(srv *sim.Server, seed uint64) ([]Observation, error) {
+func (b *VLLMBenchRun) Observe(srv *sim.Server, seed uint64) ([]Observation, error) {
 	m, err := workload.Run(srv, b.Spec, workload.Options{Seed: seed})
 	if err != nil {
 		return nil, err

@@ -1,0 +1,87 @@
+package stats
+
+import (
+	"math"
+	"math/rand/v2"
+	"sort"
+	"testing"
+)
+
+// TestIntBins: the bins tile the integers without gap or overlap, exact below 2^(Sub+1), and
+// each at most 2^-Sub of its values wide above.
+func TestIntBins(t *testing.T) {
+	for _, sub := range []uint{3, 5, 7} {
+		b := IntBins{sub}
+		prev := uint64(0)
+		for i := 0; i < int(40<<sub); i++ {
+			lo, w := b.Low(i)
+			if lo != prev || w == 0 || b.Upper(i) != lo+w {
+				t.Fatalf("sub %d bin %d: [%d, +%d) after %d", sub, i, lo, w, prev)
+			}
+			if b.Index(lo) != i || b.Index(lo+w-1) != i {
+				t.Fatalf("sub %d bin %d [%d, %d): Index gives %d and %d", sub, i, lo, lo+w, b.Index(lo), b.Index(lo+w-1))
+			}
+			if lo < 2<<sub && w != 1 || lo >= 2<<sub && float64(w)/float64(lo) > 1/float64(uint(1)<<sub)+1e-12 {
+				t.Fatalf("sub %d bin %d [%d, +%d): too wide", sub, i, lo, w)
+			}
+			prev = lo + w
+		}
+	}
+}
+
+// TestLogBins: every positive value lies in its bin, whose midpoint is within 2^-(Sub+1) of it.
+func TestLogBins(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, sub := range []uint{5, 10} {
+		b := LogBins{sub}
+		for k := 0; k < 10000; k++ {
+			v := math.Exp(r.Float64()*60 - 30)
+			i := b.Index(v)
+			if !(b.Lower(i) <= v && v < b.Upper(i)) {
+				t.Fatalf("sub %d: %g outside its bin [%g, %g)", sub, v, b.Lower(i), b.Upper(i))
+			}
+			if e := math.Abs(b.Mid(i)-v) / v; e > 1/float64(uint(2)<<sub) {
+				t.Fatalf("sub %d: %g's bin midpoint %g off by %g", sub, v, b.Mid(i), e)
+			}
+			if b.Index(b.Upper(i)) != i+1 && b.Index(b.Upper(i)) <= i {
+				t.Fatalf("sub %d: bins not ascending at %g", sub, v)
+			}
+		}
+	}
+}
+
+// TestHistQuantiles: both histograms' quantiles of a known sample are within their bins'
+// resolution of the exact order statistics, and merging k copies keeps the quantiles and
+// multiplies the count and sum.
+func TestHistQuantiles(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	var vals []float64
+	lh := NewLogHist(10)
+	ih := IntHist{Bins: IntBins{7}}
+	for k := 0; k < 20000; k++ {
+		v := math.Floor(math.Exp(r.Float64()*14)) + 1
+		vals = append(vals, v)
+		lh.Add(v, 1)
+		ih.Add(int64(v), 1)
+	}
+	sorted := append([]float64(nil), vals...)
+	sort.Float64s(sorted)
+	s := lh.Sorted()
+	for _, q := range []float64{0, 0.1, 0.5, 0.9, 0.99, 1} {
+		want := Quantile(sorted, q)
+		if got := s.Quantile(q); math.Abs(got-want)/want > 1.0/2048+1e-12 {
+			t.Errorf("LogHist q%g = %g, exact %g", q, got, want)
+		}
+		rank := max(int(math.Ceil(q*float64(len(sorted)))), 1)
+		if got, w := ih.Quantile(q), sorted[rank-1]; math.Abs(got-w) > math.Max(w/128, 0.5) { // a bin's midpoint: half an integer below 256
+			t.Errorf("IntHist q%g = %g, order statistic %g", q, got, w)
+		}
+	}
+	m := NewLogHist(10)
+	m.Merge(lh, 3)
+	mi := IntHist{Bins: IntBins{7}}
+	mi.Merge(&ih, 3)
+	if m.N() != 3*lh.N() || m.Sum() != 3*lh.Sum() || m.Sorted().Quantile(0.5) != s.Quantile(0.5) || mi.N() != 3*ih.N() || mi.Quantile(0.9) != ih.Quantile(0.9) {
+		t.Errorf("merging three copies changed the quantiles or did not triple the count")
+	}
+}
