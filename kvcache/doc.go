@@ -55,6 +55,14 @@
 // checkpoint makes it the most recently used (vLLM references the block while it copies the
 // state), and so does computing a cached checkpoint again.
 //
+// Under Pool.ReuseHot (package sim's fast mode) a block freed without content leaves an anonymous
+// entry in the queue and goes on a spare stack; the entry, reaching the front, hands out the most
+// recently freed spare block. Blocks without content are interchangeable (nothing finds them,
+// allocating them evicts nothing), so only their ids differ from vLLM's order, and the pool
+// touches no more blocks than it holds at its busiest. A finished request whose prompt no other
+// request has (Content.PromptUnique) drops that prompt's pending content first
+// (Manager.ReleaseDone, Pool.Forget): no lookup could find it again.
+//
 // # Prefix cache
 //
 // Content names a request's tokens without materialising them: a shared prefix, the prompt, the

@@ -30,6 +30,8 @@
 //	--enable-expert-parallel         ExpertParallel
 //	--max-model-len                  MaxModelLen (1048576, 1M = 2^20, 1m = 10^6, 128K = 131072, 128k = 128000, 25.6k)
 //	--gpu-memory-utilization         GPUMemoryUtilization, in (0, 1]
+//	--kv-cache-memory-bytes          KVCacheMemoryBytes: the KV cache per GPU (4G, 8000000000), in place of
+//	                                 what gpu-memory-utilization leaves, as vLLM takes it
 //	--kv-cache-dtype                 KVCacheDType
 //	--max-num-batched-tokens         MaxNumBatchedTokens
 //	--max-num-seqs                   MaxNumSeqs

@@ -51,6 +51,7 @@ func flagTable() map[string]*flagSpec {
 		"--decode-context-parallel-size": intFlag(func(e *deploy.EngineArgs, n int) { e.DecodeContextParallel = &n }),
 		"--max-num-batched-tokens":       humanIntFlag(func(e *deploy.EngineArgs, n int) { e.MaxNumBatchedTokens = &n }),
 		"--max-num-seqs":                 intFlag(func(e *deploy.EngineArgs, n int) { e.MaxNumSeqs = &n }),
+		"--kv-cache-memory-bytes":        humanIntFlag(func(e *deploy.EngineArgs, n int) { e.KVCacheMemoryBytes = &n }),
 		"--block-size":                   intFlag(func(e *deploy.EngineArgs, n int) { e.BlockSize = &n }),
 
 		"--enable-expert-parallel": {kind: boolFlag, setBool: func(e *deploy.EngineArgs, b bool) { e.ExpertParallel = &b }},
@@ -136,7 +137,7 @@ func flagTable() map[string]*flagSpec {
 			return fmt.Errorf("%s %s: vLLM would read the model's configuration from there, and servesim reads the model given; give that configuration as the model instead (its config.json or directory)", name, v)
 		}},
 		"--config-format":                ignoredValue(),
-		"--swap-space":                   ignoredValue(),
+		"--swap-space":                   {ignored: true, note: "CPU memory for swapped-out KV blocks: the V1 engine preempts by recomputation and uses no GPU memory for it"},
 		"--distributed-executor-backend": ignoredValue(),
 		"--root-path":                    ignoredValue(),
 		"--ssl-keyfile":                  ignoredValue(),
@@ -160,7 +161,7 @@ func flagTable() map[string]*flagSpec {
 		"--override-generation-config":   ignoredValue(),
 		"--guided-decoding-backend":      ignoredValue(),
 		"--structured-outputs-config":    ignoredValue(),
-		"--limit-mm-per-prompt":          ignoredValue(),
+		"--limit-mm-per-prompt":          {ignored: true, note: "multimodal input limits: the simulated requests are text only; the encoder's weights are counted as loaded and its profiling budget is not simulated"},
 		"--otlp-traces-endpoint":         ignoredValue(),
 		"--collect-detailed-traces":      ignoredValue(),
 		"--kv-events-config":             ignoredValue(),

@@ -68,6 +68,7 @@ func Format(model string, a deploy.EngineArgs) string {
 	if k := a.KVCacheDType; k != nil {
 		str("--kv-cache-dtype", *k)
 	}
+	num("--kv-cache-memory-bytes", a.KVCacheMemoryBytes)
 	num("--max-num-batched-tokens", a.MaxNumBatchedTokens)
 	num("--max-num-seqs", a.MaxNumSeqs)
 	boolean("enable-chunked-prefill", a.ChunkedPrefill)

@@ -78,3 +78,24 @@ func TestFlagsAsVLLMReadsThem(t *testing.T) {
 		}
 	}
 }
+
+// TestKVCacheMemoryBytesFlag: --kv-cache-memory-bytes is read (human_readable_int, as vLLM reads
+// it) into the flags, and written back by Format.
+func TestKVCacheMemoryBytesFlag(t *testing.T) {
+	for line, want := range map[string]int{"vllm serve m --kv-cache-memory-bytes 4G": 4 << 30, "vllm serve m --kv_cache_memory_bytes=8_000_000_000": 8e9, "vllm serve m --kv-cache-memory-bytes 2.5g": 25e8} {
+		r, err := Parse(mustSplit(t, line))
+		if err != nil || r.Args.KVCacheMemoryBytes == nil || *r.Args.KVCacheMemoryBytes != want {
+			t.Errorf("%s: %v, args %s", line, err, comparable(r.Args))
+			continue
+		}
+		back, err := Parse(mustSplit(t, Format("m", r.Args)))
+		if err != nil || comparable(back.Args) != comparable(r.Args) {
+			t.Errorf("%s: Format then Parse gives %v, %s", line, err, comparable(back.Args))
+		}
+	}
+	for _, v := range []string{"0", "-1", "1e9", "0x10", "inf"} {
+		if _, err := Parse([]string{"serve", "m", "--kv-cache-memory-bytes", v}); err == nil {
+			t.Errorf("--kv-cache-memory-bytes %s accepted", v)
+		}
+	}
+}

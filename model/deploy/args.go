@@ -32,15 +32,18 @@ type EngineArgs struct {
 
 	MaxModelLen          *int     `toml:"max_model_len,omitempty"`
 	GPUMemoryUtilization *float64 `toml:"gpu_memory_utilization,omitempty"`
-	KVCacheDType         *string  `toml:"kv_cache_dtype,omitempty"`
-	MaxNumBatchedTokens  *int     `toml:"max_num_batched_tokens,omitempty"`
-	MaxNumSeqs           *int     `toml:"max_num_seqs,omitempty"`
-	ChunkedPrefill       *bool    `toml:"enable_chunked_prefill,omitempty"`
-	PrefixCaching        *bool    `toml:"enable_prefix_caching,omitempty"`
-	BlockSize            *int     `toml:"block_size,omitempty"`
-	AsyncScheduling      *bool    `toml:"async_scheduling,omitempty"`
-	EnforceEager         *bool    `toml:"enforce_eager,omitempty"`
-	MaxCaptureSize       *int     `toml:"max_cudagraph_capture_size,omitempty"`
+	// KVCacheMemoryBytes is --kv-cache-memory-bytes: the KV cache's size per GPU in bytes, in
+	// place of what gpu_memory_utilization leaves (EngineConfig.KVCacheMemoryBytes).
+	KVCacheMemoryBytes  *int    `toml:"kv_cache_memory_bytes,omitempty"`
+	KVCacheDType        *string `toml:"kv_cache_dtype,omitempty"`
+	MaxNumBatchedTokens *int    `toml:"max_num_batched_tokens,omitempty"`
+	MaxNumSeqs          *int    `toml:"max_num_seqs,omitempty"`
+	ChunkedPrefill      *bool   `toml:"enable_chunked_prefill,omitempty"`
+	PrefixCaching       *bool   `toml:"enable_prefix_caching,omitempty"`
+	BlockSize           *int    `toml:"block_size,omitempty"`
+	AsyncScheduling     *bool   `toml:"async_scheduling,omitempty"`
+	EnforceEager        *bool   `toml:"enforce_eager,omitempty"`
+	MaxCaptureSize      *int    `toml:"max_cudagraph_capture_size,omitempty"`
 	// PerformanceMode is --performance-mode ("throughput" doubles the batch defaults).
 	PerformanceMode string `toml:"performance_mode,omitempty"`
 	// All2AllBackend is --all2all-backend (or VLLM_ALL2ALL_BACKEND): the expert-parallel
@@ -86,7 +89,17 @@ func ArgsOf(e EngineConfig) EngineArgs {
 		AsyncScheduling: Ptr(e.AsyncScheduling), EnforceEager: Ptr(e.EnforceEager), MaxCaptureSize: Ptr(e.MaxCaptureSize),
 		AllowLongMaxModelLen: e.AllowLongMaxModelLen, DisableCustomAllReduce: e.DisableCustomAllReduce, All2AllBackend: e.All2AllBackend, Speculative: &spec,
 		Quantization: e.Quantization, AttentionBackend: e.AttentionBackend, MoEBackend: e.MoEBackend, ServedModel: e.ServedModel,
+		KVCacheMemoryBytes: kvBytesArg(e.KVCacheMemoryBytes),
 	}
+}
+
+// kvBytesArg is a KV-cache size as a flag: nil when not set (the cache is what
+// gpu_memory_utilization leaves).
+func kvBytesArg(n int) *int {
+	if n <= 0 {
+		return nil
+	}
+	return &n
 }
 
 // Complete reports whether every setting Resolve would otherwise default is given (the labels
@@ -120,6 +133,7 @@ func (a EngineArgs) Clone() EngineArgs {
 	c.AsyncScheduling, c.EnforceEager = cb(a.AsyncScheduling), cb(a.EnforceEager)
 	c.MaxModelLen, c.MaxNumBatchedTokens, c.MaxNumSeqs = cp(a.MaxModelLen), cp(a.MaxNumBatchedTokens), cp(a.MaxNumSeqs)
 	c.BlockSize, c.MaxCaptureSize = cp(a.BlockSize), cp(a.MaxCaptureSize)
+	c.KVCacheMemoryBytes = cp(a.KVCacheMemoryBytes)
 	if a.GPUMemoryUtilization != nil {
 		c.GPUMemoryUtilization = Ptr(*a.GPUMemoryUtilization)
 	}
@@ -155,6 +169,7 @@ func (a *EngineArgs) Validate() error {
 		{"pipeline_parallel_size", a.PipelineParallel}, {"max_model_len", a.MaxModelLen},
 		{"decode_context_parallel_size", a.DecodeContextParallel},
 		{"max_num_batched_tokens", a.MaxNumBatchedTokens}, {"max_num_seqs", a.MaxNumSeqs},
+		{"kv_cache_memory_bytes", a.KVCacheMemoryBytes},
 	} {
 		if c.v != nil && *c.v <= 0 {
 			return fmt.Errorf("engine.%s = %d: must be a positive integer", c.n, *c.v)

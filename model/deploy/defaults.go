@@ -216,6 +216,9 @@ func (r *resolver) run() (EngineConfig, error) {
 		util, utilRule = 0.92, "vLLM's default in 2026 releases"
 	}
 	e.GPUMemoryUtilization = r.floatOr(a.GPUMemoryUtilization, "gpu_memory_utilization", util, utilRule, "vllm/config/cache.py, CacheConfig")
+	if a.KVCacheMemoryBytes != nil {
+		e.KVCacheMemoryBytes = *a.KVCacheMemoryBytes
+	}
 
 	// kv_cache_dtype "auto" (vllm/utils/torch_utils.py, resolve_kv_cache_dtype_string).
 	switch {

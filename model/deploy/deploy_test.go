@@ -196,3 +196,38 @@ func TestSparsePrefillKernel(t *testing.T) {
 		}
 	}
 }
+
+// TestKVCacheMemoryBytes: --kv-cache-memory-bytes sets the KV cache per GPU whatever
+// gpu_memory_utilization says (vLLM skips the profile's budget), and a size that with the weights
+// and reserves exceeds the device is refused with the numbers.
+func TestKVCacheMemoryBytes(t *testing.T) {
+	p := param.Priors()
+	d := seedDeployment(t)
+	base := d.Memory(&p)
+	for _, util := range []float64{0.5, 0.92} {
+		d := seedDeployment(t)
+		d.Engine.GPUMemoryUtilization = util
+		d.Engine.KVCacheMemoryBytes = 4 << 30
+		m := d.Memory(&p)
+		if m.AvailableKV != 4<<30 || m.FitError() != "" {
+			t.Errorf("util %.2f: KV cache %.3g B (%q), want 4 GiB", util, m.AvailableKV, m.FitError())
+		}
+	}
+	d.Engine.KVCacheMemoryBytes = int(base.TotalBytes - base.NonKV() + (1 << 30))
+	m := d.Memory(&p)
+	if msg := m.FitError(); !strings.Contains(msg, "kv_cache_memory_bytes") || !strings.Contains(msg, "more than the GPU's") {
+		t.Errorf("a cache 1 GiB above what fits: %q, want the out-of-memory refusal", msg)
+	}
+	d.Engine.KVCacheMemoryBytes = -1
+	if err := d.Engine.Validate(); err == nil {
+		t.Errorf("kv_cache_memory_bytes -1 accepted")
+	}
+	// The flag resolves into the configuration, and a configuration's flags give it back.
+	e, _, err := Resolve(EngineArgs{KVCacheMemoryBytes: Ptr(1 << 32), MaxModelLen: Ptr(8192)}, ModelGPU{Model: d.Model, GPU: &d.Hardware.GPU})
+	if err != nil || e.KVCacheMemoryBytes != 1<<32 {
+		t.Fatalf("Resolve: %v, kv_cache_memory_bytes %d", err, e.KVCacheMemoryBytes)
+	}
+	if a := ArgsOf(e); a.KVCacheMemoryBytes == nil || *a.KVCacheMemoryBytes != 1<<32 {
+		t.Errorf("ArgsOf lost kv_cache_memory_bytes")
+	}
+}

@@ -152,6 +152,11 @@ type EngineConfig struct {
 
 	MaxModelLen          int     `toml:"max_model_len"`
 	GPUMemoryUtilization float64 `toml:"gpu_memory_utilization"`
+	// KVCacheMemoryBytes is vLLM's kv_cache_memory_bytes (--kv-cache-memory-bytes): the KV cache's
+	// size per GPU in bytes; when set (> 0) vLLM skips the memory profile's budget and
+	// gpu_memory_utilization is not used (vllm/config/cache.py, CacheConfig; vllm/v1/worker/
+	// gpu_worker.py, determine_available_memory). 0: the cache is what gpu_memory_utilization leaves.
+	KVCacheMemoryBytes int `toml:"kv_cache_memory_bytes,omitempty" json:",omitempty"`
 	// KVCacheDType: "auto" (the model dtype, bf16), "fp8", "fp8_e4m3", "fp8_e5m2".
 	KVCacheDType        string `toml:"kv_cache_dtype"`
 	MaxNumBatchedTokens int    `toml:"max_num_batched_tokens"`
@@ -278,6 +283,9 @@ func (e *EngineConfig) Validate() error {
 		if err := pos(c.n, c.v, c.hi); err != nil {
 			return err
 		}
+	}
+	if e.KVCacheMemoryBytes < 0 {
+		return fmt.Errorf("engine.kv_cache_memory_bytes = %d: must be a positive number of bytes (or absent)", e.KVCacheMemoryBytes)
 	}
 	if !(e.GPUMemoryUtilization > 0 && e.GPUMemoryUtilization <= 1) {
 		return fmt.Errorf("engine.gpu_memory_utilization = %v: must be in (0, 1]", e.GPUMemoryUtilization)

@@ -121,6 +121,9 @@ type MemoryBudget struct {
 	// models.
 	Workspace   float64
 	AvailableKV float64 // what is left for the KV cache (may be negative: does not fit)
+	// KVCacheBytesSet: AvailableKV is the engine's kv_cache_memory_bytes and RequestedBytes the
+	// whole device (gpu_memory_utilization is not used).
+	KVCacheBytesSet bool
 }
 
 // NonKV is everything but the KV cache.
@@ -141,6 +144,13 @@ func (d *Deployment) Memory(p *param.Values) MemoryBudget {
 	}
 	m.Workspace = d.SparseWorkspace(p)
 	m.AvailableKV = m.RequestedBytes - m.NonKV()
+	if n := d.Engine.KVCacheMemoryBytes; n > 0 {
+		// vLLM takes the size as given, whatever gpu_memory_utilization says; the weights, the
+		// reserves and the cache must still fit in the device's memory.
+		m.KVCacheBytesSet = true
+		m.RequestedBytes = m.TotalBytes
+		m.AvailableKV = float64(n)
+	}
 	return m
 }
 
@@ -282,10 +292,17 @@ func (d *Deployment) ActivationDetail(p *param.Values) string {
 
 // FitError explains why a deployment cannot hold its weights, or "" when it can.
 func (m *MemoryBudget) FitError() string {
+	gib := func(b float64) float64 { return b / (1 << 30) }
+	if m.KVCacheBytesSet {
+		if need := m.NonKV() + m.AvailableKV; need > m.TotalBytes {
+			return fmt.Sprintf("kv_cache_memory_bytes %.1f GiB, weights %.1f GiB and other reserves %.1f GiB per GPU need %.1f GiB, more than the GPU's %.1f GiB: vLLM would run out of memory allocating the cache",
+				gib(m.AvailableKV), gib(m.Weights.Total()), gib(m.ActivationPeak+m.NonTorch+m.CUDAGraphs+m.Workspace), gib(need), gib(m.TotalBytes))
+		}
+		return ""
+	}
 	if m.AvailableKV > 0 {
 		return ""
 	}
-	gib := func(b float64) float64 { return b / (1 << 30) }
 	return fmt.Sprintf("weights need %.1f GiB per GPU and other reserves %.1f GiB, %.1f GiB usable: nothing left for KV cache",
 		gib(m.Weights.Total()), gib(m.ActivationPeak+m.NonTorch+m.CUDAGraphs+m.Workspace), gib(m.RequestedBytes))
 }
