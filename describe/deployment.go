@@ -25,7 +25,12 @@ func Deployment(d *deploy.Deployment) string {
 	if e.DataParallel > 1 {
 		par += fmt.Sprintf(" DP%d", e.DataParallel)
 	}
-	return fmt.Sprintf("%s on %d x %s, %s%s, kv_cache_dtype %s, max-num-seqs %d, max-num-batched-tokens %d, gpu-memory-utilization %.2f, max-model-len %d, %s",
+	mem := fmt.Sprintf("gpu-memory-utilization %.2f", e.GPUMemoryUtilization)
+	if n := e.KVCacheMemoryBytes; n > 0 {
+		// vLLM takes the cache's size as given and does not use the utilization.
+		mem = fmt.Sprintf("kv-cache-memory-bytes %d (%.2f GiB per GPU)", n, float64(n)/(1<<30))
+	}
+	return fmt.Sprintf("%s on %d x %s, %s%s, kv_cache_dtype %s, max-num-seqs %d, max-num-batched-tokens %d, %s, max-model-len %d, %s",
 		d.Model.Name, d.Hardware.Count, d.Hardware.GPU.Name, par, ep, e.KVCacheDType, e.MaxNumSeqs, e.MaxNumBatchedTokens,
-		e.GPUMemoryUtilization, e.MaxModelLen, spec)
+		mem, e.MaxModelLen, spec)
 }

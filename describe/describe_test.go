@@ -4,6 +4,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/servesim/servesim/model/arch"
@@ -69,5 +70,23 @@ func TestStatePerRequest(t *testing.T) {
 		if hasLinear := a.HasKind(arch.AttnLinear); hasLinear != (layers > 0) || (layers > 0) != (bytes > 0) {
 			t.Errorf("%s: %d state layers, %.0f bytes; linear attention: %v", a.Name, layers, bytes, hasLinear)
 		}
+	}
+}
+
+// TestDeploymentKVCacheBytes: a deployment whose KV cache is given in bytes says so in its
+// summary, in place of the gpu-memory-utilization vLLM does not use then.
+func TestDeploymentKVCacheBytes(t *testing.T) {
+	a, err := arch.Builtin("glm-5.3-flash")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := deploy.DefaultEngineConfig()
+	d := &deploy.Deployment{Model: a, Engine: e}
+	if s := Deployment(d); !strings.Contains(s, "gpu-memory-utilization 0.90") {
+		t.Errorf("summary %q: want the utilization", s)
+	}
+	d.Engine.KVCacheMemoryBytes = 4 << 30
+	if s := Deployment(d); !strings.Contains(s, "kv-cache-memory-bytes 4294967296 (4.00 GiB per GPU)") || strings.Contains(s, "gpu-memory-utilization") {
+		t.Errorf("summary %q: want the KV cache's bytes and no utilization", s)
 	}
 }
