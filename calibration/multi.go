@@ -194,6 +194,30 @@ func (r *MultiResult) ParamsFor(d *deploy.Deployment) (param.Values, string) {
 	return p, "multi-source fit (" + strings.Join(parts, ", ") + "), priors elsewhere"
 }
 
+// ProvenanceFor is the provenance summary of ParamsFor's values for d, as a parameter file of the
+// fit would give it: a value fitted on d's own GPU, engine or model is calibrated, one from
+// another GPU of its generation transferred, the rest priors. Its 80 % intervals are the
+// widths a user of the fit would be shown.
+func (r *MultiResult) ProvenanceFor(d *deploy.Deployment) param.Summary {
+	_, prov := d.Priors()
+	k := d.LevelKeys()
+	gpuKey := r.gpuKeyFor(d)
+	for _, e := range r.Entries {
+		lvl := e.ID.Def().Level
+		key, kind := k.Key(lvl), param.OriginCalibrated
+		if lvl == param.LevelGPU {
+			key = gpuKey
+			if gpuKey != k.GPU {
+				kind = param.OriginTransferred
+			}
+		}
+		if key != "" && e.Key == key {
+			prov[e.ID] = param.Origin{Kind: kind, Detail: "multi-source fit (" + e.Key + ")"}
+		}
+	}
+	return d.Provenance(&prov)
+}
+
 // gpuKeyFor is the GPU key whose entries apply to d (ParamsFor): its own, else the transferred
 // one, else "".
 func (r *MultiResult) gpuKeyFor(d *deploy.Deployment) string {

@@ -165,3 +165,34 @@ func TestParamsForTransfers(t *testing.T) {
 		t.Errorf("H100: mem_bw_eff %g, want its prior %g", p[param.MemBWEff], prior[param.MemBWEff])
 	}
 }
+
+// ProvenanceFor classes a fit's values as a parameter file of it would: the memory group of a
+// GPU with its own fitted mem_bw_eff is calibrated, of a GPU that takes another card's transferred,
+// and of a GPU the fit never saw a prior.
+func TestProvenanceForClasses(t *testing.T) {
+	seed, h100 := twoGPUs(t)
+	ws, err := hardware.BuiltinCatalog().Find("RTX-PRO-6000-Workstation")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := &MultiResult{Entries: []EntryEstimate{{Entry: Entry{ID: param.MemBWEff, Key: ws.Name, Jobs: 3, AbsJobs: 3}, Value: 0.91}}}
+	class := func(d *deploy.Deployment) param.Class {
+		s := res.ProvenanceFor(d)
+		g, ok := s.Group(param.GroupMemory)
+		if !ok {
+			t.Fatalf("%s: no memory group", d.Hardware.GPU.Name)
+		}
+		return g.Class
+	}
+	own := *seed
+	own.Hardware.GPU = ws
+	if c := class(&own); c != param.ClassCalibrated {
+		t.Errorf("Workstation: %s, want calibrated", c)
+	}
+	if c := class(seed); c != param.ClassTransferred {
+		t.Errorf("Server (takes the Workstation's): %s, want transferred", c)
+	}
+	if c := class(h100); c != param.ClassPrior {
+		t.Errorf("H100: %s, want prior", c)
+	}
+}

@@ -92,7 +92,11 @@ type HeldOut struct {
 	OverloadRows  int     `json:"overload_rows"`
 	RatioMAPE     float64 `json:"ratio_mape_pct"`
 	NRatio        int     `json:"n_ratio"`
-	Params        string  `json:"params"`
+	// Inside of NInterval measured values lie inside their 80 % prediction interval (the
+	// shipped widths, the provenance a user of the fit would see; absolute-scored rows).
+	Inside    int    `json:"interval_inside,omitempty"`
+	NInterval int    `json:"interval_n,omitempty"`
+	Params    string `json:"params"`
 	// Factors are the families a source scores apart beside these (acceptance per verifier
 	// step, verifier steps/s, prefill tok/s, KV capacity), those it has values of.
 	Factors []FactorMAPE `json:"factors,omitempty"`

@@ -43,7 +43,7 @@ func (a HeldOutAcceptance) Verdict(h HeldOut) string {
 // non-nil each line ends with its verdict.
 func WriteHeldOut(w io.Writer, hs []HeldOut, accept *HeldOutAcceptance) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	head := "fold\theld-out source\trows\toutput tok/s MAPE\tTPOT MAPE\tTTFT MdAPE (keeps up)\toverload right\tratio MAPE\t"
+	head := "fold\theld-out source\trows\toutput tok/s MAPE\tTPOT MAPE\tTTFT MdAPE (keeps up)\toverload right\tratio MAPE\tinside 80 % interval\t"
 	if accept != nil {
 		head += "acceptance\t"
 	}
@@ -59,8 +59,12 @@ func WriteHeldOut(w io.Writer, hs []HeldOut, accept *HeldOutAcceptance) {
 		if h.OverloadRows > 0 {
 			ov = fmt.Sprintf("%d/%d", h.OverloadRight, h.OverloadRows)
 		}
-		line := fmt.Sprintf("%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t", h.Fold, h.Source, h.Rows, f(h.OutputMAPE, h.NOutput), f(h.TPOTMAPE, h.NTPOT),
-			f(h.TTFTMdAPE, h.NTTFT), ov, f(h.RatioMAPE, h.NRatio))
+		cov := "-"
+		if h.NInterval > 0 {
+			cov = fmt.Sprintf("%.0f%% (%d/%d)", 100*float64(h.Inside)/float64(h.NInterval), h.Inside, h.NInterval)
+		}
+		line := fmt.Sprintf("%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t", h.Fold, h.Source, h.Rows, f(h.OutputMAPE, h.NOutput), f(h.TPOTMAPE, h.NTPOT),
+			f(h.TTFTMdAPE, h.NTTFT), ov, f(h.RatioMAPE, h.NRatio), cov)
 		if accept != nil {
 			line += accept.Verdict(h) + "\t"
 		}

@@ -109,6 +109,9 @@ func pageRE() *regexp.Regexp { return regexp.MustCompile(`cache_pages=(\d+)-toke
 func captureRE() *regexp.Regexp {
 	return regexp.MustCompile(`(?i)(?:MAX_CUDAGRAPH_CAPTURE_SIZE=|max capture )(\d+)`)
 }
+func kvBytesRE() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)^explicit (?:[a-z0-9]+ )?KV ([0-9][0-9,]*) bytes`)
+}
 func windowSRE() *regexp.Regexp { return regexp.MustCompile(`(\d+)-s (?:window|sustained)`) }
 func factRE() *regexp.Regexp {
 	return regexp.MustCompile(`(?:^|[;\s])([a-z][a-z0-9_]*)=([0-9][0-9.,\-]*)`)
@@ -122,6 +125,14 @@ func promptLenRE() *regexp.Regexp {
 func (c *Case) communityFlag(key, val, item string) bool {
 	a := &c.Args
 	low := strings.ToLower(key)
+	if m := kvBytesRE().FindStringSubmatch(item); m != nil {
+		// "explicit FP8 KV 33,554,432,000 bytes (31.25 GiB) per GPU": --kv-cache-memory-bytes.
+		if n, err := strconv.Atoi(strings.ReplaceAll(m[1], ",", "")); err == nil && n > 0 {
+			a.KVCacheMemoryBytes = deploy.Ptr(n)
+			c.note("the KV cache set to %d bytes a GPU (kv_cache_memory_bytes), in place of what gpu_memory_utilization leaves", n)
+			return true
+		}
+	}
 	switch {
 	case low == "gpu_memory_utilization":
 		if v, err := strconv.ParseFloat(val, 64); err == nil && v > 0 && v <= 1 {

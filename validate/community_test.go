@@ -98,3 +98,28 @@ func rtxRows(t *testing.T) []Row {
 	}
 	return rows
 }
+
+// A row that states its KV cache in bytes ("explicit FP8 KV 33,554,432,000 bytes (31.25 GiB) per
+// GPU") runs with that kv_cache_memory_bytes.
+func TestExplicitKVBytes(t *testing.T) {
+	rows, err := ReadFile("corpus/rtx6kpro-glm53flash.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, c := range Map(rows, nil) {
+		if !strings.Contains(c.Row.EngineFlags, "explicit FP8 KV") {
+			if c.Args.KVCacheMemoryBytes != nil {
+				t.Errorf("%s: kv_cache_memory_bytes %d without an explicit size", c.ID, *c.Args.KVCacheMemoryBytes)
+			}
+			continue
+		}
+		n++
+		if b := c.Args.KVCacheMemoryBytes; b == nil || *b != 33554432000 {
+			t.Errorf("%s: kv_cache_memory_bytes %v, want 33554432000", c.ID, b)
+		}
+	}
+	if n == 0 {
+		t.Fatal("no row states its KV bytes")
+	}
+}

@@ -451,6 +451,13 @@ func (r *Report) HeldOut(source string) calibration.HeldOut {
 		h.OverloadRows = s.OverloadRows
 		h.OverloadRight = s.Overload.Both + s.Overload.Neither
 	}
+	if r.Intervals != nil {
+		for _, c := range r.Intervals.Shipped.Cells {
+			if c.Source == source && c.Metric == "all" {
+				h.Inside, h.NInterval = c.Inside, c.N
+			}
+		}
+	}
 	src := map[string]string{}
 	for _, c := range r.Cases {
 		src[c.ID] = c.Source

@@ -182,7 +182,8 @@ func (d *MultiData) HeldOut(name string, res *calibration.MultiResult, f Fold) (
 		}
 	}
 	if len(rows) > 0 {
-		rep := Predict(rows, keepCase, Options{Params: choose, Workers: d.Workers, Seed: d.Opt.Seed, StepByStep: d.Opt.StepByStep})
+		prov := func(dep *deploy.Deployment) param.Summary { return res.ProvenanceFor(dep) }
+		rep := Predict(rows, keepCase, Options{Params: choose, Provenance: prov, Workers: d.Workers, Seed: d.Opt.Seed, StepByStep: d.Opt.StepByStep})
 		for _, s := range rep.Sources {
 			if s.Expressed > 0 {
 				out = append(out, rep.HeldOut(s.Source))
