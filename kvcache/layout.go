@@ -53,6 +53,9 @@ type Options struct {
 	MaxModelLen         int
 	MaxNumBatchedTokens int
 	PrefixCaching       bool
+	// SizedBy names the setting that sized the cache, for the advice when a max_model_len
+	// request does not fit ("" = gpu_memory_utilization; kv_cache_memory_bytes when that is set).
+	SizedBy string
 }
 
 func roundUp(n, m int) int { return (n + m - 1) / m * m }
@@ -146,8 +149,12 @@ func NewLayout(specs []arch.KVSpec, available float64, o Options) (*Layout, erro
 		// vLLM refuses to start when one max-length request does not fit.
 		l.MaxConcurrency = float64(l.NumBlocks) / float64(l.BlocksPerRequestMax)
 		l.KVCacheSizeTokens = int(l.MaxConcurrency * float64(o.MaxModelLen))
-		return l, fmt.Errorf("kvcache: %d blocks hold %d tokens, less than one request of max_model_len %d (needs %d blocks): lower max_model_len or raise gpu_memory_utilization",
-			l.NumBlocks, l.KVCacheSizeTokens, o.MaxModelLen, l.BlocksPerRequestMax)
+		knob := o.SizedBy
+		if knob == "" {
+			knob = "gpu_memory_utilization"
+		}
+		return l, fmt.Errorf("kvcache: %d blocks hold %d tokens, less than one request of max_model_len %d (needs %d blocks): lower max_model_len or raise %s",
+			l.NumBlocks, l.KVCacheSizeTokens, o.MaxModelLen, l.BlocksPerRequestMax, knob)
 	}
 	l.MaxConcurrency = float64(l.NumBlocks) / float64(l.BlocksPerRequestMax)
 	l.KVCacheSizeTokens = int(l.MaxConcurrency * float64(o.MaxModelLen))

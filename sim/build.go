@@ -46,11 +46,15 @@ func NewServer(d *deploy.Deployment, p param.Values) (*Server, error) {
 		return nil, fmt.Errorf("%s on %d x %s: %s", d.Model.Name, d.Hardware.Count, d.Hardware.GPU.Name, msg)
 	}
 	e := &d.Engine
+	sizedBy := ""
+	if s.Memory.KVCacheBytesSet {
+		sizedBy = "kv_cache_memory_bytes"
+	}
 	// Data-parallel ranks stepping together (a MoE model) are one engine here: their KV pools
 	// add up (each rank's is this budget).
 	l, err := kvcache.NewLayout(d.KVSpecs(&p), s.Memory.AvailableKV*float64(d.LockstepRanks()), kvcache.Options{
 		BlockSize: e.BlockSize, SpecTokens: e.SpecTokens(), MaxModelLen: e.MaxModelLen,
-		MaxNumBatchedTokens: e.MaxNumBatchedTokens, PrefixCaching: e.PrefixCaching})
+		MaxNumBatchedTokens: e.MaxNumBatchedTokens, PrefixCaching: e.PrefixCaching, SizedBy: sizedBy})
 	if err != nil {
 		return nil, fmt.Errorf("%s on %d x %s: %w", d.Model.Name, d.Hardware.Count, d.Hardware.GPU.Name, err)
 	}

@@ -416,3 +416,28 @@ func TestHybridBudgetBelowBlockRefused(t *testing.T) {
 		}
 	}
 }
+
+// A cache too small for one max_model_len request is refused with advice on the setting that
+// sized it: raising gpu_memory_utilization changes nothing once kv_cache_memory_bytes is set.
+func TestTooSmallCacheNamesItsSetting(t *testing.T) {
+	build := func(kvBytes int) error {
+		sc, err := scenario.Load(filepath.Join("testdata", "agree", "seed-nospec.toml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := sc.Resolve(scenario.ResolveOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Deployment.Engine.MaxModelLen = 1 << 20
+		r.Deployment.Engine.KVCacheMemoryBytes = kvBytes
+		_, err = NewServer(r.Deployment, r.Params)
+		return err
+	}
+	if err := build(1 << 28); err == nil || !strings.Contains(err.Error(), "raise kv_cache_memory_bytes") {
+		t.Errorf("256 MiB of cache set by kv_cache_memory_bytes: err = %v, want advice to raise kv_cache_memory_bytes", err)
+	}
+	if err := build(0); err != nil && strings.Contains(err.Error(), "kv_cache_memory_bytes") {
+		t.Errorf("cache sized by gpu_memory_utilization: err = %v names kv_cache_memory_bytes", err)
+	}
+}
