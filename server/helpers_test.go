@@ -4,10 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"net"
-	"net/http"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -77,33 +74,15 @@ func serve(t testing.TB, cfg Config) *running {
 	return r
 }
 
-// post sends a JSON body and returns the status and the whole response body.
+// postJSON sends a JSON body to url+path and returns the status and the whole response body.
 func postJSON(t testing.TB, url, path, body string) (int, []byte) {
 	t.Helper()
-	resp, err := http.Post(url+path, "application/json", strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, data
+	return postURL(t, url+path, body)
 }
 
 func getBody(t testing.TB, url, path string) (int, []byte) {
 	t.Helper()
-	resp, err := http.Get(url + path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, data
+	return getURL(t, url+path)
 }
 
 // sseEvents splits a text/event-stream body into its data payloads.

@@ -47,30 +47,29 @@ func postURL(t testing.TB, url, body string) (int, []byte) {
 		t.Fatal(err)
 	}
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, data
+	return readResponse(t)(http.DefaultClient.Do(req))
 }
 
 func getURL(t testing.TB, url string) (int, []byte) {
 	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
+	return readResponse(t)(http.Get(url))
+}
+
+// readResponse returns a reader of a request's outcome: the status and the whole body, the test
+// failing on a transport error.
+func readResponse(t testing.TB) func(*http.Response, error) (int, []byte) {
+	return func(resp *http.Response, err error) (int, []byte) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		data, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.StatusCode, data
 	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, data
 }
 
 type usage struct {

@@ -385,14 +385,7 @@ func anySent[T any](xs []T, f func(T) bool) bool {
 // of one block, long prompts run.
 func TestHybridBudgetBelowBlockRefused(t *testing.T) {
 	build := func(budget int, prefix bool) (*Server, error) {
-		sc, err := scenario.Load(filepath.Join("testdata", "agree", "seed-nospec.toml"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := sc.Resolve(scenario.ResolveOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		r := seedNoSpec(t)
 		r.Deployment.Engine.MaxModelLen, r.Deployment.Engine.MaxNumBatchedTokens = layoutMML, budget
 		r.Deployment.Engine.PrefixCaching = prefix
 		return NewServer(r.Deployment, r.Params)
@@ -421,17 +414,10 @@ func TestHybridBudgetBelowBlockRefused(t *testing.T) {
 // sized it: raising gpu_memory_utilization changes nothing once kv_cache_memory_bytes is set.
 func TestTooSmallCacheNamesItsSetting(t *testing.T) {
 	build := func(kvBytes int) error {
-		sc, err := scenario.Load(filepath.Join("testdata", "agree", "seed-nospec.toml"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := sc.Resolve(scenario.ResolveOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		r := seedNoSpec(t)
 		r.Deployment.Engine.MaxModelLen = 1 << 20
 		r.Deployment.Engine.KVCacheMemoryBytes = kvBytes
-		_, err = NewServer(r.Deployment, r.Params)
+		_, err := NewServer(r.Deployment, r.Params)
 		return err
 	}
 	if err := build(1 << 28); err == nil || !strings.Contains(err.Error(), "raise kv_cache_memory_bytes") {
@@ -440,4 +426,18 @@ func TestTooSmallCacheNamesItsSetting(t *testing.T) {
 	if err := build(0); err != nil && strings.Contains(err.Error(), "kv_cache_memory_bytes") {
 		t.Errorf("cache sized by gpu_memory_utilization: err = %v names kv_cache_memory_bytes", err)
 	}
+}
+
+// seedNoSpec is the seed's deployment without speculative decoding, resolved with its parameters.
+func seedNoSpec(t *testing.T) *scenario.Resolved {
+	t.Helper()
+	sc, err := scenario.Load(filepath.Join("testdata", "agree", "seed-nospec.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := sc.Resolve(scenario.ResolveOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
