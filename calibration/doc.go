@@ -79,7 +79,7 @@
 //
 // # Determinism
 //
-// The simulations a fit asks for are whole matrices, one per parameter set (bench.RunMatrix: the
+// The simulations a fit asks for are whole matrices, one per parameter set (llmbench.RunMatrix: the
 // tool's schedule on one engine, every stage reseeded from the problem's seed and the job), run by
 // Settings.Workers goroutines and placed by index, so the parameters do not depend on the number
 // of workers (TestFitIndependentOfWorkers). Only Progress and

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/servesim/servesim/bench"
 	"github.com/servesim/servesim/internal/workpool"
+	"github.com/servesim/servesim/llmbench"
 	"github.com/servesim/servesim/matrix"
 	"github.com/servesim/servesim/model/param"
 	"github.com/servesim/servesim/sim"
@@ -110,7 +110,7 @@ func (e *evaluator) run(p param.Values) outcome {
 		return o
 	}
 	srv.StepByStep = e.prob.StepByStep
-	res, err := bench.RunMatrix(srv, e.prob.Protocol, bench.Options{Seed: e.prob.Seed})
+	res, err := llmbench.RunMatrix(srv, e.prob.Protocol, llmbench.Options{Seed: e.prob.Seed})
 	if err != nil {
 		o.err = err
 		return o

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/servesim/servesim/bench"
+	"github.com/servesim/servesim/llmbench"
 	"github.com/servesim/servesim/matrix"
 	"github.com/servesim/servesim/model/deploy"
 	"github.com/servesim/servesim/model/param"
@@ -67,7 +67,7 @@ func measureAt(t *testing.T, prob *Problem, truth param.Values) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := bench.RunMatrix(srv, prob.Protocol, bench.Options{Seed: prob.Seed})
+	res, err := llmbench.RunMatrix(srv, prob.Protocol, llmbench.Options{Seed: prob.Seed})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestFitRecoversKnownParameters(t *testing.T) {
 
 func TestFitErrors(t *testing.T) {
 	prob, srv := smallProblem(t)
-	res, err := bench.RunMatrix(srv, prob.Protocol, bench.Options{Seed: 1})
+	res, err := llmbench.RunMatrix(srv, prob.Protocol, llmbench.Options{Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,7 +263,7 @@ func ExampleFit() {
 	truth := param.Priors()
 	truth[param.AcceptTau] = 2.6
 	srv, _ = sim.NewServer(prob.Deployment, truth)
-	res, _ := bench.RunMatrix(srv, prob.Protocol, bench.Options{Seed: prob.Seed})
+	res, _ := llmbench.RunMatrix(srv, prob.Protocol, llmbench.Options{Seed: prob.Seed})
 	prob.Measured = res.Matrix
 	prob.Free = []param.ID{param.AcceptTau}
 	w := DefaultWeights()
@@ -281,7 +281,7 @@ func ExampleFit() {
 // simulations run on one goroutine or several.
 func TestFitIndependentOfWorkers(t *testing.T) {
 	prob, srv := smallProblem(t)
-	res, err := bench.RunMatrix(srv, prob.Protocol, bench.Options{Seed: 5})
+	res, err := llmbench.RunMatrix(srv, prob.Protocol, llmbench.Options{Seed: 5})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,7 +33,7 @@
 //
 // Source: the page format, the context labels and trimming, the statuses and the Over-capacity
 // rule are llm-inference-bench's (local-inference-lab/llm-inference-bench, llm_decode_bench.py);
-// package bench documents how the cells are measured.
+// package llmbench documents how the cells are measured.
 //
 // Everything here is pure and deterministic: the same matrices give byte-identical output. There
 // is no simulation in this package.

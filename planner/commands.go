@@ -162,16 +162,16 @@ func benchCommand(w *workload.Spec, model, served string, maxModelLen int, seed 
 		if w.Lengths.PrefixGroups > 1 {
 			note = "vllm bench serve's random dataset shares one prefix, not several groups"
 		}
-	case workload.KindBench:
-		proto := w.Bench.Protocol()
-		tokens, err := proto.FitContext(w.Bench.Context, maxModelLen)
+	case workload.KindLLMBenchCell:
+		proto := w.Cell.Protocol()
+		tokens, err := proto.FitContext(w.Cell.Context, maxModelLen)
 		if err != nil {
 			return "", ""
 		}
 		lens(workload.Lengths{InputTokens: tokens, OutputTokens: proto.MaxOutput})
-		words = append(words, "--num-prompts", strconv.Itoa(w.Bench.Concurrency), "--max-concurrency", strconv.Itoa(w.Bench.Concurrency))
+		words = append(words, "--num-prompts", strconv.Itoa(w.Cell.Concurrency), "--max-concurrency", strconv.Itoa(w.Cell.Concurrency))
 		note = fmt.Sprintf("the question is an llm-inference-bench cell (%s streams of one %s-token prompt, measured over %g s); the vllm bench serve command is its nearest equivalent",
-			numfmt.Commas(strconv.Itoa(w.Bench.Concurrency)), numfmt.Commas(strconv.Itoa(tokens)), proto.DurationS)
+			numfmt.Commas(strconv.Itoa(w.Cell.Concurrency)), numfmt.Commas(strconv.Itoa(tokens)), proto.DurationS)
 	default:
 		return "", "a trace replay has no vllm bench serve equivalent (use --dataset-name custom with the trace's prompts)"
 	}

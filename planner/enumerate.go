@@ -247,14 +247,14 @@ func (q *Question) benchTrimsTo(mml int) bool {
 // nominal tokens, the tokens sent, and whether it fits (false for another workload).
 func (q *Question) benchFit(mml int) (nominal, tokens int, ok bool) {
 	w := q.Workload
-	if w == nil || w.Kind != workload.KindBench || mml <= 0 {
+	if w == nil || w.Kind != workload.KindLLMBenchCell || mml <= 0 {
 		return 0, 0, false
 	}
-	n, err := matrix.ParseContext(w.Bench.Context)
+	n, err := matrix.ParseContext(w.Cell.Context)
 	if err != nil {
 		return 0, 0, false
 	}
-	p := w.Bench.Protocol()
+	p := w.Cell.Protocol()
 	t, ok := p.Fit(n, mml, p.MaxOutput)
 	return n, t, ok
 }
@@ -567,9 +567,9 @@ func (q *Question) onlineFP8Note() string {
 }
 
 // benchCell is the workload's bench cell, if it is one.
-func benchCell(s *workload.Spec) *workload.BenchCell {
-	if s.Kind == workload.KindBench {
-		return &s.Bench
+func benchCell(s *workload.Spec) *workload.LLMBenchCell {
+	if s.Kind == workload.KindLLMBenchCell {
+		return &s.Cell
 	}
 	return nil
 }

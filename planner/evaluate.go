@@ -306,9 +306,9 @@ func (q *Question) queueing(c *candidate, srv *sim.Server, mml int) *Queueing {
 // workload does not say (not a closed loop of given lengths or a benchmark cell).
 func requestTokens(w *workload.Spec, mml int) (private, shared int) {
 	switch w.Kind {
-	case workload.KindBench:
-		p := w.Bench.Protocol()
-		t, err := p.FitContext(w.Bench.Context, mml)
+	case workload.KindLLMBenchCell:
+		p := w.Cell.Protocol()
+		t, err := p.FitContext(w.Cell.Context, mml)
 		if err != nil {
 			return 0, 0
 		}

@@ -15,7 +15,7 @@ import (
 func ExampleRun() {
 	r, _ := scenario.Default().Resolve(scenario.ResolveOptions{Uncalibrated: true})
 	mi, _ := hardware.BuiltinCatalog().Find("MI300X")
-	w := &workload.Spec{Name: "cell", Kind: workload.KindBench, Bench: workload.BenchFromProtocol(&r.Scenario.Protocol, "128K", 16)}
+	w := &workload.Spec{Name: "cell", Kind: workload.KindLLMBenchCell, Cell: workload.BenchFromProtocol(&r.Scenario.Protocol, "128K", 16)}
 	q := &planner.Question{Model: r.Deployment.Model, ModelRef: "glm-5.3-flash", Workload: w, Base: r.Deployment.Engine,
 		GPUs: []hardware.GPU{mi}, Seed: 1, Space: planner.Space{Counts: []int{8}, Weights: []string{"native"}}}
 	p, err := planner.Run(q, planner.Options{})

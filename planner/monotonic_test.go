@@ -6,7 +6,7 @@ import (
 
 	"pgregory.net/rapid"
 
-	"github.com/servesim/servesim/bench"
+	"github.com/servesim/servesim/llmbench"
 	"github.com/servesim/servesim/model/arch"
 	"github.com/servesim/servesim/model/deploy"
 	"github.com/servesim/servesim/model/hardware"
@@ -171,11 +171,11 @@ func TestFasterGPUNeverLowersDecodeThroughput(t *testing.T) {
 		if err != nil {
 			t.Fatalf("the faster GPU cannot start: %v", err)
 		}
-		a, err := bench.Explain(slow, ctx, conc)
+		a, err := llmbench.Explain(slow, ctx, conc)
 		if err != nil {
 			t.Skip(err)
 		}
-		b, _ := bench.Explain(fast, ctx, conc)
+		b, _ := llmbench.Explain(fast, ctx, conc)
 		compared++
 		if b.TotalTokS < a.TotalTokS {
 			t.Fatalf("%s x %.3g bandwidth: steady decode %.2f tok/s < %.2f tok/s", g.Name, f, b.TotalTokS, a.TotalTokS)
@@ -199,8 +199,8 @@ func TestFasterGPUNeverLowersDecodeThroughput(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s := &workload.Spec{Name: "c", Kind: workload.KindBench, Bench: workload.BenchFromProtocol(&r.Scenario.Protocol, cell.ctx, cell.conc)}
-			s.Bench.DurationS = 5
+			s := &workload.Spec{Name: "c", Kind: workload.KindLLMBenchCell, Cell: workload.BenchFromProtocol(&r.Scenario.Protocol, cell.ctx, cell.conc)}
+			s.Cell.DurationS = 5
 			m, err := workload.Run(srv, s, workload.Options{Seed: 1})
 			if err != nil {
 				t.Fatal(err)

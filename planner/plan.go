@@ -269,8 +269,8 @@ func (q *Question) checkModelLen() error {
 			// simulate it so (Protocol.FitContext with each row's max_model_len).
 			return nil
 		}
-		if w := q.Workload; w.Kind == workload.KindBench {
-			p := w.Bench.Protocol()
+		if w := q.Workload; w.Kind == workload.KindLLMBenchCell {
+			p := w.Cell.Protocol()
 			if room := p.Room(lim, p.MaxOutput); room > 0 {
 				hint = fmt.Sprintf("; the longest context that fits with %d output tokens is %d tokens (--context %d)", p.MaxOutput, room, room)
 			}
@@ -288,9 +288,9 @@ func (q *Question) contextNote() string {
 	if !ok || t == n {
 		return ""
 	}
-	p := q.Workload.Bench.Protocol()
+	p := q.Workload.Cell.Protocol()
 	return fmt.Sprintf("context %s trimmed to %d tokens for every row, as llm-inference-bench trims a context up to %.0f%% above the room (max_model_len %d - %d output - %d margin)",
-		q.Workload.Bench.Context, t, 100*p.TrimSlack, mml, p.MaxOutput, p.MarginTokens)
+		q.Workload.Cell.Context, t, 100*p.TrimSlack, mml, p.MaxOutput, p.MarginTokens)
 }
 
 // Run answers the question: it enumerates the sweep (or its shard), prunes what cannot load,
@@ -539,8 +539,8 @@ func (p *Plan) frontierOutput() int {
 		return 0
 	}
 	switch w.Kind {
-	case workload.KindBench:
-		return w.Bench.Protocol().MaxOutput
+	case workload.KindLLMBenchCell:
+		return w.Cell.Protocol().MaxOutput
 	case workload.KindClosed, workload.KindOpen:
 		return w.Lengths.OutputTokens
 	}

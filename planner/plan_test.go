@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/servesim/servesim/bench"
+	"github.com/servesim/servesim/llmbench"
 	"github.com/servesim/servesim/model/hardware"
 	"github.com/servesim/servesim/scenario"
 	"github.com/servesim/servesim/workload"
@@ -43,10 +43,10 @@ func question(t testing.TB, r *scenario.Resolved, ctx string, users int, window 
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &workload.Spec{Name: "q", Kind: workload.KindBench, Bench: workload.BenchFromProtocol(&r.Scenario.Protocol, ctx, users), SLO: workload.SLO{TPOTms: 40}}
-	w.Bench.ReadyLimitS = 60
+	w := &workload.Spec{Name: "q", Kind: workload.KindLLMBenchCell, Cell: workload.BenchFromProtocol(&r.Scenario.Protocol, ctx, users), SLO: workload.SLO{TPOTms: 40}}
+	w.Cell.ReadyLimitS = 60
 	if window > 0 {
-		w.Bench.DurationS = window
+		w.Cell.DurationS = window
 	}
 	return &Question{Model: r.Deployment.Model, Drafter: r.Deployment.Drafter, ModelRef: "glm-5.3-flash", DrafterRef: r.Deployment.Engine.Speculative.Model,
 		Workload: w, Base: r.Deployment.Engine, GPUs: gs, Space: sp, Seed: r.Scenario.Seed, Params: ch, ParamsRef: ref,
@@ -81,7 +81,7 @@ func TestSeedConfigMatchesMatrix(t *testing.T) {
 	// The tool's run of that one cell (warm-ups, then the cell), as a bench workload runs it.
 	proto := r.Scenario.Protocol
 	proto.Contexts, proto.PrefillOnly, proto.Concurrency = []string{"128K"}, nil, []int{16}
-	res, err := bench.RunMatrix(srv, &proto, bench.Options{Seed: r.Scenario.Seed})
+	res, err := llmbench.RunMatrix(srv, &proto, llmbench.Options{Seed: r.Scenario.Seed})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +267,7 @@ func TestContextTooLongSuggests(t *testing.T) {
 		if q.Model.MaxModelLen != 40960 {
 			t.Fatalf("Qwen3-30B-A3B max_model_len %d, want 40960", q.Model.MaxModelLen)
 		}
-		q.Workload = &workload.Spec{Name: "q", Kind: workload.KindBench, Bench: workload.BenchFromProtocol(&p, c.ctx, 1)}
+		q.Workload = &workload.Spec{Name: "q", Kind: workload.KindLLMBenchCell, Cell: workload.BenchFromProtocol(&p, c.ctx, 1)}
 		err := q.validate()
 		switch {
 		case c.refuse == "" && err != nil:

@@ -70,9 +70,9 @@ func ModelsFor(d *deploy.Deployment, modelRef, drafterRef string) (*Models, erro
 // simulated minute cannot hold them (the benchmark would wait forever), so the cell gives up
 // on it then.
 func BenchWorkload(proto *protocol.Protocol, context string, users int) *workload.Spec {
-	w := &workload.Spec{Name: fmt.Sprintf("%s x %d users", context, users), Kind: workload.KindBench,
-		Bench: workload.BenchFromProtocol(proto, context, users)}
-	w.Bench.ReadyLimitS = 60
+	w := &workload.Spec{Name: fmt.Sprintf("%s x %d users", context, users), Kind: workload.KindLLMBenchCell,
+		Cell: workload.BenchFromProtocol(proto, context, users)}
+	w.Cell.ReadyLimitS = 60
 	return w
 }
 

@@ -123,7 +123,7 @@ func TestScreenSpec(t *testing.T) {
 		{workload.Spec{Kind: workload.KindOpen, Open: workload.Open{Ramp: []workload.RampPoint{{AtS: 0, RatePerS: 1}, {AtS: 10, RatePerS: 2}}, Requests: 1000}}, 0, 0, false},
 		{workload.Spec{Kind: workload.KindClosed, Closed: workload.Closed{Requests: 512, Concurrency: 64}}, 512, 256, true},
 		{workload.Spec{Kind: workload.KindClosed, Closed: workload.Closed{Requests: 320, Concurrency: 32}}, 320, 128, true},
-		{workload.Spec{Kind: workload.KindBench}, 0, 0, false},
+		{workload.Spec{Kind: workload.KindLLMBenchCell}, 0, 0, false},
 	} {
 		sc, full, n := screenSpec(&c.w)
 		if (sc != nil) != c.ok || full != c.full || n != c.n {

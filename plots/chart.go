@@ -6,8 +6,8 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/servesim/servesim/bench"
 	"github.com/servesim/servesim/internal/numfmt"
+	"github.com/servesim/servesim/llmbench"
 	"github.com/servesim/servesim/matrix"
 )
 
@@ -43,7 +43,7 @@ type Input struct {
 	// the parity plots.
 	Measured *matrix.Matrix
 	// Explain lists explained cells for the step-time bars; empty leaves the figure out.
-	Explain []*bench.Explanation
+	Explain []*llmbench.Explanation
 	// Subject is every chart's Header.Subject: the model and GPUs.
 	Subject string
 }

@@ -1,5 +1,5 @@
 // Package plots turns servesim's results into figures: predicted and measured benchmark
-// matrices (matrix.Matrix, matrix.Comparison) and step-time explanations (bench.Explanation)
+// matrices (matrix.Matrix, matrix.Comparison) and step-time explanations (llmbench.Explanation)
 // become gonum/plot plots, written as 300 dpi PNG or SVG. It only draws: there is no
 // simulation here, and every function is a pure function of its inputs.
 //

@@ -18,7 +18,7 @@ import (
 	"gonum.org/v1/plot/cmpimg"
 	"gonum.org/v1/plot/vg"
 
-	"github.com/servesim/servesim/bench"
+	"github.com/servesim/servesim/llmbench"
 	"github.com/servesim/servesim/matrix"
 	"github.com/servesim/servesim/scenario"
 )
@@ -58,7 +58,7 @@ func loadFixture() (Input, error) {
 	if err != nil {
 		return Input{}, err
 	}
-	var xs []*bench.Explanation
+	var xs []*llmbench.Explanation
 	if err := json.Unmarshal(data, &xs); err != nil {
 		return Input{}, err
 	}

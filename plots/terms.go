@@ -11,7 +11,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
-	"github.com/servesim/servesim/bench"
+	"github.com/servesim/servesim/llmbench"
 	"github.com/servesim/servesim/matrix"
 	"github.com/servesim/servesim/model/cost"
 )
@@ -33,7 +33,7 @@ type StepTerms struct {
 }
 
 // Terms builds the step-time bars of the explained cells, in the given order.
-func Terms(xs []*bench.Explanation) *StepTerms {
+func Terms(xs []*llmbench.Explanation) *StepTerms {
 	st := &StepTerms{Header: Header{
 		Name:  "step-terms",
 		Title: "Step time by cost term",

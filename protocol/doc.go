@@ -1,8 +1,8 @@
 // Package protocol holds the rules of the llm-inference-bench benchmark as pure functions and
 // data: which cells it runs, in what order, how a context is fitted to max_model_len, when a
 // cell's measurement window starts, how long it lasts, which numbers it reports and with which
-// status. It runs nothing: bench runs these rules on the simulated engine (bench.RunMatrix,
-// bench.RunDecodeCell), workload runs one cell with them (workload kind "bench"), and planner and
+// status. It runs nothing: llmbench runs these rules on the simulated engine (llmbench.RunMatrix,
+// llmbench.RunDecodeCell), workload runs one cell with them (workload kind "bench"), and planner and
 // calibration plan with them. A rule changes here and nowhere else.
 //
 // Reading order: protocol.go (Protocol, Seed, Validate), fit.go (context fitting), plan.go (the

@@ -8,8 +8,8 @@
 // JavaScript and no link to another file or host. It is deterministic: the same Input gives the
 // same bytes (there is no timestamp).
 //
-// Like plots, this package only presents: the caller simulates (bench.RunMatrix, bench.Explain,
-// bench.WriteCapacity) and passes the results in Input.
+// Like plots, this package only presents: the caller simulates (llmbench.RunMatrix, llmbench.Explain,
+// llmbench.WriteCapacity) and passes the results in Input.
 //
 // Reading order: report.go (Input, Write, the sections), tables.go (matrix tables), fit.go
 // (the fit report: ReadFit and its tables), page.html.tmpl (the page).

@@ -12,10 +12,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/servesim/servesim/bench"
 	"github.com/servesim/servesim/calibration"
 	"github.com/servesim/servesim/internal/buildinfo"
 	"github.com/servesim/servesim/internal/numfmt"
+	"github.com/servesim/servesim/llmbench"
 	"github.com/servesim/servesim/matrix"
 	"github.com/servesim/servesim/model/param"
 	"github.com/servesim/servesim/planner"
@@ -35,7 +35,7 @@ type Input struct {
 	// came from.
 	Measured     *matrix.Matrix
 	MeasuredName string
-	// Capacity is the text of bench.WriteCapacity (empty: the section is left out); CapacityData
+	// Capacity is the text of llmbench.WriteCapacity (empty: the section is left out); CapacityData
 	// the same as data, for the capacity tables (nil: the text only).
 	Capacity     string
 	CapacityData *Capacity
@@ -43,7 +43,7 @@ type Input struct {
 	// matrix.
 	Sections []Section
 	// Explain lists explained cells (the step-time figure and their term tables).
-	Explain []*bench.Explanation
+	Explain []*llmbench.Explanation
 	// Fit is a calibration report (servesim fit --report); FitName says where it came from.
 	Fit     *calibration.Report
 	FitName string

@@ -9,7 +9,7 @@ import (
 
 	"golang.org/x/net/html"
 
-	"github.com/servesim/servesim/bench"
+	"github.com/servesim/servesim/llmbench"
 	"github.com/servesim/servesim/matrix"
 	"github.com/servesim/servesim/plots"
 	"github.com/servesim/servesim/scenario"
@@ -42,7 +42,7 @@ func simulateSeed() (*Input, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := bench.RunMatrix(srv, &r.Scenario.Protocol, bench.Options{Seed: r.Scenario.Seed})
+	res, err := llmbench.RunMatrix(srv, &r.Scenario.Protocol, llmbench.Options{Seed: r.Scenario.Seed})
 	if err != nil {
 		return nil, err
 	}
@@ -51,13 +51,13 @@ func simulateSeed() (*Input, error) {
 		return nil, err
 	}
 	var capacity bytes.Buffer
-	if err := bench.WriteCapacity(&capacity, srv, &r.Scenario.Protocol); err != nil {
+	if err := llmbench.WriteCapacity(&capacity, srv, &r.Scenario.Protocol); err != nil {
 		return nil, err
 	}
 	in := &Input{Resolved: r, Predicted: res.Matrix, Measured: meas, MeasuredName: "embedded seed", Capacity: capacity.String()}
 	for _, k := range plots.ExplainCells(res.Matrix) {
 		c, _ := res.Matrix.Find(k)
-		x, err := bench.Explain(srv, c.ContextTokens, k.Concurrency)
+		x, err := llmbench.Explain(srv, c.ContextTokens, k.Concurrency)
 		if err != nil {
 			return nil, err
 		}

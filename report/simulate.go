@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/servesim/servesim/bench"
+	"github.com/servesim/servesim/llmbench"
 	"github.com/servesim/servesim/matrix"
 	"github.com/servesim/servesim/plots"
 	"github.com/servesim/servesim/scenario"
@@ -26,7 +26,7 @@ type SimulateOptions struct {
 	Explain []Cell
 	// NoExplain explains no cell.
 	NoExplain bool
-	// Progress, if set, is called as matrix cells finish (bench.Options.Progress).
+	// Progress, if set, is called as matrix cells finish (llmbench.Options.Progress).
 	Progress func(done, total int, label string)
 }
 
@@ -34,7 +34,7 @@ type SimulateOptions struct {
 // server), explains cells, and returns everything the report and the figures draw. meas (nil:
 // none) is the measured matrix, measName where it came from. The caller adds the fit report.
 func Simulate(r *scenario.Resolved, srv *sim.Server, meas *matrix.Matrix, measName string, o SimulateOptions) (*Input, error) {
-	res, err := bench.RunMatrix(srv, &r.Scenario.Protocol, bench.Options{Seed: r.Scenario.Seed, Progress: o.Progress})
+	res, err := llmbench.RunMatrix(srv, &r.Scenario.Protocol, llmbench.Options{Seed: r.Scenario.Seed, Progress: o.Progress})
 	if err != nil {
 		return nil, err
 	}
@@ -43,7 +43,7 @@ func Simulate(r *scenario.Resolved, srv *sim.Server, meas *matrix.Matrix, measNa
 		in.MeasuredName = ""
 	}
 	var capacity bytes.Buffer
-	if err := bench.WriteCapacity(&capacity, srv, &r.Scenario.Protocol); err != nil {
+	if err := llmbench.WriteCapacity(&capacity, srv, &r.Scenario.Protocol); err != nil {
 		return nil, err
 	}
 	in.Capacity = capacity.String()
@@ -60,8 +60,8 @@ func Simulate(r *scenario.Resolved, srv *sim.Server, meas *matrix.Matrix, measNa
 	for _, c := range cells {
 		tokens, err := contextTokens(r, in.Predicted, c.Context)
 		if err == nil {
-			var x *bench.Explanation
-			if x, err = bench.ExplainAt(srv, &r.Scenario.Protocol, tokens, c.Concurrency); err == nil {
+			var x *llmbench.Explanation
+			if x, err = llmbench.ExplainAt(srv, &r.Scenario.Protocol, tokens, c.Concurrency); err == nil {
 				in.Explain = append(in.Explain, x)
 				continue
 			}

@@ -13,7 +13,7 @@ import (
 // CompareCells writes the cells of keys as run over HTTP (got, in keys' order) beside the same
 // cells simulated in process (want) and, when meas is not nil, the measured statuses; it returns
 // an error when a status differs or a TTFT or tok/s differs by more than tol (a fraction).
-func CompareCells(w io.Writer, speed float64, keys []matrix.Key, got *BenchResult, want, meas *matrix.Matrix, tol float64) error {
+func CompareCells(w io.Writer, speed float64, keys []matrix.Key, got *LLMBenchResult, want, meas *matrix.Matrix, tol float64) error {
 	fmt.Fprintf(w, "The benchmark protocol over HTTP against servesim serve (speed %gx) and 'servesim matrix'\n\n", speed)
 	fmt.Fprintf(w, "%-22s  %-33s  %-24s  %-24s\n", "cell", "status HTTP / matrix"+map[bool]string{true: " / measured", false: ""}[meas != nil], "TTFT ms HTTP / matrix", "tok/s HTTP / matrix")
 	bad := 0

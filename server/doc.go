@@ -9,7 +9,7 @@
 // fingerprints for the prefix cache, the synthetic output text and the output-length model),
 // cost.go (same_prompt measured on the running batch), metrics.go (vLLM's metric names, labels
 // and buckets; the server's lag behind the simulated clock), listener.go (the connection limit),
-// client.go and httpbench.go (the benchmark protocol as an HTTP client: Client, Bench).
+// client.go and httpbench.go (the benchmark protocol as an HTTP client: Client, LLMBenchClient).
 //
 // Timing: a request enters the engine at the simulated time of its arrival; its tokens are
 // written when the engine emits them (several per chunk under speculative decoding, as vLLM

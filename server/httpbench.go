@@ -12,11 +12,12 @@ import (
 	"github.com/servesim/servesim/vtime"
 )
 
-// Bench runs llm-inference-bench's protocol (package protocol's rules, the stages bench.Session
-// runs on the engine) as a real HTTP client: every request is a streamed /v1/completions call,
-// the server's state is read from its /metrics as the tool reads it (running, waiting, the
-// generation-token counter, kv_cache_size_tokens), and every time is the client's.
-type Bench struct {
+// LLMBenchClient runs llm-inference-bench's protocol (package protocol's rules, the stages
+// llmbench.Session runs on the engine) as a real HTTP client: every request is a streamed
+// /v1/completions call, the server's state is read from its /metrics as the tool reads it
+// (running, waiting, the generation-token counter, kv_cache_size_tokens), and every time is the
+// client's.
+type LLMBenchClient struct {
 	C     *Client
 	Proto *protocol.Protocol
 	// Progress, if set, is called before each stage with a label.
@@ -34,8 +35,8 @@ type CellRun struct {
 	PeakRunning int
 }
 
-// BenchResult is a run of some of the protocol's cells.
-type BenchResult struct {
+// LLMBenchResult is a run of some of the protocol's cells.
+type LLMBenchResult struct {
 	// Cells are the cells asked for, in the order asked; an over-capacity cell is reported
 	// without running, as the tool does.
 	Cells []matrix.Cell
@@ -49,7 +50,7 @@ type BenchResult struct {
 // max_model_len and kv_cache_size_tokens) that measure the cells of keys, in the tool's order,
 // with the hidden warm-ups first when warmups is set. A prefill row whose first-column cell is
 // not asked for is measured by a scout alone (as the tool does when that cell is over capacity).
-func (b *Bench) Run(ctx context.Context, keys []matrix.Key, warmups bool) (*BenchResult, error) {
+func (b *LLMBenchClient) Run(ctx context.Context, keys []matrix.Key, warmups bool) (*LLMBenchResult, error) {
 	info, err := b.C.Info(ctx)
 	if err != nil {
 		return nil, err
@@ -87,7 +88,7 @@ func (b *Bench) Run(ctx context.Context, keys []matrix.Key, warmups bool) (*Benc
 			return nil, fmt.Errorf("cell %s: not one of the protocol's cells at max_model_len %d (contexts %v, concurrency %v)", k, info.MaxModelLen, p.Contexts, p.Concurrency)
 		}
 	}
-	res := &BenchResult{Runs: map[matrix.Key]*CellRun{}, KVCacheSizeTokens: m.KVCacheSizeTokens, MaxModelLen: info.MaxModelLen}
+	res := &LLMBenchResult{Runs: map[matrix.Key]*CellRun{}, KVCacheSizeTokens: m.KVCacheSizeTokens, MaxModelLen: info.MaxModelLen}
 	cells := map[matrix.Key]matrix.Cell{}
 	for i := range jobs {
 		if j := &jobs[i]; j.Over && want[j.Key()] {
@@ -155,7 +156,7 @@ func (b *Bench) Run(ctx context.Context, keys []matrix.Key, warmups bool) (*Benc
 	return res, nil
 }
 
-func (b *Bench) progress(label string) {
+func (b *LLMBenchClient) progress(label string) {
 	if b.Progress != nil {
 		b.Progress(label)
 	}
@@ -163,7 +164,7 @@ func (b *Bench) progress(label string) {
 
 // drain waits until the server has nothing running or waiting (the tool's drain barrier),
 // polling every 20 ms of its clock (at least every 2 ms of wall time).
-func (b *Bench) drain(ctx context.Context) error {
+func (b *LLMBenchClient) drain(ctx context.Context) error {
 	every := max(vtime.FromSeconds(0.02), vtime.Duration(float64(2*time.Millisecond)*b.C.clk.speed))
 	for {
 		m, err := b.C.Metrics(ctx)
@@ -180,7 +181,7 @@ func (b *Bench) drain(ctx context.Context) error {
 }
 
 // one sends one request on the drained server, waits for it, and drains again.
-func (b *Bench) one(ctx context.Context, p Prompt, maxTokens int) (protocol.Request, error) {
+func (b *LLMBenchClient) one(ctx context.Context, p Prompt, maxTokens int) (protocol.Request, error) {
 	if err := b.drain(ctx); err != nil {
 		return protocol.Request{}, err
 	}
@@ -196,7 +197,7 @@ func (r Result) Request() protocol.Request {
 	return protocol.Request{Send: r.Send, FirstToken: r.FirstToken, LastToken: r.LastToken, Tokens: r.Tokens}
 }
 
-func (b *Bench) warmup(ctx context.Context, st *protocol.Stage) error {
+func (b *LLMBenchClient) warmup(ctx context.Context, st *protocol.Stage) error {
 	p := Prompt{Tokens: st.PromptTokens, PromptID: st.PromptID}
 	if st.Kind == protocol.StageWarmup {
 		_, err := b.one(ctx, p, st.MaxTokens)
@@ -222,7 +223,7 @@ func (b *Bench) warmup(ctx context.Context, st *protocol.Stage) error {
 	return b.drain(ctx)
 }
 
-func (b *Bench) prefill(ctx context.Context, j *protocol.Job) (matrix.Cell, error) {
+func (b *LLMBenchClient) prefill(ctx context.Context, j *protocol.Job) (matrix.Cell, error) {
 	r, err := b.one(ctx, Prompt{Tokens: j.Tokens, PromptID: j.PromptID}, protocol.PrefillOnlyOutput)
 	if err != nil {
 		return matrix.Cell{}, fmt.Errorf("prefill %s: %w", j.Label, err)
@@ -230,12 +231,12 @@ func (b *Bench) prefill(ctx context.Context, j *protocol.Job) (matrix.Cell, erro
 	return protocol.PrefillCell(j.Label, j.Tokens, r), nil
 }
 
-// cell runs one decode cell as bench.Session.Cell does on the engine: on the drained server the
+// cell runs one decode cell as llmbench.Session.Cell does on the engine: on the drained server the
 // cell's clock starts; the scout runs alone; C closed-loop streams of the identical prompt start,
 // each restarted when its request finishes; the server is polled every PollS until the readiness
 // gate passes or times out; the window runs DurationS from that poll, polled likewise; then the
 // streams are cancelled, the server drained, and PauseS pass.
-func (b *Bench) cell(ctx context.Context, j *protocol.Job) (*CellRun, error) {
+func (b *LLMBenchClient) cell(ctx context.Context, j *protocol.Job) (*CellRun, error) {
 	p, c := b.Proto, j.Concurrency
 	if err := b.drain(ctx); err != nil {
 		return nil, err
@@ -367,7 +368,7 @@ func (b *Bench) cell(ctx context.Context, j *protocol.Job) (*CellRun, error) {
 }
 
 // streamError is the error that stopped the cell: a stream's, else err.
-func (b *Bench) streamError(mu *sync.Mutex, streamErr *error, err error) error {
+func (b *LLMBenchClient) streamError(mu *sync.Mutex, streamErr *error, err error) error {
 	mu.Lock()
 	defer mu.Unlock()
 	if *streamErr != nil {

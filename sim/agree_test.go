@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/servesim/servesim/bench"
+	"github.com/servesim/servesim/llmbench"
 	"github.com/servesim/servesim/scenario"
 	"github.com/servesim/servesim/sim"
 	"github.com/servesim/servesim/workload"
@@ -138,7 +138,7 @@ func TestFastMatrixAgrees(t *testing.T) {
 	proto := scenario.Default().Protocol
 	run := func(stepByStep bool) []byte {
 		srv.StepByStep = stepByStep
-		res, err := bench.RunMatrix(srv, &proto, bench.Options{Seed: seed})
+		res, err := llmbench.RunMatrix(srv, &proto, llmbench.Options{Seed: seed})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -155,7 +155,7 @@
 // source. Time is vtime's integer nanoseconds; a step's float duration from the cost model is rounded to the
 // nanosecond once (vtime.FromSeconds) and never compared as a float. The only randomness, the
 // speculative-acceptance draws, comes from a math/rand/v2 PCG source seeded with Config.Seed
-// (Server.NewEngine passes the caller's seed; bench derives it from the scenario's seed and the
+// (Server.NewEngine passes the caller's seed; llmbench derives it from the scenario's seed and the
 // cell). Hooks and timers run inside the loop, at the simulated time of their event. The same
 // inputs and seed give the same records, bit for bit; independent engines may run on different
 // goroutines, which is how fits and sweeps use several cores.

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/servesim/servesim/bench"
+	"github.com/servesim/servesim/llmbench"
 	"github.com/servesim/servesim/scenario"
 	"github.com/servesim/servesim/sim"
 	"github.com/servesim/servesim/vllmcmd"
@@ -89,7 +89,7 @@ func TestDataParallelReplicas(t *testing.T) {
 	if r := m2.OutputTokS / m1.OutputTokS; r < 1.95 || r > 2.05 {
 		t.Errorf("DP2 at 64 clients %.0f tok/s, DP1 at 32 %.0f tok/s: ratio %.3f, want 2", m2.OutputTokS, m1.OutputTokS, r)
 	}
-	_, err := bench.RunMatrix(two, &scenario.Default().Protocol, bench.Options{Seed: 1})
+	_, err := llmbench.RunMatrix(two, &scenario.Default().Protocol, llmbench.Options{Seed: 1})
 	if err == nil || !strings.Contains(err.Error(), "independent engines") {
 		t.Errorf("matrix on DP2: err = %v, want a refusal naming the replicas", err)
 	}

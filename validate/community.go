@@ -325,8 +325,8 @@ func (c *Case) windowSeconds() float64 {
 // benchCell is the community client's decode cell: C streams of one prompt, closed loop, outputs
 // to max_tokens (the simulation has no EOS), measured over a window.
 func (c *Case) benchCell(conc int, prompt, maxOut int) *workload.Spec {
-	return &workload.Spec{Name: c.ID, Kind: workload.KindBench, HasSeed: true, Seed: rowSeed(c.ID),
-		Bench: workload.BenchCell{Context: strconv.Itoa(prompt), Concurrency: conc, DurationS: c.windowSeconds(), MaxOutput: maxOut}}
+	return &workload.Spec{Name: c.ID, Kind: workload.KindLLMBenchCell, HasSeed: true, Seed: rowSeed(c.ID),
+		Cell: workload.LLMBenchCell{Context: strconv.Itoa(prompt), Concurrency: conc, DurationS: c.windowSeconds(), MaxOutput: maxOut}}
 }
 
 func (c *Case) decodeWindow() error {

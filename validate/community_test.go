@@ -35,8 +35,8 @@ func TestCommunityRows(t *testing.T) {
 		mtp.Args.DecodeContextParallel == nil || *mtp.Args.DecodeContextParallel != 4 || mtp.Model.MTPLayers != 1 {
 		t.Fatalf("mtp dcp4 row: %+v", mtp)
 	}
-	if mtp.Spec.Kind != workload.KindBench || mtp.Spec.Bench.Concurrency != 8 || mtp.Spec.Bench.Context != "78" || mtp.Args.Series != communitySeries {
-		t.Errorf("mtp row workload %+v, series %q", mtp.Spec.Bench, mtp.Args.Series)
+	if mtp.Spec.Kind != workload.KindLLMBenchCell || mtp.Spec.Cell.Concurrency != 8 || mtp.Spec.Cell.Context != "78" || mtp.Args.Series != communitySeries {
+		t.Errorf("mtp row workload %+v, series %q", mtp.Spec.Cell, mtp.Args.Series)
 	}
 	df := by["rtx6kpro-glm53f-r21-dflash7-tp4dcp1-ctx0-c1"]
 	if df == nil || !df.Expressed() || df.Drafter == nil || df.Args.Speculative.Method != "dflash" || df.Args.Speculative.NumTokens != 7 {

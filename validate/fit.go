@@ -266,7 +266,7 @@ func fitSource(name string, rows []Row, keep func(*Case) bool, o FitOptions) *ca
 		opt := o
 		// Decode cells (the community client's windows and server facts) send one prompt to
 		// every stream: their routing is routing_alpha_same_prompt's (the cell sets same_prompt).
-		same := (c.Spec != nil && c.Spec.Kind == workload.KindBench) || len(c.factRuns) > 0
+		same := (c.Spec != nil && c.Spec.Kind == workload.KindLLMBenchCell) || len(c.factRuns) > 0
 		src.Jobs = append(src.Jobs, calibration.MultiJob{Label: j.label, Deployment: d, Base: base, Cost: fj.cost(),
 			SamePrompt: same, CodePrompt: c.codePrompt, RatioOnly: c.Scoring == Ratio,
 			KVCapacity: usable(c.facts.KVTokens) || usable(c.facts.KVLogicalTokens),

@@ -97,9 +97,9 @@ func (j job) cost() float64 {
 	if r == nil {
 		return 0
 	}
-	if c.Spec != nil && c.Spec.Kind == workload.KindBench {
+	if c.Spec != nil && c.Spec.Kind == workload.KindLLMBenchCell {
 		// A decode window: its streams' tokens over the window (about 100 tokens/s each).
-		return float64(c.Spec.Bench.Concurrency) * c.Spec.Bench.DurationS * 100
+		return float64(c.Spec.Cell.Concurrency) * c.Spec.Cell.DurationS * 100
 	}
 	if len(c.factRuns) > 0 {
 		return float64(len(c.factRuns)) * 30 * 100 * 4

@@ -4,7 +4,7 @@
 // Duration a span, Never a time after every event (math.MaxInt64, about 292 years). Using an
 // integer keeps the event order total and the output byte-identical across machines: there is no
 // float rounding in comparisons and no wall clock anywhere in the core (kvcache, scheduler, sim,
-// bench).
+// llmbench).
 //
 // The cost model computes step times in float seconds; FromSeconds converts such a value once,
 // rounding to the nearest nanosecond, saturating at MaxDuration (2^63 ns, about 292 years) rather

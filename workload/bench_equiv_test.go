@@ -3,7 +3,7 @@ package workload
 import (
 	"testing"
 
-	"github.com/servesim/servesim/bench"
+	"github.com/servesim/servesim/llmbench"
 	"github.com/servesim/servesim/scenario"
 	"github.com/servesim/servesim/sim"
 )
@@ -36,12 +36,12 @@ func TestBenchCellMatchesMatrix(t *testing.T) {
 	for _, tc := range cases {
 		proto := r.Scenario.Protocol
 		proto.Contexts, proto.PrefillOnly, proto.Concurrency = []string{tc.ctx}, nil, []int{tc.conc}
-		res, err := bench.RunMatrix(srv, &proto, bench.Options{Seed: r.Scenario.Seed})
+		res, err := llmbench.RunMatrix(srv, &proto, llmbench.Options{Seed: r.Scenario.Seed})
 		if err != nil {
 			t.Fatal(err)
 		}
 		w := res.Matrix.Decode[0]
-		s := &Spec{Name: "cell", Kind: KindBench, Bench: BenchFromProtocol(&r.Scenario.Protocol, tc.ctx, tc.conc)}
+		s := &Spec{Name: "cell", Kind: KindLLMBenchCell, Cell: BenchFromProtocol(&r.Scenario.Protocol, tc.ctx, tc.conc)}
 		got, err := Run(srv, s, Options{Seed: r.Scenario.Seed})
 		if err != nil {
 			t.Fatal(err)

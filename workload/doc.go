@@ -22,7 +22,7 @@
 //	        optionally prefix_id + prefix_tokens for prompts that share a leading part. The
 //	        public Azure LLM inference, BurstGPT and Mooncake column names are understood.
 //	bench   one llm-inference-bench decode cell, run as the tool runs a matrix of that one
-//	        cell (bench.Session: hidden warm-ups, the cell's clock, its cold scout, readiness
+//	        cell (llmbench.Session: hidden warm-ups, the cell's clock, its cold scout, readiness
 //	        gate and timeout, window; all rules from package protocol), with full latency
 //	        distributions.
 //	vllm-bench  vLLM's client, `vllm bench serve` (VLLMBench; package vllmbench reads the command
@@ -123,7 +123,7 @@
 // vllm/benchmarks/throughput.py. ShareGPT token counts come from a turn's num_tokens, else
 // ceil(characters / 4) + special tokens (DefaultCharsPerToken: there is no tokenizer here). The trace column names are those of the public Azure LLM
 // inference traces (Azure/AzurePublicDataset), BurstGPT (HPMLL/BurstGPT) and Mooncake
-// (kvcache-ai/Mooncake). The bench kind is llm-inference-bench's decode cell (package bench).
+// (kvcache-ai/Mooncake). The bench kind is llm-inference-bench's decode cell (package llmbench).
 // TPOT, ITL, E2E and goodput are the metrics vllm bench serve reports.
 //
 // # Determinism

@@ -79,7 +79,7 @@ func Preset(name string) (*Spec, error) {
 			ctx, cs := rest[:i], rest[i+1:]
 			c, err := strconv.Atoi(cs)
 			if _, cerr := matrix.ParseContext(ctx); cerr == nil && err == nil && c > 0 {
-				s := &Spec{Name: name, Kind: KindBench, Bench: BenchCell{Context: ctx, Concurrency: c}}
+				s := &Spec{Name: name, Kind: KindLLMBenchCell, Cell: LLMBenchCell{Context: ctx, Concurrency: c}}
 				if err := s.Validate(); err != nil {
 					return nil, fmt.Errorf("preset %s: %w", name, err)
 				}

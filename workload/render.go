@@ -133,7 +133,7 @@ func WriteTable(w io.Writer, m *Metrics) error {
 		return nil
 	}
 	span := "duration"
-	if m.Kind == KindBench {
+	if m.Kind == KindLLMBenchCell {
 		span = "window"
 	}
 	p("Throughput   output %s tok/s, total %s tok/s, %.3g req/s (%s %.1f s)\n", fmtRate(m.OutputTokS), fmtRate(m.TotalTokS), m.RequestsPerS, span, m.DurationS)

@@ -6,7 +6,7 @@ import (
 	"hash/fnv"
 	"math"
 
-	"github.com/servesim/servesim/bench"
+	"github.com/servesim/servesim/llmbench"
 	"github.com/servesim/servesim/matrix"
 	"github.com/servesim/servesim/protocol"
 	"github.com/servesim/servesim/sim"
@@ -53,7 +53,7 @@ func Run(srv *sim.Server, s *Spec, o Options) (*Metrics, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
-	srv, err := bench.WithSamePrompt(srv, s.SamePromptShare())
+	srv, err := llmbench.WithSamePrompt(srv, s.SamePromptShare())
 	if err != nil {
 		return nil, err
 	}
@@ -64,13 +64,13 @@ func Run(srv *sim.Server, s *Spec, o Options) (*Metrics, error) {
 	r := o.replicas(srv)
 	var parts []part
 	switch s.Kind {
-	case KindBench:
-		loads := splitCount(s.Bench.Concurrency, r)
+	case KindLLMBenchCell:
+		loads := splitCount(s.Cell.Concurrency, r)
 		for _, g := range groupInts(loads) {
 			if g.v == 0 {
 				continue
 			}
-			b := s.Bench
+			b := s.Cell
 			b.Concurrency = g.v
 			c, err := runBench(srv, b, seed, s.sampleInterval(), &s.SLO)
 			if err != nil {
@@ -398,16 +398,16 @@ func runList(srv *sim.Server, reqs []Request, conc int, seed uint64, every vtime
 }
 
 // BenchSeed is the engine seed of a decode cell of tokens x concurrency in a run seeded with seed:
-// bench's per-job seed, so that a cell simulated alone is the cell of the matrix.
+// llmbench's per-job seed, so that a cell simulated alone is the cell of the matrix.
 func BenchSeed(seed uint64, tokens, concurrency int) uint64 {
-	return bench.JobSeed(seed, &protocol.Job{Phase: matrix.Decode, Tokens: tokens, Concurrency: concurrency})
+	return llmbench.JobSeed(seed, &protocol.Job{Phase: matrix.Decode, Tokens: tokens, Concurrency: concurrency})
 }
 
 // runBench runs one llm-inference-bench decode cell as the tool runs a matrix of that one cell
-// (protocol.Protocol.Schedule on bench.Session): the hidden warm-ups, then the cell, whose scout
+// (protocol.Protocol.Schedule on llmbench.Session): the hidden warm-ups, then the cell, whose scout
 // is the cold first use of its prompt. It keeps every stream request's latencies. Throughput
 // counts the window; latencies count every stream request.
-func runBench(srv *sim.Server, b BenchCell, seed uint64, every vtime.Duration, slo *SLO) (*collector, error) {
+func runBench(srv *sim.Server, b LLMBenchCell, seed uint64, every vtime.Duration, slo *SLO) (*collector, error) {
 	p := b.Protocol()
 	tokens, err := p.FitContext(b.Context, srv.Deployment.Engine.MaxModelLen)
 	if err != nil {
@@ -424,7 +424,7 @@ func runBench(srv *sim.Server, b BenchCell, seed uint64, every vtime.Duration, s
 	if err != nil {
 		return nil, fmt.Errorf("bench: %w", err)
 	}
-	opt := bench.CellOptions{
+	opt := llmbench.CellOptions{
 		OnSubmit: func(rec *sim.Record) {
 			r.measuring = true
 			r.live++
@@ -440,8 +440,8 @@ func runBench(srv *sim.Server, b BenchCell, seed uint64, every vtime.Duration, s
 	if b.ReadyLimitS > 0 {
 		opt.ReadyLimit = vtime.FromSeconds(b.ReadyLimitS)
 	}
-	s := bench.NewSession(r.eng, srv, &p, seed)
-	var run *bench.CellRun
+	s := llmbench.NewSession(r.eng, srv, &p, seed)
+	var run *llmbench.CellRun
 	var job *protocol.Job
 	for i := range stages {
 		st := &stages[i]

@@ -118,10 +118,10 @@ func TestConservation(t *testing.T) {
 // identical replicas are simulated once with the same result as one of them alone.
 func TestReplicas(t *testing.T) {
 	srv, r := seedServer(t)
-	b := &Spec{Name: "b", Kind: KindBench, Bench: BenchFromProtocol(&r.Scenario.Protocol, "8K", 8)}
-	b.Bench.DurationS = 5
-	one := &Spec{Name: "b", Kind: KindBench, Bench: b.Bench}
-	one.Bench.Concurrency = 4
+	b := &Spec{Name: "b", Kind: KindLLMBenchCell, Cell: BenchFromProtocol(&r.Scenario.Protocol, "8K", 8)}
+	b.Cell.DurationS = 5
+	one := &Spec{Name: "b", Kind: KindLLMBenchCell, Cell: b.Cell}
+	one.Cell.Concurrency = 4
 	m2, err := Run(srv, b, Options{Seed: 1, Replicas: 2})
 	if err != nil {
 		t.Fatal(err)

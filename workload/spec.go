@@ -24,10 +24,10 @@ const (
 	KindOpen Kind = "open"
 	// KindTrace replays a CSV or JSONL trace of arrival times and lengths.
 	KindTrace Kind = "trace"
-	// KindBench is one llm-inference-bench decode cell (the rules are package protocol's): a hidden
+	// KindLLMBenchCell is one llm-inference-bench decode cell (the rules are package protocol's): a hidden
 	// warm-up, a cold scout prefill, then C streams of the identical prompt, closed loop, measured
 	// over a fixed window after a readiness gate.
-	KindBench Kind = "bench"
+	KindLLMBenchCell Kind = "bench"
 	// KindVLLMBench is vLLM's benchmark client, `vllm bench serve`: its random or ShareGPT
 	// dataset, request rate and burstiness, max-concurrency semaphore, ready check and warm-ups
 	// (see VLLMBench; package vllmbench imports the command line).
@@ -102,12 +102,12 @@ type Trace struct {
 	blocks map[int][]uint64
 }
 
-// BenchCell is one llm-inference-bench decode cell, run as the tool runs a matrix of that one cell
+// LLMBenchCell is one llm-inference-bench decode cell, run as the tool runs a matrix of that one cell
 // (hidden warm-ups, then the cell with its cold scout). Absent fields take the seed protocol's
 // values (protocol.Seed): 30 s window, 4,096 output tokens, 1 s polls, 3 s stable, the tool's
 // readiness timeout by context, 64-token margin, 10 % trim slack. The fields that may be zero are
 // pointers, so that zero is not absent.
-type BenchCell struct {
+type LLMBenchCell struct {
 	// Context is the prompt length: tokens or KiB of tokens ("128K" = 131,072).
 	Context      string   `toml:"context" json:"context"`
 	Concurrency  int      `toml:"concurrency" json:"concurrency"`
@@ -177,11 +177,11 @@ type Spec struct {
 	Seed    uint64 `toml:"seed,omitempty" json:"seed"`
 	HasSeed bool   `toml:"-" json:"-"`
 
-	Lengths Lengths   `toml:"lengths" json:"lengths"`
-	Closed  Closed    `toml:"closed" json:"closed"`
-	Open    Open      `toml:"open" json:"open"`
-	Trace   Trace     `toml:"trace" json:"trace"`
-	Bench   BenchCell `toml:"bench" json:"bench"`
+	Lengths Lengths      `toml:"lengths" json:"lengths"`
+	Closed  Closed       `toml:"closed" json:"closed"`
+	Open    Open         `toml:"open" json:"open"`
+	Trace   Trace        `toml:"trace" json:"trace"`
+	Cell    LLMBenchCell `toml:"bench" json:"bench"`
 	// VLLM is the vllm-bench and offline kinds' run (nil for the others).
 	VLLM *VLLMBench `toml:"vllm_bench,omitempty" json:"vllm_bench,omitempty"`
 	SLO  SLO        `toml:"slo" json:"slo"`
@@ -315,7 +315,7 @@ func (s *Spec) Validate() error { return s.validate(MaxRequests) }
 // validate is Validate with an open loop's request bound.
 func (s *Spec) validate(maxOpen int) error {
 	switch s.Kind {
-	case KindClosed, KindOpen, KindTrace, KindBench, KindVLLMBench, KindOffline:
+	case KindClosed, KindOpen, KindTrace, KindLLMBenchCell, KindVLLMBench, KindOffline:
 	case "":
 		return fmt.Errorf("kind: missing: want closed, open, trace, bench, vllm-bench or offline")
 	default:
@@ -371,8 +371,8 @@ func (s *Spec) validate(maxOpen int) error {
 		}
 	case KindVLLMBench, KindOffline:
 		return s.VLLM.validate(s.Kind)
-	case KindBench:
-		b := s.Bench
+	case KindLLMBenchCell:
+		b := s.Cell
 		n, err := matrix.ParseContext(b.Context)
 		if err != nil {
 			return fmt.Errorf("bench.context: %w", err)
@@ -477,7 +477,7 @@ func (o *Open) endS() float64 {
 }
 
 // Protocol is the benchmark protocol of a bench cell, with defaults from protocol.Seed.
-func (b BenchCell) Protocol() protocol.Protocol {
+func (b LLMBenchCell) Protocol() protocol.Protocol {
 	p := protocol.Seed()
 	p.Contexts = []string{b.Context}
 	p.PrefillOnly = nil
@@ -509,9 +509,9 @@ func (b BenchCell) Protocol() protocol.Protocol {
 // BenchFromProtocol is a bench cell at context x concurrency with every other setting from p (a
 // scenario's protocol). The trim slack is set only when it is not the seed's (absent means the
 // seed's).
-func BenchFromProtocol(p *protocol.Protocol, context string, concurrency int) BenchCell {
+func BenchFromProtocol(p *protocol.Protocol, context string, concurrency int) LLMBenchCell {
 	stable, margin := p.StableS, p.MarginTokens
-	b := BenchCell{Context: context, Concurrency: concurrency, DurationS: p.DurationS, MaxOutput: p.MaxOutput,
+	b := LLMBenchCell{Context: context, Concurrency: concurrency, DurationS: p.DurationS, MaxOutput: p.MaxOutput,
 		PollS: p.PollS, StableS: &stable, MarginTokens: &margin, ReadyTimeoutS: p.ReadyTimeoutS}
 	if seed := protocol.Seed(); p.TrimSlack != seed.TrimSlack {
 		trim := p.TrimSlack
@@ -526,8 +526,8 @@ func (s *Spec) MaxConcurrency() int {
 	switch s.Kind {
 	case KindClosed:
 		return s.Closed.Concurrency
-	case KindBench:
-		return s.Bench.Concurrency
+	case KindLLMBenchCell:
+		return s.Cell.Concurrency
 	case KindVLLMBench:
 		return s.VLLM.MaxConcurrency
 	}
@@ -541,9 +541,9 @@ func (s *Spec) MaxRequestTokens() int {
 	case KindClosed, KindOpen:
 		l := s.Lengths
 		return hiLen(l.InputTokens, l.RangeRatio) + hiLen(l.OutputTokens, l.RangeRatio)
-	case KindBench:
-		p := s.Bench.Protocol()
-		n, _ := matrix.ParseContext(s.Bench.Context)
+	case KindLLMBenchCell:
+		p := s.Cell.Protocol()
+		n, _ := matrix.ParseContext(s.Cell.Context)
 		return p.NeedModelLen(n, p.MaxOutput)
 	case KindTrace:
 		m := 0
@@ -600,13 +600,13 @@ func (s *Spec) Describe() string {
 		return fmt.Sprintf("open loop: %s, %s%s; %s", proc, rate, stop, lens)
 	case KindTrace:
 		return fmt.Sprintf("trace replay: %s (%d requests)", s.Trace.File, len(s.Trace.rows))
-	case KindBench:
-		p := s.Bench.Protocol()
+	case KindLLMBenchCell:
+		p := s.Cell.Protocol()
 		streams := "streams"
-		if s.Bench.Concurrency == 1 {
+		if s.Cell.Concurrency == 1 {
 			streams = "stream"
 		}
-		return fmt.Sprintf("llm-inference-bench cell: context %s x %d %s, %g s window, max output %d", s.Bench.Context, s.Bench.Concurrency, streams, p.DurationS, p.MaxOutput)
+		return fmt.Sprintf("llm-inference-bench cell: context %s x %d %s, %g s window, max output %d", s.Cell.Context, s.Cell.Concurrency, streams, p.DurationS, p.MaxOutput)
 	case KindVLLMBench, KindOffline:
 		return s.VLLM.describe(s.Kind)
 	}
@@ -620,7 +620,7 @@ func loLen(l int, r float64) int { return max(1, int(float64(l)*(1-r))) }
 // request carries one prompt (an llm-inference-bench cell, lengths.same_prompt), else 0
 // (vLLM's random and ShareGPT datasets, traces, prompts drawn per request).
 func (s *Spec) SamePromptShare() float64 {
-	if s.Kind == KindBench || (s.Lengths.SamePrompt && s.Kind != KindVLLMBench && s.Kind != KindOffline && s.Kind != KindTrace) {
+	if s.Kind == KindLLMBenchCell || (s.Lengths.SamePrompt && s.Kind != KindVLLMBench && s.Kind != KindOffline && s.Kind != KindTrace) {
 		return 1
 	}
 	return 0

@@ -38,14 +38,14 @@ func TestBenchCellProtocol(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p := s.Bench.Protocol(); p.MarginTokens != 0 || p.TrimSlack != 0 || p.StableS != 0 {
+	if p := s.Cell.Protocol(); p.MarginTokens != 0 || p.TrimSlack != 0 || p.StableS != 0 {
 		t.Errorf("TOML zeros: margin %d, trim slack %v, stable %v; want 0, 0, 0", p.MarginTokens, p.TrimSlack, p.StableS)
 	}
 	s, err = Parse([]byte("kind = \"bench\"\n[bench]\ncontext = \"1024K\"\nconcurrency = 1\n"), "w.toml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p := s.Bench.Protocol(); p.MarginTokens != seed.MarginTokens || p.TrimSlack != seed.TrimSlack || p.StableS != seed.StableS {
+	if p := s.Cell.Protocol(); p.MarginTokens != seed.MarginTokens || p.TrimSlack != seed.TrimSlack || p.StableS != seed.StableS {
 		t.Errorf("absent settings: %+v, want the seed's", p)
 	}
 	// The seed's margin: a 1024K cell needs 1,048,576 + 4,096 + 64 tokens of max_model_len.

@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/servesim/servesim/bench"
+	"github.com/servesim/servesim/llmbench"
 )
 
 func capacityCmd() *command {
@@ -39,7 +39,7 @@ Example:
 					return err
 				}
 				var buf bytes.Buffer
-				if err := bench.WriteCapacity(&buf, srv, &r.Scenario.Protocol); err != nil {
+				if err := llmbench.WriteCapacity(&buf, srv, &r.Scenario.Protocol); err != nil {
 					return err
 				}
 				return out.write(e.stdout, &buf)

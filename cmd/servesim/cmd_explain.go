@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/servesim/servesim/bench"
+	"github.com/servesim/servesim/llmbench"
 	"github.com/servesim/servesim/matrix"
 )
 
@@ -47,7 +47,7 @@ Example:
 				}
 				// The matrix's fitting and capacity rules: --context 1019K is the matrix's
 				// 1019K row, and an Over capacity cell says so.
-				x, err := bench.ExplainCell(srv, &r.Scenario.Protocol, *ctx, *conc)
+				x, err := llmbench.ExplainCell(srv, &r.Scenario.Protocol, *ctx, *conc)
 				if err != nil {
 					return fmt.Errorf("--context %s: %w", *ctx, err)
 				}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/servesim/servesim/bench"
+	"github.com/servesim/servesim/llmbench"
 	"github.com/servesim/servesim/matrix"
 	"github.com/servesim/servesim/sim"
 )
@@ -79,7 +79,7 @@ Example:
 				fmt.Fprintf(e.info(), "servesim: %s; parameters: %s (%s)\n", r.Scenario.Name, r.ParamsFrom, r.Source)
 				start := time.Now()
 				prog, finish := progressPrinter(e)
-				res, err := bench.RunMatrix(srv, &r.Scenario.Protocol, bench.Options{Seed: r.Scenario.Seed, Progress: prog})
+				res, err := llmbench.RunMatrix(srv, &r.Scenario.Protocol, llmbench.Options{Seed: r.Scenario.Seed, Progress: prog})
 				finish()
 				if err != nil {
 					return err

@@ -13,7 +13,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/servesim/servesim/bench"
+	"github.com/servesim/servesim/llmbench"
 	"github.com/servesim/servesim/matrix"
 	"github.com/servesim/servesim/scenario"
 	"github.com/servesim/servesim/server"
@@ -313,13 +313,13 @@ func runServe(fs *pflag.FlagSet, e *env, sf *scenarioFlags, f *serveFlags) error
 // checkCells runs the protocol over HTTP and compares with the simulated matrix.
 func checkCells(ctx context.Context, e *env, url string, f *serveFlags, r *scenario.Resolved, srv *sim.Server, keys []matrix.Key, seed bool) error {
 	fmt.Fprintf(e.info(), "servesim: simulating the matrix in process\n")
-	want, err := bench.RunMatrix(srv, &r.Scenario.Protocol, bench.Options{Seed: r.Scenario.Seed})
+	want, err := llmbench.RunMatrix(srv, &r.Scenario.Protocol, llmbench.Options{Seed: r.Scenario.Seed})
 	if err != nil {
 		return err
 	}
 	c := server.NewClient(url, f.speed)
 	defer c.Close()
-	b := &server.Bench{C: c, Proto: &r.Scenario.Protocol, Progress: func(label string) {
+	b := &server.LLMBenchClient{C: c, Proto: &r.Scenario.Protocol, Progress: func(label string) {
 		fmt.Fprintf(e.info(), "servesim: over HTTP at %.0f s: %s\n", c.Now().Seconds(), label)
 	}}
 	start := time.Now()

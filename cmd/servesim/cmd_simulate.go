@@ -210,7 +210,7 @@ Example:
 				if err := wo.apply(fs, spec); err != nil {
 					return err
 				}
-				if sf.readyTimeoutS.set && spec.Kind != workload.KindBench {
+				if sf.readyTimeoutS.set && spec.Kind != workload.KindLLMBenchCell {
 					return usagef("--ready-timeout-s applies to the benchmark's cells (a bench-CTXxC workload, or 'servesim matrix'), not to workload %q (kind %s)", spec.Name, spec.Kind)
 				}
 				r, srv, err := sf.loadServer(e.stderr, e.info())

@@ -37,7 +37,7 @@ func (d *Deployment) CustomAllReduce() (bool, string) {
 // before 0.8, V1 from it; a calibration of the same version replaces them);
 // model-level ones too (act_passes 0: arch.Arch.ElementwisePasses counts the elementwise work the
 // architecture describes). Workload-level parameters take their generic prior (a prompt per
-// request: same_prompt 0); a benchmark that sends one prompt sets it (bench.WithSamePrompt).
+// request: same_prompt 0); a benchmark that sends one prompt sets it (llmbench.WithSamePrompt).
 func (d *Deployment) Priors() (param.Values, param.Provenance) {
 	p := param.Priors()
 	var prov param.Provenance

@@ -1,11 +1,11 @@
-package bench_test
+package llmbench_test
 
 import (
 	"bytes"
 	"strings"
 	"testing"
 
-	"github.com/servesim/servesim/bench"
+	"github.com/servesim/servesim/llmbench"
 	"github.com/servesim/servesim/matrix"
 	"github.com/servesim/servesim/scenario"
 )
@@ -19,7 +19,7 @@ func TestExplainCellFollowsMatrix(t *testing.T) {
 	p := scenario.Default().Protocol
 	mml := srv.Deployment.Engine.MaxModelLen
 	for _, c := range res.Matrix.Decode {
-		x, err := bench.ExplainCell(srv, &p, c.Context, c.Concurrency)
+		x, err := llmbench.ExplainCell(srv, &p, c.Context, c.Concurrency)
 		if err != nil {
 			t.Fatalf("%s x %d: %v", c.Context, c.Concurrency, err)
 		}
@@ -33,7 +33,7 @@ func TestExplainCellFollowsMatrix(t *testing.T) {
 			t.Errorf("%s x %d: %d run at once, the KV cache holds %d", c.Context, c.Concurrency, x.Running, x.MaxConcurrency)
 		}
 	}
-	x, err := bench.ExplainCell(srv, &p, "512K", 16)
+	x, err := llmbench.ExplainCell(srv, &p, "512K", 16)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,16 +45,16 @@ func TestExplainCellFollowsMatrix(t *testing.T) {
 		t.Errorf("512K x 16:\n%s", b.String())
 	}
 	// The nominal 1024K is fitted (trimmed to the room) like the matrix's row; 2M does not fit.
-	if n, err := bench.ContextTokens(&p, "1024K", mml); err != nil || n != 1_044_416 {
+	if n, err := llmbench.ContextTokens(&p, "1024K", mml); err != nil || n != 1_044_416 {
 		t.Errorf("1024K: %d, %v; want 1044416", n, err)
 	}
-	if n, err := bench.ContextTokens(&p, "1019K", mml); err != nil || n != 1_044_416 {
+	if n, err := llmbench.ContextTokens(&p, "1019K", mml); err != nil || n != 1_044_416 {
 		t.Errorf("1019K: %d, %v; want 1044416 (the matrix's row)", n, err)
 	}
-	if n, err := bench.ContextTokens(&p, "100000", mml); err != nil || n != 100_000 {
+	if n, err := llmbench.ContextTokens(&p, "100000", mml); err != nil || n != 100_000 {
 		t.Errorf("100000: %d, %v", n, err)
 	}
-	if _, err := bench.ContextTokens(&p, "2M", mml); err == nil || !strings.Contains(err.Error(), "do not fit max_model_len") {
+	if _, err := llmbench.ContextTokens(&p, "2M", mml); err == nil || !strings.Contains(err.Error(), "do not fit max_model_len") {
 		t.Errorf("2M: %v", err)
 	}
 }

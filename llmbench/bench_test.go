@@ -1,11 +1,11 @@
-package bench_test
+package llmbench_test
 
 import (
 	"bytes"
 	"sync"
 	"testing"
 
-	"github.com/servesim/servesim/bench"
+	"github.com/servesim/servesim/llmbench"
 	"github.com/servesim/servesim/matrix"
 	"github.com/servesim/servesim/model/arch"
 	"github.com/servesim/servesim/model/deploy"
@@ -17,14 +17,14 @@ import (
 
 var (
 	seedOnce sync.Once
-	seedRes  *bench.Result
+	seedRes  *llmbench.Result
 	seedErr  error
 	seedSrv  *sim.Server
 )
 
 // seedRun simulates the embedded seed scenario once per test binary, with the shipped parameters
 // (calibrated when a calibration exists, else priors).
-func seedRun(t testing.TB) (*bench.Result, *sim.Server) {
+func seedRun(t testing.TB) (*llmbench.Result, *sim.Server) {
 	t.Helper()
 	seedOnce.Do(func() {
 		s := scenario.Default()
@@ -37,7 +37,7 @@ func seedRun(t testing.TB) (*bench.Result, *sim.Server) {
 		if seedErr != nil {
 			return
 		}
-		seedRes, seedErr = bench.RunMatrix(seedSrv, &s.Protocol, bench.Options{Seed: s.Seed})
+		seedRes, seedErr = llmbench.RunMatrix(seedSrv, &s.Protocol, llmbench.Options{Seed: s.Seed})
 	})
 	if seedErr != nil {
 		t.Fatal(seedErr)
@@ -137,7 +137,7 @@ func TestMatrixDeterministic(t *testing.T) {
 	proto := scenario.Default().Protocol
 	var a, b bytes.Buffer
 	for _, buf := range []*bytes.Buffer{&a, &b} {
-		res, err := bench.RunMatrix(srv, &proto, bench.Options{Seed: 7})
+		res, err := llmbench.RunMatrix(srv, &proto, llmbench.Options{Seed: 7})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -149,7 +149,7 @@ func TestMatrixDeterministic(t *testing.T) {
 		t.Fatal("two runs with seed 7 gave different CSV")
 	}
 	// A different seed changes the acceptance draws and therefore the numbers.
-	res, err := bench.RunMatrix(srv, &proto, bench.Options{Seed: 8})
+	res, err := llmbench.RunMatrix(srv, &proto, llmbench.Options{Seed: 8})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +183,7 @@ func TestDenseModelDecodeFallsWithContext(t *testing.T) {
 	}
 	var prev float64
 	for i, ctx := range []int{4096, 32768, 131000 - 2048} {
-		x, err := bench.Explain(srv, ctx, 32)
+		x, err := llmbench.Explain(srv, ctx, 32)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -200,7 +200,7 @@ func BenchmarkSeedMatrix(b *testing.B) {
 	proto := scenario.Default().Protocol
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
-		if _, err := bench.RunMatrix(srv, &proto, bench.Options{Seed: 1}); err != nil {
+		if _, err := llmbench.RunMatrix(srv, &proto, llmbench.Options{Seed: 1}); err != nil {
 			b.Fatal(err)
 		}
 	}

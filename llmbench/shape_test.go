@@ -1,10 +1,10 @@
-package bench_test
+package llmbench_test
 
 import (
 	"sync"
 	"testing"
 
-	"github.com/servesim/servesim/bench"
+	"github.com/servesim/servesim/llmbench"
 	"github.com/servesim/servesim/matrix"
 	"github.com/servesim/servesim/scenario"
 	"github.com/servesim/servesim/sim"
@@ -12,7 +12,7 @@ import (
 
 var (
 	priorOnce sync.Once
-	priorRes  *bench.Result
+	priorRes  *llmbench.Result
 	priorErr  error
 )
 
@@ -31,7 +31,7 @@ func priorRun(t *testing.T) *matrix.Matrix {
 			priorErr = err
 			return
 		}
-		priorRes, priorErr = bench.RunMatrix(srv, &s.Protocol, bench.Options{Seed: s.Seed})
+		priorRes, priorErr = llmbench.RunMatrix(srv, &s.Protocol, llmbench.Options{Seed: s.Seed})
 	})
 	if priorErr != nil {
 		t.Fatal(priorErr)

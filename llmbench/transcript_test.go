@@ -1,4 +1,4 @@
-package bench_test
+package llmbench_test
 
 import (
 	"bufio"
@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/servesim/servesim/bench"
 	"github.com/servesim/servesim/internal/tomlx"
+	"github.com/servesim/servesim/llmbench"
 	"github.com/servesim/servesim/matrix"
 	"github.com/servesim/servesim/protocol"
 	"github.com/servesim/servesim/scenario"
@@ -28,7 +28,7 @@ var update = flag.Bool("update", false, "rewrite the expected output of the prot
 // interaction tests, cockroachdb/datadriven). Commands:
 //
 //	scenario       the lines up to "----" are TOML applied on the seed scenario
-//	run            the whole schedule (bench.Plan) on one engine, seeded with the scenario's seed
+//	run            the whole schedule (llmbench.Plan) on one engine, seeded with the scenario's seed
 //
 // Times are seconds: a stage's start on the run's clock, everything else relative to the cell's
 // start (before its scout). Refresh with go test ./bench -run Transcript -update.
@@ -157,13 +157,13 @@ func runTranscript(t *testing.T, path string) {
 func rel(t, start vtime.Time) string { return fmt.Sprintf("+%.3f", t.Sub(start).Seconds()) }
 
 func transcriptRun(t *testing.T, srv *sim.Server, p *protocol.Protocol, seed uint64) string {
-	jobs, stages, err := bench.Plan(srv, p)
+	jobs, stages, err := llmbench.Plan(srv, p)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var w strings.Builder
 	e := srv.NewEngine(seed)
-	s := bench.NewSession(e, srv, p, seed)
+	s := llmbench.NewSession(e, srv, p, seed)
 	for i := range stages {
 		st := &stages[i]
 		start := e.Now()
@@ -181,7 +181,7 @@ func transcriptRun(t *testing.T, srv *sim.Server, p *protocol.Protocol, seed uin
 			fmt.Fprintf(&w, "%.3f prefill %s alone: TTFT %.1f ms, %.1f tok/s\n", start.Seconds(), c.Context, c.TTFTms, c.TotalTokS)
 		case protocol.StageCell:
 			j := &jobs[st.Job]
-			run, err := s.Cell(j, bench.CellOptions{})
+			run, err := s.Cell(j, llmbench.CellOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}

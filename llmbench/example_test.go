@@ -1,9 +1,9 @@
-package bench_test
+package llmbench_test
 
 import (
 	"fmt"
 
-	"github.com/servesim/servesim/bench"
+	"github.com/servesim/servesim/llmbench"
 	"github.com/servesim/servesim/scenario"
 	"github.com/servesim/servesim/sim"
 )
@@ -23,7 +23,7 @@ func ExampleRunMatrix() {
 	}
 	proto := s.Protocol
 	proto.Contexts, proto.PrefillOnly, proto.Concurrency = []string{"8K"}, nil, []int{1, 64}
-	res, err := bench.RunMatrix(srv, &proto, bench.Options{Seed: 1})
+	res, err := llmbench.RunMatrix(srv, &proto, llmbench.Options{Seed: 1})
 	if err != nil {
 		fmt.Println(err)
 		return

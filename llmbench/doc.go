@@ -1,4 +1,4 @@
-// Package bench runs the llm-inference-bench protocol (local-inference-lab/llm-inference-bench,
+// Package llmbench runs the llm-inference-bench protocol (local-inference-lab/llm-inference-bench,
 // llm_decode_bench.py: run_one_cell, stream_one_request, summarize_request_samples,
 // run_benchmark) on the simulated engine and reduces each cell to the numbers the benchmark
 // publishes; it also prints the capacity report and explains one cell's step time.
@@ -59,4 +59,4 @@
 // job's tokens, concurrency and phase, so a cell's draws do not depend on how many steps the cells
 // before it took. Calibration runs whole matrices, one per parameter set, on worker goroutines.
 // The same server, protocol and seed give a byte-identical matrix.
-package bench
+package llmbench
