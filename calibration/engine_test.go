@@ -9,6 +9,7 @@ import (
 	"github.com/servesim/servesim/model/cost"
 	"github.com/servesim/servesim/model/deploy"
 	"github.com/servesim/servesim/model/param"
+	"github.com/servesim/servesim/model/priors"
 )
 
 // TestLevelKeysEngineSeries: the engine key is the release series with the engine generation, so
@@ -18,7 +19,7 @@ func TestLevelKeysEngineSeries(t *testing.T) {
 	key := func(v string) string {
 		d := *b
 		d.Engine.Version = v
-		return d.LevelKeys().Engine
+		return priors.Keys(&d).Engine
 	}
 	if a, c := key("0.6.3.post2.dev308+gb489fc3c"), key("0.6.3.dev109"); a != c || a != "vllm 0.6.x (V0)" {
 		t.Errorf("0.6.3 builds: keys %q and %q, want both \"vllm 0.6.x (V0)\"", a, c)
@@ -49,11 +50,11 @@ func TestFitMultiEngineErrorToEngine(t *testing.T) {
 	v1.Engine.Version, v1.Engine.AsyncScheduling = deploy.DefaultVersion, true
 	v0 := *h
 	v0.Engine.Version, v0.Engine.AsyncScheduling = "0.6.3.post2.dev308", false
-	if v0.LevelKeys().GPU != v1.LevelKeys().GPU || v0.LevelKeys().Engine == v1.LevelKeys().Engine {
-		t.Fatalf("keys %+v and %+v: want one GPU, two engines", v0.LevelKeys(), v1.LevelKeys())
+	if priors.Keys(&v0).GPU != priors.Keys(&v1).GPU || priors.Keys(&v0).Engine == priors.Keys(&v1).Engine {
+		t.Fatalf("keys %+v and %+v: want one GPU, two engines", priors.Keys(&v0), priors.Keys(&v1))
 	}
-	prior0, _ := v0.Priors()
-	prior1, _ := v1.Priors()
+	prior0, _ := priors.Of(&v0)
+	prior1, _ := priors.Of(&v1)
 	bwTruth := prior0[param.MemBWEff] - 0.04
 	truth0, truth1 := prior0, prior1
 	truth0[param.MemBWEff], truth1[param.MemBWEff] = bwTruth, bwTruth
@@ -96,13 +97,13 @@ func TestFitMultiEngineErrorToEngine(t *testing.T) {
 	}
 	got, _ := res.ParamsFor(&v0)
 	if bw := got[param.MemBWEff]; math.Abs(bw/bwTruth-1) > 0.01 {
-		t.Errorf("mem_bw_eff[%s] %.4f, want the truth %.4f (prior %.4f): the GPU and the engine are not told apart", v0.LevelKeys().GPU, bw, bwTruth, prior0[param.MemBWEff])
+		t.Errorf("mem_bw_eff[%s] %.4f, want the truth %.4f (prior %.4f): the GPU and the engine are not told apart", priors.Keys(&v0).GPU, bw, bwTruth, prior0[param.MemBWEff])
 	}
 	if c := got[param.CPUStepUS]; math.Abs(c/truth0[param.CPUStepUS]-1) > 0.15 {
-		t.Errorf("cpu_step_us[%s] %.0f, want near the truth %.0f (prior %.0f)", v0.LevelKeys().Engine, c, truth0[param.CPUStepUS], prior0[param.CPUStepUS])
+		t.Errorf("cpu_step_us[%s] %.0f, want near the truth %.0f (prior %.0f)", priors.Keys(&v0).Engine, c, truth0[param.CPUStepUS], prior0[param.CPUStepUS])
 	}
 	if c := got[param.CPUPerReqUS]; math.Abs(c/truth0[param.CPUPerReqUS]-1) > 0.15 {
-		t.Errorf("cpu_per_req_us[%s] %.1f, want near the truth %.0f (prior %.0f)", v0.LevelKeys().Engine, c, truth0[param.CPUPerReqUS], prior0[param.CPUPerReqUS])
+		t.Errorf("cpu_per_req_us[%s] %.1f, want near the truth %.0f (prior %.0f)", priors.Keys(&v0).Engine, c, truth0[param.CPUPerReqUS], prior0[param.CPUPerReqUS])
 	}
 	if g, _ := res.ParamsFor(&v1); g[param.CPUStepUS] != prior1[param.CPUStepUS] || g[param.CPUPerReqUS] != prior1[param.CPUPerReqUS] {
 		t.Errorf("V1 engine: cpu_step_us %.0f cpu_per_req_us %.1f, want its priors %.0f %.1f (not fitted)", g[param.CPUStepUS], g[param.CPUPerReqUS], prior1[param.CPUStepUS], prior1[param.CPUPerReqUS])

@@ -13,6 +13,7 @@ import (
 	"github.com/servesim/servesim/model/arch"
 	"github.com/servesim/servesim/model/deploy"
 	"github.com/servesim/servesim/model/param"
+	"github.com/servesim/servesim/model/priors"
 	"github.com/servesim/servesim/protocol"
 )
 
@@ -215,7 +216,7 @@ func Fit(p *Problem, s *Settings) (*Result, error) {
 	if free == nil {
 		free = DefaultFree(p)
 	}
-	prior, _ := p.Deployment.Priors()
+	prior, _ := priors.Of(p.Deployment)
 	f, err := newFitSetup(s, p.Base, free, prior)
 	if err != nil {
 		return nil, err

@@ -10,6 +10,7 @@ import (
 	"github.com/servesim/servesim/matrix"
 	"github.com/servesim/servesim/model/deploy"
 	"github.com/servesim/servesim/model/param"
+	"github.com/servesim/servesim/model/priors"
 	"github.com/servesim/servesim/scenario"
 	"github.com/servesim/servesim/sim"
 )
@@ -216,7 +217,7 @@ func TestShippedCalibrationReproduces(t *testing.T) {
 		t.Fatalf("objectiveAt(refit) = %.12g, Fit reports loss %.12g: the test's objective is not Fit's", lossRefit, res.Report.Loss)
 	}
 	// The shipped file sets the parameters the fit moved; the others are the deployment's priors.
-	base, _ := prob.Deployment.Priors()
+	base, _ := priors.Of(prob.Deployment)
 	want := shipped.Over(base)
 	lossShipped, _ := objectiveAt(prob, w, res.Free, want)
 	s2 := res.Report.Loss / float64(m-len(res.Free))

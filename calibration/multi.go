@@ -13,6 +13,7 @@ import (
 	"github.com/servesim/servesim/model/deploy"
 	"github.com/servesim/servesim/model/hardware"
 	"github.com/servesim/servesim/model/param"
+	"github.com/servesim/servesim/model/priors"
 )
 
 // A multi-source fit (FitMulti) fits one parameter set to several measured sources at once: the
@@ -81,7 +82,7 @@ func (p *MultiProblem) free(j *MultiJob) []param.ID {
 
 // multiFree is the default free list of a multi-source job: defaultFree on its deployment, except
 // that a run of vLLM's V0 engine (before 0.8) calibrates no GPU-level value. servesim runs V0
-// deployments on V1's scheduler with V0's CPU costs (deploy.EnginePriors), an approximation: a V0
+// deployments on V1's scheduler with V0's CPU costs (priors.ForEngine), an approximation: a V0
 // run's residual is mostly the engine's, and put on its GPU's kernel efficiencies it would be
 // carried to every V1 run on that GPU. Measured on the corpus before this rule, leave-one-source-
 // out holding inference-sim (V1 on H100) out fitted H100's entries to dstack's V0 runs alone and
@@ -161,8 +162,8 @@ type MultiResult struct {
 // entries only ratio-scored runs of another engine saw (AbsJobs 0) counts as without entries
 // when such a transfer exists: ratios fix how throughput scales on it, not its level.
 func (r *MultiResult) ParamsFor(d *deploy.Deployment) (param.Values, string) {
-	p, _ := d.Priors()
-	k := d.LevelKeys()
+	p, _ := priors.Of(d)
+	k := priors.Keys(d)
 	levels := map[param.Level]bool{}
 	gpuKey, transferred := r.gpuKeyFor(d), false
 	if gpuKey != k.GPU {
@@ -199,8 +200,8 @@ func (r *MultiResult) ParamsFor(d *deploy.Deployment) (param.Values, string) {
 // another GPU of its generation transferred, the rest priors. Its 80 % intervals are the
 // widths a user of the fit would be shown.
 func (r *MultiResult) ProvenanceFor(d *deploy.Deployment) param.Summary {
-	_, prov := d.Priors()
-	k := d.LevelKeys()
+	_, prov := priors.Of(d)
+	k := priors.Keys(d)
 	gpuKey := r.gpuKeyFor(d)
 	for _, e := range r.Entries {
 		lvl := e.ID.Def().Level
@@ -215,7 +216,7 @@ func (r *MultiResult) ProvenanceFor(d *deploy.Deployment) param.Summary {
 			prov[e.ID] = param.Origin{Kind: kind, Detail: "multi-source fit (" + e.Key + ")"}
 		}
 	}
-	return d.Provenance(&prov)
+	return priors.Summarize(d, &prov)
 }
 
 // gpuKeyFor is the GPU key whose entries apply to d (ParamsFor): its own, else the transferred
@@ -283,7 +284,7 @@ func (r *MultiResult) transferKey(d *deploy.Deployment, keys map[string]bool) st
 // generation's band is the interval its value is believed to lie in (model/hardware.Prior),
 // drawn around public kernel profiles (Vidur's H100/A100 GEMMs, which the generation priors meet
 // within 6-9 % median APE: `servesim kernels`), so it is taken as +-2 sd; an engine or model
-// prior's band is an order-of-magnitude range from public write-ups (deploy.EnginePriors) and
+// prior's band is an order-of-magnitude range from public write-ups (priors.ForEngine) and
 // is taken as +-1 sd. The difference matters where a GPU is covered by one source only: with
 // the GPU's band as +-1 sd, a source's engine-specific error (dstack's V0 runs on H100) was
 // cheaper to put on the GPU's kernel efficiencies than on its engine, and then mispredicted
@@ -335,7 +336,7 @@ func newMultiFit(p *MultiProblem, w Weights, workers int) (*multiFit, error) {
 		for ji := range s.Jobs {
 			j := &s.Jobs[ji]
 			d := j.Deployment
-			base, prov := d.Priors()
+			base, prov := priors.Of(d)
 			for _, def := range param.Defs() {
 				if def.Level == param.LevelWorkload {
 					base[def.ID] = j.Base[def.ID]
@@ -343,7 +344,7 @@ func newMultiFit(p *MultiProblem, w Weights, workers int) (*multiFit, error) {
 			}
 			mj := multiJob{src: si, idx: ji, job: j, base: base}
 			free := p.free(j)
-			k := d.LevelKeys()
+			k := priors.Keys(d)
 			for _, id := range free {
 				def := id.Def()
 				key := k.Key(def.Level)
@@ -363,7 +364,7 @@ func newMultiFit(p *MultiProblem, w Weights, workers int) (*multiFit, error) {
 	// Every job takes every entry of its keys; its simulation depends on those in its free list.
 	for i := range f.jobs {
 		mj := &f.jobs[i]
-		k := mj.job.Deployment.LevelKeys()
+		k := priors.Keys(mj.job.Deployment)
 		free := p.free(mj.job)
 		inFree := map[param.ID]bool{}
 		for _, id := range free {

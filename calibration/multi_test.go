@@ -9,6 +9,7 @@ import (
 	"github.com/servesim/servesim/model/deploy"
 	"github.com/servesim/servesim/model/hardware"
 	"github.com/servesim/servesim/model/param"
+	"github.com/servesim/servesim/model/priors"
 	"github.com/servesim/servesim/scenario"
 )
 
@@ -60,8 +61,8 @@ func memBWOnly(*MultiJob) []param.ID { return []param.ID{param.MemBWEff} }
 // their generation's prior exactly.
 func TestFitMultiPerGPU(t *testing.T) {
 	a, b := twoGPUs(t)
-	priorA, _ := a.Priors()
-	priorB, _ := b.Priors()
+	priorA, _ := priors.Of(a)
+	priorB, _ := priors.Of(b)
 	truth := 0.9
 	if math.Abs(priorA[param.MemBWEff]-truth) < 0.05 {
 		truth = 0.65
@@ -160,7 +161,7 @@ func TestParamsForTransfers(t *testing.T) {
 		t.Errorf("server with ratio-only values and no transfer: mem_bw_eff %g, want its own 0.6", p[param.MemBWEff])
 	}
 	// Hopper takes nothing from Blackwell PCIe.
-	prior, _ := h100.Priors()
+	prior, _ := priors.Of(h100)
 	if p, _ := res.ParamsFor(h100); p[param.MemBWEff] != prior[param.MemBWEff] {
 		t.Errorf("H100: mem_bw_eff %g, want its prior %g", p[param.MemBWEff], prior[param.MemBWEff])
 	}

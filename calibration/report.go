@@ -102,7 +102,7 @@ type Report struct {
 	// KVTokens is the measured kv_cache_size_tokens that pinned the memory terms (0 = none).
 	KVTokens int `json:"kv_tokens,omitempty"`
 	// Priors are the errors on the training cells under the deployment's priors
-	// (deploy.Deployment.Priors: the GPU generation's where known, else the generic ones), the
+	// (priors.Of: the GPU generation's where known, else the generic ones), the
 	// reference the fit should improve on.
 	Priors *Errors `json:"priors,omitempty"`
 	// Warnings say where the fit ends worse than the priors and which cross-validation splits

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/servesim/servesim/model/param"
+	"github.com/servesim/servesim/model/priors"
 )
 
 // objectiveAt evaluates Fit's objective at the parameter set p with the given free parameters:
@@ -14,7 +15,7 @@ import (
 func objectiveAt(prob *Problem, w Weights, free []param.ID, p param.Values) (loss float64, informative int) {
 	ev := newEvaluator(prob, w, 0)
 	vc := &vector{base: prob.Base, free: free}
-	prior, _ := prob.Deployment.Priors()
+	prior, _ := priors.Of(prob.Deployment)
 	uPrior := vc.toU(prior)
 	outs := ev.simulate([]param.Values{p})
 	r := ev.residuals(&outs[0])

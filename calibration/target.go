@@ -12,6 +12,7 @@ import (
 	"github.com/servesim/servesim/internal/workpool"
 	"github.com/servesim/servesim/model/deploy"
 	"github.com/servesim/servesim/model/param"
+	"github.com/servesim/servesim/model/priors"
 	"github.com/servesim/servesim/sim"
 )
 
@@ -264,7 +265,7 @@ func FitTargets(p *TargetProblem, s *Settings) (*TargetResult, error) {
 	if free == nil {
 		free = DefaultFreeTargets(p)
 	}
-	prior, _ := p.Deployment.Priors()
+	prior, _ := priors.Of(p.Deployment)
 	f, err := newFitSetup(s, p.Base, free, prior)
 	if err != nil {
 		return nil, err
@@ -421,7 +422,7 @@ func writeParamTable(w io.Writer, ps map[string]ParamEstimate) {
 // startOf says where a target fit starts from: the deployment's priors where the base equals
 // them, else the starting parameter set (a calibration).
 func startOf(p *TargetProblem) string {
-	prior, _ := p.Deployment.Priors()
+	prior, _ := priors.Of(p.Deployment)
 	if prior == p.Base {
 		return "the priors"
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/servesim/servesim/llmbench"
 	"github.com/servesim/servesim/matrix"
 	"github.com/servesim/servesim/model/param"
+	"github.com/servesim/servesim/model/priors"
 	"github.com/servesim/servesim/planner"
 	"github.com/servesim/servesim/plots"
 	"github.com/servesim/servesim/scenario"
@@ -191,7 +192,7 @@ func buildPage(in *Input) (*page, error) {
 	}
 	p.Nav = append(p.Nav, kv{"scenario", "Scenario"})
 	p.Scenario = scenarioSections(r)
-	prior, _ := r.Deployment.Priors()
+	prior, _ := priors.Of(r.Deployment)
 	p.Params = paramsTable(r.Params, prior)
 	if in.Measured != nil {
 		p.Measured = measuredRows(in.Measured, in.MeasuredName)

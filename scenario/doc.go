@@ -75,7 +75,7 @@
 // A resolved scenario takes its parameters from, in order: a file given with --params (or the
 // scenario's params_file; uncalibrated = true, or --uncalibrated, for the priors alone); else the
 // built-in calibration whose key matches the deployment; else
-// the physical priors (param.Priors); then the scenario's [params] overrides. Resolved.Source
+// the deployment's priors (model/priors.Of); then the scenario's [params] overrides. Resolved.Source
 // says which: "calibrated" (fitted on this GPU, model family and engine version), "transferred"
 // (fitted on another GPU or version of the family: the dimensionless efficiencies carry over, the
 // hardware facts are the new GPU's) or "prior". Predictions print it, so nothing answers quietly

@@ -44,7 +44,7 @@ type ParamsFile struct {
 // ParamSet is the values of one level fitted for one key: the gpu-level values of a GPU (its
 // catalog name; transferred to another GPU of its generation when the file has no other set of
 // that generation), the engine-level values of an engine release series ("vllm 0.10.x (V1)",
-// deploy.LevelKeys), or the model-level values of a model.
+// priors.LevelKeys), or the model-level values of a model.
 type ParamSet struct {
 	Level string `toml:"level"`
 	Key   string `toml:"key"`

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/servesim/servesim/model/param"
+	"github.com/servesim/servesim/model/priors"
 )
 
 // keyedFile is a file of sets as a multi-source fit writes it: the seed's GPU, an H100, the seed's
@@ -82,7 +83,7 @@ func TestParamSetsApply(t *testing.T) {
 		}
 		return r
 	}
-	priors, _ := resolve(Default(), "").Deployment.Priors()
+	prior, _ := priors.Of(resolve(Default(), "").Deployment)
 
 	seed := resolve(Default(), path)
 	for name, want := range map[param.ID]float64{param.MemBWEff: 0.91, param.KernelFixedUS: 2.5, param.StepOverheadUS: 1234, param.AcceptTau: 2.7} {
@@ -96,8 +97,8 @@ func TestParamSetsApply(t *testing.T) {
 	if seed.Source != SourceCalibrated || !strings.Contains(seed.ParamsFrom, "gpu RTX-PRO-6000-Server (calibrated)") {
 		t.Errorf("seed: source %s, from %q", seed.Source, seed.ParamsFrom)
 	}
-	if seed.Params[param.NCCLLatencyUS] != priors[param.NCCLLatencyUS] {
-		t.Errorf("seed: nccl_latency_us %g, no set gives it: want the prior %g", seed.Params[param.NCCLLatencyUS], priors[param.NCCLLatencyUS])
+	if seed.Params[param.NCCLLatencyUS] != prior[param.NCCLLatencyUS] {
+		t.Errorf("seed: nccl_latency_us %g, no set gives it: want the prior %g", seed.Params[param.NCCLLatencyUS], prior[param.NCCLLatencyUS])
 	}
 
 	ws := Default()
@@ -108,9 +109,9 @@ func TestParamSetsApply(t *testing.T) {
 	}
 	_, path2 := keyedFile(t, ParamSet{Level: "gpu", Key: "RTX-5090", Params: map[string]float64{"mem_bw_eff": 0.7}})
 	rw2 := resolve(ws, path2)
-	if rw2.Params[param.MemBWEff] != priors[param.MemBWEff] || !strings.Contains(rw2.ParamsFrom, "several GPUs") {
+	if rw2.Params[param.MemBWEff] != prior[param.MemBWEff] || !strings.Contains(rw2.ParamsFrom, "several GPUs") {
 		t.Errorf("workstation with two Blackwell PCIe sets: mem_bw_eff %g (prior %g), from %q; want the prior and the reason",
-			rw2.Params[param.MemBWEff], priors[param.MemBWEff], rw2.ParamsFrom)
+			rw2.Params[param.MemBWEff], prior[param.MemBWEff], rw2.ParamsFrom)
 	}
 
 	l := New()
@@ -119,10 +120,10 @@ func TestParamSetsApply(t *testing.T) {
 	if rl.Params[param.MemBWEff] != 0.66 || rl.Provenance[param.MemBWEff].Match != param.OriginTransferred {
 		t.Errorf("Llama on H200: mem_bw_eff %g (%+v), want the H100's 0.66 transferred", rl.Params[param.MemBWEff], rl.Provenance[param.MemBWEff])
 	}
-	lp, _ := rl.Deployment.Priors()
-	if rl.Params[param.AcceptTau] != lp[param.AcceptTau] || rl.Params[param.StepOverheadUS] == 1234 && rl.Deployment.LevelKeys().Engine != "vllm 0.32.x (V1)" {
+	lp, _ := priors.Of(rl.Deployment)
+	if rl.Params[param.AcceptTau] != lp[param.AcceptTau] || rl.Params[param.StepOverheadUS] == 1234 && priors.Keys(rl.Deployment).Engine != "vllm 0.32.x (V1)" {
 		t.Errorf("Llama on H200: accept_tau %g (prior %g), step_overhead_us %g under engine %q: another model's or series' value applied",
-			rl.Params[param.AcceptTau], lp[param.AcceptTau], rl.Params[param.StepOverheadUS], rl.Deployment.LevelKeys().Engine)
+			rl.Params[param.AcceptTau], lp[param.AcceptTau], rl.Params[param.StepOverheadUS], priors.Keys(rl.Deployment).Engine)
 	}
 }
 

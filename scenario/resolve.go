@@ -12,6 +12,7 @@ import (
 	"github.com/servesim/servesim/model/deploy"
 	"github.com/servesim/servesim/model/hardware"
 	"github.com/servesim/servesim/model/param"
+	"github.com/servesim/servesim/model/priors"
 )
 
 //go:embed data
@@ -64,7 +65,7 @@ type Resolved struct {
 	// Provenance says where each parameter's value comes from (prior of the GPU generation,
 	// calibrated for a GPU, engine version or model, transferred, a file, an override).
 	Provenance param.Provenance
-	// Summary is the provenance by parameter group (deploy.Deployment.Provenance): what the
+	// Summary is the provenance by parameter group (priors.Summarize): what the
 	// prediction intervals widen with.
 	Summary param.Summary
 	Source  Source
@@ -230,7 +231,7 @@ func NewParamsPolicy(o ResolveOptions, overrides map[string]float64) (*ParamsPol
 type ParamsChoice struct {
 	Params param.Values
 	// Provenance is the origin of each value; Summary sums it up by parameter group
-	// (deploy.Deployment.Provenance).
+	// (priors.Summarize).
 	Provenance param.Provenance
 	Summary    param.Summary
 	// Source sums the provenance up for the planner's intervals: calibrated when the
@@ -244,13 +245,13 @@ type ParamsChoice struct {
 	From string
 }
 
-// Choose returns the parameters for d: its priors (deploy.Deployment.Priors: the GPU
+// Choose returns the parameters for d: its priors (priors.Of: the GPU
 // generation's for gpu-level parameters), then a parameter file's values (all it sets, whatever
 // it was fitted on), or else each built-in calibration's values at the levels it matches
 // (CalibrationKey.levelMatch: its GPU, or transferred to its GPU's generation; its engine
 // version; its model), calibrated before transferred; then the overrides.
 func (pol *ParamsPolicy) Choose(d *deploy.Deployment) (ParamsChoice, error) {
-	p, prov := d.Priors()
+	p, prov := priors.Of(d)
 	c := ParamsChoice{Params: p, Provenance: prov, Source: SourcePrior, From: "priors"}
 	switch {
 	case pol.file != nil && len(pol.file.Keyed) > 0:
@@ -282,7 +283,7 @@ func (pol *ParamsPolicy) Choose(d *deploy.Deployment) (ParamsChoice, error) {
 		}
 		c.From += " + [params] overrides (" + strings.Join(SortedParamNames(pol.overrides), ", ") + ")"
 	}
-	c.Summary = d.Provenance(&c.Provenance)
+	c.Summary = priors.Summarize(d, &c.Provenance)
 	if err := c.Params.Validate(); err != nil {
 		return c, err
 	}
@@ -354,12 +355,12 @@ func stockSet(sets []*ParamSet) *ParamSet {
 }
 
 // applySets takes each parameter from the file's set for the deployment's key at the
-// parameter's level (deploy.LevelKeys): calibrated. A gpu-level parameter with no set for the
+// parameter's level (priors.LevelKeys): calibrated. A gpu-level parameter with no set for the
 // deployment's GPU is transferred from the file's one set of the GPU's generation; with several
 // such sets (an H100 and an H200) none is chosen over the others and the priors stay, as From
 // says.
 func (pol *ParamsPolicy) applySets(d *deploy.Deployment, c *ParamsChoice) {
-	keys := d.LevelKeys()
+	keys := priors.Keys(d)
 	gen := d.Hardware.GPU.Generation
 	ix := pol.sets
 	exact := [3]*ParamSet{ix.exactGPU(&d.Hardware.GPU), ix.find(ix.engine, keys.Engine), ix.find(ix.model, keys.Model)}

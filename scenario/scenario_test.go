@@ -10,6 +10,7 @@ import (
 
 	"github.com/servesim/servesim/model/deploy"
 	"github.com/servesim/servesim/model/param"
+	"github.com/servesim/servesim/model/priors"
 	"github.com/servesim/servesim/sim"
 )
 
@@ -26,7 +27,7 @@ func TestDefaultResolves(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pri, _ := u.Deployment.Priors(); u.Source != SourcePrior || u.Params != pri {
+	if pri, _ := priors.Of(u.Deployment); u.Source != SourcePrior || u.Params != pri {
 		t.Errorf("--uncalibrated: source %q, params differ from the deployment's priors: %v", u.Source, u.Params != pri)
 	}
 	if r.Deployment.Drafter == nil || r.Deployment.Engine.SpecTokens() != 7 {
@@ -60,7 +61,7 @@ func TestEncodeRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pri, _ := p.Deployment.Priors(); p.Params != pri || p.Summary.Class != param.ClassPrior {
+	if pri, _ := priors.Of(p.Deployment); p.Params != pri || p.Summary.Class != param.ClassPrior {
 		t.Errorf("written priors load back as %s, not the deployment's priors", p.Summary.Class)
 	}
 }
@@ -158,7 +159,7 @@ func TestLevelResolution(t *testing.T) {
 			t.Errorf("%s: source %s, want %s", name, r.Source, w.src)
 		}
 		if w.gpu == param.OriginPrior {
-			pri, _ := r.Deployment.Priors()
+			pri, _ := priors.Of(r.Deployment)
 			if r.Params[param.MemBWEff] != pri[param.MemBWEff] {
 				t.Errorf("%s: mem_bw_eff %g, want the generation prior %g", name, r.Params[param.MemBWEff], pri[param.MemBWEff])
 			}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/servesim/servesim/calibration"
 	"github.com/servesim/servesim/model/param"
+	"github.com/servesim/servesim/model/priors"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -249,7 +250,7 @@ func fitSource(name string, rows []Row, keep func(*Case) bool, o FitOptions) *ca
 		c := j.cases[0]
 		d, err := c.deployment()
 		if err == nil {
-			p, _ := d.Priors()
+			p, _ := priors.Of(d)
 			_, err = c.server(d, p)
 		}
 		if err != nil {

@@ -5,34 +5,13 @@ import (
 	"testing"
 
 	"github.com/servesim/servesim/model/arch"
-	"github.com/servesim/servesim/model/deploy"
+	"github.com/servesim/servesim/model/deploy/deploytest"
 	"github.com/servesim/servesim/model/hardware"
 	"github.com/servesim/servesim/model/param"
 )
 
-func seedDeployment(t testing.TB) *deploy.Deployment {
-	t.Helper()
-	a, err := arch.Builtin("glm-5.3-flash")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dr, err := arch.Builtin("glm-5.3-flash-dflash2")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := hardware.BuiltinCatalog().Find("rtx-pro-6000")
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := deploy.DefaultEngineConfig()
-	e.TensorParallel, e.ExpertParallel, e.MaxModelLen, e.GPUMemoryUtilization = 4, true, 1<<20, 0.92
-	e.KVCacheDType, e.MaxNumSeqs = "fp8", 32
-	e.Speculative = deploy.Speculative{Method: "dflash", NumTokens: 7}
-	return &deploy.Deployment{Model: a, Drafter: dr, Hardware: hardware.Machine{GPU: g, Count: 4}, Engine: e}
-}
-
 func TestPadTokens(t *testing.T) {
-	c := New(seedDeployment(t), param.Priors())
+	c := New(deploytest.Seed(t), param.Priors())
 	for _, x := range []struct{ n, want int }{{1, 1}, {3, 4}, {5, 8}, {9, 16}, {256, 256}, {257, 264}, {600, 600}} {
 		if got := c.padTokens(x.n); got != x.want {
 			t.Errorf("padTokens(%d) = %d, want %d", x.n, got, x.want)
@@ -41,7 +20,7 @@ func TestPadTokens(t *testing.T) {
 }
 
 func TestStepCostMonotone(t *testing.T) {
-	c := New(seedDeployment(t), param.Priors())
+	c := New(deploytest.Seed(t), param.Priors())
 	step := func(n, ctx int) StepCost {
 		var s StepShape
 		for i := 0; i < n; i++ {
@@ -65,7 +44,7 @@ func TestStepCostMonotone(t *testing.T) {
 		}
 	}
 	// Faster memory never makes a decode step slower.
-	d := seedDeployment(t)
+	d := deploytest.Seed(t)
 	d.Hardware.GPU.BandwidthGBps *= 1.5
 	fast := New(d, param.Priors())
 	var s StepShape
@@ -79,7 +58,7 @@ func TestStepCostMonotone(t *testing.T) {
 // caller names: the seed model's linear-attention layers must not land in TermState when the
 // caller asks for TermDrafter.
 func TestAttnTimeTerms(t *testing.T) {
-	c := New(seedDeployment(t), param.Priors())
+	c := New(deploytest.Seed(t), param.Priors())
 	w := SeqWork{Start: 8192, Tokens: 8, Decode: true, Emits: true}
 	var own, drafter StepCost
 	c.attnTime(c.attn, w, &own, TermAttention, TermState)
@@ -100,7 +79,7 @@ func TestAttnTimeTerms(t *testing.T) {
 }
 
 func BenchmarkCostStepDecode32(b *testing.B) {
-	c := New(seedDeployment(b), param.Priors())
+	c := New(deploytest.Seed(b), param.Priors())
 	var s StepShape
 	for i := 0; i < 32; i++ {
 		s.Add(SeqWork{Start: 32768, Tokens: 8, Decode: true, Emits: true})
@@ -112,7 +91,7 @@ func BenchmarkCostStepDecode32(b *testing.B) {
 }
 
 func BenchmarkCostStepPrefill(b *testing.B) {
-	c := New(seedDeployment(b), param.Priors())
+	c := New(deploytest.Seed(b), param.Priors())
 	var s StepShape
 	s.Add(SeqWork{Start: 65536, Tokens: 8192})
 	b.ReportAllocs()

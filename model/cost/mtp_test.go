@@ -6,30 +6,21 @@ import (
 
 	"github.com/servesim/servesim/model/arch"
 	"github.com/servesim/servesim/model/deploy"
+	"github.com/servesim/servesim/model/deploy/deploytest"
 	"github.com/servesim/servesim/model/hardware"
-	"github.com/servesim/servesim/model/hf"
 	"github.com/servesim/servesim/model/param"
+	"github.com/servesim/servesim/model/priors"
 )
 
 // h200Deployment is a published checkpoint served with TP 8 on 8 H200 (no speculation: the MTP
 // cost is asked for directly).
 func h200Deployment(t testing.TB, id string) *deploy.Deployment {
 	t.Helper()
-	a, _, err := hf.Builtin(id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := hardware.BuiltinCatalog().Find("H200-SXM")
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := deploy.DefaultEngineConfig()
-	e.TensorParallel, e.MaxModelLen, e.KVCacheDType = 8, 32768, "auto"
-	return &deploy.Deployment{Model: a, Hardware: hardware.Machine{GPU: g, Count: 8}, Engine: e}
+	return deploytest.H200(t, deploytest.BuiltinHF(t, id), 8, deploy.Speculative{})
 }
 
 func priorsOf(d *deploy.Deployment) param.Values {
-	p, _ := d.Priors()
+	p, _ := priors.Of(d)
 	return p
 }
 

@@ -5,18 +5,15 @@ import (
 	"testing"
 
 	"github.com/servesim/servesim/model/deploy"
+	"github.com/servesim/servesim/model/deploy/deploytest"
 	"github.com/servesim/servesim/model/hardware"
-	"github.com/servesim/servesim/model/hf"
 	"github.com/servesim/servesim/model/param"
 )
 
 // onGPUs is a built-in model on n GPUs of a kind, with tp x pp x dp ranks.
 func onGPUs(t *testing.T, id, gpu string, tp, pp, dp int, ep bool) *deploy.Deployment {
 	t.Helper()
-	a, _, err := hf.Builtin(id)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := deploytest.BuiltinHF(t, id)
 	g, err := hardware.BuiltinCatalog().Find(gpu)
 	if err != nil {
 		t.Fatal(err)

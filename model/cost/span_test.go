@@ -8,6 +8,7 @@ import (
 
 	"github.com/servesim/servesim/model/arch"
 	"github.com/servesim/servesim/model/deploy"
+	"github.com/servesim/servesim/model/deploy/deploytest"
 	"github.com/servesim/servesim/model/hardware"
 	"github.com/servesim/servesim/model/param"
 )
@@ -49,7 +50,7 @@ func TestStepSumMatchesStep(t *testing.T) {
 	var vs []variant
 	for _, async := range []bool{true, false} {
 		for _, eager := range []bool{false, true} {
-			for _, d := range []*deploy.Deployment{seedDeployment(t), denseDeployment(t, 4096)} {
+			for _, d := range []*deploy.Deployment{deploytest.Seed(t), denseDeployment(t, 4096)} {
 				d.Engine.AsyncScheduling, d.Engine.EnforceEager = async, eager
 				vs = append(vs, variant{fmt.Sprintf("%s async=%v eager=%v", d.Model.Name, async, eager), d})
 			}

@@ -15,7 +15,7 @@ type EngineArgs struct {
 	// Version is the vLLM release the defaults follow ("" = DefaultVersion).
 	Version string `toml:"version,omitempty"`
 	// Series names a build series of its own (a community fork's releases) whose engine-level
-	// values are kept apart from vLLM's own releases (LevelKeys); "" for vLLM's releases.
+	// values are kept apart from vLLM's own releases (model/priors.Keys); "" for vLLM's releases.
 	Series string `toml:"series,omitempty"`
 	// Usage is vLLM's usage context, which some defaults depend on: "" or UsageAPIServer for
 	// `vllm serve` (the OpenAI-compatible API server), UsageLLMClass for the in-process LLM class

@@ -17,7 +17,7 @@ func TestCeiling(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	llama := builtinArch(t, "meta-llama/Llama-3.1-8B-Instruct")
+	llama := builtinHF(t, "meta-llama/Llama-3.1-8B-Instruct")
 	dep := func(tp, dp, k int) *Deployment {
 		e := DefaultEngineConfig()
 		e.TensorParallel, e.DataParallel, e.MaxNumSeqs = tp, dp, 256

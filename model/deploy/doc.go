@@ -6,7 +6,9 @@
 // (Resolve: vLLM's defaults for the flags not given, by engine version, GPU and model; Minimize),
 // deployment.go (Deployment, Validate, NotSimulatedError, the data-parallel modes), memory.go (weights per GPU,
 // MemoryBudget, KVSpecs), quantization.go (ApplyQuantization: --quantization against the
-// checkpoint, online fp8).
+// checkpoint, online fp8), kernels.go (which kernels vLLM picks: CustomAllReduce,
+// SparsePrefillKernel, SparseMLAHeadTile). The parameters' priors, the calibration keys and the
+// provenance summary of a deployment are package model/priors'.
 //
 // Main types:
 //

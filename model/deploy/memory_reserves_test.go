@@ -1,11 +1,6 @@
 package deploy
 
-import (
-	"math"
-	"testing"
-
-	"github.com/servesim/servesim/model/param"
-)
+import "testing"
 
 // The CUDA-graph capture list follows vLLM's rule (1, 2, 4, every 8 below 256, every 16 from 256,
 // rounded up to a multiple of 1 + k): counted by hand for 32 sequences and the largest captures
@@ -26,24 +21,5 @@ func TestCaptureSizes(t *testing.T) {
 		if got := d.CaptureSizes(); got != c.want {
 			t.Errorf("k %d, max capture %d: %d sizes, want %d", c.k, c.top, got, c.want)
 		}
-	}
-}
-
-// The sparse-MLA workspace: 5 x max_model_len bf16 entries of 512 + 64 at the prior, 5.625 GiB
-// for a 1M-token context, a quarter of it with decode context parallel 4.
-func TestSparseWorkspace(t *testing.T) {
-	d := seedDeployment(t)
-	p, _ := d.Priors()
-	if got := d.SparseWorkspace(&p) / (1 << 30); math.Abs(got-5.625) > 1e-9 {
-		t.Errorf("workspace %.3f GiB, want 5.625", got)
-	}
-	d.Engine.DecodeContextParallel = 4
-	if got := d.SparseWorkspace(&p) / (1 << 30); math.Abs(got-5.625/4) > 1e-9 {
-		t.Errorf("workspace at DCP 4 %.3f GiB, want %.3f", got, 5.625/4)
-	}
-	p[param.SparseWorkspaceEntries] = 0.5
-	d.Engine.DecodeContextParallel = 1
-	if got := d.SparseWorkspace(&p) / (1 << 30); math.Abs(got-0.5625) > 1e-9 {
-		t.Errorf("workspace at 0.5 entries %.4f GiB, want 0.5625", got)
 	}
 }

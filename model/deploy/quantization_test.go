@@ -5,23 +5,13 @@ import (
 	"testing"
 
 	"github.com/servesim/servesim/model/arch"
-	"github.com/servesim/servesim/model/hf"
 )
-
-func builtinArch(t *testing.T, id string) *arch.Arch {
-	t.Helper()
-	a, _, err := hf.Builtin(id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return a
-}
 
 // TestApplyQuantization: online --quantization fp8 turns a bf16 checkpoint's linear layers into
 // fp8 (bytes and GEMM class), leaves embeddings, lm_head, routers and norms alone; a quantized
 // checkpoint accepts only its own method.
 func TestApplyQuantization(t *testing.T) {
-	llama := builtinArch(t, "meta-llama/Llama-3.1-8B-Instruct")
+	llama := builtinHF(t, "meta-llama/Llama-3.1-8B-Instruct")
 	q, err := ApplyQuantization(llama, "fp8")
 	if err != nil {
 		t.Fatal(err)
@@ -41,7 +31,7 @@ func TestApplyQuantization(t *testing.T) {
 		t.Errorf("ptpc_fp8: %v, %v", err, p)
 	}
 	// MoE: experts and attention, not the router.
-	mix, err := ApplyQuantization(builtinArch(t, "mistralai/Mixtral-8x7B-v0.1"), "FP8")
+	mix, err := ApplyQuantization(builtinHF(t, "mistralai/Mixtral-8x7B-v0.1"), "FP8")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +48,7 @@ func TestApplyQuantization(t *testing.T) {
 		}
 	}
 
-	glm := builtinArch(t, "zai-org/GLM-5-FP8")
+	glm := builtinHF(t, "zai-org/GLM-5-FP8")
 	if same, err := ApplyQuantization(glm, "fp8"); err != nil || same != glm {
 		t.Errorf("fp8 on an fp8 checkpoint: %v, %v; want the model unchanged", same, err)
 	}

@@ -32,7 +32,7 @@
 //	          calibration applies to its model only.
 //	workload  the requests: same_prompt, set by what runs (the llm-inference-bench matrix: 1).
 //
-// Generic priors are Def.Prior; model/deploy.Deployment.Priors replaces the gpu-level ones by
+// Generic priors are Def.Prior; model/priors.Of replaces the gpu-level ones by
 // the GPU generation's, and scenario resolution applies calibrations level by level.
 //
 // The definitions are immutable: the table is built afresh by every call (there is no

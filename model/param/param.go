@@ -121,7 +121,7 @@ type Def struct {
 // defs lists every parameter, indexed by ID (a fresh table each call: no package-level state).
 // Prior is the generic prior; GPU-level parameters take their GPU generation's prior instead
 // (model/hardware, GenerationPriors), engine-level ones their engine version's and the elementwise
-// passes the model's (model/deploy, Priors).
+// passes the model's (model/priors, Of).
 func defs() [Count]Def {
 	return [Count]Def{
 		{ActivationBuffers, "activation_buffers", "buffers/token", 24, 4, 96,

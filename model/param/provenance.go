@@ -165,16 +165,16 @@ type Summary struct {
 	Why         string `json:"why,omitempty"`
 	// ApproxEngine says, when set, that servesim approximates the deployment's engine rather than
 	// expresses it (vLLM V0): its intervals widen by that engine's widths (ClassApproxEngine).
-	// Set by the caller (model/deploy).
+	// Set by the caller (model/priors).
 	ApproxEngine string `json:"approximate_engine,omitempty"`
 	// Unseen lists what the deployment runs that no measured run on its GPU generation covers: a
 	// model family, an attention kind or a weight format ("attention sparse_mla on Hopper"). Its
-	// intervals widen by the unseen widths (ClassUnseen). Set by the caller (model/deploy).
+	// intervals widen by the unseen widths (ClassUnseen). Set by the caller (model/priors).
 	Unseen []string `json:"unseen,omitempty"`
 }
 
 // Summarize is the provenance summary of resolved parameters, the one computation every output
-// uses (see Summary). Callers with a deployment use deploy.Deployment.Provenance, which fills
+// uses (see Summary). Callers with a deployment use model/priors.Summarize, which fills
 // Uses and the GPU generation's measured data.
 func Summarize(prov *Provenance, u Uses) Summary {
 	type acc struct {

@@ -1,8 +1,9 @@
-package deploy
+package priors
 
 import (
 	"strings"
 
+	"github.com/servesim/servesim/model/deploy"
 	"github.com/servesim/servesim/model/param"
 )
 
@@ -59,14 +60,14 @@ const (
 	v1Src = "vllm-engine.md section 6 (2026 engine loop): about 0.3-1 ms plus 10-15 us per running request, overlapped with the GPU by async scheduling"
 )
 
-// EnginePriors returns the engine-level priors of vLLM version v ("" is DefaultVersion) for its
+// ForEngine returns the engine-level priors of vLLM version v ("" is deploy.DefaultVersion) for its
 // engine generation: V0 before 0.8, V1 from it. Other engines (a non-vLLM name) get none: the
 // generic priors apply.
-func EnginePriors(engine, v string) []EnginePrior {
+func ForEngine(engine, v string) []EnginePrior {
 	if engine != "" && !strings.EqualFold(engine, "vllm") {
 		return nil
 	}
-	if IsV0(v) {
+	if deploy.IsV0(v) {
 		return []EnginePrior{
 			{param.CPUStepUS, 2000, 1000, 4000, v0Gen, v0Src},
 			{param.CPUPerReqUS, 25, 12, 50, v0Gen, v0Src},

@@ -1,38 +1,38 @@
-package deploy
+package priors
 
 import (
 	"fmt"
 	"slices"
 
 	"github.com/servesim/servesim/model/arch"
-
+	"github.com/servesim/servesim/model/deploy"
 	"github.com/servesim/servesim/model/param"
 )
 
-// ParamUses says which parameter groups the deployment's predictions depend on: collectives with
+// Uses says which parameter groups the deployment's predictions depend on: collectives with
 // more than one tensor-parallel, expert-parallel, pipeline or lockstep data-parallel rank,
 // acceptance with speculative decoding, the ngram drafter's CPU cost with method ngram, routing
 // for MoE models.
-func (d *Deployment) ParamUses() param.Uses {
+func Uses(d *deploy.Deployment) param.Uses {
 	e := &d.Engine
 	return param.Uses{Collectives: e.TensorParallel > 1 || e.EPSize() > 1 || e.PipelineParallel > 1 || d.LockstepRanks() > 1,
 		Speculative: e.SpecTokens() > 0, MoE: d.Model.IsMoE(),
 		Ngram: e.SpecTokens() > 0 && e.Speculative.Method == "ngram"}
 }
 
-// Provenance is the provenance summary of parameters resolved for d (param.Summarize over the
+// Summarize is the provenance summary of parameters resolved for d (param.Summarize over the
 // groups d uses), with the measured data its GPU generation's priors rest on; a prediction whose
 // GPU-level groups are all priors for a generation no measured data supports is marked
 // Unsupported.
-func (d *Deployment) Provenance(prov *param.Provenance) param.Summary {
-	s := param.Summarize(prov, d.ParamUses())
+func Summarize(d *deploy.Deployment, prov *param.Provenance) param.Summary {
+	s := param.Summarize(prov, Uses(d))
 	g := &d.Hardware.GPU
 	s.GPUData = g.Generation.MeasuredData()
 	if s.GPUData == "" && s.GPUPriorsOnly() {
 		s.Unsupported = true
 		s.Why = fmt.Sprintf("no measured data supports %s: its GPU priors are published figures and another generation's values, with wider intervals", g.Generation.Label())
 	}
-	s.Unseen = d.Unseen()
+	s.Unseen = Unseen(d)
 	if d.RunsVLLMV0() {
 		s.ApproxEngine = "vLLM " + d.Engine.Version + " runs the V0 engine, simulated as V1's scheduler with V0's CPU costs"
 	}
@@ -43,7 +43,7 @@ func (d *Deployment) Provenance(prov *param.Provenance) param.Summary {
 // (hardware.Generation.MeasuredSupport): its model family, each attention kind, and the tensor-core
 // class of each weight format, as "model family glm_moe_dsa on Hopper (H100, H200, H20)". A
 // generation without measured runs gives none (its predictions are unsupported as a whole).
-func (d *Deployment) Unseen() []string {
+func Unseen(d *deploy.Deployment) []string {
 	g := &d.Hardware.GPU
 	sup := g.Generation.MeasuredSupport()
 	if len(sup.Families) == 0 {

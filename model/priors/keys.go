@@ -1,9 +1,10 @@
-package deploy
+package priors
 
 import (
 	"fmt"
 	"strings"
 
+	"github.com/servesim/servesim/model/deploy"
 	"github.com/servesim/servesim/model/param"
 )
 
@@ -17,20 +18,20 @@ type LevelKeys struct {
 	Model  string // the model's name
 }
 
-// LevelKeys returns the deployment's keys. The engine key is the engine and its release series
+// Keys returns the deployment's keys. The engine key is the engine and its release series
 // ("vllm 0.7.x (V0)"): the engine-level values (per-step CPU and GPU overheads, memory
 // reserves, the API server) belong to the engine loop's code, which changes between minor
 // releases; patch releases and dev or nightly builds of one series share its values, so that
 // two GPUs measured on one series (dstack's H100 and MI300X on 0.6.3, H200 and MI300X on 0.7.x)
 // tell the engine's share of an error from the GPUs'. A version that does not parse is its own
 // key.
-func (d *Deployment) LevelKeys() LevelKeys {
+func Keys(d *deploy.Deployment) LevelKeys {
 	e := d.Engine.Name
 	if e == "" {
 		e = "vllm"
 	}
 	v := d.Engine.Version
-	switch pv, err := ParseVersion(v); {
+	switch pv, err := deploy.ParseVersion(v); {
 	case v == "":
 		v = "(version not given)"
 	case err == nil:

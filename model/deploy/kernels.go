@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/servesim/servesim/model/hardware"
-	"github.com/servesim/servesim/model/param"
 )
 
 // CustomAllReduce reports whether vLLM runs the deployment's tensor-parallel all-reduces with its
@@ -28,49 +27,6 @@ func (d *Deployment) CustomAllReduce() (bool, string) {
 		return false, fmt.Sprintf("%d PCIe-connected ranks: vLLM disables its custom all-reduce on more than two PCIe-only GPUs, NCCL", tp)
 	}
 	return true, fmt.Sprintf("vLLM's custom all-reduce for messages up to 8 MiB over %s, NCCL above", g.CollectiveFabric(tp).Kind)
-}
-
-// Priors returns the deployment's parameter priors and where each comes from: the generic prior
-// of package param, replaced for GPU-level parameters by the GPU generation's (its collectives
-// over the fabric the TP group uses; model/hardware GenerationPriors). Engine-level priors are
-// the generic ones, with the per-step CPU work of the engine generation (EnginePriors: V0
-// before 0.8, V1 from it; a calibration of the same version replaces them);
-// model-level ones too (act_passes 0: arch.Arch.ElementwisePasses counts the elementwise work the
-// architecture describes). Workload-level parameters take their generic prior (a prompt per
-// request: same_prompt 0); a benchmark that sends one prompt sets it (llmbench.WithSamePrompt).
-func (d *Deployment) Priors() (param.Values, param.Provenance) {
-	p := param.Priors()
-	var prov param.Provenance
-	for _, def := range param.Defs() {
-		prov[def.ID] = param.Origin{Kind: param.OriginPrior, Detail: "generic prior"}
-	}
-	g := &d.Hardware.GPU
-	ps, note := g.Priors(d.Engine.TensorParallel)
-	if note != "" {
-		for _, def := range param.Defs() {
-			if def.Level == param.LevelGPU {
-				prov[def.ID].Detail = "generic prior (" + note + ")"
-			}
-		}
-	}
-	for _, x := range ps {
-		p[x.ID] = x.Value
-		prov[x.ID] = param.Origin{Kind: param.OriginPrior, Detail: fmt.Sprintf("%s prior [%.3g, %.3g]: %s", g.Generation.Label(), x.Lo, x.Hi, x.Source),
-			Lo: x.Lo, Hi: x.Hi}
-	}
-	for _, def := range param.Defs() {
-		switch def.Level {
-		case param.LevelEngine:
-			prov[def.ID].Detail = "generic vLLM prior (any version)"
-		case param.LevelWorkload:
-			prov[def.ID] = param.Origin{Kind: param.OriginWorkload, Detail: "set by what runs: 0 for workloads of different prompts, 1 for the llm-inference-bench matrix and bench cells (one prompt per cell)"}
-		}
-	}
-	for _, x := range EnginePriors(d.Engine.Name, d.Engine.Version) {
-		p[x.ID] = x.Value
-		prov[x.ID] = param.Origin{Kind: param.OriginPrior, Detail: fmt.Sprintf("%s prior [%.3g, %.3g]: %s", x.Generation, x.Lo, x.Hi, x.Source), Lo: x.Lo, Hi: x.Hi}
-	}
-	return p, prov
 }
 
 // SparsePrefillKernel reports whether the deployment's sparse-MLA (DSA) prefill kernel reads the

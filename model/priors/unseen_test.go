@@ -1,10 +1,12 @@
-package deploy
+package priors
 
 import (
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/servesim/servesim/model/deploy"
+	"github.com/servesim/servesim/model/deploy/deploytest"
 	"github.com/servesim/servesim/model/param"
 )
 
@@ -13,19 +15,19 @@ import (
 // same GPU (deepseek_v3, MLA, fp8: the dstack and SGLang runs) is covered; the seed on its own card
 // is covered.
 func TestUnseen(t *testing.T) {
-	glm := h200(t, builtinHF(t, "zai-org/GLM-5-FP8"), 8, Speculative{})
-	u := glm.Unseen()
+	glm := deploytest.H200(t, deploytest.BuiltinHF(t, "zai-org/GLM-5-FP8"), 8, deploy.Speculative{})
+	u := Unseen(glm)
 	if len(u) != 2 || !strings.HasPrefix(u[0], "model family glm_moe_dsa on Hopper") || !strings.HasPrefix(u[1], "attention sparse_mla on Hopper") {
 		t.Errorf("GLM-5-FP8 on H200: unseen %q, want its family and sparse_mla", u)
 	}
-	if u := h200(t, builtinHF(t, "deepseek-ai/DeepSeek-R1"), 8, Speculative{}).Unseen(); len(u) != 0 {
+	if u := Unseen(deploytest.H200(t, deploytest.BuiltinHF(t, "deepseek-ai/DeepSeek-R1"), 8, deploy.Speculative{})); len(u) != 0 {
 		t.Errorf("DeepSeek-R1 on H200: unseen %q, want none", u)
 	}
-	if u := seedDeployment(t).Unseen(); len(u) != 0 {
+	if u := Unseen(deploytest.Seed(t)); len(u) != 0 {
 		t.Errorf("the seed: unseen %q, want none", u)
 	}
-	_, prov := glm.Priors()
-	s := glm.Provenance(&prov)
+	_, prov := Of(glm)
+	s := Summarize(glm, &prov)
 	if !slices.Equal(s.Unseen, u) || !strings.Contains(s.Line(), "no measured support") {
 		t.Errorf("provenance %+v: want the unseen list and a line that says so", s)
 	}

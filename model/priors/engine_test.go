@@ -1,9 +1,11 @@
-package deploy
+package priors
 
 import (
 	"strings"
 	"testing"
 
+	"github.com/servesim/servesim/model/deploy"
+	"github.com/servesim/servesim/model/deploy/deploytest"
 	"github.com/servesim/servesim/model/hardware"
 	"github.com/servesim/servesim/model/param"
 )
@@ -14,9 +16,9 @@ import (
 func TestEnginePriorsByGeneration(t *testing.T) {
 	h100, _ := hardware.BuiltinCatalog().Find("H100-SXM")
 	priors := func(engine, v string) (param.Values, param.Provenance) {
-		d := &Deployment{Model: denseModel(4096), Hardware: hardware.Machine{GPU: h100, Count: 1},
-			Engine: EngineConfig{Name: engine, Version: v, TensorParallel: 1}}
-		return d.Priors()
+		d := &deploy.Deployment{Model: deploytest.Dense(4096), Hardware: hardware.Machine{GPU: h100, Count: 1},
+			Engine: deploy.EngineConfig{Name: engine, Version: v, TensorParallel: 1}}
+		return Of(d)
 	}
 	generic := param.Priors()
 	for _, v := range []string{"0.6.3.post2.dev308+gb489fc3c", "0.7.4.dev181", "0.7.3"} {
