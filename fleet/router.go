@@ -221,3 +221,12 @@ func (p *prefixIndex) add(q *workload.Request) {
 		p.head = 0
 	}
 }
+
+// PolicyNames lists the policies as "a, b, c" (the help of --router).
+func PolicyNames() string {
+	var n []string
+	for _, p := range Policies() {
+		n = append(n, string(p))
+	}
+	return strings.Join(n, ", ")
+}

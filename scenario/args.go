@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/servesim/servesim/internal/usage"
 	"github.com/servesim/servesim/model/deploy"
 	"github.com/servesim/servesim/vllmcmd"
 )
@@ -36,14 +37,9 @@ type Args struct {
 	AcceptanceRates      []float64
 }
 
-// ArgError is an error in the arguments themselves (a contradiction, a value out of range): the
+// argErrorf is an error in the arguments themselves (a contradiction, a value out of range): the
 // caller's usage error.
-type ArgError struct{ Err error }
-
-func (e *ArgError) Error() string { return e.Err.Error() }
-func (e *ArgError) Unwrap() error { return e.Err }
-
-func argErrorf(format string, a ...any) error { return &ArgError{fmt.Errorf(format, a...)} }
+func argErrorf(format string, a ...any) error { return usage.Errorf(format, a...) }
 
 // IsSeed reports whether the arguments leave the embedded seed scenario unchanged.
 func (a *Args) IsSeed() bool {
@@ -83,7 +79,7 @@ func (a *Args) Scenario(notes io.Writer) (*Scenario, error) {
 	if words != nil {
 		ns, err := s.ApplyVLLM(words)
 		if err != nil {
-			return nil, &ArgError{err}
+			return nil, usage.Wrap(err)
 		}
 		if s.Dir() != "" {
 			// A model or drafter path on the command line is relative to the current directory,

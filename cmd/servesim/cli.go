@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/servesim/servesim/internal/editdist"
+	"github.com/servesim/servesim/internal/usage"
 	"github.com/spf13/pflag"
 )
 
@@ -16,8 +17,7 @@ import (
 type command struct {
 	Name  string
 	Args  string // usage of positional arguments
-	Short string
-	Long  string
+	Short string // one line; the long help is help/<Name>.txt (help.go)
 	// Setup registers flags and returns the action to run with the remaining arguments.
 	Setup func(fs *pflag.FlagSet, env *env) func(args []string) error
 }
@@ -37,14 +37,6 @@ func (e *env) info() io.Writer {
 	}
 	return e.stderr
 }
-
-// usageError marks an error in how the command was called (exit 2).
-type usageError struct{ err error }
-
-func (u usageError) Error() string { return u.err.Error() }
-func (u usageError) Unwrap() error { return u.err }
-
-func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
 
 // commands is every subcommand, in the order 'servesim help' lists them.
 func commands() []*command {
@@ -173,8 +165,7 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 		return 2
 	}
 	if err := action(fs.Args()); err != nil {
-		var u usageError
-		if errors.As(err, &u) {
+		if usage.Is(err) {
 			fmt.Fprintf(stderr, "servesim %s: %v\nRun 'servesim %s --help' for usage.\n", c.Name, err, c.Name)
 			return 2
 		}
@@ -223,8 +214,8 @@ func newFlagSet(c *command, out io.Writer) *pflag.FlagSet {
 
 func printCommandHelp(w io.Writer, c *command, fs *pflag.FlagSet) {
 	fmt.Fprintf(w, "Usage: servesim %s [flags] %s\n\n%s\n", c.Name, c.Args, c.Short)
-	if c.Long != "" {
-		fmt.Fprintf(w, "\n%s\n", strings.TrimSpace(c.Long))
+	if long := longHelp(c.Name); long != "" {
+		fmt.Fprintf(w, "\n%s\n", strings.TrimSpace(long))
 	}
 	if u := fs.FlagUsages(); u != "" {
 		fmt.Fprintf(w, "\nFlags:\n%s", u)

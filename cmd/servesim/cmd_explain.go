@@ -6,7 +6,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/servesim/servesim/llmbench"
+	"github.com/servesim/servesim/bench"
+	"github.com/servesim/servesim/internal/usage"
 	"github.com/servesim/servesim/matrix"
 )
 
@@ -14,13 +15,6 @@ func explainCmd() *command {
 	return &command{
 		Name:  "explain",
 		Short: "split a cell's decode step and prefill chunk into cost terms, and say which resource binds",
-		Long: `Prints the steady decode step of a (context x concurrency) cell and a prefill chunk split into
-terms: weights read, compute, attention/indexer, recurrent-state traffic, all-reduce, drafter,
-CPU/overhead and CUDA-graph padding; the tokens per step; the per-request and total tok/s they
-imply; and the binding term.
-
-Example:
-  servesim explain --context 32K --concurrency 32`,
 		Setup: func(fs *pflag.FlagSet, e *env) func([]string) error {
 			var sf scenarioFlags
 			sf.register(fs)
@@ -30,13 +24,13 @@ Example:
 			out.register(fs, "the explanation")
 			return func(args []string) error {
 				if len(args) > 0 {
-					return usagef("unexpected argument %q", args[0])
+					return usage.Errorf("unexpected argument %q", args[0])
 				}
 				if _, err := matrix.ParseContext(*ctx); err != nil {
-					return usagef("--context: %v", err)
+					return usage.Errorf("--context: %v", err)
 				}
 				if *conc <= 0 {
-					return usagef("--concurrency %d: must be a positive integer", *conc)
+					return usage.Errorf("--concurrency %d: must be a positive integer", *conc)
 				}
 				if err := out.check(); err != nil {
 					return err

@@ -9,6 +9,7 @@ import (
 
 	"github.com/servesim/servesim/calibration"
 	"github.com/servesim/servesim/internal/progress"
+	"github.com/servesim/servesim/internal/usage"
 	"github.com/servesim/servesim/model/param"
 	"github.com/servesim/servesim/scenario"
 	"github.com/servesim/servesim/vllmbench"
@@ -18,53 +19,6 @@ func fitCmd() *command {
 	return &command{
 		Name:  "fit",
 		Short: "calibrate the named parameters to a measured matrix; cross-validate; write params and a report",
-		Long: `Moves only the named parameters of the memory and step-time model (see 'servesim config') until
-the simulated matrix matches the measured one: weighted squared log errors of total and
-per-request tok/s, TBT, TTFT and prefill, plus a penalty for every wrong status. Parameters stay
-inside their bounds (the optimiser works on logit/log transforms). Candidate simulations run on
-worker goroutines; each one is single-threaded and seeded, so a fit is reproducible.
-
---train FILTER selects training cells (the rest are test cells), e.g.
-  --train 'concurrency<=8'      --train 'context<=64K'      --train 'phase=decode,concurrency<16'
---cv runs the standard splits: concurrency and context, each training on the lower half of the
-measured matrix's decode levels and testing on the upper half (on the seed: train C <= 8, test
-C >= 16; train <= 64K, test >= 128K; a 1K-8K matrix trains on <= 2K), and 5-fold by cell; a split
-the matrix cannot make is skipped with a warning.
-The summary shows the training cells' errors under the deployment's priors beside the fit's, and
-warns when a metric ends worse than under the priors.
-
---exclude FILTER leaves measured outliers out of training and judging (reported apart); the seed
-scenario excludes its 16K prefill row, a first-use outlier ([fit] exclude in 'servesim config').
-
-The measured matrix comes from --measured (the benchmark's published text page, servesim CSV, or
-JSON); the embedded seed is the default for the seed scenario.
-
---measured also takes 'vllm bench serve --save-result' JSON files, one or several (repeat the
-flag): each file's run is recovered as 'servesim simulate --measured' recovers it (--vllm-bench
-gives the command for its dataset: once for all files, or once per file in order) and simulated
-for every candidate; the fit matches output throughput, mean and median TTFT and TPOT, and mean
-ITL (weights total, ttft, per_request, tbt of --weights). --train and --cv apply to matrices only.
-The summary shows each file's metrics measured, with the starting and the fitted parameters.
-
-Several sources at once: corpus CSV files (the shipped corpus: validate/corpus/*.csv in the source tree) and vllm bench result JSON
-files given as arguments are fitted together with the scenario's measured matrix (--no-seed
-leaves it out). A gpu-level parameter gets one value per GPU in the data, an engine-level one per
-engine and version, a model-level one per model, each pulled toward its prior (the GPU
-generation's); rows that cannot be expressed are skipped with their reason. --max-jobs and
---max-requests cap the simulations per source and the requests per simulation (printed).
---out writes the fitted values as sets, one per GPU, engine series and model the data moved;
---params FILE then applies to any deployment the set of its GPU (or, transferred, of the one
-GPU of its generation in the file), of its engine series and of its model, priors elsewhere.
---cv loso leaves each source out in turn, --cv logo each GPU, --cv lofo each model family (the
-Hugging Face model_type: a family no other source measured, as a new model would be): fit on the
-rest, predict the held-out with full workloads and validate's scoring, and check the acceptance.
-
-Example:
-  servesim fit --out params.toml --report fit.json
-  servesim fit --cv
-  servesim fit --vllm-cmd "vllm serve M ..." --gpu H100 --measured run-2qps.json --measured run-4qps.json
-  servesim fit validate/corpus/*.csv --out corpus.toml
-  servesim fit --cv loso validate/corpus/*.csv`,
 		Setup: func(fs *pflag.FlagSet, e *env) func([]string) error {
 			sf := scenarioFlags{matrix: true}
 			sf.register(fs)
@@ -96,15 +50,15 @@ Example:
 				cv := new(bool)
 				*cv = cvMode == "standard"
 				if !multi && cvMode != "" && cvMode != "standard" {
-					return usagef("--cv %q: want loso, logo or lofo with corpus files, or no value (the standard splits)", cvMode)
+					return usage.Errorf("--cv %q: want loso, logo or lofo with corpus files, or no value (the standard splits)", cvMode)
 				}
 				switch *method {
 				case "lm", "bfgs", "nelder-mead":
 				default:
-					return usagef("--method %q: want lm, bfgs or nelder-mead", *method)
+					return usage.Errorf("--method %q: want lm, bfgs or nelder-mead", *method)
 				}
 				if *starts <= 0 {
-					return usagef("--starts %d: must be a positive integer", *starts)
+					return usage.Errorf("--starts %d: must be a positive integer", *starts)
 				}
 				if err := intRange("max-iter", *maxIter, 0, 1_000_000, "a positive number of iterations per start (or 0: the method's)"); err != nil {
 					return err
@@ -114,14 +68,14 @@ Example:
 				}
 				wts, err := calibration.ParseWeights(*weights)
 				if err != nil {
-					return usagef("--weights: %v", err)
+					return usage.Errorf("--weights: %v", err)
 				}
 				flt, err := calibration.ParseFilter(*train)
 				if err != nil {
-					return usagef("--train: %v", err)
+					return usage.Errorf("--train: %v", err)
 				}
 				if *kvTokens < 0 {
-					return usagef("--kv-tokens %d: must be a positive token count", *kvTokens)
+					return usage.Errorf("--kv-tokens %d: must be a positive token count", *kvTokens)
 				}
 				for _, p := range []string{*paramsOut, *reportOut} {
 					if p != "" {
@@ -139,26 +93,26 @@ Example:
 					return err
 				}
 				if results == nil && bf.used(fs) {
-					return usagef("--vllm-bench, --special-tokens and --chars-per-token apply to vllm bench serve result files given with --measured")
+					return usage.Errorf("--vllm-bench, --special-tokens and --chars-per-token apply to vllm bench serve result files given with --measured")
 				}
 				if results != nil && (*train != "" || *cv) {
-					return usagef("--train and --cv select cells of a measured matrix; with vllm bench result files every file trains the fit")
+					return usage.Errorf("--train and --cv select cells of a measured matrix; with vllm bench result files every file trains the fit")
 				}
 				if len(bf.cmdlines) > 1 && len(bf.cmdlines) != len(results) {
-					return usagef("--vllm-bench given %d times for %d result files: give it once for all, or once per file", len(bf.cmdlines), len(results))
+					return usage.Errorf("--vllm-bench given %d times for %d result files: give it once for all, or once per file", len(bf.cmdlines), len(results))
 				}
 				if len(*measured) > 1 && results == nil {
-					return usagef("--measured given %d times: a fit takes one measured matrix (or several vllm bench result files)", len(*measured))
+					return usage.Errorf("--measured given %d times: a fit takes one measured matrix (or several vllm bench result files)", len(*measured))
 				}
 				if multi {
 					if *train != "" || len(*free) > 0 || *kvTokens > 0 {
-						return usagef("--train, --free and --kv-tokens apply to a fit to one matrix or to result files, not to a multi-source fit")
+						return usage.Errorf("--train, --free and --kv-tokens apply to a fit to one matrix or to result files, not to a multi-source fit")
 					}
 					if *paramsOut != "" && cvMode != "" {
-						return usagef("--out writes the parameters of one fit; --cv %s runs one fit per fold (run the fit without --cv to write its parameters)", cvMode)
+						return usage.Errorf("--out writes the parameters of one fit; --cv %s runs one fit per fold (run the fit without --cv to write its parameters)", cvMode)
 					}
 					if mf.maxJobs < 0 || mf.maxRequests < 0 {
-						return usagef("--max-jobs and --max-requests: want >= 0")
+						return usage.Errorf("--max-jobs and --max-requests: want >= 0")
 					}
 					set := &calibration.Settings{Method: "lm", MaxIter: *maxIter, Workers: *workers, Seed: *fitSeed, Weights: &wts}
 					return fitMulti(e, &sf, &mf, &bf, fs, args, cvMode, set, wts, *measured, *exclude, fs.Changed("exclude"), *reportOut, *paramsOut)
@@ -177,7 +131,7 @@ Example:
 				for _, n := range *free {
 					id, ok := param.ByName(strings.TrimSpace(n))
 					if !ok {
-						return usagef("--free: unknown parameter %q (known: %s)", n, strings.Join(param.Names(), ", "))
+						return usage.Errorf("--free: unknown parameter %q (known: %s)", n, strings.Join(param.Names(), ", "))
 					}
 					freeIDs = append(freeIDs, id)
 				}
@@ -189,7 +143,7 @@ Example:
 					return err
 				}
 				if meas == nil {
-					return usagef("no measured matrix: pass --measured FILE")
+					return usage.Errorf("no measured matrix: pass --measured FILE")
 				}
 				prob := &calibration.Problem{Deployment: r.Deployment, Protocol: &r.Scenario.Protocol, Measured: meas,
 					Base: r.Params, Train: flt, KVTokens: *kvTokens, Seed: r.Scenario.Seed, Free: freeIDs, StepByStep: sf.stepByStep}
@@ -198,7 +152,7 @@ Example:
 					excl, src = *exclude, "--exclude"
 				}
 				if prob.Exclude, err = calibration.ParseExclude(excl); err != nil {
-					return usagef("%s: %v", src, err)
+					return usage.Errorf("%s: %v", src, err)
 				}
 				set = settings()
 				fmt.Fprintf(e.info(), "servesim fit: %s; starting from %s\n", r.Scenario.Name, r.ParamsFrom)
@@ -250,7 +204,7 @@ func vllmBenchResults(paths []string) ([]*vllmbench.Result, error) {
 		return nil, fmt.Errorf("--measured: %w", err)
 	}
 	if len(out) > 0 && matrices > 0 {
-		return nil, usagef("--measured: %d vllm bench result file(s) and %d matrix file(s): fit to one kind at a time", len(out), matrices)
+		return nil, usage.Errorf("--measured: %d vllm bench result file(s) and %d matrix file(s): fit to one kind at a time", len(out), matrices)
 	}
 	return out, nil
 }

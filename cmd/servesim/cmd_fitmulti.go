@@ -13,6 +13,7 @@ import (
 
 	"github.com/servesim/servesim/calibration"
 	"github.com/servesim/servesim/internal/progress"
+	"github.com/servesim/servesim/internal/usage"
 	"github.com/servesim/servesim/scenario"
 	"github.com/servesim/servesim/validate"
 	"github.com/servesim/servesim/vllmbench"
@@ -66,7 +67,7 @@ func fitMulti(e *env, sf *scenarioFlags, mf *multiFlags, bf *vllmBenchFlags, fs 
 				excl = exclude
 			}
 			if prob.Exclude, err = calibration.ParseExclude(excl); err != nil {
-				return usagef("exclude: %v", err)
+				return usage.Errorf("exclude: %v", err)
 			}
 			d.Seed = prob
 		}
@@ -90,7 +91,7 @@ func fitMulti(e *env, sf *scenarioFlags, mf *multiFlags, bf *vllmBenchFlags, fs 
 		}
 	}
 	if d.Seed == nil && len(d.Rows) == 0 && len(d.Results) == 0 {
-		return usagef("nothing to fit: give corpus CSV files, vllm bench result files, or a scenario with a measured matrix")
+		return usage.Errorf("nothing to fit: give corpus CSV files, vllm bench result files, or a scenario with a measured matrix")
 	}
 	fmt.Fprintf(e.stderr, "servesim fit: multi-source, sources %s; at most %d simulations per corpus source, %d requests per simulation (flags --max-jobs, --max-requests)\n",
 		strings.Join(d.Names(), ", "), mf.maxJobs, mf.maxRequests)
@@ -126,7 +127,7 @@ func fitMulti(e *env, sf *scenarioFlags, mf *multiFlags, bf *vllmBenchFlags, fs 
 	default:
 		what, ok := validate.CVModes()[cvMode]
 		if !ok {
-			return usagef("--cv %q: want loso, logo, lofo (multi-source) or no value (the standard splits of a matrix fit)", cvMode)
+			return usage.Errorf("--cv %q: want loso, logo, lofo (multi-source) or no value (the standard splits of a matrix fit)", cvMode)
 		}
 		calibration.WriteSourceNotes(e.stderr, d.Sources(validate.Fold{}))
 		start := time.Now()

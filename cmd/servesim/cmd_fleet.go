@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/servesim/servesim/fleet"
+	"github.com/servesim/servesim/internal/usage"
 	"github.com/servesim/servesim/scenario"
 	"github.com/servesim/servesim/sim"
 	"github.com/servesim/servesim/vtime"
@@ -66,7 +66,7 @@ func (f *fleetFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.output, "output-tokens", 256, "with --rate: mean output `tokens`")
 	fs.Float64Var(&f.rangeRatio, "range-ratio", 0, "with --rate: lengths uniform within +-`fraction` of the means")
 	fs.IntVar(&f.replicas, "replicas", 1, "`N` replicas of the deployment")
-	fs.StringVar(&f.router, "router", "round-robin", "routing `policy`: "+policyNames()+"; with --plan a comma-separated list or 'all'")
+	fs.StringVar(&f.router, "router", "round-robin", "routing `policy`: "+fleet.PolicyNames()+"; with --plan a comma-separated list or 'all'")
 	fs.IntVar(&f.replicaCap, "replica-cap", 0, "the router holds a request while every replica has `N` outstanding (0: sends at once)")
 	fs.IntVar(&f.queueCap, "queue-cap", 0, "the router's queue holds at most `N` requests; more are rejected and counted (0: unbounded)")
 	fs.Float64Var(&f.price, "price-per-hour", -1, "one replica's price in `USD` per hour (default: its GPUs' list price)")
@@ -87,69 +87,28 @@ func (f *fleetFlags) register(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&f.merge, "merge", nil, "with --plan: merge the JSON `files` of --shard runs into the plan (repeatable)")
 }
 
-func policyNames() string {
-	var n []string
-	for _, p := range fleet.Policies() {
-		n = append(n, string(p))
-	}
-	return strings.Join(n, ", ")
-}
-
 func fleetCmd() *command {
 	return &command{
 		Name:  "fleet",
 		Short: "simulate replicas behind a router on a trace or a rate; --plan: how many replicas meet the SLO",
-		Long: `Simulates a fleet: --replicas copies of the scenario's deployment (--config, --vllm-cmd, --gpu as for
-simulate) behind one router, on one virtual clock, fed a trace (--trace, streamed row by row: the
-Azure LLM inference CSVs, Mooncake JSONL with prefix-block hash_ids, or arrival/input/output
-columns) or open-loop arrivals (--rate). It reports the fleet's and each replica's throughput,
-TTFT and TPOT percentiles, prefix-cache queries and hits in tokens (as vLLM counts them),
-requests rejected at the router, replica-hours and cost, and a series over the run: arrivals,
-replicas, the router's queue, engine queues and TTFT.
-
-Routing (--router): ` + policyNames() + `. prefix-aware scores each replica by the share of the
-prompt the router sent there before minus half its load relative to the busiest (llm-d's
-scheduler); session keeps a trace's sessions on one replica. --replica-cap and --queue-cap give
-the router a queue and a limit. --autoscale-max adds replicas (serving after --startup-s) on the
-waiting queue or TTFT, and removes idle ones.
-
-A round-robin split of Poisson arrivals is smoother than Poisson per replica (every N-th
-arrival), so N replicas at N x r queue less than one replica at r; random routing keeps Poisson.
-
---stats prints the traffic's statistics (as the trace READMEs give them) without simulating.
-
---plan answers "how many replicas?": for the deployment and every --option file, and for each
-routing policy of --router (a list, or 'all'), the fewest replicas whose run meets the --slo-*
-objectives (at --slo-quantile) without being overloaded, checked by running one replica fewer,
-with cost per hour and per million output tokens, the policy needing the fewest, and the answer's
-series over the run and per-replica balance. --shard i/n runs a part of the searches (a
-Kubernetes Indexed Job, a Slurm array, GNU parallel) and writes JSON; --merge FILES prints the
-plan from the parts. 'servesim plan --fleet ...' is the same as 'servesim fleet --plan ...'.
-
-Results are deterministic: the same scenario, traffic and --seed give the same bytes.
-
-Example:
-  servesim fleet --vllm-cmd "vllm serve meta-llama/Llama-3.1-8B-Instruct" --gpu H100-SXM --replicas 4 --trace conversation_trace.jsonl --router prefix-aware
-  servesim fleet --trace AzureLLMInferenceTrace_conv.csv --stats
-  servesim fleet --vllm-cmd "vllm serve meta-llama/Llama-3.1-8B-Instruct" --gpu H100-SXM --plan --router all --trace AzureLLMInferenceTrace_code.csv --slo-ttft-ms 2000 --slo-tpot-ms 50 --slo-quantile 0.99`,
 		Setup: func(fs *pflag.FlagSet, e *env) func([]string) error {
 			var sf scenarioFlags
 			sf.register(fs)
 			var ff fleetFlags
 			ff.register(fs)
-			var slo sloFlags
-			slo.register(fs)
+			var slo workload.SLOArgs
+			registerSLO(fs, &slo)
 			var out outFlag
 			out.register(fs, "the results")
 			return func(args []string) error {
 				if len(args) > 0 {
-					return usagef("unexpected argument %q", args[0])
+					return usage.Errorf("unexpected argument %q", args[0])
 				}
 				if err := out.check(); err != nil {
 					return err
 				}
 				if ff.format != "text" && ff.format != "json" {
-					return usagef("--format %q: want text or json", ff.format)
+					return usage.Errorf("--format %q: want text or json", ff.format)
 				}
 				var buf bytes.Buffer
 				if ff.plan && len(ff.merge) > 0 {
@@ -166,7 +125,7 @@ Example:
 				if err != nil {
 					return err
 				}
-				if err := slo.apply(fs, &traffic.Spec.SLO); err != nil {
+				if err := slo.Apply(fs.Changed, &traffic.Spec.SLO); err != nil {
 					return err
 				}
 				if ff.stats {
@@ -200,10 +159,10 @@ Example:
 				}
 				p, err := fleet.ParsePolicy(ff.router)
 				if err != nil {
-					return usagef("--router: %v", err)
+					return usage.Errorf("--router: %v", err)
 				}
 				if ff.replicas < 1 {
-					return usagef("--replicas %d: want at least 1", ff.replicas)
+					return usage.Errorf("--replicas %d: want at least 1", ff.replicas)
 				}
 				cfg := ff.settings().Config(r.Scenario.Name, srv, ff.replicas, p, traffic)
 				start := time.Now()
@@ -230,11 +189,11 @@ Example:
 func (f *fleetFlags) traffic(fs *pflag.FlagSet) (*fleet.Traffic, error) {
 	switch {
 	case f.trace != "" && f.rate > 0:
-		return nil, usagef("--trace and --rate are exclusive: give one kind of traffic")
+		return nil, usage.Errorf("--trace and --rate are exclusive: give one kind of traffic")
 	case f.trace != "":
 		for _, n := range []string{"requests", "duration-s", "process", "cv", "input-tokens", "output-tokens", "range-ratio"} {
 			if fs.Changed(n) {
-				return nil, usagef("--%s goes with --rate, not --trace", n)
+				return nil, usage.Errorf("--%s goes with --rate, not --trace", n)
 			}
 		}
 		if _, err := os.Stat(f.trace); err != nil {
@@ -245,20 +204,20 @@ func (f *fleetFlags) traffic(fs *pflag.FlagSet) (*fleet.Traffic, error) {
 	case f.rate > 0:
 		for _, n := range []string{"speed", "rate-scale", "from", "to", "trace-format", "time-unit"} {
 			if fs.Changed(n) {
-				return nil, usagef("--%s goes with --trace, not --rate", n)
+				return nil, usage.Errorf("--%s goes with --trace, not --rate", n)
 			}
 		}
 		if f.requests <= 0 && f.durationS <= 0 {
-			return nil, usagef("--rate: give --requests N or --duration-s S")
+			return nil, usage.Errorf("--rate: give --requests N or --duration-s S")
 		}
 		t, err := fleet.RateTraffic(fleet.Rate{Rate: f.rate, Requests: f.requests, DurationS: f.durationS, Process: f.process, CV: f.cv,
 			InputTokens: f.input, OutputTokens: f.output, RangeRatio: f.rangeRatio})
 		if err != nil {
-			return nil, usagef("%v", err)
+			return nil, usage.Errorf("%v", err)
 		}
 		return t, nil
 	}
-	return nil, usagef("traffic: give --trace FILE or --rate R (with --requests or --duration-s)")
+	return nil, usage.Errorf("traffic: give --trace FILE or --rate R (with --requests or --duration-s)")
 }
 
 func (f *fleetFlags) settings() *fleet.Settings {
@@ -294,17 +253,17 @@ func describeDeployment(r *scenario.Resolved) string {
 // --shard's part of them, written as JSON), then the plan.
 func runFleetPlan(e *env, buf *bytes.Buffer, out *outFlag, ff *fleetFlags, r *scenario.Resolved, srv *sim.Server, t *fleet.Traffic) error {
 	if !t.Spec.SLO.Any() {
-		return usagef("--plan: give the objectives (--slo-ttft-ms, --slo-tpot-ms, ... and --slo-quantile)")
+		return usage.Errorf("--plan: give the objectives (--slo-ttft-ms, --slo-tpot-ms, ... and --slo-quantile)")
 	}
 	if ff.autoMax > 0 {
-		return usagef("--plan searches fixed replica counts: it does not take --autoscale-max")
+		return usage.Errorf("--plan searches fixed replica counts: it does not take --autoscale-max")
 	}
 	if ff.maxReplicas < 1 {
-		return usagef("--max-replicas %d: want at least 1", ff.maxReplicas)
+		return usage.Errorf("--max-replicas %d: want at least 1", ff.maxReplicas)
 	}
 	pols, err := fleet.ParsePolicies(ff.router)
 	if err != nil {
-		return usagef("--router: %v", err)
+		return usage.Errorf("--router: %v", err)
 	}
 	opts := []fleet.PlanOption{{Name: describeDeployment(r), Group: r.Scenario.Name, Server: srv}}
 	for _, p := range ff.options {

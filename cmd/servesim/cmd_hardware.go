@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 
+	"github.com/servesim/servesim/internal/usage"
 	"github.com/servesim/servesim/model/hardware"
 	"github.com/spf13/pflag"
 )
@@ -13,15 +14,6 @@ func hardwareCmd() *command {
 		Name:  "hardware",
 		Args:  "list | show NAME",
 		Short: "list the GPU catalog, or show one GPU (memory, bandwidth, peaks, formats, links, price)",
-		Long: `The catalog holds published facts (dense peaks, no 2:4 sparsity) and an editable list price per
-GPU-hour used only to rank plans. A user file given with --gpu-catalog (the same [[gpu]] TOML layout as
-'servesim hardware list --format toml') adds entries or overrides them by name; unknown keys are
-errors naming the key.
-
-Example:
-  servesim hardware list
-  servesim hardware show h100 --format toml > my-gpus.toml   # edit price_per_hour, then
-  servesim hardware list --gpu-catalog my-gpus.toml`,
 		Setup: func(fs *pflag.FlagSet, e *env) func([]string) error {
 			file := fs.String("gpu-catalog", "", "catalog `file` adding or overriding GPUs ([[gpu]] TOML)")
 			var format formatFlag[gpuResult]
@@ -30,7 +22,7 @@ Example:
 			out.register(fs, "the listing")
 			return func(args []string) error {
 				if len(args) == 0 {
-					return usagef("want 'hardware list' or 'hardware show NAME'")
+					return usage.Errorf("want 'hardware list' or 'hardware show NAME'")
 				}
 				if err := format.check(); err != nil {
 					return err
@@ -43,20 +35,20 @@ Example:
 				switch args[0] {
 				case "list":
 					if len(args) > 1 {
-						return usagef("unexpected argument %q after 'list'", args[1])
+						return usage.Errorf("unexpected argument %q after 'list'", args[1])
 					}
 					pick = cat.GPUs
 				case "show":
 					if len(args) != 2 {
-						return usagef("want 'hardware show NAME' (one GPU name or alias)")
+						return usage.Errorf("want 'hardware show NAME' (one GPU name or alias)")
 					}
 					g, err := cat.Find(args[1])
 					if err != nil {
-						return usagef("%v", err)
+						return usage.Errorf("%v", err)
 					}
 					pick = []hardware.GPU{g}
 				default:
-					return usagef("unknown subcommand %q: want list or show NAME", args[0])
+					return usage.Errorf("unknown subcommand %q: want list or show NAME", args[0])
 				}
 				if err := out.check(); err != nil {
 					return err

@@ -7,7 +7,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/servesim/servesim/llmbench"
+	"github.com/servesim/servesim/bench"
+	"github.com/servesim/servesim/internal/usage"
 	"github.com/servesim/servesim/matrix"
 	"github.com/servesim/servesim/sim"
 )
@@ -16,31 +17,6 @@ func matrixCmd() *command {
 	return &command{
 		Name:  "matrix",
 		Short: "simulate the benchmark matrix (prefill rows and decode cells) and compare with measurements",
-		Long: `Runs the scenario's benchmark protocol (llm-inference-bench by default) against the simulated
-server and prints the matrix in the benchmark's layout. For the embedded seed scenario the measured
-seed matrix is shown side by side with every prediction, with the error and a summary of status
-matches and mean/median absolute percentage errors. Use --measured FILE to compare with your own
-run (the benchmark's published text page, servesim CSV, or JSON), or --measured none to skip it.
-
---format csv columns: phase,context,context_tokens,concurrency,status,total_tok_s,
-per_request_tok_s,ttft_ms,tbt_ms,avg_active,completed,output_tokens,measured_s (predicted values;
-the file reads back with --measured), then the 80 % prediction intervals total_tok_s_lo80,
-total_tok_s_hi80, ... tbt_ms_hi80 (they widen with how the parameters relate to measurements:
-calibrated, transferred or priors), then param_source (calibrated, transferred or prior).
-With --compare: phase,context,context_tokens,concurrency,pred_status,meas_status, then for total,
-per_request, ttft and tbt the pred_*, meas_* and err_*_pct columns (signed error in percent), then
-the predicted intervals and param_source; one row per cell of either matrix, measured and error
-fields blank where there is no measurement.
-
---format json has one schema with or without measurements: {"parameters": {"source", "from"},
-"predicted": matrix, "measured": matrix or null, "summary": the errors or null, "only_predicted":
-[...], "only_measured": [...]}; the predicted matrix's info.intervals_80 gives the provenance and
-each metric's interval factor; --measured reads such a file as its predicted matrix.
-
-Example:
-  servesim matrix
-  servesim matrix --config llama.toml --measured my-run.txt
-  servesim matrix --vllm-cmd "vllm serve Qwen/Qwen3-30B-A3B --tensor-parallel-size 2" --gpu H100 --measured none --format csv -o pred.csv`,
 		Setup: func(fs *pflag.FlagSet, e *env) func([]string) error {
 			sf := scenarioFlags{matrix: true}
 			sf.register(fs)
@@ -52,7 +28,7 @@ Example:
 			out.register(fs, "the matrix")
 			return func(args []string) error {
 				if len(args) > 0 {
-					return usagef("unexpected argument %q", args[0])
+					return usage.Errorf("unexpected argument %q", args[0])
 				}
 				if err := format.check(); err != nil {
 					return err
@@ -61,7 +37,7 @@ Example:
 					return err
 				}
 				if *compare && format.value != "csv" {
-					return usagef("--compare: only with --format csv (the other formats compare whenever there are measurements)")
+					return usage.Errorf("--compare: only with --format csv (the other formats compare whenever there are measurements)")
 				}
 				r, err := sf.load(e.stderr, e.info())
 				if err != nil {

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/servesim/servesim/internal/fsutil"
+	"github.com/servesim/servesim/internal/usage"
 	"github.com/servesim/servesim/planner"
 )
 
@@ -15,16 +16,6 @@ func mergeCmd() *command {
 		Name:  "merge",
 		Args:  "SHARD.json...",
 		Short: "combine the --shard outputs of 'servesim plan' into the plan of the whole sweep",
-		Long: `Reads the JSON plans written by 'servesim plan --shard i/n --format json' and combines them into
-the plan of the whole sweep: the same rows, ranking and capacity frontier as one unsharded run
-(the JSON is byte-identical). Every shard must answer the same question (same fingerprint: model,
-workload, GPUs, sweep, seed and parameters) and each of 0..n-1 must be present once, unless
---partial is given.
-
-Example (GNU parallel on one machine, or any job array):
-  seq 0 7 | parallel servesim plan --model glm-5.3-flash --context 128K --users 16 \
-      --slo-tpot-ms 40 --shard {}/8 --format json --out shard-{}.json
-  servesim merge shard-*.json`,
 		Setup: func(fs *pflag.FlagSet, e *env) func([]string) error {
 			var format formatFlag[planResult]
 			format.register(fs, planFormats())
@@ -35,7 +26,7 @@ Example (GNU parallel on one machine, or any job array):
 			out.register(fs, "the merged plan")
 			return func(args []string) error {
 				if len(args) == 0 {
-					return usagef("give the shard files to merge (JSON from 'servesim plan --shard i/n --format json')")
+					return usage.Errorf("give the shard files to merge (JSON from 'servesim plan --shard i/n --format json')")
 				}
 				if err := format.check(); err != nil {
 					return err

@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/servesim/servesim/describe"
+	"github.com/servesim/servesim/internal/usage"
 	"github.com/servesim/servesim/model/arch"
 	"github.com/servesim/servesim/model/deploy"
 	"github.com/servesim/servesim/model/hf"
@@ -20,44 +20,22 @@ func modelCmd() *command {
 		Name:  "model",
 		Args:  "list | show FILE|NAME",
 		Short: "list the built-in models, or describe one: layers, parameters, weight bytes, quantization, max_model_len, KV bytes per token",
-		Long: `'model list' lists the built-in models: published Hugging Face config.json files embedded in the
-binary (looked up offline by their id, such as meta-llama/Llama-3.1-8B-Instruct or zai-org/GLM-5-FP8),
-and servesim's own descriptions (` + strings.Join(arch.BuiltinNames(), ", ") + `), with where each
-comes from.
-
-'model show' reads a built-in model by id, a servesim model TOML file, or a Hugging Face
-config.json (with hf_quant_config.json beside it, if any; a directory holding config.json works
-too). Supported config.json families: ` + strings.Join(hf.Families(), ", ") + `.
-
-It prints the decoder layers grouped by attention and MLP kind, the parameter count (total and
-active per token), the weight bytes by storage format (scales included), the quantization method
-vLLM resolves from the checkpoint, the max_model_len it derives, the KV cache per token of context
-for bf16 and fp8 caches (the whole model on one GPU), the recurrent state a request holds in
-linear-attention layers, and multi-token-prediction layers. --quantization applies vLLM's flag of
-that name (fp8 or ptpc_fp8 quantize an unquantized checkpoint at load time; on a quantized one it
-must name the checkpoint's own method).
-
-Example:
-  servesim model list
-  servesim model show meta-llama/Llama-3.1-8B-Instruct --quantization fp8
-  servesim model show glm-5.3-flash
-  servesim model show ./Llama-3.1-70B/config.json`,
 		Setup: func(fs *pflag.FlagSet, e *env) func([]string) error {
 			quant := fs.String("quantization", "", "apply vLLM's --quantization `method` to the model (show only)")
 			var out outFlag
 			out.register(fs, "the description")
 			return func(args []string) error {
 				if len(args) == 0 {
-					return usagef("want 'model list' or 'model show FILE|NAME'")
+					return usage.Errorf("want 'model list' or 'model show FILE|NAME'")
 				}
 				var buf bytes.Buffer
 				switch args[0] {
 				case "list":
 					if len(args) > 1 {
-						return usagef("unexpected argument %q after 'list'", args[1])
+						return usage.Errorf("unexpected argument %q after 'list'", args[1])
 					}
 					if *quant != "" {
-						return usagef("--quantization applies to 'model show' only")
+						return usage.Errorf("--quantization applies to 'model show' only")
 					}
 					if err := out.check(); err != nil {
 						return err
@@ -75,7 +53,7 @@ Example:
 					}
 				case "show":
 					if len(args) != 2 {
-						return usagef("want 'model show FILE|NAME'")
+						return usage.Errorf("want 'model show FILE|NAME'")
 					}
 					if err := out.check(); err != nil {
 						return err
@@ -91,7 +69,7 @@ Example:
 						return err
 					}
 				default:
-					return usagef("unknown subcommand %q: want list or show FILE|NAME", args[0])
+					return usage.Errorf("unknown subcommand %q: want list or show FILE|NAME", args[0])
 				}
 				return out.write(e.stdout, &buf)
 			}

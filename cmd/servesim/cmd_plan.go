@@ -11,6 +11,7 @@ import (
 
 	"github.com/servesim/servesim/internal/fsutil"
 	"github.com/servesim/servesim/internal/progress"
+	"github.com/servesim/servesim/internal/usage"
 	"github.com/servesim/servesim/matrix"
 	"github.com/servesim/servesim/planner"
 	"github.com/servesim/servesim/plots"
@@ -21,7 +22,7 @@ import (
 func parseShard(s string) (planner.Shard, error) {
 	sh, err := planner.ParseShard(s)
 	if err != nil {
-		return sh, usageError{err}
+		return sh, usage.Wrap(err)
 	}
 	return sh, nil
 }
@@ -38,10 +39,10 @@ func planFrom(e *env, fs *pflag.FlagSet, file string, format *formatFlag[planRes
 		}
 	})
 	if len(bad) > 0 {
-		return usagef("--from prints the saved plan's answer to its own question: %s would change the question (sweep again without --from)", strings.Join(bad, ", "))
+		return usage.Errorf("--from prints the saved plan's answer to its own question: %s would change the question (sweep again without --from)", strings.Join(bad, ", "))
 	}
 	if fs.Changed("explain-row") && explainRow < 0 {
-		return usagef("--explain-row %d: want a row index >= 0 (leave the flag out for no row)", explainRow)
+		return usage.Errorf("--explain-row %d: want a row index >= 0 (leave the flag out for no row)", explainRow)
 	}
 	if err := out.check(); err != nil {
 		return err
@@ -56,7 +57,7 @@ func planFrom(e *env, fs *pflag.FlagSet, file string, format *formatFlag[planRes
 		return fmt.Errorf("--from: %w", err)
 	}
 	if p.Shard != nil {
-		return usagef("--from %s: shard %d/%d of a sweep: merge the shards first ('servesim merge')", file, p.Shard.Index, p.Shard.Count)
+		return usage.Errorf("--from %s: shard %d/%d of a sweep: merge the shards first ('servesim merge')", file, p.Shard.Index, p.Shard.Count)
 	}
 	if plotDir != "" {
 		if err := fsutil.EnsureDir(plotDir); err != nil {
@@ -88,60 +89,6 @@ func planCmd() *command {
 	return &command{
 		Name:  "plan",
 		Short: "plan capacity: sweep GPUs, counts, parallelism and engine flags for a model, workload and SLOs; rank by cost",
-		Long: `Answers "which GPUs, how many, which flags" for a model and its traffic. The sweep covers GPU kind x
-count x TP/DP x expert parallel x max-num-seqs x max-num-batched-tokens x KV-cache dtype x speculative
-decoding (off or k) x gpu-memory-utilization (x checkpoint variant for GPUs that lack the model's
-weight format). Layouts that cannot load are pruned with the reason (format unsupported, TP/EP
-does not divide the model, weights do not fit); every other row is simulated on worker goroutines
-(one per CPU) and ranked: rows that meet every objective surely first (P(meet) >= 0.9: the
-limits lie outside the predictions' 80 % intervals), then marginally (the prediction meets them
-inside its uncertainty), then rows that miss one, then rows that make users wait (max-num-seqs or
-the KV cache below the users per server: their TTFT holds other users' answers); within each, by
-$/h, then P(meet), then $ per million output tokens. Each row carries its parameter source:
-calibrated (fitted on this GPU, engine version and model family), transferred (fitted elsewhere)
-or prior, and intervals that widen from calibrated to prior, and wider still on a GPU family no
-measured data supports (PRIORS ONLY). The table shows the best row of each hardware layout (--all
-for every row), the scenario's own configuration, the capacity frontier (max concurrency per
-context, max context per concurrency) of the best layouts, and one pruning reason per GPU and
-stage; --format csv and json list every row.
-
-The workload is one of:
-  --input-tokens N --users U [--output-tokens M]  your traffic: U users at a time, each sending an
-      N-token prompt and reading an M-token answer (default M: 1,024), closed loop, 10 x U
-      requests (at least 100), as 'vllm bench serve --dataset-name random --max-concurrency U' runs it;
-  --context C --users U  the llm-inference-bench question: one decode cell, U streams at context C,
-      as 'servesim matrix' measures it (output: the protocol's 4,096 tokens, or --output-tokens);
-  --workload FILE|PRESET (see 'servesim simulate --help');
-  --vllm-bench "vllm bench serve ..." (a vllm bench serve command, likewise).
-Data-parallel replicas split the workload round-robin; for a MoE model, TP x DP with expert parallel
-is one engine with data-parallel attention and the experts spread over every GPU ("TP4 DP2 EP8",
-vllm serve --data-parallel-size 2 --enable-expert-parallel), as 'servesim simulate' runs it.
-
-Each row's engine is what 'vllm serve' runs with the row's flags: the flags the scenario gives
-for its own model (none but the version for another model), the row's TP/EP and swept flags, and
-vLLM's defaults for the row's GPU for everything else. max_model_len is --max-model-len, else the
-scenario's, else what vLLM derives from the model's config.json; a question above the model's
-limit is refused, as vLLM refuses it. With the seed scenario its own configuration is marked
-"current" and shown beside the ranking.
-
-Every row can be launched: the table prints the best row's 'vllm serve' and 'vllm bench serve'
-commands (--show-commands: every row shown; with --format csv|json every row gets them), and
---explain-row N prints row N in full, with what its command leaves to vLLM and how to check it
-('servesim import vllm --gpu GPU -- <command>' gives the row's engine back).
-
-A plan saved with --format json prints again without sweeping: --from FILE with --explain-row N,
---show-commands, --all, --wide, --top, --plot or another --format.
-
-A large sweep can run in slices on many machines: --shard i/n runs the rows whose index mod n is i
-(0 <= i < n), and 'servesim merge' combines the --format json outputs into the plan of the whole
-sweep, identical to an unsharded run.
-
-Example:
-  servesim plan --model glm-5.3-flash --context 128K --users 16 --slo-tpot-ms 40
-  servesim plan --model Qwen/Qwen3-30B-A3B --input-tokens 2000 --output-tokens 500 --users 32 --slo-tpot-ms 30
-  servesim plan --model ./Llama-3.1-70B/config.json --workload chat --slo-ttft-ms 500 --gpu-kinds H100,H200
-  servesim plan --model glm-5.3-flash --context 128K --users 16 --format json -o plan.json
-  servesim plan --from plan.json --explain-row 875`,
 		Setup: func(fs *pflag.FlagSet, e *env) func([]string) error {
 			var sf scenarioFlags
 			sf.register(fs)
@@ -152,12 +99,12 @@ Example:
 			inTok := fs.String("input-tokens", "", "your question: prompt `tokens` per request (1000, 8K), closed loop at --users, 10 x --users requests (at least 100)")
 			outTokText := fs.String("output-tokens", "", fmt.Sprintf("output `tokens` per request, a count or KiB of tokens as --input-tokens (500, 1K; default: %d with --input-tokens; the protocol's 4,096 with --context)", planner.DefaultOutputTokens))
 			wl := fs.String("workload", "", "workload `file` or preset instead of --context/--input-tokens and --users")
-			var wo workloadOverrides
-			wo.register(fs)
+			var wo workload.Overrides
+			registerOverrides(fs, &wo, "--workload")
 			var bf vllmBenchFlags
 			bf.register(fs, false)
-			var slo sloFlags
-			slo.register(fs)
+			var slo workload.SLOArgs
+			registerSLO(fs, &slo)
 			def := planner.DefaultSpace()
 			gpus := fs.StringSlice("gpu-kinds", nil, "candidate GPUs, a comma-separated `list` of names (default: the whole catalog, with --gpu-catalog's entries)")
 			maxGPUs := fs.Int("max-gpus", def.MaxGPUs, "most GPUs in a configuration (`N`, 1..4096)")
@@ -188,7 +135,7 @@ Example:
 			out.register(fs, "the plan")
 			return func(args []string) error {
 				if len(args) > 0 {
-					return usagef("unexpected argument %q", args[0])
+					return usage.Errorf("unexpected argument %q", args[0])
 				}
 				if err := format.check(); err != nil {
 					return err
@@ -216,19 +163,19 @@ Example:
 				}
 				var spec0 *workload.Spec
 				if fs.Changed("explain-row") && *explainRow < 0 {
-					return usagef("--explain-row %d: want a row index >= 0 (leave the flag out for no row)", *explainRow)
+					return usage.Errorf("--explain-row %d: want a row index >= 0 (leave the flag out for no row)", *explainRow)
 				}
 				outTok := new(int)
 				if fs.Changed("output-tokens") {
 					n, err := matrix.ParseContext(*outTokText)
 					if err != nil || n < 1 {
-						return usagef("--output-tokens %q: want a positive token count such as 500 or 1K", *outTokText)
+						return usage.Errorf("--output-tokens %q: want a positive token count such as 500 or 1K", *outTokText)
 					}
 					*outTok = n
 				}
 				switch {
 				case len(bf.cmdlines) > 0 && (*wl != "" || *ctx != "" || *inTok != "" || fs.Changed("users") || fs.Changed("output-tokens")):
-					return usagef("--vllm-bench, --workload and --context/--input-tokens/--users/--output-tokens are exclusive")
+					return usage.Errorf("--vllm-bench, --workload and --context/--input-tokens/--users/--output-tokens are exclusive")
 				case len(bf.cmdlines) > 0:
 					s, err := bf.vllmBenchWorkload(fs, nil, e.info())
 					if err != nil {
@@ -236,33 +183,33 @@ Example:
 					}
 					spec0 = s
 				case bf.used(fs):
-					return usagef("--special-tokens and --chars-per-token apply to --vllm-bench")
+					return usage.Errorf("--special-tokens and --chars-per-token apply to --vllm-bench")
 				case *wl != "" && (*ctx != "" || *inTok != "" || fs.Changed("users") || fs.Changed("output-tokens")):
-					return usagef("--workload and --context/--input-tokens/--users/--output-tokens are exclusive")
+					return usage.Errorf("--workload and --context/--input-tokens/--users/--output-tokens are exclusive")
 				case *wl != "":
-					s, err := loadWorkload(*wl)
+					s, err := workload.LoadArg("--workload", *wl)
 					if err != nil {
 						return err
 					}
 					spec0 = s
-				case wo.used(fs):
-					return usagef("--rate and --requests change a --workload (file or preset)")
+				case wo.Used(fs.Changed):
+					return usage.Errorf("--rate and --requests change a --workload (file or preset)")
 				default:
 					s, err := planner.LengthQuestion{Context: *ctx, InputTokens: *inTok, Users: *users, OutputTokens: *outTok}.Workload()
 					if err != nil {
-						return usageError{err}
+						return usage.Wrap(err)
 					}
 					if spec0 = s; s != nil && !fs.Changed("output-tokens") {
 						fmt.Fprintf(e.stderr, "servesim: %d output tokens per request (the default; --output-tokens to change)\n", s.Lengths.OutputTokens)
 					}
 				}
-				if err := slo.apply(fs, &workload.SLO{}); err != nil {
+				if err := slo.Apply(fs.Changed, &workload.SLO{}); err != nil {
 					return err
 				}
 				sp, err := (&planner.SpaceText{MaxGPUs: *maxGPUs, Counts: *counts, TP: *tps, EP: *eps, MaxNumSeqs: *mns, MaxNumBatchedTokens: *mbt,
 					KVCacheDTypes: *kvs, Spec: *spec, SpecMethods: *specMethods, GPUMemoryUtilization: *util, Weights: *weights, MaxModelLen: *mml}).Space()
 				if err != nil {
-					return usageError{err}
+					return usage.Wrap(err)
 				}
 				var sh planner.Shard
 				if *shard != "" {
@@ -291,14 +238,14 @@ Example:
 					}
 					spec0 = planner.BenchWorkload(&proto, *ctx, *users)
 				}
-				if err := slo.apply(fs, &spec0.SLO); err != nil {
+				if err := slo.Apply(fs.Changed, &spec0.SLO); err != nil {
 					return err
 				}
-				if err := wo.apply(fs, spec0); err != nil {
+				if err := wo.Apply(fs.Changed, spec0); err != nil {
 					return err
 				}
 				if err := spec0.Validate(); err != nil {
-					return usagef("workload: %v", err)
+					return usage.Errorf("workload: %v", err)
 				}
 				ms, err := planner.ModelsFor(r.Deployment, *modelRef, *drafterRef)
 				if err != nil {
@@ -314,7 +261,7 @@ Example:
 					for _, n := range *gpus {
 						g, err := cat.Find(n)
 						if err != nil {
-							return usagef("--gpu-kinds: %v", err)
+							return usage.Errorf("--gpu-kinds: %v", err)
 						}
 						cands = append(cands, g)
 					}
@@ -322,7 +269,7 @@ Example:
 				q := planner.ScenarioQuestion(r, ms, spec0, cands, sp)
 				q.StepByStep = sf.stepByStep
 				if (sf.meanAccept != 0 || sf.acceptRates != nil) && !ms.Scenario {
-					return usagef("--mean-acceptance-length and --acceptance-rates describe the scenario's server, and %s is not its model: give the server with --vllm-cmd \"vllm serve %s ... --speculative-config '{...}'\"", ms.ModelRef, ms.ServeRef)
+					return usage.Errorf("--mean-acceptance-length and --acceptance-rates describe the scenario's server, and %s is not its model: give the server with --vllm-cmd \"vllm serve %s ... --speculative-config '{...}'\"", ms.ModelRef, ms.ServeRef)
 				}
 				if !ms.Scenario && sf.config == "" && sf.vllmCmd == "" {
 					// The embedded seed's engine version is the seed's, not the question's.
@@ -340,7 +287,7 @@ Example:
 					}})
 				pr.Finish()
 				if se := (*planner.SpaceError)(nil); errors.As(err, &se) {
-					return usageError{err}
+					return usage.Wrap(err)
 				}
 				if err != nil {
 					return err

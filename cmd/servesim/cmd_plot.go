@@ -9,6 +9,7 @@ import (
 
 	"github.com/servesim/servesim/internal/fsutil"
 	"github.com/servesim/servesim/internal/numfmt"
+	"github.com/servesim/servesim/internal/usage"
 	"github.com/servesim/servesim/plots"
 	"github.com/servesim/servesim/report"
 	"github.com/servesim/servesim/scenario"
@@ -21,24 +22,6 @@ func plotCmd() *command {
 	return &command{
 		Name:  "plot",
 		Short: "draw predicted vs measured figures (PNG at 300 dpi and SVG) into a directory",
-		Long: `Simulates the scenario's benchmark matrix and draws:
-  decode-total-toks, decode-per-request-toks, decode-ttft   a decode metric vs concurrency (log2),
-      one line per context (predicted) and markers of the same colour (measured); queued cells
-      marked, over-capacity cells absent
-  prefill-toks, prefill-ttft        the prefill rows vs context (log)
-  status-map                        context x concurrency: predicted status as colour, measured as symbol
-  parity-<metric>                   predicted vs measured, log-log, y = x with ±10 % and ±25 % bands
-                                    (only with measurements)
-  step-terms                        stacked step-time terms of the explained cells (--explain)
-For the embedded seed scenario the measured seed matrix is drawn too; --measured FILE draws
-another, and --measured none leaves measurements out. --measured also takes a 'vllm bench serve
---save-result' JSON file: its run is simulated as 'servesim simulate --measured' simulates it and
-measured-ttft-tpot and measured-itl-e2e draw the TTFT, TPOT, ITL and E2E distributions predicted and measured (from
-the file's per-request values, --save-detailed). The files written are listed with their
-sizes on stdout.
-
-Example:
-  servesim plot --out figs --format png --explain 8K:1,32K:16`,
 		Setup: func(fs *pflag.FlagSet, e *env) func([]string) error {
 			var ff figureFlags
 			ff.register(fs)
@@ -46,14 +29,14 @@ Example:
 			format := fs.String("format", "png,svg", "image `formats`: png, svg or png,svg")
 			return func(args []string) error {
 				if len(args) > 0 {
-					return usagef("unexpected argument %q", args[0])
+					return usage.Errorf("unexpected argument %q", args[0])
 				}
 				if *out == "" {
-					return usagef("--out DIR is required")
+					return usage.Errorf("--out DIR is required")
 				}
 				formats, err := plots.ParseFormats(*format)
 				if err != nil {
-					return usagef("--format: %v", err)
+					return usage.Errorf("--format: %v", err)
 				}
 				if err := ff.check(); err != nil {
 					return err
@@ -127,7 +110,7 @@ func (f *figureFlags) register(fs *pflag.FlagSet) {
 func (f *figureFlags) check() error {
 	cells, err := report.ParseCells(f.explain)
 	if err != nil {
-		return usageError{err}
+		return usage.Wrap(err)
 	}
 	f.cells = cells
 	return nil

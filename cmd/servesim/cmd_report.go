@@ -9,6 +9,7 @@ import (
 
 	"github.com/servesim/servesim/calibration"
 	"github.com/servesim/servesim/internal/fsutil"
+	"github.com/servesim/servesim/internal/usage"
 	"github.com/servesim/servesim/planner"
 	"github.com/servesim/servesim/report"
 	"github.com/servesim/servesim/workload"
@@ -18,40 +19,21 @@ func reportCmd() *command {
 	return &command{
 		Name:  "report",
 		Short: "write one self-contained HTML report: scenario, capacity, matrix tables, every figure, fit summary",
-		Long: `Simulates the scenario's benchmark matrix and writes a single HTML file that needs nothing
-else to be read (inline CSS and SVG figures, no JavaScript, no network): the scenario (hardware,
-model, engine flags, protocol, where the parameters come from), the capacity breakdown, the
-matrix as tables (predicted, measured and error, coloured by status and error size), every
-figure of 'servesim plot', the step-time terms of explained cells, and with --fit-report the
-fitted parameters with their uncertainties and cross-validation errors. The page opens with the
-answer: to the plan (--plan: its best configuration and the runner-up, with verdict, cost and
-P(meet)) and the workload (--workload: throughput, latencies, objectives, cost) when given, then
-the benchmark's peak throughput, cost, one user's speed, time to first token, capacity and
-accuracy; it ends with the configuration simulated; its footer gives servesim's version.
-
---workload adds a run of that workload on the scenario's server (as 'servesim simulate': its
-latencies, goodput under the --slo-* objectives, latency CDFs, KV cache and queue over time);
---plan adds a plan ('servesim plan --format json' output: its table and its cost figure).
-
-Example:
-  servesim fit --report fit.json --out params.toml
-  servesim report --params params.toml --fit-report fit.json --out report.html
-  servesim report --workload chat --rate 4 --slo-ttft-ms 2000 --plan plan.json --out report.html`,
 		Setup: func(fs *pflag.FlagSet, e *env) func([]string) error {
 			var ff figureFlags
 			ff.register(fs)
 			fitPath := fs.String("fit-report", "", "fit report `file` (the JSON of 'servesim fit --report') to summarise")
 			wl := fs.String("workload", "", "also run this workload `file` or preset on the scenario's server and show it (latencies, goodput, figures)")
-			var wo workloadOverrides
-			wo.register(fs)
-			var slo sloFlags
-			slo.register(fs)
+			var wo workload.Overrides
+			registerOverrides(fs, &wo, "--workload")
+			var slo workload.SLOArgs
+			registerSLO(fs, &slo)
 			planPath := fs.String("plan", "", "also show a plan: the JSON `file` of 'servesim plan --format json'")
 			var out outFlag
 			out.register(fs, "the HTML report")
 			return func(args []string) error {
 				if len(args) > 0 {
-					return usagef("unexpected argument %q", args[0])
+					return usage.Errorf("unexpected argument %q", args[0])
 				}
 				if err := ff.check(); err != nil {
 					return err
@@ -69,17 +51,17 @@ Example:
 				var spec *workload.Spec
 				if *wl != "" {
 					var err error
-					if spec, err = loadWorkload(*wl); err != nil {
+					if spec, err = workload.LoadArg("--workload", *wl); err != nil {
 						return err
 					}
-					if err := wo.apply(fs, spec); err != nil {
+					if err := wo.Apply(fs.Changed, spec); err != nil {
 						return err
 					}
-					if err := slo.apply(fs, &spec.SLO); err != nil {
+					if err := slo.Apply(fs.Changed, &spec.SLO); err != nil {
 						return err
 					}
-				} else if wo.used(fs) {
-					return usagef("--rate and --requests change a --workload (file or preset)")
+				} else if wo.Used(fs.Changed) {
+					return usage.Errorf("--rate and --requests change a --workload (file or preset)")
 				}
 				var plan *planner.Plan
 				if *planPath != "" {

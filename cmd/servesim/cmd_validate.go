@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/servesim/servesim/internal/progress"
+	"github.com/servesim/servesim/internal/usage"
 	"github.com/servesim/servesim/model/deploy"
 	"github.com/servesim/servesim/model/param"
 	"github.com/servesim/servesim/scenario"
@@ -22,33 +23,6 @@ func validateCmd() *command {
 		Name:  "validate",
 		Args:  "[FILE...]",
 		Short: "score predictions against measured runs: the shipped validation corpus, corpus CSV files or vllm bench serve result files",
-		Long: `With no arguments, scores the validation corpus shipped inside servesim (validate/corpus in the
-source tree: public measurements by third parties, with their provenance in its README.md);
-docs/accuracy.md holds the figures this prints. Also reads corpus tables given as files (the
-51-column CSV, one header for every file) and 'vllm bench serve --save-result' JSON files, maps every row to a deployment and a workload
-(the rules are in 'go doc github.com/servesim/servesim/validate'), simulates them in parallel
-and prints, per case and per source, predicted against measured with MAPE, median APE and
-signed bias of output tok/s, TPOT, TTFT and E2E latency; the overload call of open-loop rows;
-ratio scores for rows of another engine (TensorRT-LLM, SGLang); and the rows it cannot express, each
-with its reason. The output does not depend on --workers.
-
---filter selects rows: comma-separated terms column=value, column!=value, column~regexp, or a
-bare regexp on case_id, e.g. --filter 'gpu=h200,workload_kind=offline-throughput'.
-
-A result file records the model but not the server: give --vllm-cmd (and --gpu), or --config;
-with --gpu alone the file's model_id is served with vLLM's defaults; with none of them, a file of
-the seed's model runs on the embedded seed scenario. A file is simulated as 'simulate --measured'
-simulates it (the same workload, the scenario's seed: the same numbers), and a file whose
-model_id (or --metadata server flags such as tensor_parallel_size=4) disagrees with the
-scenario's server is refused. Corpus rows carry their own
-server and workload, so these flags (and the benchmark's) are refused without a result file.
-
-Example:
-  servesim validate                                   # the shipped corpus, as docs/accuracy.md shows it
-  servesim validate --source inference-sim-training --format csv
-  servesim validate validate/corpus/dstack-benchmarks.csv --filter 'gpu=h200'
-  servesim validate openai-4.0qps-GLM-5.3-Flash-NVFP4-20260914-101500.json
-  servesim validate --vllm-cmd "vllm serve meta-llama/Llama-3.1-8B-Instruct" --gpu H100 run.json`,
 		Setup: func(fs *pflag.FlagSet, e *env) func([]string) error {
 			var sf scenarioFlags
 			sf.register(fs)
@@ -69,14 +43,14 @@ Example:
 					return err
 				}
 				if *workers < 0 {
-					return usagef("--workers %d: must be >= 0", *workers)
+					return usage.Errorf("--workers %d: must be >= 0", *workers)
 				}
 				flt, err := validate.ParseFilter(*filter)
 				if err != nil {
-					return usagef("--filter: %v", err)
+					return usage.Errorf("--filter: %v", err)
 				}
 				if sf.params != "" && sf.uncalibrated {
-					return usagef("--params and --uncalibrated contradict each other")
+					return usage.Errorf("--params and --uncalibrated contradict each other")
 				}
 				pol, err := scenario.NewParamsPolicy(scenario.ResolveOptions{ParamsFile: sf.params, Uncalibrated: sf.uncalibrated}, nil)
 				if err != nil {
@@ -107,7 +81,7 @@ Example:
 					// The corpus rows carry their own server and workload: flags that describe
 					// a server or a benchmark only apply to result files.
 					for _, name := range serverFlags(fs) {
-						return usagef("--%s applies only to vllm bench result files (.json), which do not record the server; corpus rows carry their own: leave it out", name)
+						return usage.Errorf("--%s applies only to vllm bench result files (.json), which do not record the server; corpus rows carry their own: leave it out", name)
 					}
 				}
 				start := time.Now()
@@ -196,7 +170,7 @@ func prepareResults(e *env, sf *scenarioFlags, bf *vllmBenchFlags, fs *pflag.Fla
 		}
 		if err := checkResult(res, r); err != nil {
 			if sf.config == "" && sf.vllmCmd == "" && sf.gpu == "" {
-				return nil, usagef("%s: measured model %q, not the embedded seed scenario's %q: a vllm bench result file records the model, not the server: give --gpu NAME (and --vllm-cmd \"vllm serve %s ...\", or --config)", p, res.ModelID, r.Scenario.Model.Name, res.ModelID)
+				return nil, usage.Errorf("%s: measured model %q, not the embedded seed scenario's %q: a vllm bench result file records the model, not the server: give --gpu NAME (and --vllm-cmd \"vllm serve %s ...\", or --config)", p, res.ModelID, r.Scenario.Model.Name, res.ModelID)
 			}
 			return nil, err
 		}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -11,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/servesim/servesim/internal/fsutil"
+	"github.com/servesim/servesim/internal/usage"
 	"github.com/servesim/servesim/matrix"
 	"github.com/servesim/servesim/model/deploy"
 	"github.com/servesim/servesim/scenario"
@@ -145,12 +145,7 @@ func (f *scenarioFlags) isSeed() bool { return f.args().IsSeed() }
 // scenario builds the scenario the flags describe (scenario.Args.Scenario), printing notes
 // (ignored vLLM flags) to stderr; a contradiction or a value out of range is a usage error.
 func (f *scenarioFlags) scenario(stderr io.Writer) (*scenario.Scenario, error) {
-	s, err := f.args().Scenario(stderr)
-	var ae *scenario.ArgError
-	if errors.As(err, &ae) {
-		return nil, usageError{err}
-	}
-	return s, err
+	return f.args().Scenario(stderr)
 }
 
 // load resolves the scenario, printing warnings to stderr and notes to info (stderr, or nothing
@@ -255,7 +250,7 @@ func loadMeasured(path string, seedScenario bool, r *scenario.Resolved) (*matrix
 // Flags whose help documents 0 as "the default" pass lo = 0; the others have no quiet "unset".
 func intRange(name string, v, lo, hi int, want string) error {
 	if v < lo || v > hi {
-		return usagef("--%s %d: want %s", name, v, want)
+		return usage.Errorf("--%s %d: want %s", name, v, want)
 	}
 	return nil
 }

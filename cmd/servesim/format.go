@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/servesim/servesim/describe"
+	"github.com/servesim/servesim/internal/usage"
 	"github.com/servesim/servesim/matrix"
 	"github.com/servesim/servesim/model/hardware"
 	"github.com/servesim/servesim/planner"
@@ -53,7 +54,7 @@ func (f *formatFlag[T]) check() error {
 			return nil
 		}
 	}
-	return usagef("--format %q: want %s", f.value, f.names())
+	return usage.Errorf("--format %q: want %s", f.value, f.names())
 }
 
 // write writes v in the chosen format.

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/servesim/servesim/internal/usage"
 	"github.com/spf13/pflag"
 )
 
@@ -39,7 +40,7 @@ func TestFormatFlag(t *testing.T) {
 	if err := fs.Parse([]string{"--format", "xml"}); err != nil {
 		t.Fatal(err)
 	}
-	var u usageError
+	var u *usage.Error
 	if err := f.check(); !errors.As(err, &u) || err.Error() != `--format "xml": want table, csv or yaml` {
 		t.Errorf("xml: %v, want a usage error listing the formats", err)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/servesim/servesim/internal/usage"
 	"github.com/servesim/servesim/scenario"
 	"github.com/servesim/servesim/vllmbench"
 	"github.com/servesim/servesim/workload"
@@ -43,8 +44,8 @@ func checkResult(res *vllmbench.Result, r *scenario.Resolved) error {
 	case err == nil:
 		return res.CheckPhysics(r.Deployment.Ceiling())
 	case errors.As(err, &mm):
-		return usagef("%v, but the scenario serves %q (%s): give the server that ran it (--vllm-cmd \"vllm serve %s ...\" --gpu NAME, or --config)",
+		return usage.Errorf("%v, but the scenario serves %q (%s): give the server that ran it (--vllm-cmd \"vllm serve %s ...\" --gpu NAME, or --config)",
 			err, r.Scenario.Model.Name, r.Deployment.Model.Name, mm.Measured)
 	}
-	return usagef("%v: give the server that ran it (--vllm-cmd \"vllm serve ...\", or --config)", err)
+	return usage.Errorf("%v: give the server that ran it (--vllm-cmd \"vllm serve ...\", or --config)", err)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/servesim/servesim/internal/fsutil"
+	"github.com/servesim/servesim/internal/usage"
 	"github.com/servesim/servesim/vllmbench"
 	"github.com/servesim/servesim/workload"
 )
@@ -38,13 +39,13 @@ func (f *vllmBenchFlags) register(fs *pflag.FlagSet, multi bool) {
 // check validates the flags' values.
 func (f *vllmBenchFlags) check(fs *pflag.FlagSet) error {
 	if !f.multi && len(f.cmdlines) > 1 {
-		return usagef("--vllm-bench given %d times: give one benchmark command", len(f.cmdlines))
+		return usage.Errorf("--vllm-bench given %d times: give one benchmark command", len(f.cmdlines))
 	}
 	if f.special < 0 || f.special > 64 {
-		return usagef("--special-tokens %d: want 0..64", f.special)
+		return usage.Errorf("--special-tokens %d: want 0..64", f.special)
 	}
 	if !(f.cpt >= 0.1 && f.cpt <= 100) {
-		return usagef("--chars-per-token %v: want a ratio in [0.1, 100]", f.cpt)
+		return usage.Errorf("--chars-per-token %v: want a ratio in [0.1, 100]", f.cpt)
 	}
 	return nil
 }
@@ -52,7 +53,7 @@ func (f *vllmBenchFlags) check(fs *pflag.FlagSet) error {
 // forFiles checks that a repeated --vllm-bench gives one command per result file (n of them).
 func (f *vllmBenchFlags) forFiles(n int) error {
 	if k := len(f.cmdlines); k > 1 && k != n {
-		return usagef("--vllm-bench given %d times for %d result file(s): give one command for all of them, or one per file in order", k, n)
+		return usage.Errorf("--vllm-bench given %d times for %d result file(s): give one command for all of them, or one per file in order", k, n)
 	}
 	return nil
 }
@@ -84,7 +85,7 @@ func (f *vllmBenchFlags) command(i int) (*vllmbench.Command, error) {
 	}
 	c, err := vllmbench.ParseLine(f.cmdlines[i])
 	if err != nil {
-		return nil, usagef("--vllm-bench: %v", err)
+		return nil, usage.Errorf("--vllm-bench: %v", err)
 	}
 	return c, nil
 }
@@ -123,7 +124,7 @@ func (f *vllmBenchFlags) vllmBenchWorkload(fs *pflag.FlagSet, res *vllmbench.Res
 		spec, notes, err = cmd.Spec(o)
 	default:
 		if f.used(fs) {
-			return nil, usagef("--special-tokens and --chars-per-token apply to --vllm-bench and --measured")
+			return nil, usage.Errorf("--special-tokens and --chars-per-token apply to --vllm-bench and --measured")
 		}
 		return nil, nil
 	}
@@ -131,7 +132,7 @@ func (f *vllmBenchFlags) vllmBenchWorkload(fs *pflag.FlagSet, res *vllmbench.Res
 		if isFileError(err) {
 			return nil, fmt.Errorf("--vllm-bench: %w", err)
 		}
-		return nil, usagef("--vllm-bench: %v", err) // a value of the command out of range
+		return nil, usage.Errorf("--vllm-bench: %v", err) // a value of the command out of range
 	}
 	printVLLMBenchNotes(info, "servesim: ", cmd, notes)
 	return spec, nil
