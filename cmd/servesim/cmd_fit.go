@@ -12,6 +12,7 @@ import (
 	"github.com/servesim/servesim/internal/usage"
 	"github.com/servesim/servesim/model/param"
 	"github.com/servesim/servesim/scenario"
+	"github.com/servesim/servesim/validate"
 	"github.com/servesim/servesim/vllmbench"
 )
 
@@ -23,8 +24,7 @@ func fitCmd() *command {
 			sf := scenarioFlags{matrix: true}
 			sf.register(fs)
 			measured := fs.StringArray("measured", nil, "measured matrix `file` (default: the embedded seed for the seed scenario), or vllm bench serve --save-result JSON files (repeat the flag)")
-			var bf vllmBenchFlags
-			bf.register(fs, true)
+			bf := registerVLLMBench(fs, true)
 			kvTokens := fs.Int("kv-tokens", 0, "measured kv_cache_size_tokens `N` (vLLM's \"GPU KV cache size: N tokens\"); pins the memory terms")
 			train := fs.String("train", "", "training cells `filter`; the others are test cells (default: all)")
 			exclude := fs.StringArray("exclude", nil, "measured cells the fit neither trains on nor judges, a `filter` like --train's (repeatable; 'none' for no exclusion); default: the scenario's [fit] exclude")
@@ -85,21 +85,21 @@ func fitCmd() *command {
 						}
 					}
 				}
-				if err := bf.check(fs); err != nil {
+				if err := bf.Check(); err != nil {
 					return err
 				}
-				results, err := vllmBenchResults(*measured)
+				results, err := vllmbench.ReadMeasured(*measured)
 				if err != nil {
 					return err
 				}
-				if results == nil && bf.used(fs) {
+				if results == nil && bf.Used() {
 					return usage.Errorf("--vllm-bench, --special-tokens and --chars-per-token apply to vllm bench serve result files given with --measured")
 				}
 				if results != nil && (*train != "" || *cv) {
 					return usage.Errorf("--train and --cv select cells of a measured matrix; with vllm bench result files every file trains the fit")
 				}
-				if len(bf.cmdlines) > 1 && len(bf.cmdlines) != len(results) {
-					return usage.Errorf("--vllm-bench given %d times for %d result files: give it once for all, or once per file", len(bf.cmdlines), len(results))
+				if len(bf.Cmdlines) > 1 && len(bf.Cmdlines) != len(results) {
+					return usage.Errorf("--vllm-bench given %d times for %d result files: give it once for all, or once per file", len(bf.Cmdlines), len(results))
 				}
 				if len(*measured) > 1 && results == nil {
 					return usage.Errorf("--measured given %d times: a fit takes one measured matrix (or several vllm bench result files)", len(*measured))
@@ -115,7 +115,7 @@ func fitCmd() *command {
 						return usage.Errorf("--max-jobs and --max-requests: want >= 0")
 					}
 					set := &calibration.Settings{Method: "lm", MaxIter: *maxIter, Workers: *workers, Seed: *fitSeed, Weights: &wts}
-					return fitMulti(e, &sf, &mf, &bf, fs, args, cvMode, set, wts, *measured, *exclude, fs.Changed("exclude"), *reportOut, *paramsOut)
+					return fitMulti(e, &sf, &mf, bf, args, cvMode, set, wts, *measured, *exclude, fs.Changed("exclude"), *reportOut, *paramsOut)
 				}
 				r, err := sf.load(e.stderr, e.info())
 				if err != nil {
@@ -136,9 +136,9 @@ func fitCmd() *command {
 					freeIDs = append(freeIDs, id)
 				}
 				if results != nil {
-					return fitVLLMBench(e, pr, r, results, &bf, fs, freeIDs, *kvTokens, settings(), *paramsOut, *reportOut, *measured)
+					return fitVLLMBench(e, pr, r, results, bf, freeIDs, *kvTokens, settings(), *paramsOut, *reportOut, *measured)
 				}
-				meas, _, err := loadMeasured(first(*measured), sf.isSeed(), r)
+				meas, _, err := r.LoadMeasured(first(*measured), sf.isSeed())
 				if err != nil {
 					return err
 				}
@@ -196,32 +196,19 @@ func first(s []string) string {
 	return s[0]
 }
 
-// vllmBenchResults reads the --measured files when they are vllm bench serve result files (nil when
-// they are not: a matrix). Mixing the two is an error.
-func vllmBenchResults(paths []string) ([]*vllmbench.Result, error) {
-	out, matrices, err := vllmbench.ReadResultFiles(paths)
-	if err != nil {
-		return nil, fmt.Errorf("--measured: %w", err)
-	}
-	if len(out) > 0 && matrices > 0 {
-		return nil, usage.Errorf("--measured: %d vllm bench result file(s) and %d matrix file(s): fit to one kind at a time", len(out), matrices)
-	}
-	return out, nil
-}
-
 // fitVLLMBench fits the parameters to vllm bench serve result files.
-func fitVLLMBench(e *env, pr *progress.Reporter, r *scenario.Resolved, results []*vllmbench.Result, bf *vllmBenchFlags, fs *pflag.FlagSet, free []param.ID,
+func fitVLLMBench(e *env, pr *progress.Reporter, r *scenario.Resolved, results []*vllmbench.Result, bf *vllmbench.Flags, free []param.ID,
 	kvTokens int, set *calibration.Settings, paramsOut, reportOut string, names []string) error {
 	prob := &calibration.TargetProblem{Deployment: r.Deployment, Base: r.Params, Free: free, KVTokens: kvTokens, Seed: r.Scenario.Seed}
 	for i, res := range results {
-		if err := checkResult(res, r); err != nil {
+		if err := validate.CheckResult(r, res); err != nil {
 			return err
 		}
-		spec, cmd, notes, err := resultWorkload(res, bf, fs, i)
+		spec, cmd, notes, err := bf.ResultWorkload(res, i)
 		if err != nil {
 			return err
 		}
-		printVLLMBenchNotes(e.info(), "servesim fit: "+res.Name+": ", cmd, notes)
+		vllmbench.PrintNotes(e.info(), "servesim fit: "+res.Name+": ", cmd, notes)
 		prob.Targets = append(prob.Targets, &calibration.VLLMBenchRun{Result: res, Spec: spec})
 	}
 	fmt.Fprintf(e.info(), "servesim fit: %s on %d vllm bench result(s); starting from %s\n", r.Scenario.Name, len(results), r.ParamsFrom)

@@ -31,7 +31,7 @@ func (m *multiFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&m.noSeed, "no-seed", false, "multi-source fit: leave the scenario's measured matrix out")
 }
 
-func fitMulti(e *env, sf *scenarioFlags, mf *multiFlags, bf *vllmBenchFlags, fs *pflag.FlagSet, files []string, cvMode string,
+func fitMulti(e *env, sf *scenarioFlags, mf *multiFlags, bf *vllmbench.Flags, files []string, cvMode string,
 	set *calibration.Settings, w calibration.Weights, measured []string, exclude []string, excludeSet bool, reportOut, paramsOut string) error {
 	d := &validate.MultiData{Weights: w, Workers: set.Workers}
 	d.Opt = validate.FitOptions{MaxJobs: mf.maxJobs, MaxRequests: mf.maxRequests, Weights: w, StepByStep: sf.stepByStep}
@@ -56,7 +56,7 @@ func fitMulti(e *env, sf *scenarioFlags, mf *multiFlags, bf *vllmBenchFlags, fs 
 		return err
 	}
 	if !mf.noSeed {
-		meas, _, err := loadMeasured(first(measured), sf.isSeed(), r)
+		meas, _, err := r.LoadMeasured(first(measured), sf.isSeed())
 		if err != nil {
 			return err
 		}
@@ -73,7 +73,7 @@ func fitMulti(e *env, sf *scenarioFlags, mf *multiFlags, bf *vllmBenchFlags, fs 
 		}
 	}
 	if len(jsons) > 0 {
-		prepared, err := prepareResults(e, sf, bf, fs, jsons)
+		prepared, err := prepareResults(e, sf, bf, jsons)
 		if err != nil {
 			return err
 		}
@@ -82,7 +82,7 @@ func fitMulti(e *env, sf *scenarioFlags, mf *multiFlags, bf *vllmBenchFlags, fs 
 			if err != nil {
 				return err
 			}
-			spec, _, _, err := resultWorkload(res, bf, fs, i)
+			spec, _, _, err := bf.ResultWorkload(res, i)
 			if err != nil {
 				return err
 			}

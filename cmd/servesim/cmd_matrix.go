@@ -43,7 +43,7 @@ func matrixCmd() *command {
 				if err != nil {
 					return err
 				}
-				meas, _, err := loadMeasured(*measured, sf.isSeed(), r)
+				meas, _, err := r.LoadMeasured(*measured, sf.isSeed())
 				if err != nil {
 					return err
 				}

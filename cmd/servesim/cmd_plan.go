@@ -101,8 +101,7 @@ func planCmd() *command {
 			wl := fs.String("workload", "", "workload `file` or preset instead of --context/--input-tokens and --users")
 			var wo workload.Overrides
 			registerOverrides(fs, &wo, "--workload")
-			var bf vllmBenchFlags
-			bf.register(fs, false)
+			bf := registerVLLMBench(fs, false)
 			var slo workload.SLOArgs
 			registerSLO(fs, &slo)
 			def := planner.DefaultSpace()
@@ -158,7 +157,7 @@ func planCmd() *command {
 					}
 				}
 				// The question's workload.
-				if err := bf.check(fs); err != nil {
+				if err := bf.Check(); err != nil {
 					return err
 				}
 				var spec0 *workload.Spec
@@ -174,15 +173,15 @@ func planCmd() *command {
 					*outTok = n
 				}
 				switch {
-				case len(bf.cmdlines) > 0 && (*wl != "" || *ctx != "" || *inTok != "" || fs.Changed("users") || fs.Changed("output-tokens")):
+				case len(bf.Cmdlines) > 0 && (*wl != "" || *ctx != "" || *inTok != "" || fs.Changed("users") || fs.Changed("output-tokens")):
 					return usage.Errorf("--vllm-bench, --workload and --context/--input-tokens/--users/--output-tokens are exclusive")
-				case len(bf.cmdlines) > 0:
-					s, err := bf.vllmBenchWorkload(fs, nil, e.info())
+				case len(bf.Cmdlines) > 0:
+					s, err := bf.Workload(nil, e.info())
 					if err != nil {
 						return err
 					}
 					spec0 = s
-				case bf.used(fs):
+				case bf.Used():
 					return usage.Errorf("--special-tokens and --chars-per-token apply to --vllm-bench")
 				case *wl != "" && (*ctx != "" || *inTok != "" || fs.Changed("users") || fs.Changed("output-tokens")):
 					return usage.Errorf("--workload and --context/--input-tokens/--users/--output-tokens are exclusive")

@@ -14,6 +14,7 @@ import (
 	"github.com/servesim/servesim/report"
 	"github.com/servesim/servesim/scenario"
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/validate"
 	"github.com/servesim/servesim/vllmbench"
 	"github.com/servesim/servesim/workload"
 )
@@ -128,18 +129,18 @@ func (f *figureFlags) simulate(e *env) (*report.Input, error) {
 	matrixPath := f.measured
 	var res *vllmbench.Result
 	if f.measured != "" && f.measured != "none" {
-		rs, err := vllmBenchResults([]string{f.measured})
+		rs, err := vllmbench.ReadMeasured([]string{f.measured})
 		if err != nil {
 			return nil, err
 		}
 		if len(rs) == 1 {
 			res, matrixPath = rs[0], ""
-			if err := checkResult(res, r); err != nil {
+			if err := validate.CheckResult(r, res); err != nil {
 				return nil, err
 			}
 		}
 	}
-	meas, measName, err := loadMeasured(matrixPath, f.sf.isSeed(), r)
+	meas, measName, err := r.LoadMeasured(matrixPath, f.sf.isSeed())
 	if err != nil {
 		return nil, err
 	}
@@ -174,12 +175,11 @@ func (f *figureFlags) simulate(e *env) (*report.Input, error) {
 // does) and returns it as a report section: the comparison table and the latency distributions
 // predicted and measured.
 func measuredRunSection(e *env, r *scenario.Resolved, srv *sim.Server, res *vllmbench.Result) (*report.Section, *report.WorkloadRun, error) {
-	var bf vllmBenchFlags
-	spec, cmd, notes, err := resultWorkload(res, &bf, pflag.NewFlagSet("measured", pflag.ContinueOnError), 0)
+	spec, cmd, notes, err := (&vllmbench.Flags{}).ResultWorkload(res, 0)
 	if err != nil {
 		return nil, nil, fmt.Errorf("--measured: %w", err)
 	}
-	printVLLMBenchNotes(e.info(), "servesim: ", cmd, notes)
+	vllmbench.PrintNotes(e.info(), "servesim: ", cmd, notes)
 	m, err := workload.Run(srv, spec, workload.Options{Seed: r.Scenario.Seed})
 	if err != nil {
 		return nil, nil, fmt.Errorf("--measured: %w", err)

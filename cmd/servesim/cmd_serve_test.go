@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/servesim/servesim/server"
 	"github.com/spf13/pflag"
 )
 
@@ -21,18 +22,18 @@ import (
 // port on the loopback interface only (checked on the flags, without binding 8000).
 func TestServeLoopbackDefault(t *testing.T) {
 	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
-	var f serveFlags
-	f.register(fs)
+	var f server.Options
+	registerServe(fs, &f)
 	if err := fs.Parse(nil); err != nil {
 		t.Fatal(err)
 	}
-	if got := f.addr(); got != "127.0.0.1:8000" {
+	if got := f.Addr(); got != "127.0.0.1:8000" {
 		t.Errorf("the default address is %s, want 127.0.0.1:8000", got)
 	}
 	if err := fs.Parse([]string{"--host", "::1", "--port", "0"}); err != nil {
 		t.Fatal(err)
 	}
-	if got := f.addr(); got != "[::1]:0" {
+	if got := f.Addr(); got != "[::1]:0" {
 		t.Errorf("--host ::1 --port 0 gives %s, want [::1]:0", got)
 	}
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -12,27 +11,10 @@ import (
 	"github.com/servesim/servesim/internal/usage"
 	"github.com/servesim/servesim/plots"
 	"github.com/servesim/servesim/report"
+	"github.com/servesim/servesim/validate"
 	"github.com/servesim/servesim/vllmbench"
 	"github.com/servesim/servesim/workload"
 )
-
-// chooseWorkload picks the workload of --workload, --vllm-bench or --measured (a vllm bench serve
-// result file, whose run is recovered; with --vllm-bench too, the command gives its dataset).
-func chooseWorkload(fs *pflag.FlagSet, wl string, bf *vllmBenchFlags, res *vllmbench.Result, info io.Writer) (*workload.Spec, error) {
-	switch {
-	case wl != "" && len(bf.cmdlines) > 0:
-		return nil, usage.Errorf("--workload and --vllm-bench are exclusive: give one workload")
-	case wl != "" && res != nil:
-		return nil, usage.Errorf("--measured recovers the workload from the result file (with --vllm-bench for its dataset); it does not take --workload")
-	case wl == "" && res == nil && len(bf.cmdlines) == 0:
-		return nil, usage.Errorf("--workload: missing: give a workload file (TOML, or a .csv/.jsonl trace), a preset (%s), --vllm-bench \"vllm bench serve ...\" or --measured RESULT.json", workload.PresetNames())
-	}
-	spec, err := bf.vllmBenchWorkload(fs, res, info)
-	if err != nil || spec != nil {
-		return spec, err
-	}
-	return workload.LoadArg("--workload", wl)
-}
 
 func simulateCmd() *command {
 	return &command{
@@ -44,8 +26,7 @@ func simulateCmd() *command {
 			wl := fs.String("workload", "", "workload TOML `file`, trace file (.csv, .jsonl), or preset name")
 			var wo workload.Overrides
 			registerOverrides(fs, &wo, "--workload")
-			var bf vllmBenchFlags
-			bf.register(fs, false)
+			bf := registerVLLMBench(fs, false)
 			measured := fs.String("measured", "", "a vllm bench serve --save-result JSON `file`: simulate its run and show predicted vs measured")
 			var format formatFlag[report.WorkloadResult]
 			format.register(fs, workloadFormats())
@@ -76,7 +57,7 @@ func simulateCmd() *command {
 						return err
 					}
 				}
-				if err := bf.check(fs); err != nil {
+				if err := bf.Check(); err != nil {
 					return err
 				}
 				var res *vllmbench.Result
@@ -86,7 +67,7 @@ func simulateCmd() *command {
 						return fmt.Errorf("--measured: %w", err)
 					}
 				}
-				spec, err := chooseWorkload(fs, *wl, &bf, res, e.info())
+				spec, err := bf.Choose(*wl, res, e.info())
 				if err != nil {
 					return err
 				}
@@ -107,11 +88,11 @@ func simulateCmd() *command {
 					return err
 				}
 				if res != nil {
-					if err := checkResult(res, r); err != nil {
+					if err := validate.CheckResult(r, res); err != nil {
 						return err
 					}
 				}
-				noteModelLen(e.stderr, spec, srv.Deployment.Engine.MaxModelLen)
+				vllmbench.NoteModelLen(e.stderr, spec, srv.Deployment.Engine.MaxModelLen)
 				fmt.Fprintf(e.info(), "servesim: %s; parameters: %s (%s)\n", spec.Describe(), r.ParamsFrom, r.Source)
 				start := time.Now()
 				pr := newProgress(e, 2*time.Second)

@@ -33,8 +33,7 @@ func validateCmd() *command {
 			sources := fs.StringArray("source", nil, "only rows of this corpus `source` (repeatable)")
 			filter := fs.String("filter", "", "only rows that match `terms` (see above)")
 			workers := fs.Int("workers", 0, "simulations at once (`N`; default: all CPUs)")
-			var bf vllmBenchFlags
-			bf.register(fs, true)
+			bf := registerVLLMBench(fs, true)
 			return func(args []string) error {
 				if err := ff.check(); err != nil {
 					return err
@@ -102,7 +101,7 @@ func validateCmd() *command {
 				}
 				outs := validate.Run(cases, opt)
 				if len(results) > 0 && (len(*sources) == 0 || validate.SourceSelected(*sources, validate.ResultSource)) {
-					prepared, err := prepareResults(e, &sf, &bf, fs, results)
+					prepared, err := prepareResults(e, &sf, bf, results)
 					if err != nil {
 						return err
 					}
@@ -140,11 +139,11 @@ func serverFlags(fs *pflag.FlagSet) []string {
 // served with vLLM's defaults when only --gpu is given. The workload and the seed are those of
 // 'simulate --measured' (resultWorkload), so both predict the same numbers; a file measured on
 // another model or server is refused (checkResult).
-func prepareResults(e *env, sf *scenarioFlags, bf *vllmBenchFlags, fs *pflag.FlagSet, paths []string) ([]*validate.Prepared, error) {
-	if err := bf.check(fs); err != nil {
+func prepareResults(e *env, sf *scenarioFlags, bf *vllmbench.Flags, paths []string) ([]*validate.Prepared, error) {
+	if err := bf.Check(); err != nil {
 		return nil, err
 	}
-	if err := bf.forFiles(len(paths)); err != nil {
+	if err := bf.ForFiles(len(paths)); err != nil {
 		return nil, err
 	}
 	var out []*validate.Prepared
@@ -153,7 +152,7 @@ func prepareResults(e *env, sf *scenarioFlags, bf *vllmBenchFlags, fs *pflag.Fla
 		if err != nil {
 			return nil, err
 		}
-		spec, _, notes, err := resultWorkload(res, bf, fs, i)
+		spec, _, notes, err := bf.ResultWorkload(res, i)
 		if err != nil {
 			return nil, err
 		}
@@ -168,7 +167,7 @@ func prepareResults(e *env, sf *scenarioFlags, bf *vllmBenchFlags, fs *pflag.Fla
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", p, err)
 		}
-		if err := checkResult(res, r); err != nil {
+		if err := validate.CheckResult(r, res); err != nil {
 			if sf.config == "" && sf.vllmCmd == "" && sf.gpu == "" {
 				return nil, usage.Errorf("%s: measured model %q, not the embedded seed scenario's %q: a vllm bench result file records the model, not the server: give --gpu NAME (and --vllm-cmd \"vllm serve %s ...\", or --config)", p, res.ModelID, r.Scenario.Model.Name, res.ModelID)
 			}

@@ -11,10 +11,11 @@ import (
 
 	"github.com/servesim/servesim/internal/fsutil"
 	"github.com/servesim/servesim/internal/usage"
-	"github.com/servesim/servesim/matrix"
 	"github.com/servesim/servesim/model/deploy"
 	"github.com/servesim/servesim/scenario"
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/vllmbench"
+	"github.com/servesim/servesim/workload"
 )
 
 // scenarioFlags are the flags every simulating command shares.
@@ -219,33 +220,6 @@ func writeOut(path string, write func(*bytes.Buffer) error) error {
 	return outputs.WriteFile(path, b.Bytes())
 }
 
-// loadMeasured reads --measured, or the embedded seed for the seed scenario, and checks that its
-// cells are ones r's protocol runs. Nil without an error: nothing to compare with. The name says
-// where the matrix came from.
-func loadMeasured(path string, seedScenario bool, r *scenario.Resolved) (*matrix.Matrix, string, error) {
-	var m *matrix.Matrix
-	var err error
-	name := path
-	switch {
-	case path == "none":
-	case path != "":
-		m, err = matrix.Load(path)
-	case seedScenario:
-		name = scenario.SeedMeasuredName
-		m, err = matrix.LoadBytes(scenario.SeedMeasured(), name)
-	}
-	if err == nil && m != nil {
-		err = r.CheckMeasured(m)
-	}
-	if err != nil {
-		return nil, "", fmt.Errorf("--measured: %w", err)
-	}
-	if m == nil {
-		name = ""
-	}
-	return m, name, nil
-}
-
 // intRange refuses --name v outside lo..hi (usage error naming the flag and what is wanted).
 // Flags whose help documents 0 as "the default" pass lo = 0; the others have no quiet "unset".
 func intRange(name string, v, lo, hi int, want string) error {
@@ -253,4 +227,18 @@ func intRange(name string, v, lo, hi int, want string) error {
 		return usage.Errorf("--%s %d: want %s", name, v, want)
 	}
 	return nil
+}
+
+// registerVLLMBench adds --vllm-bench, --special-tokens and --chars-per-token; multi lets
+// --vllm-bench repeat (one command per result file).
+func registerVLLMBench(fs *pflag.FlagSet, multi bool) *vllmbench.Flags {
+	f := &vllmbench.Flags{Multi: multi, Changed: fs.Changed}
+	usage := "a `\"vllm bench serve ...\"` or \"vllm bench throughput ...\" command: its dataset, request rate, burstiness, max concurrency and warm-ups become the workload"
+	if multi {
+		usage = "the `\"vllm bench serve ...\"` command of the --measured files (once for all, or once per file in order): their dataset, seed, prefix and warm-ups"
+	}
+	fs.StringArrayVar(&f.Cmdlines, "vllm-bench", nil, usage)
+	fs.IntVar(&f.SpecialTokens, "special-tokens", 1, "special `tokens` the model's tokenizer adds to a prompt (vLLM's random dataset subtracts them from the input length; 1 = a BOS token); servesim has no tokenizer")
+	fs.Float64Var(&f.CharsPerToken, "chars-per-token", workload.DefaultCharsPerToken, "`characters` per token, to estimate ShareGPT turns that carry no num_tokens count")
+	return f
 }
