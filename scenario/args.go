@@ -184,3 +184,25 @@ func (a *Args) applyAcceptance(s *Scenario) error {
 	s.Engine.Speculative = &spec
 	return nil
 }
+
+// Load builds and resolves the scenario, printing warnings to stderr and notes to info; with
+// matrix (a command that runs the benchmark matrix), the notes about its protocol too.
+func (a *Args) Load(stderr, info io.Writer, matrix bool) (*Resolved, error) {
+	s, err := a.Scenario(stderr)
+	if err != nil {
+		return nil, err
+	}
+	r, err := s.Resolve(ResolveOptions{})
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintln(info, "note: "+n)
+	}
+	if matrix {
+		for _, n := range r.ProtocolNotes {
+			fmt.Fprintln(info, "note: "+n)
+		}
+	}
+	return r, nil
+}

@@ -60,18 +60,18 @@ func importCmd() *command {
 				if len(words) == 0 {
 					return usage.Errorf("no vllm command given after 'import vllm'")
 				}
-				if sf.vllmCmd != "" {
+				if sf.VLLMCmd != "" {
 					return usage.Errorf("give the vllm command once: after 'import vllm', or with --vllm-cmd")
 				}
 				if len(words) == 1 {
-					sf.vllmCmd = words[0] // one quoted string
+					sf.VLLMCmd = words[0] // one quoted string
 				} else {
-					sf.vllmWords = words
+					sf.VLLMWords = words
 				}
 				if err := out.check(); err != nil {
 					return err
 				}
-				s, err := sf.scenario(e.stderr)
+				s, err := sf.Scenario(e.stderr)
 				if err != nil {
 					return err
 				}

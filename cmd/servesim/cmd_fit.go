@@ -125,7 +125,7 @@ func fitCmd() *command {
 				pr := newProgress(e, 0)
 				settings := func() *calibration.Settings {
 					return &calibration.Settings{Method: *method, Starts: *starts, MaxIter: *maxIter, Workers: *workers, Seed: *fitSeed, Weights: &wts,
-						Progress: fitProgress(pr)}
+						Progress: calibration.StatusLine(pr)}
 				}
 				var freeIDs []param.ID
 				for _, n := range *free {
@@ -238,12 +238,4 @@ func measName(p string) string {
 		return "the embedded seed"
 	}
 	return p
-}
-
-// fitProgress shows a fit's stage, evaluations and best loss (progress.Reporter.Status: in place on a
-// terminal, a line every ten seconds elsewhere).
-func fitProgress(pr *progress.Reporter) func(calibration.Progress) {
-	return func(p calibration.Progress) {
-		pr.Status("%-14s %5d evaluations  best loss %.4f  %5.1f s", p.Stage, p.Evaluations, p.Best, p.Elapsed.Seconds())
-	}
 }

@@ -267,12 +267,12 @@ func planCmd() *command {
 				}
 				q := planner.ScenarioQuestion(r, ms, spec0, cands, sp)
 				q.StepByStep = sf.stepByStep
-				if (sf.meanAccept != 0 || sf.acceptRates != nil) && !ms.Scenario {
+				if (sf.MeanAcceptanceLength != 0 || sf.AcceptanceRates != nil) && !ms.Scenario {
 					return usage.Errorf("--mean-acceptance-length and --acceptance-rates describe the scenario's server, and %s is not its model: give the server with --vllm-cmd \"vllm serve %s ... --speculative-config '{...}'\"", ms.ModelRef, ms.ServeRef)
 				}
-				if !ms.Scenario && sf.config == "" && sf.vllmCmd == "" {
+				if !ms.Scenario && sf.Config == "" && sf.VLLMCmd == "" {
 					// The embedded seed's engine version is the seed's, not the question's.
-					q.Engine.Version = sf.vllmVersion
+					q.Engine.Version = sf.VLLMVersion
 				}
 				info := e.info()
 				fmt.Fprintf(info, "servesim: planning %s for %s\n", ms.ModelRef, spec0.Describe())

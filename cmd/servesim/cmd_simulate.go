@@ -80,7 +80,7 @@ func simulateCmd() *command {
 				if err := wo.Apply(fs.Changed, spec); err != nil {
 					return err
 				}
-				if sf.readyTimeoutS.set && spec.Kind != workload.KindBench {
+				if sf.ReadyTimeoutSet && spec.Kind != workload.KindBench {
 					return usage.Errorf("--ready-timeout-s applies to the benchmark's cells (a bench-CTXxC workload, or 'servesim matrix'), not to workload %q (kind %s)", spec.Name, spec.Kind)
 				}
 				r, srv, err := sf.loadServer(e.stderr, e.info())

@@ -14,6 +14,7 @@ import (
 	"github.com/servesim/servesim/model/deploy"
 	"github.com/servesim/servesim/model/param"
 	"github.com/servesim/servesim/scenario"
+	"github.com/servesim/servesim/sim"
 	"github.com/servesim/servesim/validate"
 	"github.com/servesim/servesim/vllmbench"
 )
@@ -48,10 +49,10 @@ func validateCmd() *command {
 				if err != nil {
 					return usage.Errorf("--filter: %v", err)
 				}
-				if sf.params != "" && sf.uncalibrated {
+				if sf.Params != "" && sf.Uncalibrated {
 					return usage.Errorf("--params and --uncalibrated contradict each other")
 				}
-				pol, err := scenario.NewParamsPolicy(scenario.ResolveOptions{ParamsFile: sf.params, Uncalibrated: sf.uncalibrated}, nil)
+				pol, err := scenario.NewParamsPolicy(scenario.ResolveOptions{ParamsFile: sf.Params, Uncalibrated: sf.Uncalibrated}, nil)
 				if err != nil {
 					return err
 				}
@@ -89,8 +90,8 @@ func validateCmd() *command {
 					return c.Summary
 				}
 				opt := validate.Options{Params: choose, Provenance: provenance, Workers: *workers, Progress: validateProgress(newProgress(e, 2*time.Second)), StepByStep: sf.stepByStep}
-				if sf.seed.set {
-					opt.Seed = sf.seed.v
+				if sf.SeedSet {
+					opt.Seed = sf.Seed
 				}
 				cases := validate.Map(rows, nil)
 				if len(args) == 0 {
@@ -134,51 +135,14 @@ func serverFlags(fs *pflag.FlagSet) []string {
 	return out
 }
 
-// prepareResults reads vllm bench serve result files and builds each one's server from the
-// scenario flags: the embedded seed without them (for the seed's model), the file's model_id
-// served with vLLM's defaults when only --gpu is given. The workload and the seed are those of
-// 'simulate --measured' (resultWorkload), so both predict the same numbers; a file measured on
-// another model or server is refused (checkResult).
+// prepareResults reads result files (validate.PrepareResults), each on the server the scenario
+// flags give.
 func prepareResults(e *env, sf *scenarioFlags, bf *vllmbench.Flags, paths []string) ([]*validate.Prepared, error) {
-	if err := bf.Check(); err != nil {
-		return nil, err
-	}
-	if err := bf.ForFiles(len(paths)); err != nil {
-		return nil, err
-	}
-	var out []*validate.Prepared
-	for i, p := range paths {
-		res, err := vllmbench.ReadResult(p)
-		if err != nil {
-			return nil, err
-		}
-		spec, _, notes, err := bf.ResultWorkload(res, i)
-		if err != nil {
-			return nil, err
-		}
+	return validate.PrepareResults(paths, sf.Args, bf, func(a *scenario.Args) (*scenario.Resolved, *sim.Server, error) {
 		f := *sf
-		if f.config == "" && f.vllmCmd == "" && f.gpu != "" {
-			if res.ModelID == "" {
-				return nil, fmt.Errorf("%s: no model_id: give --vllm-cmd", p)
-			}
-			f.vllmWords = []string{"vllm", "serve", res.ModelID}
-		}
-		r, srv, err := f.loadServer(e.stderr, e.info())
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", p, err)
-		}
-		if err := validate.CheckResult(r, res); err != nil {
-			if sf.config == "" && sf.vllmCmd == "" && sf.gpu == "" {
-				return nil, usage.Errorf("%s: measured model %q, not the embedded seed scenario's %q: a vllm bench result file records the model, not the server: give --gpu NAME (and --vllm-cmd \"vllm serve %s ...\", or --config)", p, res.ModelID, r.Scenario.Model.Name, res.ModelID)
-			}
-			return nil, err
-		}
-		pr := validate.PrepareResult(res, spec, notes, srv, fmt.Sprintf("%s (%s)", r.ParamsFrom, r.Source))
-		pr.Summary = &r.Summary
-		pr.Seed = r.Scenario.Seed
-		out = append(out, pr)
-	}
-	return out, nil
+		f.Args = *a
+		return f.loadServer(e.stderr, e.info())
+	})
 }
 
 // validateProgress reports simulations done through the shared reporter (redrawn in place on a

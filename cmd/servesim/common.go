@@ -2,10 +2,7 @@ package main
 
 import (
 	"bytes"
-	"fmt"
 	"io"
-	"strconv"
-	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -18,157 +15,41 @@ import (
 	"github.com/servesim/servesim/workload"
 )
 
-// scenarioFlags are the flags every simulating command shares.
+// scenarioFlags are the flags every simulating command shares: the scenario (scenario.Args) and
+// how to simulate it.
 type scenarioFlags struct {
-	config       string
-	params       string
-	uncalibrated bool
-	vllmCmd      string
-	seed         seedFlag
-	gpu          string
-	gpus         gpuCount
-	gpuCatalog   string
-	modelConfig  string
-	vllmVersion  string
-	// readyTimeoutS, when set, replaces the protocol's ready_timeout_s (0: the tool's default by
-	// context).
-	readyTimeoutS secondsFlag
-	stepByStep    bool
-	// meanAccept and acceptRates are measured speculative acceptance (vLLM's spec-decode
-	// metrics): they replace the method's prior or the calibrated acceptance.
-	meanAccept  float64
-	acceptRates []float64
+	scenario.Args
+	stepByStep bool
 	// matrix is set by the commands that run the benchmark matrix: they also print the notes
 	// about its protocol (contexts that do not fit max_model_len).
 	matrix bool
-	// vllmWords, when set, is a launch command already split into words (import's positional
-	// arguments); it takes the place of --vllm-cmd.
-	vllmWords []string
-}
-
-// gpuCount is --gpus: a number of GPUs on every command. A list of GPU kinds (plan's candidates)
-// is --gpu-kinds and a catalog file is --gpu-catalog; a value that looks like one says so.
-type gpuCount int
-
-func (g *gpuCount) String() string { return strconv.Itoa(int(*g)) }
-func (g *gpuCount) Type() string   { return "int" }
-func (g *gpuCount) Set(v string) error {
-	n, err := strconv.Atoi(strings.TrimSpace(v))
-	switch {
-	case err == nil:
-		*g = gpuCount(n)
-		return nil
-	case strings.HasSuffix(strings.ToLower(v), ".toml"):
-		return fmt.Errorf("want a number of GPUs; a GPU catalog file is --gpu-catalog %s", v)
-	default:
-		return fmt.Errorf("want a number of GPUs; GPU kinds to plan over are --gpu-kinds %s (plan), one GPU is --gpu NAME", v)
-	}
 }
 
 func (f *scenarioFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&f.config, "config", "", "scenario TOML `file` (default: the embedded seed scenario, or an empty one with --vllm-cmd or --model-config; see 'servesim config')")
-	fs.StringVar(&f.params, "params", "", "parameter `file` from 'servesim fit --out' (default: the built-in calibration that matches, else priors)")
-	fs.BoolVar(&f.uncalibrated, "uncalibrated", false, "use the physical priors, ignoring every calibration")
-	fs.StringVar(&f.vllmCmd, "vllm-cmd", "", "a `vllm serve ...` launch command: the engine section and the model; flags it does not give take vLLM's defaults")
-	fs.StringVar(&f.gpu, "gpu", "", "the GPU `name` (see 'servesim hardware list'); required with --vllm-cmd unless --config gives one")
-	fs.Var(&f.gpus, "gpus", "the number of GPUs (`N`; default: the engine's TP x PP x DP)")
-	fs.StringVar(&f.gpuCatalog, "gpu-catalog", "", "GPU catalog `file` ([[gpu]] TOML, as 'servesim hardware show NAME --format toml' prints) adding or overriding GPUs by name; replaces the scenario's hardware.gpu_file")
-	fs.StringVar(&f.modelConfig, "model-config", "", "the model's Hugging Face config.json, or the `path` of the directory holding it (instead of the built-ins and the Hugging Face cache)")
-	fs.StringVar(&f.vllmVersion, "vllm-version", "", "the vLLM `version` whose defaults apply (default: the scenario's, else "+deploy.DefaultVersion+")")
-	fs.Var(&f.seed, "seed", "random `seed` for speculative acceptance, a non-negative integer (default: the scenario's)")
-	fs.Var(&f.readyTimeoutS, "ready-timeout-s", "the benchmark's readiness timeout in `seconds` for every context; 0: the tool's default by context (60 s below 64K, 120 s below 128K, 180 s from 128K) (default: the scenario's protocol.ready_timeout_s)")
+	a := &f.Args
+	fs.StringVar(&a.Config, "config", "", "scenario TOML `file` (default: the embedded seed scenario, or an empty one with --vllm-cmd or --model-config; see 'servesim config')")
+	fs.StringVar(&a.Params, "params", "", "parameter `file` from 'servesim fit --out' (default: the built-in calibration that matches, else priors)")
+	fs.BoolVar(&a.Uncalibrated, "uncalibrated", false, "use the physical priors, ignoring every calibration")
+	fs.StringVar(&a.VLLMCmd, "vllm-cmd", "", "a `vllm serve ...` launch command: the engine section and the model; flags it does not give take vLLM's defaults")
+	fs.StringVar(&a.GPU, "gpu", "", "the GPU `name` (see 'servesim hardware list'); required with --vllm-cmd unless --config gives one")
+	fs.Var(scenario.GPUsValue{A: a}, "gpus", "the number of GPUs (`N`; default: the engine's TP x PP x DP)")
+	fs.StringVar(&a.GPUCatalog, "gpu-catalog", "", "GPU catalog `file` ([[gpu]] TOML, as 'servesim hardware show NAME --format toml' prints) adding or overriding GPUs by name; replaces the scenario's hardware.gpu_file")
+	fs.StringVar(&a.ModelConfig, "model-config", "", "the model's Hugging Face config.json, or the `path` of the directory holding it (instead of the built-ins and the Hugging Face cache)")
+	fs.StringVar(&a.VLLMVersion, "vllm-version", "", "the vLLM `version` whose defaults apply (default: the scenario's, else "+deploy.DefaultVersion+")")
+	fs.Var(scenario.SeedValue{A: a}, "seed", "random `seed` for speculative acceptance, a non-negative integer (default: the scenario's)")
+	fs.Var(scenario.ReadyTimeoutValue{A: a}, "ready-timeout-s", "the benchmark's readiness timeout in `seconds` for every context; 0: the tool's default by context (60 s below 64K, 120 s below 128K, 180 s from 128K) (default: the scenario's protocol.ready_timeout_s)")
 	fs.BoolVar(&f.stepByStep, "step-by-step", false, "simulate every engine step request by request (the reference the default event-driven mode agrees with)")
-	fs.Float64Var(&f.meanAccept, "mean-acceptance-length", 0, "measured speculative `tokens` per verify step (1 + accepted drafts; vLLM's \"Mean acceptance length\"): replaces the method's prior or calibrated level, its per-position shape kept")
-	fs.Float64SliceVar(&f.acceptRates, "acceptance-rates", nil, "measured per-position acceptance `rates` P(accepted >= i), one per draft, comma-separated (vLLM's \"Per-position acceptance rate\"): replace the method's prior or calibrated acceptance")
-}
-
-// seedFlag is --seed: unset (the scenario's seed) or a non-negative integer. A negative value is
-// refused rather than meaning "unset" (--seed -5 used to run with the scenario's seed quietly).
-type seedFlag struct {
-	v   uint64
-	set bool
-}
-
-func (s *seedFlag) String() string {
-	if !s.set {
-		return ""
-	}
-	return strconv.FormatUint(s.v, 10)
-}
-
-func (s *seedFlag) Set(v string) error {
-	n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
-	if err != nil {
-		return fmt.Errorf("want a non-negative integer (leave --seed out for the scenario's seed)")
-	}
-	s.v, s.set = n, true
-	return nil
-}
-
-func (s *seedFlag) Type() string { return "uint" }
-
-// secondsFlag is a duration in seconds that may be left unset: a negative or non-finite value is
-// refused rather than meaning "unset" (--ready-timeout-s -5 used to mean the scenario's).
-type secondsFlag struct {
-	v   float64
-	set bool
-}
-
-func (s *secondsFlag) String() string {
-	if !s.set {
-		return ""
-	}
-	return strconv.FormatFloat(s.v, 'g', -1, 64)
-}
-
-func (s *secondsFlag) Set(v string) error {
-	x, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-	if err != nil || !(x >= 0 && x <= 1e6) {
-		return fmt.Errorf("want seconds >= 0 (leave the flag out for the scenario's value)")
-	}
-	s.v, s.set = x, true
-	return nil
-}
-
-func (s *secondsFlag) Type() string { return "float" }
-
-// args is the scenario the flags give.
-func (f *scenarioFlags) args() *scenario.Args {
-	return &scenario.Args{Config: f.config, Params: f.params, Uncalibrated: f.uncalibrated, VLLMCmd: f.vllmCmd, VLLMWords: f.vllmWords,
-		GPU: f.gpu, GPUs: int(f.gpus), GPUCatalog: f.gpuCatalog, ModelConfig: f.modelConfig, VLLMVersion: f.vllmVersion,
-		Seed: f.seed.v, SeedSet: f.seed.set, ReadyTimeout: f.readyTimeoutS.v, ReadyTimeoutSet: f.readyTimeoutS.set,
-		MeanAcceptanceLength: f.meanAccept, AcceptanceRates: f.acceptRates}
+	fs.Float64Var(&a.MeanAcceptanceLength, "mean-acceptance-length", 0, "measured speculative `tokens` per verify step (1 + accepted drafts; vLLM's \"Mean acceptance length\"): replaces the method's prior or calibrated level, its per-position shape kept")
+	fs.Float64SliceVar(&a.AcceptanceRates, "acceptance-rates", nil, "measured per-position acceptance `rates` P(accepted >= i), one per draft, comma-separated (vLLM's \"Per-position acceptance rate\"): replace the method's prior or calibrated acceptance")
 }
 
 // isSeed reports whether the run uses the embedded seed scenario unchanged.
-func (f *scenarioFlags) isSeed() bool { return f.args().IsSeed() }
-
-// scenario builds the scenario the flags describe (scenario.Args.Scenario), printing notes
-// (ignored vLLM flags) to stderr; a contradiction or a value out of range is a usage error.
-func (f *scenarioFlags) scenario(stderr io.Writer) (*scenario.Scenario, error) {
-	return f.args().Scenario(stderr)
-}
+func (f *scenarioFlags) isSeed() bool { return f.IsSeed() }
 
 // load resolves the scenario, printing warnings to stderr and notes to info (stderr, or nothing
 // with --quiet). Every command that reads a scenario goes through it.
 func (f *scenarioFlags) load(stderr, info io.Writer) (*scenario.Resolved, error) {
-	s, err := f.scenario(stderr)
-	if err != nil {
-		return nil, err
-	}
-	r, err := s.Resolve(scenario.ResolveOptions{})
-	if err != nil {
-		return nil, err
-	}
-	for _, n := range r.Notes {
-		fmt.Fprintln(info, "note: "+n)
-	}
-	if f.matrix {
-		for _, n := range r.ProtocolNotes {
-			fmt.Fprintln(info, "note: "+n)
-		}
-	}
-	return r, nil
+	return f.Args.Load(stderr, info, f.matrix)
 }
 
 // loadServer resolves the scenario and builds its simulated server.
