@@ -2,7 +2,10 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
+	"io"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -23,122 +26,63 @@ func fitCmd() *command {
 		Setup: func(fs *pflag.FlagSet, e *env) func([]string) error {
 			sf := scenarioFlags{matrix: true}
 			sf.register(fs)
-			measured := fs.StringArray("measured", nil, "measured matrix `file` (default: the embedded seed for the seed scenario), or vllm bench serve --save-result JSON files (repeat the flag)")
+			var o calibration.Options
+			fs.StringArrayVar(&o.Measured, "measured", nil, "measured matrix `file` (default: the embedded seed for the seed scenario), or vllm bench serve --save-result JSON files (repeat the flag)")
 			bf := registerVLLMBench(fs, true)
-			kvTokens := fs.Int("kv-tokens", 0, "measured kv_cache_size_tokens `N` (vLLM's \"GPU KV cache size: N tokens\"); pins the memory terms")
-			train := fs.String("train", "", "training cells `filter`; the others are test cells (default: all)")
-			exclude := fs.StringArray("exclude", nil, "measured cells the fit neither trains on nor judges, a `filter` like --train's (repeatable; 'none' for no exclusion); default: the scenario's [fit] exclude")
-			cvFlag := fs.String("cv", "", "cross-validate: no value for the standard splits of a matrix fit; `loso` (leave one source out), logo (leave one GPU out) or lofo (leave one model family out) for a multi-source fit")
+			fs.IntVar(&o.KVTokens, "kv-tokens", 0, "measured kv_cache_size_tokens `N` (vLLM's \"GPU KV cache size: N tokens\"); pins the memory terms")
+			fs.StringVar(&o.Train, "train", "", "training cells `filter`; the others are test cells (default: all)")
+			fs.StringArrayVar(&o.Exclude, "exclude", nil, "measured cells the fit neither trains on nor judges, a `filter` like --train's (repeatable; 'none' for no exclusion); default: the scenario's [fit] exclude")
+			fs.StringVar(&o.CV, "cv", "", "cross-validate: no value for the standard splits of a matrix fit; `loso` (leave one source out), logo (leave one GPU out) or lofo (leave one model family out) for a multi-source fit")
 			fs.Lookup("cv").NoOptDefVal = "standard"
-			var mf multiFlags
-			mf.register(fs)
-			paramsOut := fs.String("out", "", "write the fitted parameters to `file` (TOML, loadable with --params)")
-			reportOut := fs.String("report", "", "write the JSON report to `file`")
-			method := fs.String("method", "lm", "optimiser: lm (Levenberg-Marquardt), bfgs or nelder-mead (gonum/optimize)")
-			starts := fs.Int("starts", calibration.DefaultStarts, "seeded starting points")
-			maxIter := fs.Int("max-iter", 0, "iterations per start (default 0: the method's)")
-			workers := fs.Int("workers", 0, "parallel simulations (default 0: all CPUs)")
-			fitSeed := fs.Uint64("fit-seed", 1, "seed for the random starting points")
-			weights := fs.String("weights", "", "objective `weights` as name=value,... (total, per_request, tbt, ttft, prefill, prefill_ttft, status, robust, prior); default "+calibration.DefaultWeights().String())
-			free := fs.StringSlice("free", nil, "comma-separated parameter `names` to fit (default: chosen from the deployment)")
+			fs.IntVar(&o.MaxJobs, "max-jobs", 24, "multi-source fit: simulations per corpus source (`N` evenly spaced rows; 0: every row)")
+			fs.IntVar(&o.MaxRequests, "max-requests", 200, "multi-source fit: requests per simulation (`N`; 0: as measured; closed loops keep 3 x concurrency)")
+			fs.BoolVar(&o.NoSeed, "no-seed", false, "multi-source fit: leave the scenario's measured matrix out")
+			fs.StringVar(&o.Out, "out", "", "write the fitted parameters to `file` (TOML, loadable with --params)")
+			fs.StringVar(&o.Report, "report", "", "write the JSON report to `file`")
+			fs.StringVar(&o.Method, "method", "lm", "optimiser: lm (Levenberg-Marquardt), bfgs or nelder-mead (gonum/optimize)")
+			fs.IntVar(&o.Starts, "starts", calibration.DefaultStarts, "seeded starting points")
+			fs.IntVar(&o.MaxIter, "max-iter", 0, "iterations per start (default 0: the method's)")
+			fs.IntVar(&o.Workers, "workers", 0, "parallel simulations (default 0: all CPUs)")
+			fs.Uint64Var(&o.FitSeed, "fit-seed", 1, "seed for the random starting points")
+			fs.StringVar(&o.WeightsText, "weights", "", "objective `weights` as name=value,... (total, per_request, tbt, ttft, prefill, prefill_ttft, status, robust, prior); default "+calibration.DefaultWeights().String())
+			fs.StringSliceVar(&o.Free, "free", nil, "comma-separated parameter `names` to fit (default: chosen from the deployment)")
 			return func(args []string) error {
-				cvMode := *cvFlag
-				if cvMode == "standard" && len(args) > 0 && (args[0] == "loso" || args[0] == "logo" || args[0] == "lofo") {
-					cvMode, args = args[0], args[1:] // --cv loso, as well as --cv=loso
-				}
-				multi := len(args) > 0 || cvMode == "loso" || cvMode == "logo" || cvMode == "lofo"
-				cv := new(bool)
-				*cv = cvMode == "standard"
-				if !multi && cvMode != "" && cvMode != "standard" {
-					return usage.Errorf("--cv %q: want loso, logo or lofo with corpus files, or no value (the standard splits)", cvMode)
-				}
-				switch *method {
-				case "lm", "bfgs", "nelder-mead":
-				default:
-					return usage.Errorf("--method %q: want lm, bfgs or nelder-mead", *method)
-				}
-				if *starts <= 0 {
-					return usage.Errorf("--starts %d: must be a positive integer", *starts)
-				}
-				if err := intRange("max-iter", *maxIter, 0, 1_000_000, "a positive number of iterations per start (or 0: the method's)"); err != nil {
+				cvMode, args, multi := o.Mode(args)
+				if err := o.Check(cvMode, multi); err != nil {
 					return err
 				}
-				if err := intRange("workers", *workers, 0, 1<<16, "a positive number of parallel simulations (or 0: all CPUs)"); err != nil {
-					return err
-				}
-				wts, err := calibration.ParseWeights(*weights)
-				if err != nil {
-					return usage.Errorf("--weights: %v", err)
-				}
-				flt, err := calibration.ParseFilter(*train)
-				if err != nil {
-					return usage.Errorf("--train: %v", err)
-				}
-				if *kvTokens < 0 {
-					return usage.Errorf("--kv-tokens %d: must be a positive token count", *kvTokens)
-				}
-				for _, p := range []string{*paramsOut, *reportOut} {
-					if p != "" {
-						o := outFlag{path: p}
-						if err := o.check(); err != nil {
-							return err
-						}
+				for _, p := range []string{o.Out, o.Report} {
+					if err := (&outFlag{path: p}).check(); err != nil {
+						return err
 					}
 				}
 				if err := bf.Check(); err != nil {
 					return err
 				}
-				results, err := vllmbench.ReadMeasured(*measured)
+				results, err := vllmbench.ReadMeasured(o.Measured)
 				if err != nil {
 					return err
 				}
-				if results == nil && bf.Used() {
-					return usage.Errorf("--vllm-bench, --special-tokens and --chars-per-token apply to vllm bench serve result files given with --measured")
-				}
-				if results != nil && (*train != "" || *cv) {
-					return usage.Errorf("--train and --cv select cells of a measured matrix; with vllm bench result files every file trains the fit")
-				}
-				if len(bf.Cmdlines) > 1 && len(bf.Cmdlines) != len(results) {
-					return usage.Errorf("--vllm-bench given %d times for %d result files: give it once for all, or once per file", len(bf.Cmdlines), len(results))
-				}
-				if len(*measured) > 1 && results == nil {
-					return usage.Errorf("--measured given %d times: a fit takes one measured matrix (or several vllm bench result files)", len(*measured))
+				if err := o.CheckSources(cvMode, multi, len(results), len(bf.Cmdlines), bf.Used()); err != nil {
+					return err
 				}
 				if multi {
-					if *train != "" || len(*free) > 0 || *kvTokens > 0 {
-						return usage.Errorf("--train, --free and --kv-tokens apply to a fit to one matrix or to result files, not to a multi-source fit")
-					}
-					if *paramsOut != "" && cvMode != "" {
-						return usage.Errorf("--out writes the parameters of one fit; --cv %s runs one fit per fold (run the fit without --cv to write its parameters)", cvMode)
-					}
-					if mf.maxJobs < 0 || mf.maxRequests < 0 {
-						return usage.Errorf("--max-jobs and --max-requests: want >= 0")
-					}
-					set := &calibration.Settings{Method: "lm", MaxIter: *maxIter, Workers: *workers, Seed: *fitSeed, Weights: &wts}
-					return fitMulti(e, &sf, &mf, bf, args, cvMode, set, wts, *measured, *exclude, fs.Changed("exclude"), *reportOut, *paramsOut)
+					return fitMulti(e, &sf, &o, bf, args, cvMode, fs.Changed("exclude"))
 				}
 				r, err := sf.load(e.stderr, e.info())
 				if err != nil {
 					return err
 				}
-				var set *calibration.Settings
 				pr := newProgress(e, 0)
-				settings := func() *calibration.Settings {
-					return &calibration.Settings{Method: *method, Starts: *starts, MaxIter: *maxIter, Workers: *workers, Seed: *fitSeed, Weights: &wts,
-						Progress: calibration.StatusLine(pr)}
-				}
-				var freeIDs []param.ID
-				for _, n := range *free {
-					id, ok := param.ByName(strings.TrimSpace(n))
-					if !ok {
-						return usage.Errorf("--free: unknown parameter %q (known: %s)", n, strings.Join(param.Names(), ", "))
-					}
-					freeIDs = append(freeIDs, id)
+				set := o.Settings(calibration.StatusLine(pr))
+				freeIDs, err := o.FreeIDs()
+				if err != nil {
+					return err
 				}
 				if results != nil {
-					return fitVLLMBench(e, pr, r, results, bf, freeIDs, *kvTokens, settings(), *paramsOut, *reportOut, *measured)
+					return fitVLLMBench(e, pr, r, results, bf, freeIDs, &o, set)
 				}
-				meas, _, err := r.LoadMeasured(first(*measured), sf.isSeed())
+				meas, _, err := r.LoadMeasured(first(o.Measured), sf.isSeed())
 				if err != nil {
 					return err
 				}
@@ -146,15 +90,10 @@ func fitCmd() *command {
 					return usage.Errorf("no measured matrix: pass --measured FILE")
 				}
 				prob := &calibration.Problem{Deployment: r.Deployment, Protocol: &r.Scenario.Protocol, Measured: meas,
-					Base: r.Params, Train: flt, KVTokens: *kvTokens, Seed: r.Scenario.Seed, Free: freeIDs, StepByStep: sf.stepByStep}
-				excl, src := r.Scenario.Fit.Exclude, "scenario [fit] exclude"
-				if fs.Changed("exclude") {
-					excl, src = *exclude, "--exclude"
+					Base: r.Params, Train: o.TrainFilter, KVTokens: o.KVTokens, Seed: r.Scenario.Seed, Free: freeIDs, StepByStep: sf.stepByStep}
+				if prob.Exclude, err = o.Exclusion(fs.Changed("exclude"), r.Scenario.Fit.Exclude, ""); err != nil {
+					return err
 				}
-				if prob.Exclude, err = calibration.ParseExclude(excl); err != nil {
-					return usage.Errorf("%s: %v", src, err)
-				}
-				set = settings()
 				fmt.Fprintf(e.info(), "servesim fit: %s; starting from %s\n", r.Scenario.Name, r.ParamsFrom)
 				res, err := calibration.Fit(prob, set)
 				pr.Finish()
@@ -163,7 +102,7 @@ func fitCmd() *command {
 				}
 				fmt.Fprintf(e.info(), "servesim fit: done in %.1f s\n", res.Elapsed.Seconds())
 				rep := res.Report
-				if *cv {
+				if cvMode == "standard" {
 					splits, warnings, err := calibration.CrossValidate(prob, set)
 					pr.Finish()
 					if err != nil {
@@ -174,16 +113,11 @@ func fitCmd() *command {
 				}
 				var buf bytes.Buffer
 				calibration.WriteSummary(&buf, &rep)
-				if _, err := e.stdout.Write(buf.Bytes()); err != nil {
-					return err
+				name := first(o.Measured)
+				if name == "" {
+					name = "the embedded seed"
 				}
-				if err := writeOut(*paramsOut, func(b *bytes.Buffer) error {
-					scenario.NewFitParamsFile(r.Deployment, res.Params, res.Free, &r.Provenance, rep.Note(measName(first(*measured)))).Encode(b)
-					return nil
-				}); err != nil {
-					return err
-				}
-				return writeOut(*reportOut, func(b *bytes.Buffer) error { return rep.WriteJSON(b) })
+				return writeFit(e, &buf, &o, rep.WriteJSON, scenario.NewFitParamsFile(r.Deployment, res.Params, res.Free, &r.Provenance, rep.Note(name)))
 			}
 		},
 	}
@@ -196,10 +130,24 @@ func first(s []string) string {
 	return s[0]
 }
 
+// writeFit writes a fit's summary (buf) to stdout, its parameters to --out and its report to
+// --report.
+func writeFit(e *env, buf *bytes.Buffer, o *calibration.Options, report func(io.Writer) error, params *scenario.ParamsFile) error {
+	if _, err := e.stdout.Write(buf.Bytes()); err != nil {
+		return err
+	}
+	if params != nil {
+		if err := writeOut(o.Out, func(b *bytes.Buffer) error { params.Encode(b); return nil }); err != nil {
+			return err
+		}
+	}
+	return writeOut(o.Report, func(b *bytes.Buffer) error { return report(b) })
+}
+
 // fitVLLMBench fits the parameters to vllm bench serve result files.
 func fitVLLMBench(e *env, pr *progress.Reporter, r *scenario.Resolved, results []*vllmbench.Result, bf *vllmbench.Flags, free []param.ID,
-	kvTokens int, set *calibration.Settings, paramsOut, reportOut string, names []string) error {
-	prob := &calibration.TargetProblem{Deployment: r.Deployment, Base: r.Params, Free: free, KVTokens: kvTokens, Seed: r.Scenario.Seed}
+	o *calibration.Options, set *calibration.Settings) error {
+	prob := &calibration.TargetProblem{Deployment: r.Deployment, Base: r.Params, Free: free, KVTokens: o.KVTokens, Seed: r.Scenario.Seed}
 	for i, res := range results {
 		if err := validate.CheckResult(r, res); err != nil {
 			return err
@@ -221,21 +169,67 @@ func fitVLLMBench(e *env, pr *progress.Reporter, r *scenario.Resolved, results [
 	rep := res.Report
 	var buf bytes.Buffer
 	calibration.WriteTargetSummary(&buf, &rep)
-	if _, err := e.stdout.Write(buf.Bytes()); err != nil {
-		return err
-	}
-	if err := writeOut(paramsOut, func(b *bytes.Buffer) error {
-		scenario.NewFitParamsFile(r.Deployment, res.Params, res.Free, &r.Provenance, rep.Note(strings.Join(names, ", "))).Encode(b)
-		return nil
-	}); err != nil {
-		return err
-	}
-	return writeOut(reportOut, func(b *bytes.Buffer) error { return rep.WriteJSON(b) })
+	return writeFit(e, &buf, o, rep.WriteJSON, scenario.NewFitParamsFile(r.Deployment, res.Params, res.Free, &r.Provenance, rep.Note(strings.Join(o.Measured, ", "))))
 }
 
-func measName(p string) string {
-	if p == "" {
-		return "the embedded seed"
+// fitMulti is the multi-source fit (validate.MultiData.Run) of the corpus and result files, and
+// the scenario's measured matrix.
+func fitMulti(e *env, sf *scenarioFlags, o *calibration.Options, bf *vllmbench.Flags, files []string, cvMode string, excludeSet bool) error {
+	set := o.Settings(nil)
+	set.Method, set.Starts = "lm", 0
+	d := &validate.MultiData{Weights: o.Weights, Workers: o.Workers}
+	d.Opt = validate.FitOptions{MaxJobs: o.MaxJobs, MaxRequests: o.MaxRequests, Weights: o.Weights, StepByStep: sf.stepByStep}
+	if sf.SeedSet {
+		d.Opt.Seed = sf.Seed
 	}
-	return p
+	var jsons, csvs []string
+	for _, p := range files {
+		if strings.EqualFold(filepath.Ext(p), ".json") {
+			jsons = append(jsons, p)
+		} else {
+			csvs = append(csvs, p)
+		}
+	}
+	rs, err := validate.ReadFiles(csvs)
+	if err != nil {
+		return err
+	}
+	d.Rows = append(d.Rows, rs...)
+	r, err := sf.load(e.stderr, e.info())
+	if err != nil {
+		return err
+	}
+	if !o.NoSeed {
+		meas, _, err := r.LoadMeasured(first(o.Measured), sf.isSeed())
+		if err != nil {
+			return err
+		}
+		if meas != nil {
+			prob := &calibration.Problem{Deployment: r.Deployment, Protocol: &r.Scenario.Protocol, Measured: meas, Base: r.Params, Seed: r.Scenario.Seed, StepByStep: sf.stepByStep}
+			if prob.Exclude, err = o.Exclusion(excludeSet, r.Scenario.Fit.Exclude, "exclude"); err != nil {
+				return err
+			}
+			d.Seed = prob
+		}
+	}
+	if len(jsons) > 0 {
+		prepared, err := prepareResults(e, sf, bf, jsons)
+		if err != nil {
+			return err
+		}
+		if err := d.AddResults(jsons, prepared, bf); err != nil {
+			return err
+		}
+	}
+	var buf bytes.Buffer
+	rep, ps, err := d.Run(validate.RunOptions{CV: cvMode, Settings: *set, Out: &buf, Notes: e.stderr, Info: e.info(),
+		NewProgress: func() *progress.Reporter { return newProgress(e, 0) }})
+	if err != nil {
+		return err
+	}
+	return writeFit(e, &buf, o, func(w io.Writer) error {
+		data, err := json.MarshalIndent(rep.JSONSafe(), "", "  ")
+		w.Write(append(data, '\n'))
+		return err
+	}, ps)
 }

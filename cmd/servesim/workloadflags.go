@@ -1,12 +1,8 @@
 package main
 
 import (
-	"fmt"
-
 	"github.com/spf13/pflag"
 
-	"github.com/servesim/servesim/internal/numfmt"
-	"github.com/servesim/servesim/planner"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -24,27 +20,3 @@ func registerSLO(fs *pflag.FlagSet, a *workload.SLOArgs) {
 	fs.Float64Var(&a.UserTokS, "slo-user-tok-s", 0, "objective: per-user decode rate (1000 / TPOT at the quantile), at least `tok/s`")
 	fs.Float64Var(&a.Quantile, "slo-quantile", 0, "`fraction` of requests that must meet each objective (default 0.9: p90)")
 }
-
-// stageText names a planning stage in the progress line.
-func stageText(stage string) string {
-	switch stage {
-	case "screen":
-		return "screens"
-	case "full":
-		return "full simulations"
-	}
-	return "simulations"
-}
-
-// searchText is the closing line's account of the simulations.
-func searchText(p *planner.Plan) string {
-	if d := p.Search.Describe(); d != "" {
-		return d
-	}
-	return fmt.Sprintf("%s simulations", commasInt(p.Counts.Simulated))
-}
-
-// estimateText is the estimate printed before a plan's simulations.
-func estimateText(e planner.Estimate) string { return e.Describe() }
-
-func commasInt(n int) string { return numfmt.Commas(fmt.Sprint(n)) }
