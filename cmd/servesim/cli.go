@@ -18,6 +18,8 @@ type command struct {
 	Name  string
 	Args  string // usage of positional arguments
 	Short string // one line; the long help is help/<Name>.txt (help.go)
+	// NoArgs: the command takes no positional arguments.
+	NoArgs bool
 	// Setup registers flags and returns the action to run with the remaining arguments.
 	Setup func(fs *pflag.FlagSet, env *env) func(args []string) error
 }
@@ -164,7 +166,13 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 		fmt.Fprintf(stderr, "servesim %s: %v\nRun 'servesim %s --help' for usage.\n", c.Name, err, c.Name)
 		return 2
 	}
-	if err := action(fs.Args()); err != nil {
+	var err error
+	if c.NoArgs && len(fs.Args()) > 0 {
+		err = usage.Errorf("unexpected argument %q", fs.Args()[0])
+	} else {
+		err = action(fs.Args())
+	}
+	if err != nil {
 		if usage.Is(err) {
 			fmt.Fprintf(stderr, "servesim %s: %v\nRun 'servesim %s --help' for usage.\n", c.Name, err, c.Name)
 			return 2

@@ -6,22 +6,19 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/servesim/servesim/bench"
-	"github.com/servesim/servesim/internal/usage"
 )
 
 func capacityCmd() *command {
 	return &command{
-		Name:  "capacity",
-		Short: "show the per-GPU memory budget, KV-cache layout, kv_cache_size_tokens and max concurrency per context",
+		Name:   "capacity",
+		NoArgs: true,
+		Short:  "show the per-GPU memory budget, KV-cache layout, kv_cache_size_tokens and max concurrency per context",
 		Setup: func(fs *pflag.FlagSet, e *env) func([]string) error {
 			sf := scenarioFlags{matrix: true}
 			sf.register(fs)
 			var out outFlag
 			out.register(fs, "the report")
 			return func(args []string) error {
-				if len(args) > 0 {
-					return usage.Errorf("unexpected argument %q", args[0])
-				}
 				if err := out.check(); err != nil {
 					return err
 				}

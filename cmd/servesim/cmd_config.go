@@ -14,17 +14,15 @@ import (
 
 func configCmd() *command {
 	return &command{
-		Name:  "config",
-		Short: "print the resolved scenario as TOML, to copy, edit and load with --config",
+		Name:   "config",
+		NoArgs: true,
+		Short:  "print the resolved scenario as TOML, to copy, edit and load with --config",
 		Setup: func(fs *pflag.FlagSet, e *env) func([]string) error {
 			sf := scenarioFlags{matrix: true}
 			sf.register(fs)
 			var out outFlag
 			out.register(fs, "the scenario")
 			return func(args []string) error {
-				if len(args) > 0 {
-					return usage.Errorf("unexpected argument %q", args[0])
-				}
 				if err := out.check(); err != nil {
 					return err
 				}

@@ -13,8 +13,9 @@ import (
 
 func explainCmd() *command {
 	return &command{
-		Name:  "explain",
-		Short: "split a cell's decode step and prefill chunk into cost terms, and say which resource binds",
+		Name:   "explain",
+		NoArgs: true,
+		Short:  "split a cell's decode step and prefill chunk into cost terms, and say which resource binds",
 		Setup: func(fs *pflag.FlagSet, e *env) func([]string) error {
 			var sf scenarioFlags
 			sf.register(fs)
@@ -23,9 +24,6 @@ func explainCmd() *command {
 			var out outFlag
 			out.register(fs, "the explanation")
 			return func(args []string) error {
-				if len(args) > 0 {
-					return usage.Errorf("unexpected argument %q", args[0])
-				}
 				if _, err := matrix.ParseContext(*ctx); err != nil {
 					return usage.Errorf("--context: %v", err)
 				}

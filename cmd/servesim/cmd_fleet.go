@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/servesim/servesim/fleet"
-	"github.com/servesim/servesim/internal/usage"
 	"github.com/servesim/servesim/report"
 	"github.com/servesim/servesim/scenario"
 	"github.com/servesim/servesim/sim"
@@ -57,8 +56,9 @@ func registerFleet(fs *pflag.FlagSet, f *fleet.Options) {
 
 func fleetCmd() *command {
 	return &command{
-		Name:  "fleet",
-		Short: "simulate replicas behind a router on a trace or a rate; --plan: how many replicas meet the SLO",
+		Name:   "fleet",
+		NoArgs: true,
+		Short:  "simulate replicas behind a router on a trace or a rate; --plan: how many replicas meet the SLO",
 		Setup: func(fs *pflag.FlagSet, e *env) func([]string) error {
 			var sf scenarioFlags
 			sf.register(fs)
@@ -69,9 +69,6 @@ func fleetCmd() *command {
 			var out outFlag
 			out.register(fs, "the results")
 			return func(args []string) error {
-				if len(args) > 0 {
-					return usage.Errorf("unexpected argument %q", args[0])
-				}
 				if err := out.check(); err != nil {
 					return err
 				}

@@ -15,8 +15,9 @@ import (
 
 func matrixCmd() *command {
 	return &command{
-		Name:  "matrix",
-		Short: "simulate the benchmark matrix (prefill rows and decode cells) and compare with measurements",
+		Name:   "matrix",
+		NoArgs: true,
+		Short:  "simulate the benchmark matrix (prefill rows and decode cells) and compare with measurements",
 		Setup: func(fs *pflag.FlagSet, e *env) func([]string) error {
 			sf := scenarioFlags{matrix: true}
 			sf.register(fs)
@@ -27,9 +28,6 @@ func matrixCmd() *command {
 			var out outFlag
 			out.register(fs, "the matrix")
 			return func(args []string) error {
-				if len(args) > 0 {
-					return usage.Errorf("unexpected argument %q", args[0])
-				}
 				if err := format.check(); err != nil {
 					return err
 				}

@@ -81,8 +81,9 @@ func writePlan(e *env, p *planner.Plan, a *planner.Args, format *formatFlag[plan
 
 func planCmd() *command {
 	return &command{
-		Name:  "plan",
-		Short: "plan capacity: sweep GPUs, counts, parallelism and engine flags for a model, workload and SLOs; rank by cost",
+		Name:   "plan",
+		NoArgs: true,
+		Short:  "plan capacity: sweep GPUs, counts, parallelism and engine flags for a model, workload and SLOs; rank by cost",
 		Setup: func(fs *pflag.FlagSet, e *env) func([]string) error {
 			var sf scenarioFlags
 			sf.register(fs)
@@ -126,9 +127,6 @@ func planCmd() *command {
 			var out outFlag
 			out.register(fs, "the plan")
 			return func(args []string) error {
-				if len(args) > 0 {
-					return usage.Errorf("unexpected argument %q", args[0])
-				}
 				if err := format.check(); err != nil {
 					return err
 				}

@@ -12,26 +12,19 @@ import (
 	"github.com/servesim/servesim/internal/usage"
 	"github.com/servesim/servesim/plots"
 	"github.com/servesim/servesim/report"
-	"github.com/servesim/servesim/scenario"
-	"github.com/servesim/servesim/sim"
-	"github.com/servesim/servesim/validate"
-	"github.com/servesim/servesim/vllmbench"
-	"github.com/servesim/servesim/workload"
 )
 
 func plotCmd() *command {
 	return &command{
-		Name:  "plot",
-		Short: "draw predicted vs measured figures (PNG at 300 dpi and SVG) into a directory",
+		Name:   "plot",
+		NoArgs: true,
+		Short:  "draw predicted vs measured figures (PNG at 300 dpi and SVG) into a directory",
 		Setup: func(fs *pflag.FlagSet, e *env) func([]string) error {
 			var ff figureFlags
 			ff.register(fs)
 			out := fs.StringP("out", "o", "", "output `directory` (created if needed; required)")
 			format := fs.String("format", "png,svg", "image `formats`: png, svg or png,svg")
 			return func(args []string) error {
-				if len(args) > 0 {
-					return usage.Errorf("unexpected argument %q", args[0])
-				}
 				if *out == "" {
 					return usage.Errorf("--out DIR is required")
 				}
@@ -39,7 +32,7 @@ func plotCmd() *command {
 				if err != nil {
 					return usage.Errorf("--format: %v", err)
 				}
-				if err := ff.check(); err != nil {
+				if err := ff.Check(); err != nil {
 					return err
 				}
 				if err := fsutil.EnsureDir(*out); err != nil {
@@ -94,97 +87,25 @@ func drawFigures(e *env, dir string, figs []*plots.Figure) error {
 
 // figureFlags are the flags of the commands that draw a scenario's results (plot, report).
 type figureFlags struct {
-	sf       scenarioFlags
-	measured string
-	explain  string
-	cells    []report.Cell // parsed --explain (nil: defaults)
+	sf scenarioFlags
+	report.FigureArgs
 }
 
 func (f *figureFlags) register(fs *pflag.FlagSet) {
 	f.sf.matrix = true
 	f.sf.register(fs)
-	fs.StringVar(&f.measured, "measured", "", "measured matrix `file` to compare with (default: the embedded seed for the seed scenario; 'none' to skip), or a vllm bench serve --save-result JSON file")
-	fs.StringVar(&f.explain, "explain", "", "cells whose step time to split into terms, as `CTX:C,...` (e.g. 8K:1,8K:32,128K:16); default: a few across the matrix; 'none' to skip")
+	fs.StringVar(&f.Measured, "measured", "", "measured matrix `file` to compare with (default: the embedded seed for the seed scenario; 'none' to skip), or a vllm bench serve --save-result JSON file")
+	fs.StringSliceVar(&f.Explain, "explain", nil, "cells whose step time to split into terms, as `CTX:C,...` (e.g. 8K:1,8K:32,128K:16); default: a few across the matrix; 'none' to skip")
 }
 
-// check parses --explain (a usage error when malformed).
-func (f *figureFlags) check() error {
-	cells, err := report.ParseCells(f.explain)
-	if err != nil {
-		return usage.Wrap(err)
-	}
-	f.cells = cells
-	return nil
-}
-
-// simulate resolves the scenario, loads the measurements and runs the figure pipeline
-// (report.Simulate).
+// simulate resolves the scenario and runs the figure pipeline (report.FigureArgs.Simulate).
 func (f *figureFlags) simulate(e *env) (*report.Input, error) {
 	r, err := f.sf.load(e.stderr, e.info())
 	if err != nil {
 		return nil, err
 	}
-	// A vllm bench serve result file is a run, not a matrix: it is simulated beside the matrix
-	// (which keeps its default measurement) and drawn predicted against measured.
-	matrixPath := f.measured
-	var res *vllmbench.Result
-	if f.measured != "" && f.measured != "none" {
-		rs, err := vllmbench.ReadMeasured([]string{f.measured})
-		if err != nil {
-			return nil, err
-		}
-		if len(rs) == 1 {
-			res, matrixPath = rs[0], ""
-			if err := validate.CheckResult(r, res); err != nil {
-				return nil, err
-			}
-		}
-	}
-	meas, measName, err := r.LoadMeasured(matrixPath, f.sf.isSeed())
-	if err != nil {
-		return nil, err
-	}
-	srv, err := sim.NewServer(r.Deployment, r.Params)
-	if err != nil {
-		return nil, err
-	}
-	srv.StepByStep = f.sf.stepByStep
-	fmt.Fprintf(e.info(), "servesim: %s; parameters: %s (%s)\n", r.Scenario.Name, r.ParamsFrom, r.Source)
-	start := time.Now()
 	prog, finish := progressPrinter(e)
-	in, err := report.Simulate(r, srv, meas, measName, report.SimulateOptions{Explain: f.cells, NoExplain: f.explain == "none",
-		Progress: prog})
-	finish()
-	if err != nil {
-		return nil, err
-	}
-	fmt.Fprintf(e.info(), "servesim: simulated %d cells in %.2f s\n", len(in.Predicted.Prefill)+len(in.Predicted.Decode), time.Since(start).Seconds())
-	if res != nil {
-		sec, run, err := measuredRunSection(e, r, srv, res)
-		if err != nil {
-			return nil, err
-		}
-		in.Sections = append(in.Sections, *sec)
-		// The report's opening answers the measured run (a --workload given too takes its place).
-		in.Workload = run
-	}
-	return in, nil
-}
-
-// measuredRunSection simulates a vllm bench result file's run on srv (as simulate --measured
-// does) and returns it as a report section: the comparison table and the latency distributions
-// predicted and measured.
-func measuredRunSection(e *env, r *scenario.Resolved, srv *sim.Server, res *vllmbench.Result) (*report.Section, *report.WorkloadRun, error) {
-	spec, cmd, notes, err := (&vllmbench.Flags{}).ResultWorkload(res, 0)
-	if err != nil {
-		return nil, nil, fmt.Errorf("--measured: %w", err)
-	}
-	vllmbench.PrintNotes(e.info(), "servesim: ", cmd, notes)
-	m, err := workload.Run(srv, spec, workload.Options{Seed: r.Scenario.Seed})
-	if err != nil {
-		return nil, nil, fmt.Errorf("--measured: %w", err)
-	}
-	return report.MeasuredRunSection(r, spec, m, res, e.info())
+	return f.Simulate(r, f.sf.stepByStep, f.sf.isSeed(), e.info(), prog, finish)
 }
 
 // groupThousands writes n with comma separators.

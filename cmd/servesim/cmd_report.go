@@ -17,8 +17,9 @@ import (
 
 func reportCmd() *command {
 	return &command{
-		Name:  "report",
-		Short: "write one self-contained HTML report: scenario, capacity, matrix tables, every figure, fit summary",
+		Name:   "report",
+		NoArgs: true,
+		Short:  "write one self-contained HTML report: scenario, capacity, matrix tables, every figure, fit summary",
 		Setup: func(fs *pflag.FlagSet, e *env) func([]string) error {
 			var ff figureFlags
 			ff.register(fs)
@@ -32,10 +33,7 @@ func reportCmd() *command {
 			var out outFlag
 			out.register(fs, "the HTML report")
 			return func(args []string) error {
-				if len(args) > 0 {
-					return usage.Errorf("unexpected argument %q", args[0])
-				}
-				if err := ff.check(); err != nil {
+				if err := ff.Check(); err != nil {
 					return err
 				}
 				if err := out.check(); err != nil {

@@ -38,17 +38,15 @@ func registerServe(fs *pflag.FlagSet, f *server.Options) {
 
 func serveCmd() *command {
 	return &command{
-		Name:  "serve",
-		Short: "run a simulated vLLM server that real clients (curl, the OpenAI SDKs, benchmarks) can talk to",
+		Name:   "serve",
+		NoArgs: true,
+		Short:  "run a simulated vLLM server that real clients (curl, the OpenAI SDKs, benchmarks) can talk to",
 		Setup: func(fs *pflag.FlagSet, e *env) func([]string) error {
 			var sf scenarioFlags
 			sf.register(fs)
 			var f server.Options
 			registerServe(fs, &f)
 			return func(args []string) error {
-				if len(args) > 0 {
-					return usage.Errorf("unexpected argument %q", args[0])
-				}
 				return runServe(fs, e, &sf, &f)
 			}
 		},

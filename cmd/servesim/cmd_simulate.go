@@ -18,8 +18,9 @@ import (
 
 func simulateCmd() *command {
 	return &command{
-		Name:  "simulate",
-		Short: "run a workload (closed loop, Poisson/gamma/ramp arrivals, trace replay, benchmark cell) and measure it",
+		Name:   "simulate",
+		NoArgs: true,
+		Short:  "run a workload (closed loop, Poisson/gamma/ramp arrivals, trace replay, benchmark cell) and measure it",
 		Setup: func(fs *pflag.FlagSet, e *env) func([]string) error {
 			var sf scenarioFlags
 			sf.register(fs)
@@ -37,9 +38,6 @@ func simulateCmd() *command {
 			var out outFlag
 			out.register(fs, "the results")
 			return func(args []string) error {
-				if len(args) > 0 {
-					return usage.Errorf("unexpected argument %q", args[0])
-				}
 				if err := format.check(); err != nil {
 					return err
 				}

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/servesim/servesim/planner"
+	"github.com/servesim/servesim/report"
 )
 
 // FuzzPlanListFlags: plan's --max-num-batched-tokens (token counts) and --shard, and plot's
@@ -43,9 +44,9 @@ func FuzzPlanListFlags(f *testing.F) {
 		} else {
 			usage("shard", err)
 		}
-		ff := figureFlags{explain: s}
-		if err := ff.check(); err == nil {
-			for _, c := range ff.cells {
+		ff := report.FigureArgs{Explain: []string{s}}
+		if err := ff.Check(); err == nil {
+			for _, c := range ff.Cells() {
 				if c.Concurrency <= 0 || c.Context == "" {
 					t.Fatalf("--explain %q: cell %+v", s, c)
 				}
