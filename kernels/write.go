@@ -57,3 +57,29 @@ func WriteFitted(w io.Writer, fs []Fitted) error {
 	}
 	return tw.Flush()
 }
+
+// Run is the kernels command on the profiles p: with fit, the priors the profiles determine
+// (WriteFitted); else the check of every profiled kernel, as tables or, with csv, every point.
+func Run(w io.Writer, p *Profiles, o Options, fit, csv bool) error {
+	if fit {
+		fc, err := FitCompute(p, o)
+		if err != nil {
+			return err
+		}
+		fn, err := FitNetwork(p, o)
+		if err != nil {
+			return err
+		}
+		return WriteFitted(w, append(fc, fn...))
+	}
+	pts, err := Check(p, o)
+	if err != nil {
+		return err
+	}
+	rep := NewReport(pts)
+	if csv {
+		return rep.WriteCSV(w)
+	}
+	fmt.Fprintf(w, "servesim kernels: %d files, %d points, at the GPU generations' priors\n", len(p.Files), len(pts))
+	return rep.WriteTables(w)
+}

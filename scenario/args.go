@@ -1,12 +1,15 @@
 package scenario
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 
 	"github.com/servesim/servesim/internal/usage"
+	"github.com/servesim/servesim/model/arch"
 	"github.com/servesim/servesim/model/deploy"
 	"github.com/servesim/servesim/vllmcmd"
 )
@@ -205,4 +208,49 @@ func (a *Args) Load(stderr, info io.Writer, matrix bool) (*Resolved, error) {
 		}
 	}
 	return r, nil
+}
+
+// Import builds the scenario of a launch command as given and writes it resolved to w (paths
+// relative to outPath's directory, absolute when it is ""), with vLLM's defaults and the
+// parameters it would use. A configuration servesim cannot simulate yet is written with a
+// warning on stderr; notes go to stderr too.
+func (a *Args) Import(w *bytes.Buffer, stderr io.Writer, outPath string) error {
+	s, err := a.Scenario(stderr)
+	if err != nil {
+		return err
+	}
+	b, err := s.Build()
+	var ns *deploy.NotSimulatedError
+	switch {
+	case err != nil && errors.As(err, &ns) && b != nil:
+		fmt.Fprintf(stderr, "servesim import: warning: the scenario is recorded as given, but it cannot be simulated yet: %v\n", err)
+	case err != nil:
+		return err
+	}
+	for _, n := range b.Notes {
+		fmt.Fprintln(stderr, "note: "+n)
+	}
+	pol, err := s.Policy(ResolveOptions{})
+	if err != nil {
+		return err
+	}
+	c, err := pol.Choose(b.Deployment)
+	if err != nil {
+		return err
+	}
+	return EncodeBuilt(w, s, b, c.Params, &c.Provenance, fmt.Sprintf("%s: %s", c.Source, c.From), outPath)
+}
+
+// LoadModel reads a model given by reference, as every command does (FindModel: a file or
+// directory, a built-in id, the local Hugging Face cache). It returns where the model came from:
+// the path given, else FindModel's account.
+func LoadModel(ref string) (*arch.Arch, string, error) {
+	m, err := FindModel(ref, "", "")
+	if err != nil {
+		return nil, "", err
+	}
+	if _, err := os.Stat(ref); err == nil {
+		return m.Arch, ref, nil
+	}
+	return m.Arch, m.From, nil
 }

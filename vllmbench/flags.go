@@ -190,3 +190,33 @@ func isFileError(err error) bool {
 	var tl *fsutil.TooLargeError
 	return errors.As(err, &pe) || errors.As(err, &nr) || errors.As(err, &tl)
 }
+
+// Simulated is simulate's workload: that of --workload (wl), --vllm-bench or --measured (a
+// result file at measured, returned too), with the objectives (slo) and overrides (o) the flags
+// give; readyTimeout says --ready-timeout-s was given, which only a benchmark cell takes.
+func (f *Flags) Simulated(wl, measured string, slo *workload.SLOArgs, o *workload.Overrides, readyTimeout bool, info io.Writer) (*workload.Spec, *Result, error) {
+	var res *Result
+	if measured != "" {
+		var err error
+		if res, err = ReadResult(measured); err != nil {
+			return nil, nil, fmt.Errorf("--measured: %w", err)
+		}
+	}
+	spec, err := f.Choose(wl, res, info)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := slo.Apply(f.changed, &spec.SLO); err != nil {
+		return nil, nil, err
+	}
+	if o.Used(f.changed) && wl == "" {
+		return nil, nil, usage.Errorf("--rate and --requests change a --workload (file or preset)")
+	}
+	if err := o.Apply(f.changed, spec); err != nil {
+		return nil, nil, err
+	}
+	if readyTimeout && spec.Kind != workload.KindBench {
+		return nil, nil, usage.Errorf("--ready-timeout-s applies to the benchmark's cells (a bench-CTXxC workload, or 'servesim matrix'), not to workload %q (kind %s)", spec.Name, spec.Kind)
+	}
+	return spec, res, nil
+}

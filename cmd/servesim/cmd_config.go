@@ -2,14 +2,10 @@ package main
 
 import (
 	"bytes"
-	"errors"
-	"fmt"
 
 	"github.com/spf13/pflag"
 
 	"github.com/servesim/servesim/internal/usage"
-	"github.com/servesim/servesim/model/deploy"
-	"github.com/servesim/servesim/scenario"
 )
 
 func configCmd() *command {
@@ -69,31 +65,8 @@ func importCmd() *command {
 				if err := out.check(); err != nil {
 					return err
 				}
-				s, err := sf.Scenario(e.stderr)
-				if err != nil {
-					return err
-				}
-				b, err := s.Build()
-				var ns *deploy.NotSimulatedError
-				switch {
-				case err != nil && errors.As(err, &ns) && b != nil:
-					fmt.Fprintf(e.stderr, "servesim import: warning: the scenario is recorded as given, but it cannot be simulated yet: %v\n", err)
-				case err != nil:
-					return err
-				}
-				for _, n := range b.Notes {
-					fmt.Fprintln(e.stderr, "note: "+n)
-				}
-				pol, err := s.Policy(scenario.ResolveOptions{})
-				if err != nil {
-					return err
-				}
-				c, err := pol.Choose(b.Deployment)
-				if err != nil {
-					return err
-				}
 				var buf bytes.Buffer
-				if err := scenario.EncodeBuilt(&buf, s, b, c.Params, &c.Provenance, fmt.Sprintf("%s: %s", c.Source, c.From), out.path); err != nil {
+				if err := sf.Import(&buf, e.stderr, out.path); err != nil {
 					return err
 				}
 				return out.write(e.stdout, &buf)

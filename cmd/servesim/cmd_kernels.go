@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"fmt"
 
 	"github.com/spf13/pflag"
 
@@ -40,34 +39,8 @@ func kernelsCmd() *command {
 				if err != nil {
 					return err
 				}
-				o := kernels.Options{Catalog: cat}
 				var buf bytes.Buffer
-				if *fit {
-					fc, err := kernels.FitCompute(p, o)
-					if err != nil {
-						return err
-					}
-					fn, err := kernels.FitNetwork(p, o)
-					if err != nil {
-						return err
-					}
-					if err := kernels.WriteFitted(&buf, append(fc, fn...)); err != nil {
-						return err
-					}
-					return out.write(e.stdout, &buf)
-				}
-				pts, err := kernels.Check(p, o)
-				if err != nil {
-					return err
-				}
-				rep := kernels.NewReport(pts)
-				if *format == "csv" {
-					err = rep.WriteCSV(&buf)
-				} else {
-					fmt.Fprintf(&buf, "servesim kernels: %d files, %d points, at the GPU generations' priors\n", len(p.Files), len(pts))
-					err = rep.WriteTables(&buf)
-				}
-				if err != nil {
+				if err := kernels.Run(&buf, p, kernels.Options{Catalog: cat}, *fit, *format == "csv"); err != nil {
 					return err
 				}
 				return out.write(e.stdout, &buf)

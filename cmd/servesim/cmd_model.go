@@ -3,13 +3,11 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"os"
 
 	"github.com/spf13/pflag"
 
 	"github.com/servesim/servesim/describe"
 	"github.com/servesim/servesim/internal/usage"
-	"github.com/servesim/servesim/model/arch"
 	"github.com/servesim/servesim/model/deploy"
 	"github.com/servesim/servesim/model/hf"
 	"github.com/servesim/servesim/scenario"
@@ -58,7 +56,7 @@ func modelCmd() *command {
 					if err := out.check(); err != nil {
 						return err
 					}
-					a, ref, err := loadModel(args[1])
+					a, ref, err := scenario.LoadModel(args[1])
 					if err != nil {
 						return err
 					}
@@ -75,17 +73,4 @@ func modelCmd() *command {
 			}
 		},
 	}
-}
-
-// loadModel reads a model given by reference, as every command does (scenario.FindModel: a file
-// or directory, a built-in id, the local Hugging Face cache). It returns where the model came from.
-func loadModel(ref string) (*arch.Arch, string, error) {
-	m, err := scenario.FindModel(ref, "", "")
-	if err != nil {
-		return nil, "", err
-	}
-	if _, err := os.Stat(ref); err == nil {
-		return m.Arch, ref, nil
-	}
-	return m.Arch, m.From, nil
 }

@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/servesim/servesim/internal/fsutil"
-	"github.com/servesim/servesim/internal/usage"
 	"github.com/servesim/servesim/plots"
 	"github.com/servesim/servesim/report"
 	"github.com/servesim/servesim/validate"
@@ -58,28 +57,9 @@ func simulateCmd() *command {
 				if err := bf.Check(); err != nil {
 					return err
 				}
-				var res *vllmbench.Result
-				if *measured != "" {
-					var err error
-					if res, err = vllmbench.ReadResult(*measured); err != nil {
-						return fmt.Errorf("--measured: %w", err)
-					}
-				}
-				spec, err := bf.Choose(*wl, res, e.info())
+				spec, res, err := bf.Simulated(*wl, *measured, &slo, &wo, sf.ReadyTimeoutSet, e.info())
 				if err != nil {
 					return err
-				}
-				if err := slo.Apply(fs.Changed, &spec.SLO); err != nil {
-					return err
-				}
-				if wo.Used(fs.Changed) && *wl == "" {
-					return usage.Errorf("--rate and --requests change a --workload (file or preset)")
-				}
-				if err := wo.Apply(fs.Changed, spec); err != nil {
-					return err
-				}
-				if sf.ReadyTimeoutSet && spec.Kind != workload.KindBench {
-					return usage.Errorf("--ready-timeout-s applies to the benchmark's cells (a bench-CTXxC workload, or 'servesim matrix'), not to workload %q (kind %s)", spec.Name, spec.Kind)
 				}
 				r, srv, err := sf.loadServer(e.stderr, e.info())
 				if err != nil {

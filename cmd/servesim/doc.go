@@ -19,12 +19,15 @@
 // default event-driven mode agrees with it).
 //
 // Reading order: main.go (signals, then run), cli.go (command: a pflag FlagSet with
-// ContinueOnError, Short and Long help and an action; run, usage errors, help), common.go (the
-// flags every simulating command shares, loading the scenario, measured matrices and output
-// files), then one cmd_<name>.go per command; vllmbench.go holds the flags that read vLLM's
-// benchmark client (--vllm-bench, --special-tokens, --chars-per-token) for simulate, plan and fit. This package holds wiring and flags only: every
-// computation is in the packages it imports, so the commands' behaviour is tested there and here
-// only for parsing, exit codes and output files.
+// ContinueOnError, a one-line Short, the long help in help/<command>.txt embedded by help.go, and
+// an action; run, usage errors, help), common.go (the flag groups several commands share,
+// declared once: the scenario, --out, --vllm-bench; workloadflags.go: --rate/--requests and
+// --slo-*), format.go (--format), then one cmd_<name>.go per command. This package holds flags
+// and wiring only: each command's options and their checks are in the package that owns them
+// (planner.Args, fleet.Options, server.Options, calibration.Options, validate.Args,
+// vllmbench.Flags, scenario.Args, report.FigureArgs, workload.SLOArgs and Overrides), whose
+// errors in how the command was called are internal/usage errors (exit 2); so the commands'
+// behaviour is tested there and here only for parsing, exit codes and output files.
 //
 // Conventions: results go to stdout, progress and notes to stderr. Exit status 0 for success, 1
 // for a failed run, 2 for a usage error (a bad flag, a missing argument, an unknown --format). An
