@@ -10,7 +10,7 @@ import (
 
 	"github.com/servesim/servesim/calibration"
 	"github.com/servesim/servesim/internal/progress"
-	cmdusage "github.com/servesim/servesim/internal/usage"
+	"github.com/servesim/servesim/internal/usage"
 	"github.com/servesim/servesim/scenario"
 	"github.com/servesim/servesim/vllmbench"
 )
@@ -29,7 +29,7 @@ type RunOptions struct {
 // report and, for one fit on everything, the fitted parameter sets ('servesim fit --out').
 func (d *MultiData) Run(o RunOptions) (*MultiReport, *scenario.ParamsFile, error) {
 	if d.Seed == nil && len(d.Rows) == 0 && len(d.Results) == 0 {
-		return nil, nil, cmdusage.Errorf("nothing to fit: give corpus CSV files, vllm bench result files, or a scenario with a measured matrix")
+		return nil, nil, usage.Errorf("nothing to fit: give corpus CSV files, vllm bench result files, or a scenario with a measured matrix")
 	}
 	maxJobs, maxReq := d.Opt.MaxJobs, d.Opt.MaxRequests
 	fmt.Fprintf(o.Notes, "servesim fit: multi-source, sources %s; at most %d simulations per corpus source, %d requests per simulation (flags --max-jobs, --max-requests)\n",
@@ -65,7 +65,7 @@ func (d *MultiData) Run(o RunOptions) (*MultiReport, *scenario.ParamsFile, error
 	}
 	what, ok := CVModes()[o.CV]
 	if !ok {
-		return nil, nil, cmdusage.Errorf("--cv %q: want loso, logo, lofo (multi-source) or no value (the standard splits of a matrix fit)", o.CV)
+		return nil, nil, usage.Errorf("--cv %q: want loso, logo, lofo (multi-source) or no value (the standard splits of a matrix fit)", o.CV)
 	}
 	calibration.WriteSourceNotes(o.Notes, d.Sources(Fold{}))
 	start := time.Now()
