@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/servesim/servesim/bench"
 	cmdusage "github.com/servesim/servesim/internal/usage"
+	"github.com/servesim/servesim/llmbench"
 	"github.com/servesim/servesim/matrix"
 	"github.com/servesim/servesim/protocol"
 	"github.com/servesim/servesim/sim"
@@ -130,13 +130,13 @@ func (o *Options) CheckSpec(changed func(string) bool) (*workload.Spec, error) {
 // to out and progress to info.
 func (o *Options) RunCheckCells(ctx context.Context, out, info io.Writer, url string, srv *sim.Server, proto *protocol.Protocol, seed uint64, keys []matrix.Key, meas *matrix.Matrix) error {
 	fmt.Fprintf(info, "servesim: simulating the matrix in process\n")
-	want, err := bench.RunMatrix(srv, proto, bench.Options{Seed: seed})
+	want, err := llmbench.RunMatrix(srv, proto, llmbench.Options{Seed: seed})
 	if err != nil {
 		return err
 	}
 	c := NewClient(url, o.Speed)
 	defer c.Close()
-	b := &Bench{C: c, Proto: proto, Progress: func(label string) {
+	b := &LLMBenchClient{C: c, Proto: proto, Progress: func(label string) {
 		fmt.Fprintf(info, "servesim: over HTTP at %.0f s: %s\n", c.Now().Seconds(), label)
 	}}
 	start := time.Now()

@@ -215,7 +215,7 @@ func (f *Flags) Simulated(wl, measured string, slo *workload.SLOArgs, o *workloa
 	if err := o.Apply(f.changed, spec); err != nil {
 		return nil, nil, err
 	}
-	if readyTimeout && spec.Kind != workload.KindBench {
+	if readyTimeout && spec.Kind != workload.KindLLMBenchCell {
 		return nil, nil, usage.Errorf("--ready-timeout-s applies to the benchmark's cells (a bench-CTXxC workload, or 'servesim matrix'), not to workload %q (kind %s)", spec.Name, spec.Kind)
 	}
 	return spec, res, nil

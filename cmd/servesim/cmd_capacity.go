@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/servesim/servesim/bench"
+	"github.com/servesim/servesim/llmbench"
 )
 
 func capacityCmd() *command {

@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/servesim/servesim/bench"
 	"github.com/servesim/servesim/internal/usage"
+	"github.com/servesim/servesim/llmbench"
 	"github.com/servesim/servesim/matrix"
 )
 
