@@ -150,6 +150,10 @@ type MultiResult struct {
 	Status      string
 	Elapsed     time.Duration
 	Sources     []string
+	// Support is, per GPU generation, what the fit's absolute-scored runs cover (model
+	// families, attention kinds, weight formats): the measured support of a prediction made
+	// with the fit's values alone (ProvenanceFor).
+	Support map[hardware.Generation]hardware.Support
 }
 
 // ParamsFor returns the parameters a deployment runs with under the fit: its priors (its GPU
@@ -216,7 +220,7 @@ func (r *MultiResult) ProvenanceFor(d *deploy.Deployment) param.Summary {
 			prov[e.ID] = param.Origin{Kind: kind, Detail: "multi-source fit (" + e.Key + ")"}
 		}
 	}
-	return priors.Summarize(d, &prov)
+	return priors.SummarizeIn(d, &prov, r.Support[d.Hardware.GPU.Generation])
 }
 
 // gpuKeyFor is the GPU key whose entries apply to d (ParamsFor): its own, else the transferred
@@ -391,6 +395,22 @@ func newMultiFit(p *MultiProblem, w Weights, workers int) (*multiFit, error) {
 		return nil, fmt.Errorf("no parameter to fit")
 	}
 	return f, nil
+}
+
+// support is what the fit's absolute-scored jobs cover, per GPU generation (their deployments'
+// Runs): ratio-only jobs tell how throughput scales, not whether its level is right, and add
+// nothing.
+func (f *multiFit) support() map[hardware.Generation]hardware.Support {
+	out := map[hardware.Generation]hardware.Support{}
+	for i := range f.jobs {
+		j := f.jobs[i].job
+		if j.RatioOnly {
+			continue
+		}
+		g := j.Deployment.Hardware.GPU.Generation
+		out[g] = out[g].Add(priors.Runs(j.Deployment))
+	}
+	return out
 }
 
 // params is job i's parameter set at the entry values vals.
@@ -621,7 +641,7 @@ func FitMulti(p *MultiProblem, s *Settings) (*MultiResult, error) {
 			free = append(free, c)
 		}
 	}
-	res := &MultiResult{}
+	res := &MultiResult{Support: f.support()}
 	for _, s := range p.Sources {
 		res.Sources = append(res.Sources, s.Name)
 	}

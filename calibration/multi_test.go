@@ -3,6 +3,7 @@ package calibration
 import (
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -195,5 +196,43 @@ func TestProvenanceForClasses(t *testing.T) {
 	}
 	if c := class(h100); c != param.ClassPrior {
 		t.Errorf("H100: %s, want prior", c)
+	}
+}
+
+// TestFitSupport: a fit records what its absolute-scored runs cover per GPU generation, and the
+// provenance of its values (ProvenanceFor) calls unseen what that data does not: fitted on the
+// seed's card, the seed's model there is seen and on an H100 unseen; fitted with the H100 runs
+// scored only as ratios, the H100 adds nothing; fitted on the H100 alone (the seed's family held
+// out), the seed's model on its own card is unseen too.
+func TestFitSupport(t *testing.T) {
+	seed, h100 := twoGPUs(t)
+	ratio := synthetic("b", h100, 3, 0.8)
+	for i := range ratio.Jobs {
+		ratio.Jobs[i].RatioOnly = true
+	}
+	res, err := FitMulti(&MultiProblem{Sources: []*MultiSource{synthetic("a", seed, 5, 0.8), ratio}, Free: memBWOnly}, &Settings{Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen := seed.Hardware.GPU.Generation
+	if sup := res.Support[gen]; !slices.Equal(sup.Families, []string{seed.Model.Family}) {
+		t.Errorf("support on %s: %+v, want the seed's family %s", gen, sup, seed.Model.Family)
+	}
+	if _, ok := res.Support[h100.Hardware.GPU.Generation]; ok {
+		t.Errorf("ratio-only runs on the H100 recorded as support: %+v", res.Support)
+	}
+	if u := res.ProvenanceFor(seed).Unseen; len(u) != 0 {
+		t.Errorf("the seed under a fit on it: unseen %q, want none", u)
+	}
+	u := res.ProvenanceFor(h100).Unseen
+	if len(u) < 3 || !strings.HasPrefix(u[0], "model family "+seed.Model.Family+" on Hopper") {
+		t.Errorf("the seed's model on an H100 no absolute run covers: unseen %q, want its family, attention kinds and weights", u)
+	}
+	held, err := FitMulti(&MultiProblem{Sources: []*MultiSource{synthetic("b", h100, 3, 0.8)}, Free: memBWOnly}, &Settings{Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := held.ProvenanceFor(seed).Unseen; len(u) == 0 {
+		t.Error("the seed's family held out of the fit: its card's predictions not marked unseen")
 	}
 }

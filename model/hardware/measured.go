@@ -1,5 +1,7 @@
 package hardware
 
+import "slices"
+
 // MeasuredData names the measured data a generation's GPU-level priors rest on: Vidur's kernel
 // profiles for Hopper (H100) and Ampere (A100), fitted by servesim kernels --fit. The other
 // generations' priors are published peak figures and the nearest profiled generation's values
@@ -27,20 +29,44 @@ type Support struct {
 	Sources  string
 }
 
-// MeasuredSupport is the generation's Support (empty for a generation with no measured runs: its
-// predictions are marked unsupported as a whole). The lists name what the validation corpus and
-// the seed measured, not what a calibration file of the user's may add.
+// MeasuredSupport is the generation's Support: what the absolute-scored rows of the shipped
+// validation corpus and the embedded seed run on it (validate's TestMeasuredSupportIsTheCorpus
+// holds the lists to the data), not what a calibration file of the user's may add. A generation
+// without measured runs has none: everything a deployment runs there is unseen.
 func (g Generation) MeasuredSupport() Support {
 	switch g {
 	case GenHopper:
 		return Support{Families: []string{"llama", "mixtral", "deepseek_v3"}, Kinds: []string{"gqa", "mla"}, Formats: []string{"bf16", "fp8"},
 			Sources: "H100 runs of Llama-2, CodeLlama and Mixtral (inference-sim), Llama-3.1-405B FP8 on H100 and DeepSeek-R1 FP8 on H200 (dstack, vLLM V0; SGLang)"}
 	case GenBlackwellPCIe:
-		return Support{Families: []string{"glm_moe_dsa", "llama", "llama4", "qwen3_moe"}, Kinds: []string{"sparse_mla", "linear", "gqa"}, Formats: []string{"nvfp4"},
-			Sources: "the seed (GLM-5.3-Flash NVFP4 on RTX PRO 6000 Server), its community runs on Workstation and Max-Q cards, and TensorRT-LLM's NVFP4 ratios"}
+		return Support{Families: []string{"glm_moe_dsa"}, Kinds: []string{"linear", "sparse_mla"}, Formats: []string{"nvfp4"},
+			Sources: "the seed (GLM-5.3-Flash NVFP4 on RTX PRO 6000 Server) and its community runs on Workstation and Max-Q cards (TensorRT-LLM's NVFP4 runs there are scored as ratios only: they tell how throughput scales, not its level)"}
 	case GenCDNA3:
 		return Support{Families: []string{"llama", "deepseek_v3"}, Kinds: []string{"gqa", "mla"}, Formats: []string{"fp8"},
 			Sources: "MI300X runs of Llama-3.1-405B FP8 and DeepSeek-R1 (dstack, vLLM V0)"}
 	}
 	return Support{}
+}
+
+// Empty reports whether s covers nothing (no measured run).
+func (s Support) Empty() bool {
+	return len(s.Families) == 0 && len(s.Kinds) == 0 && len(s.Formats) == 0
+}
+
+// Add returns s with what o covers added, each list sorted and without repeats; Sources are
+// joined with "; " when both have one.
+func (s Support) Add(o Support) Support {
+	merge := func(a, b []string) []string {
+		out := append(append([]string(nil), a...), b...)
+		slices.Sort(out)
+		return slices.Compact(out)
+	}
+	src := s.Sources
+	if o.Sources != "" && o.Sources != s.Sources {
+		if src != "" {
+			src += "; "
+		}
+		src += o.Sources
+	}
+	return Support{Families: merge(s.Families, o.Families), Kinds: merge(s.Kinds, o.Kinds), Formats: merge(s.Formats, o.Formats), Sources: src}
 }

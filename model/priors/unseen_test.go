@@ -7,6 +7,7 @@ import (
 
 	"github.com/servesim/servesim/model/deploy"
 	"github.com/servesim/servesim/model/deploy/deploytest"
+	"github.com/servesim/servesim/model/hardware"
 	"github.com/servesim/servesim/model/param"
 )
 
@@ -39,5 +40,24 @@ func TestUnseen(t *testing.T) {
 		if want := base*base + add*add; got*got < want-1e-12 || got*got > want+1e-12 {
 			t.Errorf("%s: sigma %g, want sqrt(%g^2 + %g^2)", m, got, base, add)
 		}
+	}
+}
+
+// TestUnseenWithoutMeasuredRuns: on a generation no end-to-end measured run covers (Ampere: its
+// priors rest on kernel profiles only), everything a deployment runs is unseen; UnseenIn a
+// support that lists it, nothing is.
+func TestUnseenWithoutMeasuredRuns(t *testing.T) {
+	d := deploytest.H200(t, deploytest.BuiltinHF(t, "deepseek-ai/DeepSeek-R1"), 8, deploy.Speculative{})
+	g, err := hardware.BuiltinCatalog().Find("A100-SXM-80GB")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Hardware.GPU = g
+	u := Unseen(d)
+	if len(u) != 3 || !strings.HasPrefix(u[0], "model family deepseek_v3 on Ampere") || !strings.HasPrefix(u[1], "attention mla on Ampere") || !strings.HasPrefix(u[2], "weights ") {
+		t.Errorf("DeepSeek-R1 on an A100: unseen %q, want its family, attention and weights", u)
+	}
+	if u := UnseenIn(d, Runs(d)); len(u) != 0 {
+		t.Errorf("unseen in its own runs' support: %q, want none", u)
 	}
 }
