@@ -280,6 +280,18 @@ func (r *runner) sample(e *sim.Engine) {
 	}
 }
 
+// finished accounts a request that received its last token: one fewer live, its record, and the
+// completed requests' counts, input the prompt tokens it counts for.
+func (r *runner) finished(rec *sim.Record, input int) {
+	r.live--
+	r.record(rec)
+	c := r.col
+	c.completed++
+	c.inputTokens += int64(input)
+	c.outputTokens += int64(rec.Tokens)
+	c.verifierSteps += int64(rec.VerifierSteps(r.srv.Deployment.Engine.SpecTokens() > 0))
+}
+
 // record adds a request's latencies.
 func (r *runner) record(rec *sim.Record) {
 	c := r.col
@@ -354,13 +366,7 @@ func runList(srv *sim.Server, reqs []Request, conc int, seed uint64, every vtime
 		if !fin {
 			return
 		}
-		r.live--
-		r.record(rec)
-		q := &reqs[rec.Spec.Tag]
-		c.completed++
-		c.inputTokens += int64(q.InputTokens)
-		c.outputTokens += int64(rec.Tokens)
-		c.verifierSteps += int64(rec.VerifierSteps(r.srv.Deployment.Engine.SpecTokens() > 0))
+		r.finished(rec, reqs[rec.Spec.Tag].InputTokens)
 		last = e.Now()
 		done++
 		if progress != nil && done%step == 0 {

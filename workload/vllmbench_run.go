@@ -192,13 +192,7 @@ func runBenchClient(srv *sim.Server, reqs []benchReq, warm *benchReq, ready bool
 		if !fin {
 			return
 		}
-		r.live--
-		r.record(rec)
-		q := &reqs[rec.Spec.Tag]
-		c.completed++
-		c.inputTokens += int64(q.counted)
-		c.outputTokens += int64(rec.Tokens)
-		c.verifierSteps += int64(rec.VerifierSteps(r.srv.Deployment.Engine.SpecTokens() > 0))
+		r.finished(rec, reqs[rec.Spec.Tag].counted)
 		last = e.Now()
 		done++
 		if progress != nil && done%step == 0 {
