@@ -26,7 +26,7 @@ func CellErrors(pred, meas *matrix.Matrix, sel func(*matrix.Cell) bool) Errors {
 				e.StatusMatched++
 			}
 		}
-		add := func(dst *[]float64, metric matrix.Metric) {
+		add := func(dst *[]float64, metric matrix.Column) {
 			if v := pr.APEPct[metric]; !math.IsNaN(v) {
 				*dst = append(*dst, v)
 			}
@@ -58,7 +58,7 @@ func worstCells(cmp *matrix.Comparison, n int) []CellError {
 	var out []CellError
 	for i := range cmp.Pairs {
 		pr := &cmp.Pairs[i]
-		for _, m := range matrix.Metrics() {
+		for _, m := range matrix.Columns() {
 			v := pr.APEPct[m]
 			if math.IsNaN(v) {
 				continue

@@ -99,10 +99,10 @@ func TestPriorAccuracy(t *testing.T) {
 	if cmp.Summary.StatusMatched != 64 {
 		t.Errorf("statuses %d/64 match with priors", cmp.Summary.StatusMatched)
 	}
-	limits := map[matrix.Metric]float64{matrix.DecodeTotalTokS: 25, matrix.DecodePerRequestTokS: 30, matrix.PrefillTokS: 15}
-	for _, s := range cmp.Summary.Metrics {
-		if lim, ok := limits[s.Metric]; ok && !(s.MAPEPct <= lim) {
-			t.Errorf("%s MAPE %.1f%% with priors, want <= %.0f%%", s.Metric, s.MAPEPct, lim)
+	limits := map[matrix.Column]float64{matrix.DecodeTotalTokS: 25, matrix.DecodePerRequestTokS: 30, matrix.PrefillTokS: 15}
+	for _, s := range cmp.Summary.Columns {
+		if lim, ok := limits[s.Column]; ok && !(s.MAPEPct <= lim) {
+			t.Errorf("%s MAPE %.1f%% with priors, want <= %.0f%%", s.Column, s.MAPEPct, lim)
 		}
 	}
 }

@@ -8,11 +8,11 @@ import (
 	"strconv"
 )
 
-// Metric is a measurement compared between a predicted and a measured matrix.
-type Metric int
+// Column is a measurement compared between a predicted and a measured matrix.
+type Column int
 
 const (
-	DecodeTotalTokS      Metric = iota // decode cells: output tok/s over all streams
+	DecodeTotalTokS      Column = iota // decode cells: output tok/s over all streams
 	DecodePerRequestTokS               // decode cells: 1 / median time between tokens
 	DecodeTTFTms                       // decode cells: median time to first token
 	DecodeTBTms                        // decode cells: median time between tokens
@@ -20,36 +20,36 @@ const (
 	PrefillTTFTms                      // prefill rows: time to first token
 )
 
-// NumMetrics is the number of Metric values; Pair.APEPct is indexed by Metric.
-const NumMetrics = 6
+// NumColumns is the number of Column values; Pair.APEPct is indexed by Column.
+const NumColumns = 6
 
-// WorstCells is how many cells MetricSummary.Worst keeps.
+// WorstCells is how many cells ColumnSummary.Worst keeps.
 const WorstCells = 3
 
-// Metrics lists the metrics in report order.
-func Metrics() []Metric {
-	return []Metric{DecodeTotalTokS, DecodePerRequestTokS, DecodeTTFTms, DecodeTBTms, PrefillTokS, PrefillTTFTms}
+// Columns lists the compared columns in report order.
+func Columns() []Column {
+	return []Column{DecodeTotalTokS, DecodePerRequestTokS, DecodeTTFTms, DecodeTBTms, PrefillTokS, PrefillTTFTms}
 }
 
-func metricNames() [NumMetrics]string {
-	return [NumMetrics]string{
+func columnNames() [NumColumns]string {
+	return [NumColumns]string{
 		"decode total tok/s", "decode per-request tok/s", "decode TTFT ms", "decode TBT ms",
 		"prefill tok/s", "prefill TTFT ms",
 	}
 }
 
-func (m Metric) String() string {
-	if m < 0 || m >= NumMetrics {
+func (m Column) String() string {
+	if m < 0 || m >= NumColumns {
 		return "metric(" + strconv.Itoa(int(m)) + ")"
 	}
-	return metricNames()[m]
+	return columnNames()[m]
 }
 
 // MarshalText writes the metric's name.
-func (m Metric) MarshalText() ([]byte, error) { return []byte(m.String()), nil }
+func (m Column) MarshalText() ([]byte, error) { return []byte(m.String()), nil }
 
 // Phase is the phase whose cells the metric is measured on.
-func (m Metric) Phase() Phase {
+func (m Column) Phase() Phase {
 	if m == PrefillTokS || m == PrefillTTFTms {
 		return Prefill
 	}
@@ -57,7 +57,7 @@ func (m Metric) Phase() Phase {
 }
 
 // Value returns the metric's value in c (NaN when c is of the other phase or lacks it).
-func (m Metric) Value(c *Cell) float64 {
+func (m Column) Value(c *Cell) float64 {
 	if c.Phase != m.Phase() {
 		return math.NaN()
 	}
@@ -79,9 +79,9 @@ type Pair struct {
 	Key         Key // the measured cell's key
 	Pred, Meas  Cell
 	StatusMatch bool
-	// APEPct is the absolute percentage error per Metric; NaN where the metric is of the other
+	// APEPct is the absolute percentage error per Column; NaN where the column is of the other
 	// phase, either cell did not run (Status.Ran) or either value is absent.
-	APEPct [NumMetrics]float64
+	APEPct [NumColumns]float64
 }
 
 // CellError is one cell's error in one metric.
@@ -94,9 +94,9 @@ type CellError struct {
 // SignedPct is the signed percentage error (pred - meas) / meas * 100.
 func (e CellError) SignedPct() float64 { return SignedPct(e.Pred, e.Meas) }
 
-// MetricSummary aggregates one metric over the cells where both matrices ran.
-type MetricSummary struct {
-	Metric   Metric
+// ColumnSummary aggregates one metric over the cells where both matrices ran.
+type ColumnSummary struct {
+	Column   Column
 	N        int         // cells compared
 	MAPEPct  float64     // mean APE, percent; NaN when N == 0
 	MdAPEPct float64     // median APE, percent; NaN when N == 0
@@ -107,7 +107,7 @@ type MetricSummary struct {
 type Summary struct {
 	DecodeCells   int             // decode cells present in both matrices
 	StatusMatched int             // of those, cells whose statuses are equal
-	Metrics       []MetricSummary // in Metrics() order
+	Columns       []ColumnSummary // in Columns() order
 }
 
 // Comparison is a predicted matrix set against a measured one.
@@ -157,7 +157,7 @@ func cellsOf(m *Matrix) []Cell {
 func newPair(pred, meas *Cell) Pair {
 	p := Pair{Key: meas.Key(), Pred: *pred, Meas: *meas, StatusMatch: pred.Status == meas.Status}
 	ran := pred.Status.Ran() && meas.Status.Ran()
-	for _, m := range Metrics() {
+	for _, m := range Columns() {
 		p.APEPct[m] = math.NaN()
 		if ran {
 			p.APEPct[m] = APE(m.Value(pred), m.Value(meas))
@@ -176,13 +176,13 @@ func summarize(pairs []Pair) Summary {
 			}
 		}
 	}
-	for _, m := range Metrics() {
-		s.Metrics = append(s.Metrics, summarizeMetric(m, pairs))
+	for _, m := range Columns() {
+		s.Columns = append(s.Columns, summarizeColumn(m, pairs))
 	}
 	return s
 }
 
-func summarizeMetric(m Metric, pairs []Pair) MetricSummary {
+func summarizeColumn(m Column, pairs []Pair) ColumnSummary {
 	var errs []CellError
 	var apes []float64
 	for i := range pairs {
@@ -193,7 +193,7 @@ func summarizeMetric(m Metric, pairs []Pair) MetricSummary {
 		}
 	}
 	sort.SliceStable(errs, func(i, j int) bool { return errs[i].APEPct > errs[j].APEPct })
-	return MetricSummary{Metric: m, N: len(apes), MAPEPct: MAPE(apes), MdAPEPct: stats.Median(apes),
+	return ColumnSummary{Column: m, N: len(apes), MAPEPct: MAPE(apes), MdAPEPct: stats.Median(apes),
 		Worst: errs[:min(len(errs), WorstCells)]}
 }
 
@@ -264,29 +264,29 @@ func (e CellError) MarshalJSON() ([]byte, error) {
 }
 
 // MarshalJSON writes the metric summary with null for non-finite numbers.
-func (s MetricSummary) MarshalJSON() ([]byte, error) {
+func (s ColumnSummary) MarshalJSON() ([]byte, error) {
 	worst := s.Worst
 	if worst == nil {
 		worst = []CellError{}
 	}
 	return json.Marshal(struct {
-		Metric   Metric      `json:"metric"`
+		Metric   Column      `json:"metric"`
 		N        int         `json:"n"`
 		MAPEPct  *float64    `json:"mape_pct"`
 		MdAPEPct *float64    `json:"mdape_pct"`
 		Worst    []CellError `json:"worst"`
-	}{s.Metric, s.N, nullFloat(s.MAPEPct), nullFloat(s.MdAPEPct), worst})
+	}{s.Column, s.N, nullFloat(s.MAPEPct), nullFloat(s.MdAPEPct), worst})
 }
 
 // MarshalJSON writes the summary as {"decode_cells", "status_matched", "metrics"}.
 func (s Summary) MarshalJSON() ([]byte, error) {
-	metrics := s.Metrics
+	metrics := s.Columns
 	if metrics == nil {
-		metrics = []MetricSummary{}
+		metrics = []ColumnSummary{}
 	}
 	return json.Marshal(struct {
 		DecodeCells   int             `json:"decode_cells"`
 		StatusMatched int             `json:"status_matched"`
-		Metrics       []MetricSummary `json:"metrics"`
+		Metrics       []ColumnSummary `json:"metrics"`
 	}{s.DecodeCells, s.StatusMatched, metrics})
 }

@@ -72,15 +72,15 @@ func TestCompareSmall(t *testing.T) {
 	}{
 		{3, 50.0 / 3, 10}, {3, 25.0 / 3, 0}, {3, 15, 20}, {2, 12.5, 12.5}, {1, 10, 10}, {1, 12.5, 12.5},
 	}
-	for i, ms := range s.Metrics {
+	for i, ms := range s.Columns {
 		w := want[i]
 		// 1e-9: the APEs are sums and quotients of a few exact decimals.
-		if ms.Metric != Metric(i) || ms.N != w.n || !close(ms.MAPEPct, w.mape, 1e-9) || !close(ms.MdAPEPct, w.mdape, 1e-9) {
+		if ms.Column != Column(i) || ms.N != w.n || !close(ms.MAPEPct, w.mape, 1e-9) || !close(ms.MdAPEPct, w.mdape, 1e-9) {
 			t.Errorf("%s: got n %d, MAPE %v, MdAPE %v; want n %d, MAPE %v, MdAPE %v",
-				ms.Metric, ms.N, ms.MAPEPct, ms.MdAPEPct, w.n, w.mape, w.mdape)
+				ms.Column, ms.N, ms.MAPEPct, ms.MdAPEPct, w.n, w.mape, w.mdape)
 		}
 	}
-	worst := s.Metrics[DecodeTotalTokS].Worst
+	worst := s.Columns[DecodeTotalTokS].Worst
 	wantWorst := []Key{{Decode, "8K", 4}, {Decode, "8K", 1}, {Decode, "8K", 2}}
 	if len(worst) != 3 {
 		t.Fatalf("worst: got %d cells, want 3", len(worst))
@@ -110,13 +110,13 @@ func TestCompareSeedWithItself(t *testing.T) {
 	if s.DecodeCells != 64 || s.StatusMatched != 64 {
 		t.Errorf("statuses: got %d/%d, want 64/64", s.StatusMatched, s.DecodeCells)
 	}
-	for _, ms := range s.Metrics {
+	for _, ms := range s.Columns {
 		wantN := 43
-		if ms.Metric.Phase() == Prefill {
+		if ms.Column.Phase() == Prefill {
 			wantN = 9
 		}
 		if ms.N != wantN || ms.MAPEPct != 0 || ms.MdAPEPct != 0 {
-			t.Errorf("%s: got n %d, MAPE %v, MdAPE %v; want n %d, 0, 0", ms.Metric, ms.N, ms.MAPEPct, ms.MdAPEPct, wantN)
+			t.Errorf("%s: got n %d, MAPE %v, MdAPE %v; want n %d, 0, 0", ms.Column, ms.N, ms.MAPEPct, ms.MdAPEPct, wantN)
 		}
 	}
 }
@@ -127,7 +127,7 @@ func TestCompareNil(t *testing.T) {
 	if len(cmp.Pairs) != 0 || len(cmp.OnlyMeas) != 73 || cmp.Summary.DecodeCells != 0 {
 		t.Errorf("Compare(nil, seed): got %d pairs, %d only measured", len(cmp.Pairs), len(cmp.OnlyMeas))
 	}
-	if ms := cmp.Summary.Metrics[0]; ms.N != 0 || !math.IsNaN(ms.MAPEPct) || len(ms.Worst) != 0 {
+	if ms := cmp.Summary.Columns[0]; ms.N != 0 || !math.IsNaN(ms.MAPEPct) || len(ms.Worst) != 0 {
 		t.Errorf("empty metric: got %+v, want n 0 and NaN", ms)
 	}
 }

@@ -45,9 +45,9 @@ func ExampleCompare() {
 	}}
 	s := matrix.Compare(pred, meas).Summary
 	fmt.Printf("statuses %d/%d\n", s.StatusMatched, s.DecodeCells)
-	total := s.Metrics[matrix.DecodeTotalTokS]
+	total := s.Columns[matrix.DecodeTotalTokS]
 	// APEs 10% (110 vs 100) and 5% (190 vs 200); 8K x 64 did not run in the prediction.
-	fmt.Printf("%s: n %d, MAPE %.1f%%, MdAPE %.1f%%, worst %s\n", total.Metric, total.N, total.MAPEPct, total.MdAPEPct, total.Worst[0].Key)
+	fmt.Printf("%s: n %d, MAPE %.1f%%, MdAPE %.1f%%, worst %s\n", total.Column, total.N, total.MAPEPct, total.MdAPEPct, total.Worst[0].Key)
 	// Output:
 	// statuses 2/3
 	// decode total tok/s: n 2, MAPE 7.5%, MdAPE 7.5%, worst decode 8K x 1

@@ -218,7 +218,7 @@ func cellIndex(cells []Cell) map[Key]*Cell {
 	return idx
 }
 
-func decodeGrid(m *Matrix, metric Metric, decimals int) *textTable {
+func decodeGrid(m *Matrix, metric Column, decimals int) *textTable {
 	concs := m.Concurrencies()
 	idx := cellIndex(m.Decode)
 	t := gridHeader(concs)

@@ -233,7 +233,7 @@ func summaryLines(cmp *Comparison) []string {
 	if len(differ) > 0 {
 		lines = append(lines, "Statuses differ (pred/meas): "+strings.Join(differ, ", "))
 	}
-	for _, ms := range s.Metrics {
+	for _, ms := range s.Columns {
 		lines = append(lines, metricLine(&ms))
 	}
 	if len(cmp.OnlyPred) > 0 {
@@ -246,7 +246,7 @@ func summaryLines(cmp *Comparison) []string {
 }
 
 // metricLine is "decode total tok/s: n 43, MAPE 4.1%, MdAPE 3.0%, worst 8K x 64 +12.0%, ...".
-func metricLine(ms *MetricSummary) string {
+func metricLine(ms *ColumnSummary) string {
 	worst := make([]string, 0, len(ms.Worst))
 	for _, e := range ms.Worst {
 		worst = append(worst, shortKey(e.Key)+" "+pctText(e.SignedPct()))
@@ -255,7 +255,7 @@ func metricLine(ms *MetricSummary) string {
 	if len(worst) > 0 {
 		w = strings.Join(worst, ", ")
 	}
-	return fmt.Sprintf("%s: n %d, MAPE %s, MdAPE %s, worst %s", ms.Metric, ms.N,
+	return fmt.Sprintf("%s: n %d, MAPE %s, MdAPE %s, worst %s", ms.Column, ms.N,
 		apeText(ms.MAPEPct), apeText(ms.MdAPEPct), w)
 }
 

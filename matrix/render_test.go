@@ -105,7 +105,7 @@ func TestRenderCSVAndJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(js), &got); err != nil {
 		t.Fatalf("json: %v\n%s", err, js)
 	}
-	if got.Summary.StatusMatched != 2 || got.Summary.DecodeCells != 4 || len(got.Summary.Metrics) != NumMetrics ||
+	if got.Summary.StatusMatched != 2 || got.Summary.DecodeCells != 4 || len(got.Summary.Metrics) != NumColumns ||
 		got.Summary.Metrics[3].Metric != "decode TBT ms" || *got.Summary.Metrics[3].MAPEPct != 12.5 ||
 		len(got.Measured.Decode) != 5 || got.OnlyPredicted[0].Cell != "decode 16K x 1" {
 		t.Errorf("json summary: got %+v", got)

@@ -73,12 +73,12 @@ func Charts(in Input) []Chart {
 	}
 	cc := NewContextColors(in.Predicted, in.Measured)
 	var out []Chart
-	for _, m := range []matrix.Metric{matrix.DecodeTotalTokS, matrix.DecodePerRequestTokS, matrix.DecodeTTFTms} {
+	for _, m := range []matrix.Column{matrix.DecodeTotalTokS, matrix.DecodePerRequestTokS, matrix.DecodeTTFTms} {
 		if c := Decode(in.Predicted, in.Measured, m, cc); len(c.Series) > 0 {
 			out = append(out, c)
 		}
 	}
-	for _, m := range []matrix.Metric{matrix.PrefillTokS, matrix.PrefillTTFTms} {
+	for _, m := range []matrix.Column{matrix.PrefillTokS, matrix.PrefillTTFTms} {
 		if c := Prefill(in.Predicted, in.Measured, m, cc); len(c.Series) > 0 {
 			out = append(out, c)
 		}
@@ -88,7 +88,7 @@ func Charts(in Input) []Chart {
 	}
 	if in.Measured != nil {
 		cmp := matrix.Compare(in.Predicted, in.Measured)
-		for _, m := range matrix.Metrics() {
+		for _, m := range matrix.Columns() {
 			if c := Parity(cmp, m, cc); len(c.Points) > 0 {
 				out = append(out, c)
 			}
@@ -150,7 +150,7 @@ type metricInfo struct {
 	scale    Scale  // natural value scale
 }
 
-func infoOf(m matrix.Metric) metricInfo {
+func infoOf(m matrix.Column) metricInfo {
 	switch m {
 	case matrix.DecodeTotalTokS:
 		return metricInfo{"decode-total-toks", "Decode", "total throughput", "tok/s", "total output throughput, all streams", Linear}

@@ -50,7 +50,7 @@ type Series struct {
 // LineChart is a metric against concurrency (decode) or context (prefill).
 type LineChart struct {
 	Header
-	Metric         matrix.Metric
+	Metric         matrix.Column
 	XLabel, YLabel string
 	XScale, YScale Scale
 	XTicks         []Tick // labelled x positions (nil: automatic)
@@ -67,7 +67,7 @@ type LineChart struct {
 // Decode builds the chart of a decode metric against concurrency: one predicted line and one
 // measured marker set per context, in context colour. Cells that did not run (Over capacity,
 // Error) are absent; queued cells keep their status so they are marked. meas may be nil.
-func Decode(pred, meas *matrix.Matrix, metric matrix.Metric, cc *ContextColors) *LineChart {
+func Decode(pred, meas *matrix.Matrix, metric matrix.Column, cc *ContextColors) *LineChart {
 	info := infoOf(metric)
 	lc := &LineChart{
 		Header: Header{
@@ -130,7 +130,7 @@ func Decode(pred, meas *matrix.Matrix, metric matrix.Metric, cc *ContextColors) 
 
 // Prefill builds the chart of a prefill metric against context (log axis): the predicted rows as
 // one line, the measured rows as markers, each point in its context's colour. meas may be nil.
-func Prefill(pred, meas *matrix.Matrix, metric matrix.Metric, cc *ContextColors) *LineChart {
+func Prefill(pred, meas *matrix.Matrix, metric matrix.Column, cc *ContextColors) *LineChart {
 	info := infoOf(metric)
 	lc := &LineChart{
 		Header: Header{

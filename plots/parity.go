@@ -34,7 +34,7 @@ type ParityPoint struct {
 // ParityChart is predicted against measured for one metric, on log-log axes.
 type ParityChart struct {
 	Header
-	Metric         matrix.Metric
+	Metric         matrix.Column
 	XLabel, YLabel string
 	N              int
 	MAPEPct        float64
@@ -48,7 +48,7 @@ type ParityChart struct {
 }
 
 // Parity builds the parity chart of metric from a comparison.
-func Parity(cmp *matrix.Comparison, metric matrix.Metric, cc *ContextColors) *ParityChart {
+func Parity(cmp *matrix.Comparison, metric matrix.Column, cc *ContextColors) *ParityChart {
 	info := infoOf(metric)
 	pc := &ParityChart{
 		Metric: metric, Bands: []float64{10, LabelAbovePct},

@@ -203,8 +203,8 @@ func answerRows(in *Input) []kv {
 	if in.Measured != nil {
 		cmp := matrix.Compare(pred, in.Measured)
 		s := fmt.Sprintf("statuses %d/%d", cmp.Summary.StatusMatched, cmp.Summary.DecodeCells)
-		for _, m := range cmp.Summary.Metrics {
-			if m.Metric == matrix.DecodeTotalTokS && m.N > 0 {
+		for _, m := range cmp.Summary.Columns {
+			if m.Column == matrix.DecodeTotalTokS && m.N > 0 {
 				s += fmt.Sprintf("; decode total tok/s within %s %% on average (MAPE over %d cells)", fnum(m.MAPEPct, 1), m.N)
 			}
 		}

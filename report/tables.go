@@ -81,7 +81,7 @@ func shortKey(k matrix.Key) string {
 func summaryTable(cmp *matrix.Comparison) *table {
 	t := &table{ID: "table-summary", Caption: "Errors of the prediction against the measurement (cells that ran in both)",
 		Head: []string{"metric", "cells", "MAPE", "median APE", "worst cells (signed error)"}}
-	for _, ms := range cmp.Summary.Metrics {
+	for _, ms := range cmp.Summary.Columns {
 		var worst []string
 		for _, e := range ms.Worst {
 			worst = append(worst, shortKey(e.Key)+" "+pctText(e.SignedPct()))
@@ -91,7 +91,7 @@ func summaryTable(cmp *matrix.Comparison) *table {
 			w = "—"
 		}
 		t.Rows = append(t.Rows, []cellView{
-			{Text: ms.Metric.String(), Class: "name"}, {Text: strconv.Itoa(ms.N), Class: "num"},
+			{Text: ms.Column.String(), Class: "name"}, {Text: strconv.Itoa(ms.N), Class: "num"},
 			{Text: apeText(ms.MAPEPct), Class: "num " + errClass(ms.MAPEPct)},
 			{Text: apeText(ms.MdAPEPct), Class: "num " + errClass(ms.MdAPEPct)},
 			{Text: w},
@@ -140,7 +140,7 @@ func valueCell(c *matrix.Cell, v float64, decimals int) cellView {
 
 // errCell is the signed error of pred against meas, coloured by its size; a status mismatch is
 // marked instead of coloured.
-func errCell(pred, meas *matrix.Cell, m matrix.Metric) cellView {
+func errCell(pred, meas *matrix.Cell, m matrix.Column) cellView {
 	switch {
 	case pred == nil || meas == nil:
 		return cellView{Class: "st-none"}
@@ -193,7 +193,7 @@ func prefillTable(pred, meas *matrix.Matrix) *table {
 		}
 		row := []cellView{{Text: rows[i].Context, Class: "name"}, {Text: fnum(float64(rows[i].ContextTokens), 0), Class: "num"}}
 		for _, mt := range []struct {
-			metric   matrix.Metric
+			metric   matrix.Column
 			decimals int
 		}{{matrix.PrefillTokS, 0}, {matrix.PrefillTTFTms, 0}} {
 			row = append(row, sideCell(p, mt.metric, mt.decimals))
@@ -206,7 +206,7 @@ func prefillTable(pred, meas *matrix.Matrix) *table {
 	return t
 }
 
-func sideCell(c *matrix.Cell, m matrix.Metric, decimals int) cellView {
+func sideCell(c *matrix.Cell, m matrix.Column, decimals int) cellView {
 	if c == nil {
 		return cellView{Class: "st-none"}
 	}
@@ -224,7 +224,7 @@ func gridMetrics() []gridMetric {
 }
 
 type gridMetric struct {
-	metric   matrix.Metric
+	metric   matrix.Column
 	id       string
 	title    string
 	decimals int
