@@ -10,6 +10,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/servesim/servesim/internal/workpool"
+	"github.com/servesim/servesim/model/arch"
 	"github.com/servesim/servesim/model/deploy"
 	"github.com/servesim/servesim/model/hardware"
 	"github.com/servesim/servesim/model/param"
@@ -41,7 +42,8 @@ type MultiJob struct {
 	// accept_code_ratio, which it then fits.
 	CodePrompt bool
 	// KVCapacity: the job is scored on the server's measured KV capacity, which pins the
-	// engine's memory reserves (non_torch_gib, cudagraph_gib), so it fits them.
+	// engine's memory reserves (non_torch_gib, cudagraph_gib, and sparse_workspace_entries
+	// for a sparse-MLA model), so it fits them.
 	KVCapacity bool
 	// Cost estimates the job's simulation work (any unit; longest jobs start first).
 	Cost float64
@@ -96,6 +98,11 @@ func multiFree(j *MultiJob) []param.ID {
 	}
 	if j.KVCapacity {
 		free = append(free, param.NonTorchGiB, param.CUDAGraphGiB)
+		if d.Model.HasKind(arch.AttnSparseMLA) {
+			// Sparse MLA's long-context workspace is the third reserve: decode context
+			// parallel divides it and not the others, so runs at two DCP sizes tell it apart.
+			free = append(free, param.SparseWorkspaceEntries)
+		}
 	}
 	if !d.RunsVLLMV0() {
 		return free

@@ -53,6 +53,11 @@ type Options struct {
 	MaxModelLen         int
 	MaxNumBatchedTokens int
 	PrefixCaching       bool
+	// GroupsByTarget: the group size comes from the target model's layers alone, and a
+	// separate drafter's layers (KVSpec.Drafter) fill groups of that size
+	// (deploy.EngineConfig.KVGroupsByTarget); otherwise from every kind, the drafter's included,
+	// as vLLM does.
+	GroupsByTarget bool
 	// SizedBy names the setting that sized the cache, for the advice when a max_model_len
 	// request does not fit ("" = gpu_memory_utilization; kv_cache_memory_bytes when that is set).
 	SizedBy string
@@ -66,7 +71,8 @@ func roundUp(n, m int) int { return (n + m - 1) / m * m }
 //   - one kind everywhere: one group holding every layer, num_blocks = available // (page x layers);
 //   - several kinds: G = the smallest layer count among kinds (or the largest when all are within
 //     25 % of each other), each kind split into ceil(n/G) groups padded to G layers, and
-//     num_blocks = available // (page x G);
+//     num_blocks = available // (page x G); with Options.GroupsByTarget, G counts the target's
+//     kinds only and a separate drafter's layers fill groups of G;
 //   - with recurrent-state layers the attention block is raised until an attention page holds a
 //     state page (aligned to the kernel's block multiple) and state pages are padded to it.
 func NewLayout(specs []arch.KVSpec, available float64, o Options) (*Layout, error) {
@@ -114,17 +120,28 @@ func NewLayout(specs []arch.KVSpec, available float64, o Options) (*Layout, erro
 	}
 
 	// Group size.
-	minN, maxN := math.MaxInt, 0
+	minN, maxN, kinds := math.MaxInt, 0, 0
 	for _, s := range specs {
+		if o.GroupsByTarget && s.Drafter {
+			continue
+		}
 		minN = min(minN, s.Layers)
 		maxN = max(maxN, s.Layers)
+		kinds++
+	}
+	if kinds == 0 {
+		// Nothing but a drafter's layers: they set the size.
+		for _, s := range specs {
+			minN, maxN = min(minN, s.Layers), max(maxN, s.Layers)
+		}
+		kinds = len(specs)
 	}
 	g := minN
 	if float64(maxN) < float64(minN)*1.25 {
 		g = maxN
 	}
-	if len(specs) == 1 {
-		g = specs[0].Layers
+	if kinds == 1 {
+		g = maxN
 	}
 	l.GroupSize = g
 	for i, s := range specs {

@@ -119,3 +119,51 @@ func TestSecondaryBlockTokens(t *testing.T) {
 		}
 	}
 }
+
+// TestLayoutGroupsByTarget: with the groups sized by the target's layers, the seed's kinds give
+// G = 11 (the sparse-MLA layers, fewer than the 34 KDA layers), the drafter's 5 layers fill one
+// group padded to 11, and a block spans 11 pages: 1 full, 4 state and 1 sliding group where
+// vLLM's rule (G = 5, the drafter's count) makes 3, 7 and 1. A page of the sparse-MLA layers then
+// costs 11 pages of memory (one block of 11 slots) instead of 15 (three blocks of 5): 15/11 the
+// pages for the same memory.
+func TestLayoutGroupsByTarget(t *testing.T) {
+	const avail = 40 << 30
+	specs := seedSpecs()
+	specs[2].Drafter = true
+	o := Options{SpecTokens: 7, MaxModelLen: 1 << 20, MaxNumBatchedTokens: 8192, PrefixCaching: true}
+	vllm, err := NewLayout(specs, avail, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.GroupsByTarget = true
+	l, err := NewLayout(specs, avail, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if vllm.GroupSize != 5 || l.GroupSize != 11 {
+		t.Fatalf("group size %d by vLLM's rule, %d by the target's: want 5 and 11", vllm.GroupSize, l.GroupSize)
+	}
+	kinds := map[arch.KVSpecKind]int{}
+	for _, g := range l.Groups {
+		kinds[g.Kind]++
+		if g.Kind == arch.SpecSliding && g.Layers != 5 {
+			t.Errorf("drafter group holds %d layers, want its 5 (padded to 11)", g.Layers)
+		}
+	}
+	if kinds[arch.SpecState] != 4 || kinds[arch.SpecFull] != 1 || kinds[arch.SpecSliding] != 1 {
+		t.Errorf("groups by kind = %v, want 4 state, 1 full, 1 sliding", kinds)
+	}
+	if want := int(avail / (l.PageBytes * 11)); l.NumBlocks != want {
+		t.Errorf("NumBlocks = %d, want %d", l.NumBlocks, want)
+	}
+	if r := float64(l.PageTokens()) / float64(vllm.PageTokens()); math.Abs(r-15.0/11) > 0.001 {
+		t.Errorf("page tokens %d against vLLM's rule %d: ratio %.3f, want 15/11", l.PageTokens(), vllm.PageTokens(), r)
+	}
+	// Without a drafter the rule changes nothing.
+	plain := seedSpecs()[:2]
+	a, errA := NewLayout(plain, avail, Options{MaxModelLen: 1 << 20, MaxNumBatchedTokens: 8192})
+	b, errB := NewLayout(plain, avail, Options{MaxModelLen: 1 << 20, MaxNumBatchedTokens: 8192, GroupsByTarget: true})
+	if errA != nil || errB != nil || a.GroupSize != b.GroupSize || a.NumBlocks != b.NumBlocks {
+		t.Errorf("no drafter: %+v / %+v differ", a, b)
+	}
+}

@@ -54,7 +54,7 @@ func NewServer(d *deploy.Deployment, p param.Values) (*Server, error) {
 	// add up (each rank's is this budget).
 	l, err := kvcache.NewLayout(d.KVSpecs(&p), s.Memory.AvailableKV*float64(d.LockstepRanks()), kvcache.Options{
 		BlockSize: e.BlockSize, SpecTokens: e.SpecTokens(), MaxModelLen: e.MaxModelLen,
-		MaxNumBatchedTokens: e.MaxNumBatchedTokens, PrefixCaching: e.PrefixCaching, SizedBy: sizedBy})
+		MaxNumBatchedTokens: e.MaxNumBatchedTokens, PrefixCaching: e.PrefixCaching, SizedBy: sizedBy, GroupsByTarget: e.KVGroupsByTarget})
 	if err != nil {
 		return nil, fmt.Errorf("%s on %d x %s: %w", d.Model.Name, d.Hardware.Count, d.Hardware.GPU.Name, err)
 	}

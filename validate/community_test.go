@@ -45,6 +45,11 @@ func TestCommunityRows(t *testing.T) {
 	if math.Abs(df.facts.Steps-103.3) > 0.1 || math.Abs(df.facts.Accept*df.facts.Steps-df.Row.Measured.OutputTokS) > 1e-6 {
 		t.Errorf("dflash row facts %+v (verifier_steps_s in the notes)", df.facts)
 	}
+	// The builds group a separate drafter's KV-cache layers by the target's layer count; the MTP
+	// layer is the target's own and vLLM's rule stands.
+	if !df.Args.KVGroupsByTarget || mtp.Args.KVGroupsByTarget {
+		t.Errorf("KV groups by the target's layers: dflash %v, mtp %v; want true, false", df.Args.KVGroupsByTarget, mtp.Args.KVGroupsByTarget)
+	}
 	f := by["rtx6kpro-glm53f-r21-mtp3-tp4dcp1-facts"]
 	if f == nil || !f.Expressed() || f.facts.KVTokens != 3840000 || f.facts.AcceptC1 != 2.55 || f.facts.AcceptC8 != 2.44 || len(f.factRuns) != 2 {
 		t.Errorf("facts row: %+v, runs %v", f.facts, f.factRuns)
@@ -77,10 +82,34 @@ func TestCommunityFitSources(t *testing.T) {
 	if len(srcs) != 1 || len(srcs[0].Jobs) != 12 {
 		t.Fatalf("sources %v", srcs)
 	}
+	byID := map[string]*Case{}
+	kvRows := 0
+	for _, c := range Map(rows, nil) {
+		if !facts(c) {
+			continue
+		}
+		byID[c.ID] = c
+		if c.Expressed() && (usable(c.facts.KVTokens) || usable(c.facts.KVLogicalTokens)) {
+			kvRows++
+		}
+	}
+	kvJobs := 0
 	for _, j := range srcs[0].Jobs {
+		if j.KVCapacity {
+			kvJobs++
+		}
+		if c := byID[j.Label]; c != nil && c.Row.WorkloadKind == "server-facts" && len(c.factRuns) == 0 {
+			// KV capacity alone: a layout, no decode cell.
+			continue
+		}
 		if !j.SamePrompt {
 			t.Errorf("%s: a decode cell's job without the same-prompt routing", j.Label)
 		}
+	}
+	// The cap keeps every row that publishes KV capacity (the only ones that pin the memory
+	// reserves).
+	if kvRows == 0 || kvJobs != kvRows {
+		t.Errorf("%d jobs scored on KV capacity, want every one of the %d rows that publish it", kvJobs, kvRows)
 	}
 }
 

@@ -237,11 +237,35 @@ func fitSource(name string, rows []Row, keep func(*Case) bool, o FitOptions) *ca
 		jobs = kept
 	}
 	if o.MaxJobs > 0 && len(jobs) > o.MaxJobs {
-		kept := make([]job, 0, o.MaxJobs)
-		for i := 0; i < o.MaxJobs; i++ {
-			kept = append(kept, jobs[i*len(jobs)/o.MaxJobs])
+		// The rows that publish KV capacity are the only ones that pin the memory reserves, and
+		// cost a layout rather than a run: all are kept, and the cap spaces the others evenly.
+		var kv, rest []int
+		for i, j := range jobs {
+			if f := j.cases[0].facts; usable(f.KVTokens) || usable(f.KVLogicalTokens) {
+				kv = append(kv, i)
+			} else {
+				rest = append(rest, i)
+			}
 		}
-		src.Notes = append(src.Notes, fmt.Sprintf("capped to %d of %d simulations (every %.1fth in file order)", o.MaxJobs, len(jobs), float64(len(jobs))/float64(o.MaxJobs)))
+		n := max(o.MaxJobs-len(kv), 1)
+		keep := map[int]bool{}
+		for _, i := range kv {
+			keep[i] = true
+		}
+		for k := 0; k < n && k < len(rest); k++ {
+			keep[rest[k*len(rest)/n]] = true
+		}
+		kept := make([]job, 0, len(keep))
+		for i, j := range jobs {
+			if keep[i] {
+				kept = append(kept, j)
+			}
+		}
+		note := fmt.Sprintf("capped to %d of %d simulations (every %.1fth in file order)", len(kept), len(jobs), float64(len(rest))/float64(min(n, len(rest))))
+		if len(kv) > 0 {
+			note = fmt.Sprintf("capped to %d of %d simulations: the %d that publish KV capacity, and every %.1fth of the others in file order", len(kept), len(jobs), len(kv), float64(len(rest))/float64(min(n, len(rest))))
+		}
+		src.Notes = append(src.Notes, note)
 		jobs = kept
 	}
 	var fjs []*fitJob

@@ -189,6 +189,13 @@ func (c *Case) engineArgs() error {
 		} else if isCommunityBuild(r.EngineVersion) {
 			a.Version, a.Series = communityVersion, communitySeries
 			c.note("a community build (%s): vLLM %s's defaults, its engine-level values those of the %s series", firstWord(r.EngineVersion), communityVersion, communitySeries)
+			if r.SpecMethod != "" && r.SpecMethod != "none" && r.SpecMethod != "mtp" {
+				// A separate drafter: the builds size their KV-cache groups by the target's
+				// layers (their cache page is "target+recurrent") and pad the drafter's into a
+				// group of that size.
+				a.KVGroupsByTarget = true
+				c.note("KV-cache groups sized by the target's layers, the drafter's padded into groups of that size (the builds' target+recurrent cache page)")
+			}
 		} else {
 			c.note("engine version not recorded (%q): vLLM %s's defaults", r.EngineVersion, deploy.DefaultVersion)
 		}

@@ -20,6 +20,9 @@ type KVSpec struct {
 	Window        int     // sliding window in tokens
 	// AlignTokens is the kernel's block-size alignment for this layer kind.
 	AlignTokens int
+	// Drafter marks a separate drafter model's layers (not the target's, nor its own MTP
+	// module's), which an engine may group apart (kvcache.Options.GroupsByTarget).
+	Drafter bool
 }
 
 // KVBytesPerToken is the KV cache one token of context occupies on one GPU of tp ranks with the

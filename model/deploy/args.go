@@ -52,6 +52,10 @@ type EngineArgs struct {
 	// AllowLongMaxModelLen is VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 in the server's environment: a
 	// max_model_len above the model's own limit is accepted.
 	AllowLongMaxModelLen bool `toml:"allow_long_max_model_len,omitempty"`
+	// KVGroupsByTarget: the engine sizes its KV-cache layer groups by the target model's layers
+	// (its MTP module included) and puts a separate drafter's layers in groups of that size
+	// (EngineConfig.KVGroupsByTarget). Not a vLLM flag: a property of a build.
+	KVGroupsByTarget bool `toml:"kv_groups_by_target,omitempty"`
 	// DisableCustomAllReduce is --disable-custom-all-reduce: NCCL does every all-reduce.
 	DisableCustomAllReduce bool `toml:"disable_custom_all_reduce,omitempty"`
 
@@ -87,7 +91,7 @@ func ArgsOf(e EngineConfig) EngineArgs {
 		KVCacheDType: Ptr(e.KVCacheDType), MaxNumBatchedTokens: Ptr(e.MaxNumBatchedTokens), MaxNumSeqs: Ptr(e.MaxNumSeqs),
 		ChunkedPrefill: Ptr(e.ChunkedPrefill), PrefixCaching: Ptr(e.PrefixCaching), BlockSize: Ptr(e.BlockSize),
 		AsyncScheduling: Ptr(e.AsyncScheduling), EnforceEager: Ptr(e.EnforceEager), MaxCaptureSize: Ptr(e.MaxCaptureSize),
-		AllowLongMaxModelLen: e.AllowLongMaxModelLen, DisableCustomAllReduce: e.DisableCustomAllReduce, All2AllBackend: e.All2AllBackend, Speculative: &spec,
+		AllowLongMaxModelLen: e.AllowLongMaxModelLen, KVGroupsByTarget: e.KVGroupsByTarget, DisableCustomAllReduce: e.DisableCustomAllReduce, All2AllBackend: e.All2AllBackend, Speculative: &spec,
 		Quantization: e.Quantization, AttentionBackend: e.AttentionBackend, MoEBackend: e.MoEBackend, ServedModel: e.ServedModel,
 		KVCacheMemoryBytes: kvBytesArg(e.KVCacheMemoryBytes),
 	}

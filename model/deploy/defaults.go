@@ -141,7 +141,7 @@ func (r *resolver) add(key string, v any, rule, source string) {
 
 func (r *resolver) run() (EngineConfig, error) {
 	a, m, g := &r.a, r.t.Model, r.t.GPU
-	e := EngineConfig{Name: "vllm", Version: a.Version, Series: a.Series, AllowLongMaxModelLen: a.AllowLongMaxModelLen, All2AllBackend: a.All2AllBackend,
+	e := EngineConfig{Name: "vllm", Version: a.Version, Series: a.Series, AllowLongMaxModelLen: a.AllowLongMaxModelLen, KVGroupsByTarget: a.KVGroupsByTarget, All2AllBackend: a.All2AllBackend,
 		DisableCustomAllReduce: a.DisableCustomAllReduce,
 		Quantization:           a.Quantization, AttentionBackend: a.AttentionBackend, MoEBackend: a.MoEBackend, ServedModel: a.ServedModel}
 	if e.Version == "" {

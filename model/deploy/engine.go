@@ -178,6 +178,13 @@ type EngineConfig struct {
 	// AllowLongMaxModelLen is VLLM_ALLOW_LONG_MAX_MODEL_LEN=1: max_model_len may exceed the
 	// model's own limit.
 	AllowLongMaxModelLen bool `toml:"allow_long_max_model_len,omitempty" json:"AllowLongMaxModelLen,omitempty"`
+	// KVGroupsByTarget: the KV-cache layer groups are sized by the target model's layers (its
+	// MTP module included) and a separate drafter's layers fill groups of that size, where
+	// vLLM sizes them by the smallest layer count of any kind, the drafter's included
+	// (kv_cache_utils.py). The community builds of the validation corpus do this: their cache
+	// page is the target's and recurrent layers' ("cache_pages=2048-token target+recurrent"),
+	// and their published KV capacities fit it (docs/rtx6kpro.md, "KV capacity").
+	KVGroupsByTarget bool `toml:"kv_groups_by_target,omitempty" json:"KVGroupsByTarget,omitempty"`
 	// DisableCustomAllReduce is --disable-custom-all-reduce: NCCL does every all-reduce
 	// (Deployment.CustomAllReduce gives vLLM's rule otherwise).
 	DisableCustomAllReduce bool `toml:"disable_custom_all_reduce,omitempty" json:"DisableCustomAllReduce,omitempty"`

@@ -315,7 +315,8 @@ func (d *Deployment) KVSpecs(p *param.Values) []arch.KVSpec {
 	add := func(s arch.KVSpec, n int) {
 		for i := range out {
 			o := &out[i]
-			if o.Kind == s.Kind && o.BytesPerToken == s.BytesPerToken && o.StateBytes == s.StateBytes && o.Window == s.Window {
+			if o.Kind == s.Kind && o.BytesPerToken == s.BytesPerToken && o.StateBytes == s.StateBytes && o.Window == s.Window &&
+				(o.Drafter == s.Drafter || !d.Engine.KVGroupsByTarget) {
 				o.Layers += n
 				return
 			}
@@ -357,6 +358,7 @@ func (d *Deployment) KVSpecs(p *param.Values) []arch.KVSpec {
 		for _, g := range da.Layers {
 			s := g.Attn.Mixer().KVSpec(tp, dkv)
 			s.Name = "drafter_" + string(g.Attn.Kind)
+			s.Drafter = d.Engine.Speculative.Method != "mtp"
 			if dcp := d.Engine.DCP(); dcp > 1 && d.Engine.Speculative.Method == "mtp" && s.Kind != arch.SpecState {
 				// The MTP layer is one of the target's layers: its cache is split like theirs
 				// (and joins their group when its spec is the same).
