@@ -61,9 +61,17 @@
 // the requests waiting (router queue and engines' waiting queues) exceed QueuePerReplica per
 // serving replica, or the p90 TTFT of the interval's finished requests exceeds TTFTms, and no
 // replica is starting; the new replica serves after StartupS (model load and start-up, given). A
-// replica idle for IdleS is stopped while more than Min remain. Replica-hours count each
-// replica from the decision that asked for it to its stop; cost is replica-hours times each
-// group's price.
+// replica idle for IdleS is stopped while more than Min remain. Min and Max count the first
+// group's replicas, and only they are added and stopped; the other groups stay as given.
+// Replica-hours count each replica from the decision that asked for it to its stop; cost is
+// replica-hours times each group's price.
+//
+// # Groups
+//
+// A fleet of several groups (Config.Groups: different GPUs or engine flags of one model) routes
+// as one fleet; Result.Groups gives each group's share (FleetGroups builds the groups of the
+// command's --group flags, Settings.FleetConfig prices them), and the text report names each
+// replica's group.
 //
 // # Prefix-cache accounting
 //

@@ -13,16 +13,21 @@ import (
 // (sim.Server.Replicas) counts as D replicas behind the router, each one engine.
 type Group struct {
 	// Name labels the group's replicas in reports (default: "g<index>").
-	Name   string
-	Server *sim.Server
-	Count  int
+	Name string
+	// Deployment is the group's one-line summary in reports (default: Name); Source, if set,
+	// the file it came from.
+	Deployment, Source string
+	Server             *sim.Server
+	Count              int
 	// PricePerHour is one replica's price (its GPUs'), for the cost figures; 0: unknown.
 	PricePerHour float64
 }
 
-// Autoscale adds and removes replicas of the first group.
+// Autoscale adds and removes replicas of the first group; Min and Max count that group's
+// replicas, and its signals look at the whole fleet.
 type Autoscale struct {
-	// Min and Max bound the replicas serving or starting (Min defaults to the group's Count).
+	// Min and Max bound the first group's replicas serving or starting (Min defaults to the
+	// group's Count).
 	Min, Max int
 	// StartupS is the time from the decision to add a replica to its first request: model load
 	// and engine start-up, given by the user (nothing here knows it).

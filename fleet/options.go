@@ -26,17 +26,19 @@ type Options struct {
 	OutputTokens          int
 	RangeRatio            float64
 	Replicas              int
-	Router                string
-	ReplicaCap, QueueCap  int
-	PricePerHour          float64
-	AutoMax, AutoMin      int
-	StartupS, ScaleQueue  float64
-	ScaleTTFTms           float64
-	IdleS, IntervalS      float64
-	SeriesS               float64
-	Stats                 bool
-	Format                string
-	Seed                  uint64
+	// Groups (--group, FILE:N) are further groups of the fleet, after the --replicas one.
+	Groups               []string
+	Router               string
+	ReplicaCap, QueueCap int
+	PricePerHour         float64
+	AutoMax, AutoMin     int
+	StartupS, ScaleQueue float64
+	ScaleTTFTms          float64
+	IdleS, IntervalS     float64
+	SeriesS              float64
+	Stats                bool
+	Format               string
+	Seed                 uint64
 	// Plan (--plan) searches the fewest replicas per option (Options, scenario files) and
 	// policy; MaxReplicas bounds the search; Shard runs a part; Merge prints the parts' plan.
 	Plan        bool
@@ -102,7 +104,10 @@ func (o *Options) RunPolicy() (Policy, error) {
 	if err != nil {
 		return "", usage.Errorf("--router: %v", err)
 	}
-	if o.Replicas < 1 {
+	switch {
+	case len(o.Groups) > 0 && o.Replicas < 0:
+		return "", usage.Errorf("--replicas %d: want 0 or more with --group", o.Replicas)
+	case len(o.Groups) == 0 && o.Replicas < 1:
 		return "", usage.Errorf("--replicas %d: want at least 1", o.Replicas)
 	}
 	return p, nil
@@ -111,6 +116,9 @@ func (o *Options) RunPolicy() (Policy, error) {
 // PlanPolicies checks a plan's flags (slo: the traffic's objectives) and returns its routing
 // policies.
 func (o *Options) PlanPolicies(slo workload.SLO) ([]Policy, error) {
+	if len(o.Groups) > 0 {
+		return nil, usage.Errorf("--plan does not take --group: it searches one deployment's replica count per option; give each deployment as --option FILE")
+	}
 	if !slo.Any() {
 		return nil, usage.Errorf("--plan: give the objectives (--slo-ttft-ms, --slo-tpot-ms, ... and --slo-quantile)")
 	}

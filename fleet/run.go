@@ -14,8 +14,10 @@ import (
 type Result struct {
 	Policy Policy `json:"policy"`
 	// Fleet is every replica's requests together; Replicas each one's.
-	Fleet    *workload.Metrics `json:"fleet"`
-	Replicas []ReplicaResult   `json:"replicas"`
+	Fleet *workload.Metrics `json:"fleet"`
+	// Groups is each group's share, in a fleet of more than one group.
+	Groups   []GroupResult   `json:"groups,omitempty"`
+	Replicas []ReplicaResult `json:"replicas"`
 	// Routed counts the requests the router received; Rejected those refused because its queue
 	// was full (requests longer than max_model_len are the replicas' Metrics.Rejected).
 	Routed   int64 `json:"routed"`
@@ -461,17 +463,21 @@ func (r *run) scaleInterval() vtime.Duration {
 // autoscale decides at t whether to add or remove a replica of the first group.
 func (r *run) autoscale(t vtime.Time) {
 	a := r.cfg.Autoscale
-	serving, starting := 0, 0
+	serving, starting, own := 0, 0, 0 // own: the first group's serving or starting
 	waiting := len(r.queue) - r.qhead
 	for _, x := range r.reps {
 		switch {
 		case x.down >= 0 || x.draining:
+			continue
 		case x.up > t:
 			starting++
 		default:
 			serving++
 			r.clock(x, t)
 			waiting += x.eng.Scheduler().NumWaiting() + x.eng.Pending()
+		}
+		if x.group == 0 {
+			own++
 		}
 	}
 	minN := a.Min
@@ -488,16 +494,16 @@ func (r *run) autoscale(t vtime.Time) {
 	r.scaleTT = logHist{}
 	total := serving + starting
 	switch {
-	case busy && starting == 0 && total < maxN:
+	case busy && starting == 0 && own < maxN:
 		up := t.Add(vtime.FromSeconds(a.StartupS))
 		x := r.addReplica(0, t, up)
 		x.idleSince = up
 		r.push(up, evUp, x)
-	case !busy && a.IdleS > 0 && total > minN:
+	case !busy && a.IdleS > 0 && own > minN:
 		idle := vtime.FromSeconds(a.IdleS)
 		for i := len(r.reps) - 1; i >= 0; i-- {
 			x := r.reps[i]
-			if x.serving(t) && x.outstanding == 0 && t.Sub(x.idleSince) >= idle {
+			if x.group == 0 && x.serving(t) && x.outstanding == 0 && t.Sub(x.idleSince) >= idle {
 				x.down = t
 				r.upDirty = true
 				break
@@ -531,11 +537,7 @@ func (r *run) result() *Result {
 		h := stop.Sub(x.start).Seconds() / 3600
 		hours += h
 		cost += h * r.cfg.Groups[x.group].PricePerHour
-		g := r.cfg.Groups[x.group].Name
-		if g == "" {
-			g = fmt.Sprintf("g%d", x.group)
-		}
-		rr := ReplicaResult{Name: x.name, Group: g, Routed: x.routed, PrefixQueries: x.queries, PrefixHits: x.hits,
+		rr := ReplicaResult{Name: x.name, Group: groupName(r.cfg.Groups[x.group], x.group), Routed: x.routed, PrefixQueries: x.queries, PrefixHits: x.hits,
 			StartS: x.start.Seconds(), UpS: x.up.Seconds(), StopS: stop.Seconds(), Events: x.eng.Events(),
 			Metrics: workload.Summarise(r.spec, r.cfg.Seed, []*workload.Replica{x.rep}, 1)}
 		if life := stop.Sub(x.up); life > 0 {
@@ -550,6 +552,9 @@ func (r *run) result() *Result {
 		res.PrefixHitRate = float64(res.PrefixHits) / float64(res.PrefixQueries)
 	}
 	res.Fleet = workload.Summarise(r.spec, r.cfg.Seed, reps, len(reps))
+	if len(r.cfg.Groups) > 1 {
+		res.Groups = r.groupResults(res)
+	}
 	res.ReplicaHours = hours
 	if cost > 0 && r.now > 0 {
 		res.CostPerHour = cost / (r.now.Seconds() / 3600)

@@ -27,8 +27,20 @@ func ms(v float64) string {
 // WriteText prints a fleet run: the fleet, the replicas, the series.
 func WriteText(w io.Writer, res *Result, t *Traffic, deployment string) {
 	m := res.Fleet
-	fmt.Fprintf(w, "fleet: %d replicas of %s, router %s; traffic %s (%s requests over %.1f min)\n",
-		len(res.Replicas), deployment, res.Policy, t.Spec.Name, commas(t.Requests), t.Last.Seconds()/60)
+	if len(res.Groups) > 1 {
+		fmt.Fprintf(w, "fleet: %d replicas in %d groups, router %s; traffic %s (%s requests over %.1f min)\n",
+			len(res.Replicas), len(res.Groups), res.Policy, t.Spec.Name, commas(t.Requests), t.Last.Seconds()/60)
+		for i, g := range res.Groups {
+			src := ""
+			if g.Source != "" {
+				src = " (" + g.Source + ")"
+			}
+			fmt.Fprintf(w, "  g%d  %d x %s%s\n", i, g.Count, g.Deployment, src)
+		}
+	} else {
+		fmt.Fprintf(w, "fleet: %d replicas of %s, router %s; traffic %s (%s requests over %.1f min)\n",
+			len(res.Replicas), deployment, res.Policy, t.Spec.Name, commas(t.Requests), t.Last.Seconds()/60)
+	}
 	fmt.Fprintf(w, "status %s", m.Status)
 	if m.Overload != nil {
 		fmt.Fprintf(w, ": %s", m.Overload.Short())
@@ -57,19 +69,45 @@ func WriteText(w io.Writer, res *Result, t *Traffic, deployment string) {
 		}
 		fmt.Fprintf(w, "objectives    %s: %s; goodput %.1f %% of requests\n", verdict, strings.Join(parts, ", "), 100*g.Fraction)
 	}
+	writeGroups(w, res)
 	fmt.Fprintf(w, "\nper replica (balance: the busiest got %.2f x the mean)\n", res.BalanceMaxToMean)
+	// In a fleet of several groups, a column names each replica's group (g<i>, as above).
+	label := map[string]string{}
+	for i, g := range res.Groups {
+		label[g.Name] = fmt.Sprintf("g%d\t", i)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "replica\trouted\tbusy\tprefix hit\tTTFT p50\tTTFT p99\tTPOT p50\tserving\t")
+	head := "replica\t"
+	if len(label) > 0 {
+		head += "group\t"
+	}
+	fmt.Fprintln(tw, head+"routed\tbusy\tprefix hit\tTTFT p50\tTTFT p99\tTPOT p50\tserving\t")
 	for _, r := range res.Replicas {
 		hit := 0.0
 		if r.PrefixQueries > 0 {
 			hit = float64(r.PrefixHits) / float64(r.PrefixQueries)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%.0f %%\t%.1f %%\t%s\t%s\t%s\t%.0f-%.0f s\t\n", r.Name, commas(int(r.Routed)), 100*r.BusyShare, 100*hit,
+		fmt.Fprintf(tw, "%s\t%s%s\t%.0f %%\t%.1f %%\t%s\t%s\t%s\t%.0f-%.0f s\t\n", r.Name, label[r.Group], commas(int(r.Routed)), 100*r.BusyShare, 100*hit,
 			ms(r.Metrics.TTFT.P50), ms(r.Metrics.TTFT.P99), ms(r.Metrics.TPOT.P50), r.UpS, r.StopS)
 	}
 	tw.Flush()
 	writeSeries(w, res)
+}
+
+// writeGroups prints each group's share of a fleet of several groups.
+func writeGroups(w io.Writer, res *Result) {
+	if len(res.Groups) < 2 {
+		return
+	}
+	fmt.Fprintln(w, "\nper group")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "group\treplicas\trouted\tcompleted\toutput tok/s\tTTFT p50\tTTFT p99\tTPOT p50\treplica-hours\t$/h a replica\t")
+	for i, g := range res.Groups {
+		m := g.Metrics
+		fmt.Fprintf(tw, "g%d\t%d\t%s\t%s\t%.0f\t%s\t%s\t%s\t%.2f\t%.2f\t\n", i, g.Replicas, commas(int(g.Routed)), commas(m.Completed), m.OutputTokS,
+			ms(m.TTFT.P50), ms(m.TTFT.P99), ms(m.TPOT.P50), g.ReplicaHours, g.PricePerHour)
+	}
+	tw.Flush()
 }
 
 // writeSeries prints the run over time, in at most 24 rows.

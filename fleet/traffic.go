@@ -3,6 +3,7 @@ package fleet
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/servesim/servesim/sim"
@@ -113,7 +114,7 @@ func (t *Traffic) Scan() error {
 
 // Settings are a fleet run's choices besides its deployment, replica count and policy.
 type Settings struct {
-	// PricePerHour is one replica's price (negative: its GPUs' list price).
+	// PricePerHour is one replica of the first group's price (negative: its GPUs' list price).
 	PricePerHour         float64
 	Seed                 uint64
 	ReplicaCap, QueueCap int
@@ -134,7 +135,21 @@ func ReplicaPrice(srv *sim.Server, given float64) float64 {
 
 // Config is the run of n replicas of srv (named name) under policy p on t.
 func (s *Settings) Config(name string, srv *sim.Server, n int, p Policy, t *Traffic) Config {
-	cfg := Config{Groups: []Group{{Name: name, Server: srv, Count: n, PricePerHour: ReplicaPrice(srv, s.PricePerHour)}},
+	return s.FleetConfig([]Group{{Name: name, Server: srv, Count: n}}, p, t)
+}
+
+// FleetConfig is the run of groups under policy p on t, each group priced: the first at
+// PricePerHour when it is non-negative, every other at its GPUs' list price.
+func (s *Settings) FleetConfig(groups []Group, p Policy, t *Traffic) Config {
+	groups = slices.Clone(groups)
+	for i := range groups {
+		given := -1.0
+		if i == 0 {
+			given = s.PricePerHour
+		}
+		groups[i].PricePerHour = ReplicaPrice(groups[i].Server, given)
+	}
+	cfg := Config{Groups: groups,
 		Policy: p, Seed: s.Seed, ReplicaCap: s.ReplicaCap, QueueCap: s.QueueCap, Spec: t.Spec, LastArrival: t.Last, SeriesS: s.SeriesS}
 	if s.Autoscale != nil {
 		a := *s.Autoscale
