@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/servesim/servesim/fleet"
+	"github.com/servesim/servesim/internal/usage"
 	"github.com/servesim/servesim/report"
 	"github.com/servesim/servesim/scenario"
 	"github.com/servesim/servesim/sim"
@@ -32,13 +33,14 @@ func registerFleet(fs *pflag.FlagSet, f *fleet.Options) {
 	fs.IntVar(&f.InputTokens, "input-tokens", 1024, "with --rate: mean input `tokens`")
 	fs.IntVar(&f.OutputTokens, "output-tokens", 256, "with --rate: mean output `tokens`")
 	fs.Float64Var(&f.RangeRatio, "range-ratio", 0, "with --rate: lengths uniform within +-`fraction` of the means")
-	fs.IntVar(&f.Replicas, "replicas", 1, "`N` replicas of the deployment")
+	fs.IntVar(&f.Replicas, "replicas", 1, "`N` replicas of the deployment (0 with --group: none at the start)")
+	fs.StringArrayVar(&f.Groups, "group", nil, "add a group: `FILE:N` is N replicas of the scenario TOML FILE's deployment (the first group's model) behind the same router (repeatable)")
 	fs.StringVar(&f.Router, "router", "round-robin", "routing `policy`: "+fleet.PolicyNames()+"; with --plan a comma-separated list or 'all'")
 	fs.IntVar(&f.ReplicaCap, "replica-cap", 0, "the router holds a request while every replica has `N` outstanding (0: sends at once)")
 	fs.IntVar(&f.QueueCap, "queue-cap", 0, "the router's queue holds at most `N` requests; more are rejected and counted (0: unbounded)")
-	fs.Float64Var(&f.PricePerHour, "price-per-hour", -1, "one replica's price in `USD` per hour (default: its GPUs' list price)")
-	fs.IntVar(&f.AutoMax, "autoscale-max", 0, "autoscale the replicas up to `N` (0: no autoscaler)")
-	fs.IntVar(&f.AutoMin, "autoscale-min", 0, "keep at least `N` replicas (default: --replicas)")
+	fs.Float64Var(&f.PricePerHour, "price-per-hour", -1, "one replica's price in `USD` per hour (default: its GPUs' list price); with --group, the --replicas deployment's only")
+	fs.IntVar(&f.AutoMax, "autoscale-max", 0, "autoscale the replicas up to `N` (0: no autoscaler); with --group, those of the --replicas deployment")
+	fs.IntVar(&f.AutoMin, "autoscale-min", 0, "keep at least `N` replicas (default: --replicas); with --group, of the --replicas deployment")
 	fs.Float64Var(&f.StartupS, "startup-s", 120, "autoscaler: `seconds` from asking for a replica to its serving (model load, start-up)")
 	fs.Float64Var(&f.ScaleQueue, "scale-queue", 8, "autoscaler: add a replica when more than `N` requests wait per serving replica")
 	fs.Float64Var(&f.ScaleTTFTms, "scale-ttft-ms", 0, "autoscaler: add a replica when the interval's p90 TTFT exceeds `ms`")
@@ -114,14 +116,37 @@ func fleetCmd() *command {
 				if err != nil {
 					return err
 				}
-				cfg := ff.Settings().Config(r.Scenario.Name, srv, ff.Replicas, p, traffic)
+				if ff.Replicas == 0 && len(ff.Groups) > 0 && (!sf.isSeed() || sf.Params != "" || sf.Uncalibrated) {
+					return usage.Errorf("--replicas 0: the --group deployments alone form the fleet; the --config/--vllm-cmd deployment's flags would go unused")
+				}
+				seeded := ff.Replicas > 0 // with --replicas 0 the first group's scenario gives the seed
+				groups, err := ff.FleetGroups(fleet.Group{Name: r.Scenario.Name, Deployment: report.Subject(r), Server: srv}, func(file string) (fleet.Group, error) {
+					a := scenario.Args{Config: file, Seed: sf.Seed, SeedSet: sf.SeedSet}
+					ro, err := a.Load(e.stderr, e.info(), false)
+					if err != nil {
+						return fleet.Group{}, err
+					}
+					if !seeded {
+						ff.Seed, seeded = ro.Scenario.Seed, true
+					}
+					so, err := sim.NewServer(ro.Deployment, ro.Params)
+					if err != nil {
+						return fleet.Group{}, err
+					}
+					so.StepByStep = sf.stepByStep
+					return fleet.Group{Name: ro.Scenario.Name, Deployment: report.Subject(ro), Server: so}, nil
+				})
+				if err != nil {
+					return err
+				}
+				cfg := ff.Settings().FleetConfig(groups, p, traffic)
 				start := time.Now()
 				res, err := runFleet(e, cfg, traffic)
 				if err != nil {
 					return err
 				}
 				fmt.Fprintf(e.info(), "servesim: %s requests routed, %.0f s of fleet time in %.2f s\n", groupThousands(int(res.Routed)), res.EndS, time.Since(start).Seconds())
-				if err := ff.WriteResult(&buf, res, traffic, report.Subject(r)); err != nil {
+				if err := ff.WriteResult(&buf, res, traffic, groups[0].Deployment); err != nil {
 					return err
 				}
 				return out.write(e.stdout, &buf)

@@ -65,3 +65,66 @@ func TestFleetBadInput(t *testing.T) {
 		t.Errorf("unknown router: exit %d, %q", code, stderr)
 	}
 }
+
+// TestFleetGroupFlag: a fleet given as one --group (with --replicas 0) prints the bytes of the
+// same fleet given as --config and --replicas; a second group of another GPU shows in the
+// report; malformed or contradictory groups are usage errors naming the flag and the value.
+func TestFleetGroupFlag(t *testing.T) {
+	dir := t.TempDir()
+	cfg := func(name, vllm, gpu string) string {
+		p := filepath.Join(dir, name)
+		if _, stderr, code := fleetCLI(t, "config", "--vllm-cmd", vllm, "--gpu", gpu, "-o", p, "-q"); code != 0 {
+			t.Fatalf("config %s: exit %d: %s", name, code, stderr)
+		}
+		return p
+	}
+	h100 := cfg("h100.toml", "vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model-len 16384", "H100-SXM")
+	h200 := cfg("h200.toml", "vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model-len 16384", "H200-SXM")
+	llama2 := cfg("llama2.toml", "vllm serve meta-llama/Llama-2-7b-hf", "H100-SXM")
+	traffic := []string{"--rate", "60", "--requests", "300", "--router", "least-outstanding", "-q"}
+	for _, format := range []string{"text", "json"} {
+		byReplicas, stderr, code := fleetCLI(t, append([]string{"fleet", "--config", h100, "--replicas", "3", "--format", format}, traffic...)...)
+		if code != 0 {
+			t.Fatalf("--replicas: exit %d: %s", code, stderr)
+		}
+		byGroup, stderr, code := fleetCLI(t, append([]string{"fleet", "--replicas", "0", "--group", h100 + ":3", "--format", format}, traffic...)...)
+		if code != 0 {
+			t.Fatalf("--group: exit %d: %s", code, stderr)
+		}
+		if byGroup != byReplicas {
+			t.Errorf("%s: one --group differs from --config and --replicas:\n%s\nwant:\n%s", format, byGroup, byReplicas)
+		}
+	}
+	out, stderr, code := fleetCLI(t, append([]string{"fleet", "--config", h100, "--replicas", "2", "--group", h200 + ":2"}, traffic...)...)
+	if code != 0 {
+		t.Fatalf("two groups: exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"4 replicas in 2 groups", "  g0  2 x meta-llama/Llama-3.1-8B-Instruct on 1 x H100-SXM\n",
+		"  g1  2 x meta-llama/Llama-3.1-8B-Instruct on 1 x H200-SXM (" + h200 + ")\n", "per group", "replica  group"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("two groups: no %q in:\n%s", want, out)
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--group", h200 + ":x"}, 2, `--group "` + h200 + `:x": want FILE:N`},
+		{[]string{"--group", h200}, 2, "want FILE:N"},
+		{[]string{"--group", filepath.Join(dir, "none.toml") + ":2"}, 1, "none.toml"},
+		{[]string{"--group", llama2 + ":1"}, 2, "meta-llama/Llama-2-7b-hf is not the first group's, meta-llama/Llama-3.1-8B-Instruct"},
+		{[]string{"--replicas", "0", "--config", h100, "--group", h200 + ":1"}, 2, "--replicas 0: the --group deployments alone"},
+		{[]string{"--replicas", "-1", "--group", h200 + ":1"}, 2, "--replicas -1"},
+		{[]string{"--plan", "--slo-ttft-ms", "500", "--group", h200 + ":1"}, 2, "--plan does not take --group"},
+	} {
+		args := append([]string{"fleet", "--config", h100}, c.args...)
+		if c.args[0] == "--replicas" {
+			args = append([]string{"fleet"}, c.args...)
+		}
+		_, stderr, code := fleetCLI(t, append(args, traffic...)...)
+		if code != c.code || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, %q; want exit %d and %q", c.args, code, stderr, c.code, c.want)
+		}
+	}
+}
