@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"time"
 
-	cmdusage "github.com/servesim/servesim/internal/usage"
+	"github.com/servesim/servesim/internal/usage"
 	"github.com/servesim/servesim/llmbench"
 	"github.com/servesim/servesim/matrix"
 	"github.com/servesim/servesim/protocol"
@@ -44,35 +44,35 @@ type Options struct {
 func (o *Options) Check(changed func(string) bool) error {
 	switch {
 	case o.Port < 0 || o.Port > 65535:
-		return cmdusage.Errorf("--port %d: want 0 to 65535", o.Port)
+		return usage.Errorf("--port %d: want 0 to 65535", o.Port)
 	case !(o.Speed > 0 && o.Speed <= MaxSpeed):
-		return cmdusage.Errorf("--speed %v: want simulated seconds per second in (0, %g]", o.Speed, MaxSpeed)
+		return usage.Errorf("--speed %v: want simulated seconds per second in (0, %g]", o.Speed, MaxSpeed)
 	case !(o.CharsPerToken >= 0.5 && o.CharsPerToken <= 64):
-		return cmdusage.Errorf("--chars-per-token %v: want 0.5 to 64", o.CharsPerToken)
+		return usage.Errorf("--chars-per-token %v: want 0.5 to 64", o.CharsPerToken)
 	case o.EOSMeanTokens < 0:
-		return cmdusage.Errorf("--eos-mean-tokens %d: want 0 (no EOS) or a mean length in tokens", o.EOSMeanTokens)
+		return usage.Errorf("--eos-mean-tokens %d: want 0 (no EOS) or a mean length in tokens", o.EOSMeanTokens)
 	case o.MaxBodyBytes < 1024:
-		return cmdusage.Errorf("--max-body-bytes %d: want at least 1024", o.MaxBodyBytes)
+		return usage.Errorf("--max-body-bytes %d: want at least 1024", o.MaxBodyBytes)
 	case o.MaxConnections < 1:
-		return cmdusage.Errorf("--max-connections %d: want at least 1", o.MaxConnections)
+		return usage.Errorf("--max-connections %d: want at least 1", o.MaxConnections)
 	case !(o.GraceS >= 0 && o.GraceS <= 3600):
-		return cmdusage.Errorf("--shutdown-grace-s %v: want 0 to 3600 seconds", o.GraceS)
+		return usage.Errorf("--shutdown-grace-s %v: want 0 to 3600 seconds", o.GraceS)
 	case !(o.CheckTol > 0 && o.CheckTol < 10):
-		return cmdusage.Errorf("--check-tolerance %v: want a positive fraction such as 0.05", o.CheckTol)
+		return usage.Errorf("--check-tolerance %v: want a positive fraction such as 0.05", o.CheckTol)
 	}
 	cells := len(o.CheckCells) > 0
 	if cells && o.CheckWorkload != "" {
-		return cmdusage.Errorf("--check-cells and --check-workload: give one check at a time")
+		return usage.Errorf("--check-cells and --check-workload: give one check at a time")
 	}
 	if changed("check-tolerance") && !cells && o.CheckWorkload == "" {
-		return cmdusage.Errorf("--check-tolerance applies to a check (--check-cells or --check-workload)")
+		return usage.Errorf("--check-tolerance applies to a check (--check-cells or --check-workload)")
 	}
 	if changed("check-warmups") && !cells {
-		return cmdusage.Errorf("--check-warmups applies to the check of cells (--check-cells)")
+		return usage.Errorf("--check-warmups applies to the check of cells (--check-cells)")
 	}
 	for _, name := range []string{"rate", "requests"} {
 		if changed(name) && o.CheckWorkload == "" {
-			return cmdusage.Errorf("--%s applies to the check of a workload (--check-workload)", name)
+			return usage.Errorf("--%s applies to the check of a workload (--check-workload)", name)
 		}
 	}
 	return nil
@@ -120,7 +120,7 @@ func (o *Options) CheckSpec(changed func(string) bool) (*workload.Spec, error) {
 		return nil, err
 	}
 	if spec.Kind != workload.KindOpen && spec.Kind != workload.KindClosed {
-		return nil, cmdusage.Errorf("--check-workload %s: a %s workload; the check sends open or closed loops (presets chat, chat-bursty, chat-ramp, rag, 1k1k, 8k1k, 1k8k, poisson-100k)", o.CheckWorkload, spec.Kind)
+		return nil, usage.Errorf("--check-workload %s: a %s workload; the check sends open or closed loops (presets chat, chat-bursty, chat-ramp, rag, 1k1k, 8k1k, 1k8k, poisson-100k)", o.CheckWorkload, spec.Kind)
 	}
 	return spec, nil
 }

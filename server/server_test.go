@@ -72,7 +72,7 @@ func readResponse(t testing.TB) func(*http.Response, error) (int, []byte) {
 	}
 }
 
-type usage struct {
+type tokenUsage struct {
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
 	TotalTokens      int `json:"total_tokens"`
@@ -93,7 +93,7 @@ type reply struct {
 		} `json:"delta"`
 		FinishReason *string `json:"finish_reason"`
 	} `json:"choices"`
-	Usage *usage `json:"usage"`
+	Usage *tokenUsage `json:"usage"`
 }
 
 func TestCompletionWhole(t *testing.T) {
