@@ -261,9 +261,13 @@ func fitSource(name string, rows []Row, keep func(*Case) bool, o FitOptions) *ca
 				kept = append(kept, j)
 			}
 		}
-		note := fmt.Sprintf("capped to %d of %d simulations (every %.1fth in file order)", len(kept), len(jobs), float64(len(rest))/float64(min(n, len(rest))))
-		if len(kv) > 0 {
-			note = fmt.Sprintf("capped to %d of %d simulations: the %d that publish KV capacity, and every %.1fth of the others in file order", len(kept), len(jobs), len(kv), float64(len(rest))/float64(min(n, len(rest))))
+		every := float64(len(rest)) / float64(min(n, len(rest)))
+		note := fmt.Sprintf("capped to %d of %d simulations (every %.1fth in file order)", len(kept), len(jobs), every)
+		switch {
+		case len(kv) > 0 && len(rest) == 0:
+			note = fmt.Sprintf("all %d simulations kept: every one publishes KV capacity", len(kept))
+		case len(kv) > 0:
+			note = fmt.Sprintf("capped to %d of %d simulations: the %d that publish KV capacity, and every %.1fth of the others in file order", len(kept), len(jobs), len(kv), every)
 		}
 		src.Notes = append(src.Notes, note)
 		jobs = kept
