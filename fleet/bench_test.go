@@ -44,20 +44,25 @@ func BenchmarkFleet16(b *testing.B) {
 
 // BenchmarkFleet100 is the scale target's fleet: 100 replicas at 100 times one replica's rate,
 // 2,000 requests per replica (so one iteration stays short), under least-outstanding routing
-// (the event loop) and round-robin (routed ahead, the replicas replayed on every CPU).
+// with an exact view (the event loop) and with a view refreshed every 50 ms, and round-robin
+// (both routed ahead, the replicas replayed on every CPU).
 func BenchmarkFleet100(b *testing.B) {
 	const n, per = 100, 2000
 	srv := llama8B(b)
 	spec := openSpec(b, n*20, n*per, 0, 1000, 200)
-	for _, p := range []Policy{LeastOutstanding, RoundRobin} {
-		b.Run(string(p), func(b *testing.B) {
+	for _, c := range []struct {
+		name    string
+		p       Policy
+		refresh float64
+	}{{"least-outstanding", LeastOutstanding, 0}, {"least-outstanding-refresh-50ms", LeastOutstanding, 0.05}, {"round-robin", RoundRobin, 0}} {
+		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for range b.N {
 				st, err := spec.Stream(1)
 				if err != nil {
 					b.Fatal(err)
 				}
-				if _, err := Run(Config{Groups: []Group{{Server: srv, Count: n}}, Policy: p, Seed: 1, Spec: spec}, st); err != nil {
+				if _, err := Run(Config{Groups: []Group{{Server: srv, Count: n}}, Policy: c.p, RefreshS: c.refresh, Seed: 1, Spec: spec}, st); err != nil {
 					b.Fatal(err)
 				}
 			}

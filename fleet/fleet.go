@@ -3,6 +3,7 @@ package fleet
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/servesim/servesim/sim"
 	"github.com/servesim/servesim/vtime"
@@ -59,7 +60,16 @@ type Config struct {
 	ReplicaCap int
 	// QueueCap bounds the router's queue: a request arriving to a full queue is rejected and
 	// counted (0 with ReplicaCap: unbounded).
-	QueueCap  int
+	QueueCap int
+	// RefreshS, if positive, is how often (seconds) the router refreshes its view of the
+	// replicas, as an inference gateway scrapes its engines' metrics: between refreshes the
+	// policies that read replica state (least-outstanding, least-kv, prefix-aware's load,
+	// session's first pick) see each replica's outstanding requests and KV-cache usage as they
+	// were at the last refresh, plus the requests sent to it since. 0: the router sees every
+	// replica exactly at each decision (a proxy counting its own requests in flight). With a
+	// refresh and without caps or an autoscaler, the replicas are simulated a refresh interval
+	// at a time on every CPU, as round-robin's are (window.go).
+	RefreshS  float64
 	Autoscale *Autoscale
 	// Spec names the workload in the metrics and carries the SLO (its kind, lengths and trace
 	// are not used: the requests come from the stream).
@@ -104,6 +114,9 @@ func (c *Config) Validate() error {
 	if c.ReplicaCap < 0 || c.QueueCap < 0 {
 		return errors.New("fleet: replica and queue caps must be >= 0")
 	}
+	if !(c.RefreshS >= 0) || math.IsInf(c.RefreshS, 1) || (c.RefreshS > 0 && vtime.FromSeconds(c.RefreshS) <= 0) {
+		return fmt.Errorf("fleet: router refresh %g s: want 0 or a finite interval of at least 1 ns", c.RefreshS)
+	}
 	if a := c.Autoscale; a != nil {
 		if a.StartupS < 0 || a.IntervalS < 0 || a.IdleS < 0 || a.QueuePerReplica < 0 || a.TTFTms < 0 {
 			return errors.New("fleet: autoscale values must be >= 0")
@@ -123,9 +136,13 @@ type replica struct {
 	eng         *sim.Engine
 	rep         *workload.Replica
 	outstanding int
-	seqCap      int
-	index       *prefixIndex
-	heapAt      int // position in the engine heap (-1: not in it)
+	// The router's view with a refresh interval: outstanding requests at the last refresh plus
+	// those sent since, and KV-cache usage at the last refresh.
+	viewOut int
+	viewKV  float64
+	seqCap  int
+	index   *prefixIndex
+	heapAt  int // position in the engine heap (-1: not in it)
 	// KV sample pending at sampleAt with fleet sequence sampleSeq (sampleSeq 0: none).
 	sampleAt  vtime.Time
 	sampleSeq uint64
@@ -157,6 +174,7 @@ const (
 	evSample
 	evScale
 	evUp
+	evRefresh // before every other event at its time
 )
 
 type fevent struct {
@@ -171,6 +189,9 @@ type feventHeap []fevent
 func (h feventHeap) less(i, j int) bool {
 	if h[i].at != h[j].at {
 		return h[i].at < h[j].at
+	}
+	if ri, rj := h[i].kind == evRefresh, h[j].kind == evRefresh; ri != rj {
+		return ri
 	}
 	return h[i].seq < h[j].seq
 }

@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 
 	"github.com/servesim/servesim/internal/usage"
+	"github.com/servesim/servesim/vtime"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -29,6 +31,7 @@ type Options struct {
 	// Groups (--group, FILE:N) are further groups of the fleet, after the --replicas one.
 	Groups               []string
 	Router               string
+	RefreshMs            float64
 	ReplicaCap, QueueCap int
 	PricePerHour         float64
 	AutoMax, AutoMin     int
@@ -90,7 +93,8 @@ func (o *Options) Traffic(changed func(string) bool) (*Traffic, error) {
 
 // Settings are the fleet's settings the flags give.
 func (o *Options) Settings() *Settings {
-	s := &Settings{PricePerHour: o.PricePerHour, Seed: o.Seed, ReplicaCap: o.ReplicaCap, QueueCap: o.QueueCap, SeriesS: o.SeriesS}
+	s := &Settings{PricePerHour: o.PricePerHour, Seed: o.Seed, ReplicaCap: o.ReplicaCap, QueueCap: o.QueueCap, SeriesS: o.SeriesS,
+		RefreshS: o.RefreshMs / 1e3}
 	if o.AutoMax > 0 {
 		s.Autoscale = &Autoscale{Min: o.AutoMin, Max: o.AutoMax, StartupS: o.StartupS, IntervalS: o.IntervalS,
 			QueuePerReplica: o.ScaleQueue, TTFTms: o.ScaleTTFTms, IdleS: o.IdleS}
@@ -103,6 +107,9 @@ func (o *Options) RunPolicy() (Policy, error) {
 	p, err := ParsePolicy(o.Router)
 	if err != nil {
 		return "", usage.Errorf("--router: %v", err)
+	}
+	if err := o.checkRefresh(); err != nil {
+		return "", err
 	}
 	switch {
 	case len(o.Groups) > 0 && o.Replicas < 0:
@@ -132,7 +139,16 @@ func (o *Options) PlanPolicies(slo workload.SLO) ([]Policy, error) {
 	if err != nil {
 		return nil, usage.Errorf("--router: %v", err)
 	}
-	return pols, nil
+	return pols, o.checkRefresh()
+}
+
+// checkRefresh refuses a --router-refresh-ms that is not a finite interval of at least 1 ns, or 0.
+func (o *Options) checkRefresh() error {
+	ms := o.RefreshMs
+	if !(ms >= 0) || math.IsInf(ms, 1) || (ms > 0 && vtime.FromSeconds(ms/1e3) <= 0) {
+		return usage.Errorf("--router-refresh-ms %g: want 0 (the router sees the replicas exactly) or a finite interval of at least 1e-06 ms", ms)
+	}
+	return nil
 }
 
 // WriteStats writes the traffic's statistics (workload.StreamStats) in the --format.

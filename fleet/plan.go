@@ -52,6 +52,8 @@ type PlanFile struct {
 	Shard    string       `json:"shard,omitempty"`
 	Options  []string     `json:"options"`
 	Policies []Policy     `json:"policies"`
+	// RefreshS is the router's refresh interval (Config.RefreshS; 0: exact).
+	RefreshS float64 `json:"router_refresh_s,omitempty"`
 }
 
 // ParsePolicies reads a comma-separated list of policies, or "all".
@@ -93,7 +95,8 @@ type Planner struct {
 // "" for the whole plan) over opts x pols, in that order.
 func (pl *Planner) Plan(opts []PlanOption, pols []Policy, i, n int, shard string) (*PlanFile, error) {
 	t := pl.Traffic
-	file := PlanFile{Traffic: t.Spec.Name, Requests: t.Requests, SpanS: t.Last.Seconds(), SLO: t.Spec.SLO, Total: len(opts) * len(pols), Shard: shard, Policies: pols}
+	file := PlanFile{Traffic: t.Spec.Name, Requests: t.Requests, SpanS: t.Last.Seconds(), SLO: t.Spec.SLO, Total: len(opts) * len(pols), Shard: shard, Policies: pols,
+		RefreshS: pl.Settings.RefreshS}
 	for _, o := range opts {
 		file.Options = append(file.Options, o.Name)
 	}
@@ -207,7 +210,7 @@ func MergePlans(files []string) (*PlanFile, error) {
 			head := f
 			head.Jobs, head.Shard = nil, ""
 			merged = &head
-		} else if f.Total != merged.Total || f.Traffic != merged.Traffic || f.Requests != merged.Requests || f.SLO != merged.SLO {
+		} else if f.Total != merged.Total || f.Traffic != merged.Traffic || f.Requests != merged.Requests || f.SLO != merged.SLO || f.RefreshS != merged.RefreshS {
 			return nil, fmt.Errorf("--merge %s: a shard of another plan (traffic %s, %d searches; the first file's: %s, %d)", p, f.Traffic, f.Total, merged.Traffic, merged.Total)
 		}
 		for _, j := range f.Jobs {
@@ -246,7 +249,11 @@ func WritePlan(w io.Writer, f *PlanFile, format string) error {
 		return err
 	}
 	slo := f.SLO
-	fmt.Fprintf(w, "fleet plan: %s (%s requests); objectives at p%g:", f.Traffic, commas(f.Requests), 100*slo.Q())
+	fmt.Fprintf(w, "fleet plan: %s (%s requests)", f.Traffic, commas(f.Requests))
+	if f.RefreshS > 0 {
+		fmt.Fprintf(w, ", router views refreshed every %s", ms(f.RefreshS*1e3))
+	}
+	fmt.Fprintf(w, "; objectives at p%g:", 100*slo.Q())
 	if slo.TTFTms > 0 {
 		fmt.Fprintf(w, " TTFT <= %g ms", slo.TTFTms)
 	}

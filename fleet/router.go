@@ -58,9 +58,11 @@ func ParsePolicy(s string) (Policy, error) {
 // router holds the policies' state.
 type router struct {
 	policy Policy
-	rr     int
-	rng    *rand.Rand
-	w      float64
+	// view: the router reads its refreshed view of the replicas, not their state now.
+	view bool
+	rr   int
+	rng  *rand.Rand
+	w    float64
 	// sessions maps a session to its replica's id (bounded: the oldest sessions are forgotten).
 	sessions   map[uint64]int
 	sessionLog []uint64
@@ -86,8 +88,8 @@ func (r *router) pick(up []*replica, q *workload.Request) *replica {
 	case LeastKV:
 		best := up[0]
 		for _, x := range up[1:] {
-			u, b := x.kvUsage(), best.kvUsage()
-			if u < b || (u == b && x.outstanding < best.outstanding) {
+			u, b := r.kv(x), r.kv(best)
+			if u < b || (u == b && r.out(x) < r.out(best)) {
 				best = x
 			}
 		}
@@ -95,13 +97,13 @@ func (r *router) pick(up []*replica, q *workload.Request) *replica {
 	case PrefixAware:
 		most := 1
 		for _, x := range up {
-			most = max(most, x.outstanding)
+			most = max(most, r.out(x))
 		}
 		var best *replica
 		var bestScore float64
 		for _, x := range up {
-			s := x.index.expected(q) - r.w*float64(x.outstanding)/float64(most)
-			if best == nil || s > bestScore || (s == bestScore && x.outstanding < best.outstanding) {
+			s := x.index.expected(q) - r.w*float64(r.out(x))/float64(most)
+			if best == nil || s > bestScore || (s == bestScore && r.out(x) < r.out(best)) {
 				best, bestScore = x, s
 			}
 		}
@@ -115,12 +117,28 @@ func (r *router) pick(up []*replica, q *workload.Request) *replica {
 					}
 				}
 			}
-			x := leastOutstanding(up)
+			x := r.least(up)
 			r.remember(q.Session, x.id)
 			return x
 		}
 	}
-	return leastOutstanding(up)
+	return r.least(up)
+}
+
+// out is x's outstanding requests as the router sees them.
+func (r *router) out(x *replica) int {
+	if r.view {
+		return x.viewOut
+	}
+	return x.outstanding
+}
+
+// kv is x's KV-cache usage as the router sees it.
+func (r *router) kv(x *replica) float64 {
+	if r.view {
+		return x.viewKV
+	}
+	return x.kvUsage()
 }
 
 func (r *router) remember(s uint64, id int) {
@@ -134,10 +152,12 @@ func (r *router) remember(s uint64, id int) {
 	r.sessions[s] = id
 }
 
-func leastOutstanding(up []*replica) *replica {
+// least is the replica with the fewest outstanding requests as the router sees them (ties: the
+// first).
+func (r *router) least(up []*replica) *replica {
 	best := up[0]
 	for _, x := range up[1:] {
-		if x.outstanding < best.outstanding {
+		if r.out(x) < r.out(best) {
 			best = x
 		}
 	}

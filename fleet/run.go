@@ -13,6 +13,8 @@ import (
 // Result is what a fleet run measured.
 type Result struct {
 	Policy Policy `json:"policy"`
+	// RefreshS is the router's refresh interval (0: it saw the replicas exactly).
+	RefreshS float64 `json:"router_refresh_s,omitempty"`
 	// Fleet is every replica's requests together; Replicas each one's.
 	Fleet *workload.Metrics `json:"fleet"`
 	// Groups is each group's share, in a fleet of more than one group.
@@ -112,6 +114,8 @@ type run struct {
 	dispatching bool
 	// windowed: the router routes ahead of the engines (window.go).
 	windowed bool
+	// refresh is the router's refresh interval (0: it sees the replicas exactly).
+	refresh vtime.Duration
 }
 
 // Run simulates the fleet on the requests of stream, in arrival order. The result depends only
@@ -128,6 +132,10 @@ func Run(cfg Config, stream workload.Stream) (*Result, error) {
 		spec = &workload.Spec{Name: "fleet", Kind: workload.KindTrace}
 	}
 	r := &run{cfg: &cfg, spec: spec, stream: stream, rt: newRouter(cfg.Policy, cfg.Seed, cfg.PrefixLoadWeight)}
+	if cfg.RefreshS > 0 {
+		r.refresh = vtime.FromSeconds(cfg.RefreshS)
+		r.rt.view = true
+	}
 	r.width = vtime.FromSeconds(cfg.SeriesS)
 	if r.width <= 0 {
 		r.width = 60 * vtime.Second
@@ -215,6 +223,9 @@ func (r *run) loop() error {
 	if a := r.cfg.Autoscale; a != nil {
 		r.push(vtime.Time(r.scaleInterval()), evScale, nil)
 	}
+	if r.refresh > 0 && r.haveNext {
+		r.push(r.nextRefresh(0), evRefresh, nil)
+	}
 	for len(r.fh) > 0 && r.err == nil {
 		t := r.fh[0].at
 		r.advance(t)
@@ -222,7 +233,10 @@ func (r *run) loop() error {
 			break
 		}
 		ev := r.fh.pop()
-		r.now = ev.at
+		if ev.kind != evRefresh {
+			// A refresh is the router's own: it is not an event of the run's (its end).
+			r.now = ev.at
+		}
 		r.handle(ev)
 	}
 	if r.err == nil {
@@ -312,7 +326,35 @@ func (r *run) handle(ev fevent) {
 		r.clock(x, ev.at)
 		r.upDirty = true
 		r.dispatch(ev.at)
+	case evRefresh:
+		r.refreshView()
+		if r.haveNext || r.qhead < len(r.queue) {
+			r.push(r.nextRefresh(ev.at), evRefresh, nil)
+		}
 	}
+}
+
+// refreshView sets the router's view of every replica to its state now.
+func (r *run) refreshView() {
+	for _, x := range r.reps {
+		x.viewOut, x.viewKV = x.outstanding, x.kvUsage()
+	}
+}
+
+// slot is the last refresh time at or before t.
+func (r *run) slot(t vtime.Time) vtime.Time {
+	return t - t%vtime.Time(r.refresh)
+}
+
+// nextRefresh is the refresh after the one at t: the next in the interval's grid, or, while
+// nothing waits in the router's queue, the last one before the next arrival if later (the
+// refreshes between would change a view no decision reads).
+func (r *run) nextRefresh(t vtime.Time) vtime.Time {
+	next := t + vtime.Time(r.refresh)
+	if r.qhead == len(r.queue) && r.haveNext {
+		next = max(next, r.slot(r.next.At))
+	}
+	return next
 }
 
 // clock sets x's engine to time t (it has no event before).
@@ -384,6 +426,7 @@ func (r *run) trySend(q *workload.Request, tag int) bool {
 	r.clock(x, r.now)
 	if rec := x.rep.Submit(q, tag); rec != nil {
 		x.outstanding++
+		x.viewOut++
 		x.index.add(q)
 	}
 	x.routed++
@@ -522,7 +565,7 @@ func (r *run) autoscale(t vtime.Time) {
 }
 
 func (r *run) result() *Result {
-	res := &Result{Policy: r.cfg.Policy, Routed: r.routed, Rejected: r.rejected, EndS: r.now.Seconds(),
+	res := &Result{Policy: r.cfg.Policy, RefreshS: r.cfg.RefreshS, Routed: r.routed, Rejected: r.rejected, EndS: r.now.Seconds(),
 		SeriesIntervalS: r.width.Seconds()}
 	reps := make([]*workload.Replica, len(r.reps))
 	var cost, hours float64

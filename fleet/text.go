@@ -24,12 +24,20 @@ func ms(v float64) string {
 	return fmt.Sprintf("%.1f ms", v)
 }
 
+// routerName is policy p, with its view's refresh interval when it reads one.
+func routerName(p Policy, refreshS float64) string {
+	if refreshS > 0 && p != RoundRobin && p != Random {
+		return fmt.Sprintf("%s (its view refreshed every %s)", p, ms(refreshS*1e3))
+	}
+	return string(p)
+}
+
 // WriteText prints a fleet run: the fleet, the replicas, the series.
 func WriteText(w io.Writer, res *Result, t *Traffic, deployment string) {
 	m := res.Fleet
 	if len(res.Groups) > 1 {
 		fmt.Fprintf(w, "fleet: %d replicas in %d groups, router %s; traffic %s (%s requests over %.1f min)\n",
-			len(res.Replicas), len(res.Groups), res.Policy, t.Spec.Name, commas(t.Requests), t.Last.Seconds()/60)
+			len(res.Replicas), len(res.Groups), routerName(res.Policy, res.RefreshS), t.Spec.Name, commas(t.Requests), t.Last.Seconds()/60)
 		for i, g := range res.Groups {
 			src := ""
 			if g.Source != "" {
@@ -39,7 +47,7 @@ func WriteText(w io.Writer, res *Result, t *Traffic, deployment string) {
 		}
 	} else {
 		fmt.Fprintf(w, "fleet: %d replicas of %s, router %s; traffic %s (%s requests over %.1f min)\n",
-			len(res.Replicas), deployment, res.Policy, t.Spec.Name, commas(t.Requests), t.Last.Seconds()/60)
+			len(res.Replicas), deployment, routerName(res.Policy, res.RefreshS), t.Spec.Name, commas(t.Requests), t.Last.Seconds()/60)
 	}
 	fmt.Fprintf(w, "status %s", m.Status)
 	if m.Overload != nil {

@@ -119,6 +119,8 @@ type Settings struct {
 	Seed                 uint64
 	ReplicaCap, QueueCap int
 	SeriesS              float64
+	// RefreshS is the router's refresh interval (Config.RefreshS).
+	RefreshS float64
 	// Autoscale, when set, lets the fleet add and remove replicas.
 	Autoscale *Autoscale
 }
@@ -150,7 +152,8 @@ func (s *Settings) FleetConfig(groups []Group, p Policy, t *Traffic) Config {
 		groups[i].PricePerHour = ReplicaPrice(groups[i].Server, given)
 	}
 	cfg := Config{Groups: groups,
-		Policy: p, Seed: s.Seed, ReplicaCap: s.ReplicaCap, QueueCap: s.QueueCap, Spec: t.Spec, LastArrival: t.Last, SeriesS: s.SeriesS}
+		Policy: p, Seed: s.Seed, ReplicaCap: s.ReplicaCap, QueueCap: s.QueueCap, Spec: t.Spec, LastArrival: t.Last, SeriesS: s.SeriesS,
+		RefreshS: s.RefreshS}
 	if s.Autoscale != nil {
 		a := *s.Autoscale
 		cfg.Autoscale = &a

@@ -32,9 +32,16 @@ import (
 // the event loop: an engine's span of identical steps ends at every time its run is stopped at,
 // and here only its own events stop it.
 
-// canRouteAhead reports whether routing never looks at a replica (see above).
+// With a refresh interval the other policies route ahead too: between two refreshes the router
+// reads only its view, set at the last refresh and counted forward by its own sends. A window is
+// then the arrivals of one refresh interval (those of the intervals without arrivals join the
+// window before them); after a window every replica runs up to the next refresh time, if it has
+// an event by then, as the loop runs every engine before the refresh there (which comes before
+// any other event at its time), and the views are read.
+
+// canRouteAhead reports whether routing never looks at a replica's state now (see above).
 func (c *Config) canRouteAhead() bool {
-	return (c.Policy == RoundRobin || c.Policy == Random) && c.ReplicaCap == 0 && c.Autoscale == nil && !c.eventByEvent
+	return (c.Policy == RoundRobin || c.Policy == Random || c.RefreshS > 0) && c.ReplicaCap == 0 && c.Autoscale == nil && !c.eventByEvent
 }
 
 // routedReq is a request routed ahead: sent at at (its arrival event's time, arrival event k),
@@ -113,9 +120,19 @@ func (r *run) loopWindowed() error {
 	for {
 		w.base, w.at = events, w.at[:0]
 		n := 0
+		slotEnd := vtime.Never
+		if r.refresh > 0 && r.haveNext {
+			// Every replica is at the refresh before the window's first arrival.
+			r.refreshView()
+			slotEnd = r.slot(r.next.At) + vtime.Time(r.refresh)
+		}
 		for r.haveNext {
 			if !started || r.next.At > cur {
-				if n >= size {
+				if r.refresh > 0 {
+					if r.next.At >= slotEnd {
+						break
+					}
+				} else if n >= size {
 					break
 				}
 				if started {
@@ -134,6 +151,9 @@ func (r *run) loopWindowed() error {
 		w.end = vtime.Never
 		if r.haveNext {
 			w.end = r.next.At
+			if r.refresh > 0 {
+				w.end = r.slot(r.next.At)
+			}
 		} else if started {
 			r.progress(cur)
 		}
@@ -157,6 +177,12 @@ func (r *run) routeAhead(q *workload.Request, t vtime.Time, k int64) {
 	r.point(t).Arrivals++
 	x := r.rt.pick(r.serving(), q)
 	x.ops = append(x.ops, routedReq{q: *q, tag: int(r.routed - 1), at: t, k: k})
+	if x.rep.Fits(q) {
+		// What the loop's send does for a request the replica takes (it refuses one longer
+		// than max_model_len at once).
+		x.index.add(q)
+		x.viewOut++
+	}
 	x.routed++
 }
 
@@ -221,6 +247,12 @@ func (r *run) replay(x *replica, w *window) {
 	}
 	clear(ops)
 	x.ops = ops[:0]
+	if r.refresh > 0 && w.end != vtime.Never && x.err == nil && x.eng.NextEvent() <= w.end {
+		// The loop's refresh at w.end: the engine runs up to it after every arrival event
+		// before it is handled and the next is set (a sample set now comes after that one).
+		x.armIdx = w.base + int64(len(w.at)) + 1
+		r.runTo(x, w.end)
+	}
 	if w.end == vtime.Never && x.err == nil {
 		if err := x.eng.RunUntilIdle(); err != nil {
 			x.err = err

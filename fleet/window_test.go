@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 
@@ -59,30 +60,36 @@ func withoutEvents(t testing.TB, res *Result) []byte {
 // arrivals tied with the KV samples, with windows of a few requests (so samples and arrivals
 // straddle their edges) and of the default size; and the same bytes, engine events included,
 // on one, two or three workers.
-func TestRoutingAheadIsTheEventLoop(t *testing.T) {
-	srv := llama8B(t)
-	type source struct {
-		name   string
-		spec   *workload.Spec
-		stream func() workload.Stream
-		last   vtime.Time
-	}
-	var sources []source
+// aheadSource is traffic the routing-ahead tests replay: a trace excerpt or tied arrivals.
+type aheadSource struct {
+	name   string
+	spec   *workload.Spec
+	stream func() workload.Stream
+	last   vtime.Time
+}
+
+// aheadSources are the Azure and Mooncake excerpts and arrivals tied with the sample grid.
+func aheadSources(t *testing.T) []aheadSource {
+	var sources []aheadSource
 	for _, c := range []struct {
 		file  string
 		speed float64
 	}{{"azure_conv_300.csv", 4}, {"mooncake_conversation_400.jsonl", 1}} {
 		spec := &workload.Spec{Name: "t", Kind: workload.KindTrace, Seed: 5, HasSeed: true,
 			Trace: workload.Trace{File: traceExcerpt(c.file), Speedup: c.speed}}
-		sources = append(sources, source{c.file, spec, func() workload.Stream {
+		sources = append(sources, aheadSource{c.file, spec, func() workload.Stream {
 			return openTrace(t, c.file, workload.StreamOptions{Speed: c.speed})
 		}, lastArrival(t, c.file, c.speed)})
 	}
 	tied := tiedRequests(600)
-	sources = append(sources, source{"tied", &workload.Spec{Name: "tied", Kind: workload.KindTrace}, func() workload.Stream {
+	return append(sources, aheadSource{"tied", &workload.Spec{Name: "tied", Kind: workload.KindTrace}, func() workload.Stream {
 		return &sliceStream{reqs: tied}
 	}, tied[len(tied)-1].At})
-	for _, s := range sources {
+}
+
+func TestRoutingAheadIsTheEventLoop(t *testing.T) {
+	srv := llama8B(t)
+	for _, s := range aheadSources(t) {
 		for _, p := range []Policy{RoundRobin, Random} {
 			run := func(c Config) *Result {
 				c.Groups, c.Policy, c.Seed, c.Spec, c.LastArrival = []Group{{Server: srv, Count: 3}}, p, 5, s.spec, s.last
@@ -109,6 +116,85 @@ func TestRoutingAheadIsTheEventLoop(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestRefreshAheadIsTheEventLoop: with a router refresh interval the policies that read replica
+// state route a refresh interval ahead, and each replica replays it alone: the result is the
+// event loop's (refreshing at the same times), for any number of workers. A refresh every
+// nanosecond is a refresh at every arrival: the router then sees what the exact router sees.
+func TestRefreshAheadIsTheEventLoop(t *testing.T) {
+	if testing.Short() {
+		t.Skip("replays three sources under four policies")
+	}
+	srv := llama8B(t)
+	for _, s := range aheadSources(t) {
+		for _, p := range []Policy{LeastOutstanding, LeastKV, PrefixAware, Session} {
+			run := func(c Config) *Result {
+				c.Groups, c.Policy, c.Seed, c.Spec, c.LastArrival = []Group{{Server: srv, Count: 3}}, p, 5, s.spec, s.last
+				res, err := Run(c, s.stream())
+				if err != nil {
+					t.Fatal(err)
+				}
+				return res
+			}
+			exact := withoutEvents(t, run(Config{}))
+			for _, refresh := range []float64{1e-9, 0.013, 0.25} {
+				loop := run(Config{RefreshS: refresh, eventByEvent: true})
+				want := withoutEvents(t, loop)
+				if refresh == 1e-9 {
+					loop.RefreshS = 0 // the one field that names the refresh
+					if got := withoutEvents(t, loop); !bytes.Equal(got, exact) {
+						t.Errorf("%s, %s: a refresh every nanosecond differs from the exact router:\n%s\n%s", s.name, p, firstDiff(got, exact), firstDiff(exact, got))
+					}
+				}
+				var first []byte
+				for workers := 1; workers <= 3; workers++ {
+					res := run(Config{RefreshS: refresh, Workers: workers})
+					all := mustJSON(t, res)
+					if first == nil {
+						first = all
+					} else if !bytes.Equal(all, first) {
+						t.Errorf("%s, %s, refresh %g s: %d workers differ from one", s.name, p, refresh, workers)
+					}
+					if got := withoutEvents(t, res); !bytes.Equal(got, want) {
+						t.Errorf("%s, %s, refresh %g s, %d workers: routing ahead differs from the event loop:\nahead %s\nloop  %s", s.name, p, refresh, workers, firstDiff(got, want), firstDiff(want, got))
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestRefreshChangesRouting: a router that refreshes its view rarely routes differently from
+// one that sees the replicas exactly (the view is stale), and a least-outstanding router with a
+// stale view still spreads requests by its own sends.
+func TestRefreshChangesRouting(t *testing.T) {
+	srv := llama8B(t)
+	spec := openSpec(t, 30, 600, 0, 1000, 200)
+	run := func(refresh float64) *Result {
+		st, err := spec.Stream(1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := Run(Config{Groups: []Group{{Server: srv, Count: 4}}, Policy: LeastOutstanding, Seed: 1, Spec: spec, RefreshS: refresh}, st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	exact, stale := run(0), run(2)
+	routed := func(res *Result) (out []int64) {
+		for _, x := range res.Replicas {
+			out = append(out, x.Routed)
+		}
+		return out
+	}
+	if slices.Equal(routed(exact), routed(stale)) {
+		t.Errorf("a view refreshed every 2 s routes as the exact one: %v", routed(exact))
+	}
+	if b := stale.BalanceMaxToMean; b > 1.1 {
+		t.Errorf("stale least-outstanding: busiest replica %.2f x the mean, want <= 1.1 (the router counts its own sends)", b)
 	}
 }
 

@@ -36,6 +36,7 @@ func registerFleet(fs *pflag.FlagSet, f *fleet.Options) {
 	fs.IntVar(&f.Replicas, "replicas", 1, "`N` replicas of the deployment (0 with --group: none at the start)")
 	fs.StringArrayVar(&f.Groups, "group", nil, "add a group: `FILE:N` is N replicas of the scenario TOML FILE's deployment (the first group's model) behind the same router (repeatable)")
 	fs.StringVar(&f.Router, "router", "round-robin", "routing `policy`: "+fleet.PolicyNames()+"; with --plan a comma-separated list or 'all'")
+	fs.Float64Var(&f.RefreshMs, "router-refresh-ms", 0, "the router reads the replicas' state (outstanding requests, KV usage) as of its last refresh, every `ms`, plus its own sends since, as a gateway scraping engine metrics (0: exactly, at each decision)")
 	fs.IntVar(&f.ReplicaCap, "replica-cap", 0, "the router holds a request while every replica has `N` outstanding (0: sends at once)")
 	fs.IntVar(&f.QueueCap, "queue-cap", 0, "the router's queue holds at most `N` requests; more are rejected and counted (0: unbounded)")
 	fs.Float64Var(&f.PricePerHour, "price-per-hour", -1, "one replica's price in `USD` per hour (default: its GPUs' list price); with --group, the --replicas deployment's only")
