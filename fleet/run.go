@@ -175,7 +175,7 @@ func (r *run) addReplica(gi int, start, up vtime.Time) *replica {
 	if id > 0 {
 		seed ^= uint64(id) * 0x9e3779b97f4a7c15
 	}
-	x := &replica{id: id, group: gi, srv: g.Server, eng: g.Server.NewEngine(seed), heapAt: -1, start: start, up: up, down: -1,
+	x := &replica{id: id, group: gi, srv: g.Server, eng: g.Server.NewEngine(seed), start: start, up: up, down: -1,
 		idleSince: up, seqCap: max(g.Server.Deployment.Engine.MaxNumSeqs, 1)}
 	x.name = fmt.Sprintf("r%d", id)
 	if r.cfg.Policy == PrefixAware {
