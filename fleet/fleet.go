@@ -3,7 +3,6 @@ package fleet
 import (
 	"errors"
 	"fmt"
-	"math"
 
 	"github.com/servesim/servesim/sim"
 	"github.com/servesim/servesim/vtime"
@@ -93,6 +92,9 @@ type Config struct {
 	window       int
 }
 
+// MaxRefreshS bounds Config.RefreshS (about 11.6 days: longer than any trace).
+const MaxRefreshS = 1e6
+
 // Validate names the first bad field.
 func (c *Config) Validate() error {
 	if len(c.Groups) == 0 {
@@ -114,8 +116,8 @@ func (c *Config) Validate() error {
 	if c.ReplicaCap < 0 || c.QueueCap < 0 {
 		return errors.New("fleet: replica and queue caps must be >= 0")
 	}
-	if !(c.RefreshS >= 0) || math.IsInf(c.RefreshS, 1) || (c.RefreshS > 0 && vtime.FromSeconds(c.RefreshS) <= 0) {
-		return fmt.Errorf("fleet: router refresh %g s: want 0 or a finite interval of at least 1 ns", c.RefreshS)
+	if !(c.RefreshS >= 0 && c.RefreshS <= MaxRefreshS) || (c.RefreshS > 0 && vtime.FromSeconds(c.RefreshS) <= 0) {
+		return fmt.Errorf("fleet: router refresh %g s: want 0 or an interval from 1 ns to %g s", c.RefreshS, float64(MaxRefreshS))
 	}
 	if a := c.Autoscale; a != nil {
 		if a.StartupS < 0 || a.IntervalS < 0 || a.IdleS < 0 || a.QueuePerReplica < 0 || a.TTFTms < 0 {

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"os"
 
 	"github.com/servesim/servesim/internal/usage"
@@ -145,8 +144,8 @@ func (o *Options) PlanPolicies(slo workload.SLO) ([]Policy, error) {
 // checkRefresh refuses a --router-refresh-ms that is not a finite interval of at least 1 ns, or 0.
 func (o *Options) checkRefresh() error {
 	ms := o.RefreshMs
-	if !(ms >= 0) || math.IsInf(ms, 1) || (ms > 0 && vtime.FromSeconds(ms/1e3) <= 0) {
-		return usage.Errorf("--router-refresh-ms %g: want 0 (the router sees the replicas exactly) or a finite interval of at least 1e-06 ms", ms)
+	if !(ms >= 0 && ms <= MaxRefreshS*1e3) || (ms > 0 && vtime.FromSeconds(ms/1e3) <= 0) {
+		return usage.Errorf("--router-refresh-ms %g: want 0 (the router sees the replicas exactly) or an interval from 1e-06 to %g ms", ms, MaxRefreshS*1e3)
 	}
 	return nil
 }

@@ -64,7 +64,7 @@ func TestFleetBadInput(t *testing.T) {
 	if _, stderr, code := fleetCLI(t, "fleet", "--rate", "3", "--requests", "5", "--router", "fastest"); code != 2 || !strings.Contains(stderr, "least-outstanding") {
 		t.Errorf("unknown router: exit %d, %q", code, stderr)
 	}
-	for _, v := range []string{"-5", "NaN", "+Inf", "1e-9"} {
+	for _, v := range []string{"-5", "NaN", "+Inf", "1e-9", "1e10"} {
 		if _, stderr, code := fleetCLI(t, "fleet", "--rate", "3", "--requests", "5", "--router", "least-kv", "--router-refresh-ms", v); code != 2 || !strings.Contains(stderr, "--router-refresh-ms") {
 			t.Errorf("--router-refresh-ms %s: exit %d, %q", v, code, stderr)
 		}
