@@ -47,6 +47,14 @@ func TestFleetPlanShardsMerge(t *testing.T) {
 	if _, stderr, code := fleetCLI(t, "fleet", "--plan", merge[0], merge[1]); code == 0 || !strings.Contains(stderr, "missing") {
 		t.Errorf("one shard of two merged: exit %d, %s", code, stderr)
 	}
+	// A shard run with another router view is a shard of another plan.
+	other := filepath.Join(dir, "refresh.json")
+	if _, stderr, code := fleetCLI(t, append([]string{"fleet", "--plan", "--shard", "1/2", "--router-refresh-ms", "100", "--out", other}, common...)...); code != 0 {
+		t.Fatalf("shard with a refresh: exit %d: %s", code, stderr)
+	}
+	if _, stderr, code := fleetCLI(t, "fleet", "--plan", merge[0], merge[1], "--merge", other); code == 0 || !strings.Contains(stderr, "another plan") {
+		t.Errorf("shards of plans with different router views merged: exit %d, %s", code, stderr)
+	}
 }
 
 // TestFleetBadInput: errors name the file and line or the flag, exit 2 for usage.
