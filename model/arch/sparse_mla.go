@@ -105,7 +105,27 @@ type sparseMLACost struct {
 	idxFLOPsPerQK       float64 // 2 x index heads x index dim (replicated on every rank)
 	compress            float64
 	latentBytesPerToken float64
-	indexKeyBytes       float64 // per stored indexer key
+	// gatherRowBytes is what a gathering prefill kernel is priced per selected token: the
+	// cached row, an NVFP4 row at the fp8 row's size (prefillGatherRowBytes).
+	gatherRowBytes float64
+	indexKeyBytes  float64 // per stored indexer key
+}
+
+// prefillGatherRowBytes is the bytes a prefill kernel that gathers one latent per selected token
+// is priced per gather. A gathered row is converted for a bf16 MMA: an fp8 row value by value; an
+// NVFP4 row (416 bytes against fp8's 656) is first unpacked, two values a byte, and rescaled by
+// an fp8 scale per 16 values on the CUDA cores. No public kernel figure prices that unpacking.
+// The community builds' 32K prefills on 4 x RTX PRO 6000 Workstation at decode context parallel
+// 4 run 4-6 % slower with the NVFP4 cache than with fp8 (the same builds, speculation methods
+// and cards; 12.3-12.8K against 12.9-13.4K tok/s), not faster as 37 % fewer bytes would make a
+// gather-bound kernel: the smaller row buys a gathering prefill nothing, so an NVFP4 row is
+// priced as the fp8 row. Decode (bandwidth-bound streaming of each query's top-k) keeps the
+// smaller row, and a kernel that reads the touched cache once reads its real bytes.
+func (s SparseMLA) prefillGatherRowBytes(kv DType) float64 {
+	if kv == NVFP4 {
+		return s.latentBytes(FP8)
+	}
+	return s.latentBytes(kv)
 }
 
 // Kernels: MLA's six, and the indexer's query and key projections, its weights projection, the
@@ -126,7 +146,7 @@ func (s SparseMLA) SmallKernels() (elementwise, quantized int) {
 func (s SparseMLA) Prepare(tp int, kv DType) LayerCost {
 	return &sparseMLACost{heads: float64(s.Heads) / float64(tp), latent: float64(s.KVLoraRank), rope: float64(s.QKRopeDim),
 		topK: s.IndexTopK, idxFLOPsPerQK: 2 * float64(s.IndexHeads*s.IndexHeadDim), compress: float64(s.IndexCompress),
-		latentBytesPerToken: s.latentBytes(kv), indexKeyBytes: s.indexKeyBytes()}
+		latentBytesPerToken: s.latentBytes(kv), gatherRowBytes: s.prefillGatherRowBytes(kv), indexKeyBytes: s.indexKeyBytes()}
 }
 
 // Seconds has two parts. Indexer: every query scores all earlier compressed keys, 2 x IH x ID fp8
@@ -146,12 +166,13 @@ func (c *sparseMLACost) Seconds(r *Roofline, start, tokens int, decode bool) Sec
 	sel := sumMinPos(start, tokens, c.topK)
 	heads := math.Max(c.heads, float64(r.SparseHeadTile))
 	flops := 2 * heads * sel * (2*c.latent + c.rope)
-	bytes := sel * c.latentBytesPerToken
 	if decode {
+		bytes := sel * c.latentBytesPerToken
 		return Seconds{Indexer: tIdx, Attention: math.Max(flops/(r.BF16FLOPS*r.SparseDecodeEff), bytes/(r.BandwidthBytesPerS*r.AttnDecodeEff))}
 	}
+	bytes := sel * c.gatherRowBytes
 	if r.SparsePrefillOnce {
-		bytes = math.Min(bytes, float64(start+tokens)*c.latentBytesPerToken)
+		bytes = math.Min(sel*c.latentBytesPerToken, float64(start+tokens)*c.latentBytesPerToken)
 	}
 	return Seconds{Indexer: tIdx, Attention: r.Attention(flops, bytes, false)}
 }

@@ -14,7 +14,7 @@ func TestSparsePrefillGather(t *testing.T) {
 	s := SparseMLA{MLA: MLA{Heads: 64, KVLoraRank: 512, QKRopeDim: 64, QKNopeDim: 192, VHeadDim: 256},
 		IndexHeads: 32, IndexHeadDim: 128, IndexTopK: 2048, IndexCompress: 1}
 	c := s.Prepare(8, FP8).(*sparseMLACost)
-	c.latentBytesPerToken = 656
+	c.latentBytesPerToken, c.gatherRowBytes = 656, 656
 	r := Roofline{BandwidthBytesPerS: 4e12, BF16FLOPS: 1e15, FP8FLOPS: 2e15, AttnPrefillEff: 0.5, AttnDecodeEff: 0.8, IndexerEff: 0.5, SparseDecodeEff: 0.41}
 	once := r
 	once.SparsePrefillOnce = true
@@ -58,5 +58,31 @@ func TestSparseHeadTile(t *testing.T) {
 	c1 := s.Prepare(1, FP8)
 	if a, b := c1.Seconds(&r, 8192, 8192, false).Attention, c1.Seconds(&tiled, 8192, 8192, false).Attention; a != b {
 		t.Errorf("64 heads on one rank: tiled %g s, untiled %g s, want equal", b, a)
+	}
+}
+
+// TestNVFP4CacheGather: an NVFP4 sparse-MLA cache stores 416-byte rows against fp8's 656 (a
+// 512-wide latent and the padded bf16 rope part); a prefill kernel that gathers per selected
+// token is priced the fp8 row either way (the row is unpacked and rescaled before the MMA), while
+// decode and a read-once prefill kernel move the smaller rows.
+func TestNVFP4CacheGather(t *testing.T) {
+	s := SparseMLA{MLA: MLA{Heads: 64, KVLoraRank: 512, QKRopeDim: 0, QKNopeDim: 256, VHeadDim: 256},
+		IndexHeads: 32, IndexHeadDim: 128, IndexTopK: 2048, IndexCompress: 4}
+	if f, n := s.latentBytes(FP8), s.latentBytes(NVFP4); f != 656 || n != 416 {
+		t.Fatalf("rows: fp8 %g, nvfp4 %g bytes, want 656 and 416", f, n)
+	}
+	// Bandwidth-bound: a low bandwidth and a high peak.
+	r := Roofline{BandwidthBytesPerS: 1e11, BF16FLOPS: 1e16, FP8FLOPS: 2e16, AttnPrefillEff: 0.5, AttnDecodeEff: 0.8, IndexerEff: 0.5, SparseDecodeEff: 0.41}
+	fp8, nv := s.Prepare(4, FP8), s.Prepare(4, NVFP4)
+	if a, b := fp8.Seconds(&r, 16384, 4096, false).Attention, nv.Seconds(&r, 16384, 4096, false).Attention; a != b {
+		t.Errorf("gathering prefill: fp8 %g s, nvfp4 %g s, want equal", a, b)
+	}
+	if a, b := fp8.Seconds(&r, 100000, 1, true).Attention, nv.Seconds(&r, 100000, 1, true).Attention; math.Abs(b/a-416.0/656) > 1e-9 {
+		t.Errorf("decode: nvfp4 %g s over fp8 %g s, want the rows' ratio 416/656", b, a)
+	}
+	once := r
+	once.SparsePrefillOnce = true
+	if a, b := fp8.Seconds(&once, 16384, 4096, false).Attention, nv.Seconds(&once, 16384, 4096, false).Attention; math.Abs(b/a-416.0/656) > 1e-9 {
+		t.Errorf("read-once prefill: nvfp4 %g s over fp8 %g s, want the rows' ratio", b, a)
 	}
 }
