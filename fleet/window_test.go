@@ -228,3 +228,34 @@ func TestRateTrafficStreamsPastOneRun(t *testing.T) {
 		t.Errorf("past the stream's bound: %v, want an error naming --requests", err)
 	}
 }
+
+// TestRefreshWithCapsAndAutoscaler: with a router cap, its queue and an autoscaler the event loop
+// runs a refreshed view (nothing routes ahead there): the run is deterministic and reads the view,
+// so a view refreshed every 5 s routes otherwise than the exact one.
+func TestRefreshWithCapsAndAutoscaler(t *testing.T) {
+	srv := llama8B(t)
+	spec := openSpec(t, 16, 800, 2, 1000, 200)
+	run := func(refresh float64) []byte {
+		st, err := spec.Stream(3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := Run(Config{Groups: []Group{{Server: srv, Count: 2}}, Policy: LeastOutstanding, Seed: 3, Spec: spec, RefreshS: refresh,
+			ReplicaCap: 24, QueueCap: 400, Autoscale: &Autoscale{Max: 4, StartupS: 5, IntervalS: 2, QueuePerReplica: 4, IdleS: 30}}, st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Routed != 800 {
+			t.Fatalf("refresh %g: %d routed, want 800", refresh, res.Routed)
+		}
+		res.RefreshS = 0 // compare the runs, not the field naming the refresh
+		return withoutEvents(t, res)
+	}
+	a, b := run(5), run(5)
+	if !bytes.Equal(a, b) {
+		t.Errorf("refreshed view with caps and an autoscaler: two runs differ:\n%s\n%s", firstDiff(a, b), firstDiff(b, a))
+	}
+	if exact := run(0); bytes.Equal(exact, a) {
+		t.Error("a view refreshed every 5 s routes as the exact one")
+	}
+}
