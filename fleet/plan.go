@@ -251,7 +251,7 @@ func WritePlan(w io.Writer, f *PlanFile, format string) error {
 	slo := f.SLO
 	fmt.Fprintf(w, "fleet plan: %s (%s requests)", f.Traffic, commas(f.Requests))
 	if f.RefreshS > 0 {
-		fmt.Fprintf(w, ", router views refreshed every %s", ms(f.RefreshS*1e3))
+		fmt.Fprintf(w, ", router views refreshed every %s", refreshMs(f.RefreshS))
 	}
 	fmt.Fprintf(w, "; objectives at p%g:", 100*slo.Q())
 	if slo.TTFTms > 0 {

@@ -116,6 +116,8 @@ type run struct {
 	windowed bool
 	// refresh is the router's refresh interval (0: it sees the replicas exactly).
 	refresh vtime.Duration
+	// busy holds the replicas a window runs (window.go).
+	busy []*replica
 }
 
 // Run simulates the fleet on the requests of stream, in arrival order. The result depends only

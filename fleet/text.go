@@ -27,9 +27,17 @@ func ms(v float64) string {
 // routerName is policy p, with its view's refresh interval when it reads one.
 func routerName(p Policy, refreshS float64) string {
 	if refreshS > 0 && p != RoundRobin && p != Random {
-		return fmt.Sprintf("%s (its view refreshed every %s)", p, ms(refreshS*1e3))
+		return fmt.Sprintf("%s (its view refreshed every %s)", p, refreshMs(refreshS))
 	}
 	return string(p)
+}
+
+// refreshMs is a refresh interval for people: as ms() prints latencies, below 0.1 ms in full.
+func refreshMs(s float64) string {
+	if v := s * 1e3; v < 0.1 {
+		return fmt.Sprintf("%g ms", v)
+	}
+	return ms(s * 1e3)
 }
 
 // WriteText prints a fleet run: the fleet, the replicas, the series.

@@ -188,8 +188,21 @@ func (r *run) routeAhead(q *workload.Request, t vtime.Time, k int64) {
 
 // replayAll runs every replica through window w and merges their shares of the series.
 func (r *run) replayAll(w *window) error {
-	workpool.Run(len(r.reps), r.cfg.Workers, func(i int) { r.replay(r.reps[i], w) }, nil)
+	// Only replicas with something before w.end run (a short refresh interval makes windows of a
+	// request or two); one runs here, more over the workers.
+	busy := r.busy[:0]
 	for _, x := range r.reps {
+		if w.end == vtime.Never || len(x.ops) > 0 || (x.sampleSeq != 0 && x.sampleAt < w.end) || (r.refresh > 0 && x.eng.NextEvent() <= w.end) {
+			busy = append(busy, x)
+		}
+	}
+	r.busy = busy
+	if len(busy) == 1 {
+		r.replay(busy[0], w)
+	} else {
+		workpool.Run(len(busy), r.cfg.Workers, func(i int) { r.replay(busy[i], w) }, nil)
+	}
+	for _, x := range busy {
 		if x.err != nil {
 			return x.err
 		}
