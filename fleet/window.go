@@ -33,11 +33,12 @@ import (
 // and here only its own events stop it.
 
 // With a refresh interval the other policies route ahead too: between two refreshes the router
-// reads only its view, set at the last refresh and counted forward by its own sends. A window is
-// then the arrivals of one refresh interval (those of the intervals without arrivals join the
-// window before them); after a window every replica runs up to the next refresh time, if it has
-// an event by then, as the loop runs every engine before the refresh there (which comes before
-// any other event at its time), and the views are read.
+// reads only its view, set at the last refresh and counted forward by its own sends. A window
+// then holds arrivals of one refresh interval only (a long interval is split into windows of the
+// usual size, which change nothing the router reads); after the last window of an interval every
+// replica runs up to the next refresh time, if it has an event by then, as the loop runs every
+// engine before the refresh there (which comes before any other event at its time), and the
+// views are read.
 
 // canRouteAhead reports whether routing never looks at a replica's state now (see above).
 func (c *Config) canRouteAhead() bool {
@@ -117,22 +118,18 @@ func (r *run) loopWindowed() error {
 	var cur vtime.Time
 	started := false
 	r.haveNext = r.read()
+	slotEnd := vtime.Time(-1) // the end of the refresh interval being routed (-1: none yet)
 	for {
 		w.base, w.at = events, w.at[:0]
 		n := 0
-		slotEnd := vtime.Never
-		if r.refresh > 0 && r.haveNext {
+		if r.refresh > 0 && r.haveNext && (slotEnd < 0 || r.next.At >= slotEnd) {
 			// Every replica is at the refresh before the window's first arrival.
 			r.refreshView()
 			slotEnd = r.slot(r.next.At) + vtime.Time(r.refresh)
 		}
 		for r.haveNext {
 			if !started || r.next.At > cur {
-				if r.refresh > 0 {
-					if r.next.At >= slotEnd {
-						break
-					}
-				} else if n >= size {
+				if n >= size || (r.refresh > 0 && r.next.At >= slotEnd) {
 					break
 				}
 				if started {
@@ -151,7 +148,8 @@ func (r *run) loopWindowed() error {
 		w.end = vtime.Never
 		if r.haveNext {
 			w.end = r.next.At
-			if r.refresh > 0 {
+			if r.refresh > 0 && r.next.At >= slotEnd {
+				// The next window starts a refresh interval: the replicas run up to its refresh.
 				w.end = r.slot(r.next.At)
 			}
 		} else if started {

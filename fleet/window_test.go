@@ -150,11 +150,18 @@ func TestRefreshAheadIsTheEventLoop(t *testing.T) {
 				}
 				var first []byte
 				for workers := 1; workers <= 3; workers++ {
-					res := run(Config{RefreshS: refresh, Workers: workers})
+					// Three workers also split each refresh interval into windows of 7 requests.
+					window := 0
+					if workers == 3 {
+						window = 7
+					}
+					res := run(Config{RefreshS: refresh, Workers: workers, window: window})
 					all := mustJSON(t, res)
-					if first == nil {
+					switch {
+					case first == nil:
 						first = all
-					} else if !bytes.Equal(all, first) {
+					case window == 0 && !bytes.Equal(all, first):
+						// (Smaller windows stop the engines more often: their event counts differ.)
 						t.Errorf("%s, %s, refresh %g s: %d workers differ from one", s.name, p, refresh, workers)
 					}
 					if got := withoutEvents(t, res); !bytes.Equal(got, want) {
