@@ -95,6 +95,11 @@ type Config struct {
 // MaxRefreshS bounds Config.RefreshS (about 11.6 days: longer than any trace).
 const MaxRefreshS = 1e6
 
+// validRefresh reports whether s is a router refresh interval: 0, or 1 ns to MaxRefreshS.
+func validRefresh(s float64) bool {
+	return s >= 0 && s <= MaxRefreshS && (s == 0 || vtime.FromSeconds(s) > 0)
+}
+
 // Validate names the first bad field.
 func (c *Config) Validate() error {
 	if len(c.Groups) == 0 {
@@ -116,7 +121,7 @@ func (c *Config) Validate() error {
 	if c.ReplicaCap < 0 || c.QueueCap < 0 {
 		return errors.New("fleet: replica and queue caps must be >= 0")
 	}
-	if !(c.RefreshS >= 0 && c.RefreshS <= MaxRefreshS) || (c.RefreshS > 0 && vtime.FromSeconds(c.RefreshS) <= 0) {
+	if !validRefresh(c.RefreshS) {
 		return fmt.Errorf("fleet: router refresh %g s: want 0 or an interval from 1 ns to %g s", c.RefreshS, float64(MaxRefreshS))
 	}
 	if a := c.Autoscale; a != nil {

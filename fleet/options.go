@@ -7,7 +7,6 @@ import (
 	"os"
 
 	"github.com/servesim/servesim/internal/usage"
-	"github.com/servesim/servesim/vtime"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -141,10 +140,10 @@ func (o *Options) PlanPolicies(slo workload.SLO) ([]Policy, error) {
 	return pols, o.checkRefresh()
 }
 
-// checkRefresh refuses a --router-refresh-ms that is not a finite interval of at least 1 ns, or 0.
+// checkRefresh refuses a --router-refresh-ms that is neither 0 nor an interval of 1 ns to
+// MaxRefreshS.
 func (o *Options) checkRefresh() error {
-	ms := o.RefreshMs
-	if !(ms >= 0 && ms <= MaxRefreshS*1e3) || (ms > 0 && vtime.FromSeconds(ms/1e3) <= 0) {
+	if ms := o.RefreshMs; !validRefresh(ms / 1e3) {
 		return usage.Errorf("--router-refresh-ms %g: want 0 (the router sees the replicas exactly) or an interval from 1e-06 to %g ms", ms, MaxRefreshS*1e3)
 	}
 	return nil
