@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/servesim/servesim/sim"
 	"github.com/servesim/servesim/vtime"
 	"github.com/servesim/servesim/workload"
 )
@@ -87,18 +88,23 @@ func aheadSources(t *testing.T) []aheadSource {
 	}, tied[len(tied)-1].At})
 }
 
+// runner runs three replicas of srv under policy p on the source, with c's other settings.
+func (s aheadSource) runner(t *testing.T, srv *sim.Server, p Policy) func(c Config) *Result {
+	return func(c Config) *Result {
+		c.Groups, c.Policy, c.Seed, c.Spec, c.LastArrival = []Group{{Server: srv, Count: 3}}, p, 5, s.spec, s.last
+		res, err := Run(c, s.stream())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+}
+
 func TestRoutingAheadIsTheEventLoop(t *testing.T) {
 	srv := llama8B(t)
 	for _, s := range aheadSources(t) {
 		for _, p := range []Policy{RoundRobin, Random} {
-			run := func(c Config) *Result {
-				c.Groups, c.Policy, c.Seed, c.Spec, c.LastArrival = []Group{{Server: srv, Count: 3}}, p, 5, s.spec, s.last
-				res, err := Run(c, s.stream())
-				if err != nil {
-					t.Fatal(err)
-				}
-				return res
-			}
+			run := s.runner(t, srv, p)
 			want := withoutEvents(t, run(Config{eventByEvent: true}))
 			for _, window := range []int{0, 1, 7} {
 				var first []byte
@@ -130,14 +136,7 @@ func TestRefreshAheadIsTheEventLoop(t *testing.T) {
 	srv := llama8B(t)
 	for _, s := range aheadSources(t) {
 		for _, p := range []Policy{LeastOutstanding, LeastKV, PrefixAware, Session} {
-			run := func(c Config) *Result {
-				c.Groups, c.Policy, c.Seed, c.Spec, c.LastArrival = []Group{{Server: srv, Count: 3}}, p, 5, s.spec, s.last
-				res, err := Run(c, s.stream())
-				if err != nil {
-					t.Fatal(err)
-				}
-				return res
-			}
+			run := s.runner(t, srv, p)
 			exact := withoutEvents(t, run(Config{}))
 			for _, refresh := range []float64{1e-9, 0.013, 0.25} {
 				loop := run(Config{RefreshS: refresh, eventByEvent: true})
