@@ -39,9 +39,11 @@ type attnGroup struct {
 	cost   arch.LayerCost
 	// dcp > 1: decode context parallel splits this group's cache over dcp ranks; wide is the
 	// group prepared with every head of the DCP group on one rank (tp / dcp), which each rank
-	// runs over its 1/dcp share of the context.
-	dcp  int
-	wide arch.LayerCost
+	// runs over its 1/dcp share of the context; gatherRowBytes is one cached token of a layer in
+	// 16 bits, as a prefill chunk gathers the earlier context from the DCP ranks.
+	dcp            int
+	wide           arch.LayerCost
+	gatherRowBytes float64
 }
 
 // Model turns a step's shape into time on one deployment with one parameter set. Build it
@@ -268,6 +270,7 @@ func withDCP(groups []attnGroup, a *arch.Arch, tp, dcp int, kv arch.DType) []att
 		}
 		groups[i].dcp = dcp
 		groups[i].wide = lg.Attn.Mixer().Prepare(max(tp/dcp, 1), kv)
+		groups[i].gatherRowBytes = lg.Attn.Mixer().KVSpec(tp, arch.BF16).BytesPerToken
 	}
 	return groups
 }
@@ -370,6 +373,13 @@ func (c *Model) attnTime(groups []attnGroup, w SeqWork, st *StepCost, term, stat
 			st.Seconds[stateTerm] += sec.State * g.layers
 			continue
 		}
+		if g.dcp > 1 && w.Start > 0 {
+			// A prefill chunk attends over the whole context with the rank's heads: each
+			// cached layer first gathers the earlier context from the DCP ranks, dequantised to
+			// 16 bits (vLLM's MLA backends: cp_gather_and_maybe_dequant_cache, then an
+			// all-gather over the DCP group).
+			st.Seconds[term] += g.layers * c.kern.AllGatherSeconds(g.dcp, float64(w.Start)*g.gatherRowBytes)
+		}
 		sec := g.cost.Seconds(&c.roof, w.Start, w.Tokens, w.Decode)
 		st.Seconds[term] += (sec.Indexer + sec.Attention) * g.layers
 		st.Seconds[stateTerm] += sec.State * g.layers
@@ -435,7 +445,7 @@ func (c *Model) tokenTerms(t float64, logits float64, st *StepCost) {
 // dcpSeconds is decode context parallel's exchange for a step with rows decode rows: per cached
 // layer, the rows' queries gathered over the DCP group and their partial outputs combined (two
 // exchanges of the rows' heads). Prefill chunks attend with the TP heads over the whole context
-// (vLLM splits the cache the chunk writes, not its attention).
+// (vLLM splits the cache the chunk writes, not its attention), after gathering it (attnTime).
 func (c *Model) dcpSeconds(rows float64) float64 {
 	if c.dcpLayers == 0 || rows <= 0 {
 		return 0

@@ -128,3 +128,31 @@ func TestBlockScaledFP8Bandwidth(t *testing.T) {
 		t.Errorf("decode GEMM: %g s at 0.7, %g s at 1: ratio %g, want %g", a, b, a/b, 1/0.7)
 	}
 }
+
+// TestDCPPrefillGathersContext: under decode context parallel a prefill chunk attends with the
+// rank's heads over the whole context, so each cached layer first gathers the earlier context
+// from the DCP ranks in 16 bits: the seed's 11 sparse-MLA layers, 1,024 bytes of latent and 33 of
+// indexer key (132 per 4 tokens) a token. A chunk at position 0 gathers nothing.
+func TestDCPPrefillGathersContext(t *testing.T) {
+	one := New(deploytest.Seed(t), param.Priors())
+	d := deploytest.Seed(t)
+	d.Engine.DecodeContextParallel = 4
+	four := New(d, param.Priors())
+	step := func(c *Model, w SeqWork) float64 {
+		var s StepShape
+		s.Add(w)
+		return c.Step(&s).TotalSeconds
+	}
+	chunk := SeqWork{Start: 24576, Tokens: 8192}
+	want := 11 * four.kern.AllGatherSeconds(4, 24576*(1024+132.0/4))
+	if got := step(four, chunk) - step(one, chunk); math.Abs(got/want-1) > 1e-9 {
+		t.Errorf("chunk at 24,576: DCP 4 costs %.3f ms more than DCP 1, want the context's gather, %.3f ms", got*1e3, want*1e3)
+	}
+	if want < 1e-4 {
+		t.Errorf("the gather of 24,576 tokens over 11 layers takes %.3f ms: want a visible term", want*1e3)
+	}
+	first := SeqWork{Start: 0, Tokens: 8192}
+	if a, b := step(four, first), step(one, first); a != b {
+		t.Errorf("chunk at 0: DCP 4 %.6f s, DCP 1 %.6f s, want equal (nothing to gather)", a, b)
+	}
+}
