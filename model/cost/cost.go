@@ -39,11 +39,11 @@ type attnGroup struct {
 	cost   arch.LayerCost
 	// dcp > 1: decode context parallel splits this group's cache over dcp ranks; wide is the
 	// group prepared with every head of the DCP group on one rank (tp / dcp), which each rank
-	// runs over its 1/dcp share of the context; gatherRowBytes is one cached token of a layer in
+	// runs over its 1/dcp share of the context; contextRowBytes is one cached token of a layer in
 	// 16 bits, as a prefill chunk gathers the earlier context from the DCP ranks.
-	dcp            int
-	wide           arch.LayerCost
-	gatherRowBytes float64
+	dcp             int
+	wide            arch.LayerCost
+	contextRowBytes float64
 }
 
 // Model turns a step's shape into time on one deployment with one parameter set. Build it
@@ -270,7 +270,7 @@ func withDCP(groups []attnGroup, a *arch.Arch, tp, dcp int, kv arch.DType) []att
 		}
 		groups[i].dcp = dcp
 		groups[i].wide = lg.Attn.Mixer().Prepare(max(tp/dcp, 1), kv)
-		groups[i].gatherRowBytes = lg.Attn.Mixer().KVSpec(tp, arch.BF16).BytesPerToken
+		groups[i].contextRowBytes = lg.Attn.Mixer().KVSpec(tp, arch.BF16).BytesPerToken
 	}
 	return groups
 }
@@ -378,7 +378,7 @@ func (c *Model) attnTime(groups []attnGroup, w SeqWork, st *StepCost, term, stat
 			// cached layer first gathers the earlier context from the DCP ranks, dequantised to
 			// 16 bits (vLLM's MLA backends: cp_gather_and_maybe_dequant_cache, then an
 			// all-gather over the DCP group).
-			st.Seconds[term] += g.layers * c.kern.AllGatherSeconds(g.dcp, float64(w.Start)*g.gatherRowBytes)
+			st.Seconds[term] += g.layers * c.kern.AllGatherSeconds(g.dcp, float64(w.Start)*g.contextRowBytes)
 		}
 		sec := g.cost.Seconds(&c.roof, w.Start, w.Tokens, w.Decode)
 		st.Seconds[term] += (sec.Indexer + sec.Attention) * g.layers
