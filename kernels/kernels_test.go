@@ -91,7 +91,7 @@ func TestFullProfiles(t *testing.T) {
 // TestFitReproducesPriors refits the Hopper and Ampere priors from the full profiles: the
 // generation table must hold what the profiles give (to 2 %, the table's rounding).
 func TestFitReproducesPriors(t *testing.T) {
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		t.Skip("fits every profile (about 10 s of CPU)")
 	}
 	dir := sharedVidur()

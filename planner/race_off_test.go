@@ -1,0 +1,5 @@
+//go:build !race
+
+package planner
+
+const raceEnabled = false
