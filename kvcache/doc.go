@@ -61,7 +61,11 @@
 // allocating them evicts nothing), so only their ids differ from vLLM's order, and the pool
 // touches no more blocks than it holds at its busiest. A finished request whose prompt no other
 // request has (Content.PromptUnique) drops that prompt's pending content first
-// (Manager.ReleaseDone, Pool.Forget): no lookup could find it again.
+// (Manager.ReleaseDone, Pool.Forget): no lookup could find it again. A table's blocks past those
+// entered in the cache were allocated for it and never held content: they are freed with
+// Pool.FreeBlank, which leaves their metadata as Allocate left it and hands them out again
+// without reading it (in a fleet, a request's metadata is long out of the processor's caches
+// when it finishes).
 //
 // # Prefix cache
 //
@@ -83,8 +87,9 @@
 // even carry its hash: it keeps the request's content (a chain source) and its block index, and
 // the chained hash, the same function of the content as the request's own, is computed when the
 // block enters the index. With
-// Manager.DeferUnique (package sim's fast mode) a request's generated blocks are not even listed
-// until a preemption frees them (CommitAll): only that request could hit them.
+// Manager.DeferUnique (package sim's fast mode) a request's generated blocks, and the blocks of a
+// unique prompt past what other requests may share, are not even listed until a preemption frees
+// them (CommitAll): only that request could hit them.
 //
 // FindHit (vllm/v1/core/kv_cache_manager.py, get_computed_blocks, and the coordinator in
 // vllm/v1/core/kv_cache_coordinator.py) computes, in tokens:

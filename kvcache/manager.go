@@ -95,11 +95,25 @@ type chain struct {
 	hashes []uint64
 }
 
-// Table is one request's block tables, one per group, plus its cached hash chains.
+// Table is one request's block tables, one per group, plus its cached hash chains. What Grow and
+// Commit read at a decoding request's visit comes first, and a one-group layout's per-group
+// slices point into the table itself (one1 and the fields after it), so that visit touches one or
+// two cache lines of it: in a fleet, a replica's tables are evicted from the caches between two
+// of its steps.
 type Table struct {
-	Blocks [][]BlockID
+	// fits is how many tokens the held blocks cover in every group (Grow has nothing to do up
+	// to it); nextCommit the smallest computed-token count at which Commit has work. Both are 0
+	// (unknown) after Admit and Free.
+	fits       int
+	nextCommit int
+	Blocks     [][]BlockID
 	// base[g] is the index of the first block still held in a sliding-window group.
 	base []int
+	// The backing arrays of Blocks, base, hashed and src in a one-group layout.
+	one1    [1][]BlockID
+	base1   [1]int
+	hashed1 [1]int
+	src1    [1]int32
 	// hashed[g] counts blocks (attention) or boundaries (state) already entered in the cache.
 	hashed []int
 	// src[g] is the pool's chain source of group g's pending blocks plus one (0: none yet), held
@@ -115,11 +129,6 @@ type Table struct {
 	hitGen    uint64
 	hitFor    int
 	hitCached bool
-	// fits is how many tokens the held blocks cover in every group (Grow has nothing to do up
-	// to it); nextCommit the smallest computed-token count at which Commit has work. Both are 0
-	// (unknown) after Admit and Free.
-	fits       int
-	nextCommit int
 }
 
 // Manager is the KV-cache coordinator: it maps requests to blocks in every group of a Layout,
@@ -129,8 +138,10 @@ type Manager struct {
 	Pool      *Pool
 	EagleDrop bool // drop the last matched block (EAGLE-family speculative methods)
 	Caching   bool
-	// DeferUnique makes Commit skip the blocks that hold a request's generated tokens (their
-	// content is the request's own: no other request can hit them). CommitAll enters them, which
+	// DeferUnique makes Commit skip the blocks that hold a request's generated tokens, and under
+	// the pool's hot reuse those of a unique prompt (Content.PromptUnique) past what other
+	// requests may share (their content is the request's own: no other request can hit them;
+	// ReleaseDone frees them without content). CommitAll enters them, which
 	// the caller must do before freeing blocks a later admission of the same request may hit
 	// (a preemption); a request that finishes or is aborted never looks them up again, so
 	// skipping them changes no hit, admission or eviction (package sim's fast mode).
@@ -158,6 +169,11 @@ func (m *Manager) NewTable() *Table {
 		return t
 	}
 	n := len(m.L.Groups)
+	if n == 1 {
+		t := &Table{hitBlocks: make([][]BlockID, 1)}
+		t.Blocks, t.base, t.hashed, t.src = t.one1[:], t.base1[:], t.hashed1[:], t.src1[:]
+		return t
+	}
 	return &Table{Blocks: make([][]BlockID, n), base: make([]int, n), hashed: make([]int, n), src: make([]int32, n),
 		hitBlocks: make([][]BlockID, n)}
 }
@@ -501,7 +517,7 @@ func (m *Manager) commitWork(t *Table, c *Content) int {
 		bt := gr.BlockTokens
 		switch gr.Kind {
 		case arch.SpecFull, arch.SpecSliding:
-			if m.Caching && (!m.DeferUnique || (t.hashed[g]+1)*bt <= c.PromptTokens) {
+			if m.Caching && (t.hashed[g]+1)*bt <= m.enteredTokens(c) {
 				next = min(next, (t.hashed[g]+1)*bt)
 			}
 			if gr.Kind == arch.SpecSliding {
@@ -532,9 +548,9 @@ func (m *Manager) Commit(t *Table, c *Content, computed int) {
 			if m.Caching {
 				full := computed / bt
 				if m.DeferUnique {
-					// The prompt's blocks, and in a sliding window those about to be released
-					// (a block on the free queue keeps its content for a later hit).
-					lim := c.PromptTokens / bt
+					// The blocks others may hit, and in a sliding window those about to be
+					// released (a block on the free queue keeps its content for a later hit).
+					lim := m.enteredTokens(c) / bt
 					if gr.Kind == arch.SpecSliding {
 						lim = max(lim, (computed-gr.Window)/bt)
 					}
@@ -580,6 +596,21 @@ func (m *Manager) Commit(t *Table, c *Content, computed int) {
 	}
 }
 
+// enteredTokens is how many of c's leading tokens Commit enters in the cache as their blocks
+// fill: all of them without DeferUnique; with it, the prompt, or only the part other requests may
+// share (a prefix, named blocks) when the prompt is unique and its blocks are freed without
+// content when the request is done (ReleaseDone under the pool's hot reuse). CommitAll enters the
+// rest before a preemption frees blocks the request's re-admission may hit.
+func (m *Manager) enteredTokens(c *Content) int {
+	switch {
+	case !m.DeferUnique:
+		return math.MaxInt
+	case c.PromptUnique && m.Pool.ReuseHot:
+		return min(max(c.PrefixTokens, c.blocksEnd()), c.PromptTokens)
+	}
+	return c.PromptTokens
+}
+
 // CommitAll is Commit with every full block entered in the cache, the request's generated ones
 // included, whatever DeferUnique says.
 func (m *Manager) CommitAll(t *Table, c *Content, computed int) {
@@ -607,7 +638,16 @@ func (m *Manager) Free(t *Table) {
 	t.hitCached = false
 	t.fits, t.nextCommit = 0, 0
 	for g := range t.Blocks {
-		m.Pool.Free(t.Blocks[g])
+		blocks := t.Blocks[g]
+		if k := m.L.Groups[g].Kind; k == arch.SpecFull || k == arch.SpecSliding {
+			// The blocks past those entered in the cache were allocated for this request and
+			// never held content (a hit block is among the entered ones): the tail of the
+			// table, freed first, as Free frees a table from its end.
+			i := min(max(t.hashed[g]-t.base[g], 0), len(blocks))
+			m.Pool.FreeBlank(blocks[i:])
+			blocks = blocks[:i]
+		}
+		m.Pool.Free(blocks)
 		t.Blocks[g] = t.Blocks[g][:0]
 		t.base[g] = 0
 		t.hashed[g] = 0

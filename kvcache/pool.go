@@ -109,6 +109,10 @@ type Pool struct {
 	// busiest (package sim's fast mode turns it on; set it before the first allocation).
 	ReuseHot bool
 	spare    []BlockID
+	// blank holds spare blocks freed by FreeBlank, whose metadata was not touched: it still says
+	// what Allocate leaves (one reference, not queued, no content), so Allocate hands them out
+	// without touching it either. Under ReuseHot only.
+	blank []BlockID
 	// q[qh:] is the part of the free queue after the fresh blocks, least recently used first,
 	// with stale entries (blocks taken off the queue by Touch) left in place and skipped: popping
 	// reads the queue in order instead of chasing links from block to block. Entry i is live
@@ -242,7 +246,8 @@ func (p *Pool) fresh() (BlockID, *blockMeta) {
 const spareQS = math.MaxUint32
 
 // takeBlank hands out a block without content for an anonymous or head entry: the most recently
-// freed spare block, else the first never handed out.
+// freed spare block, else the first never handed out. Its metadata says it is not queued; the
+// caller sets its references.
 func (p *Pool) takeBlank() (BlockID, *blockMeta) {
 	if k := len(p.spare); k > 0 {
 		b := p.spare[k-1]
@@ -251,7 +256,28 @@ func (p *Pool) takeBlank() (BlockID, *blockMeta) {
 		m.qs = 0
 		return b, m
 	}
+	if k := len(p.blank); k > 0 {
+		b := p.blank[k-1]
+		p.blank = p.blank[:k-1]
+		m := &p.meta[b]
+		m.ref = 0
+		return b, m
+	}
 	return p.fresh()
+}
+
+// takeHeld hands out a block without content for an anonymous or head entry with one reference,
+// as Allocate wants it: one freed by FreeBlank if there is one (its metadata already says so, and
+// is not touched), else takeBlank's.
+func (p *Pool) takeHeld() BlockID {
+	if k := len(p.blank); k > 0 {
+		b := p.blank[k-1]
+		p.blank = p.blank[:k-1]
+		return b
+	}
+	b, m := p.takeBlank()
+	m.ref = 1
+	return b
 }
 
 // growMeta makes room for more block metadata: twice as much, from 256 blocks, or the whole
@@ -625,10 +651,8 @@ func (p *Pool) Allocate(dst []BlockID, n int) ([]BlockID, bool) {
 	dst = slices.Grow(dst, n)
 	for ; n > 0 && p.head > 0; n-- {
 		p.head--
-		b, m := p.takeBlank() // never handed out: the head of the queue
-		m.ref = 1
 		p.numFree--
-		dst = append(dst, b)
+		dst = append(dst, p.takeHeld()) // never handed out: the head of the queue
 	}
 	if n == 0 {
 		return dst, true
@@ -641,10 +665,8 @@ func (p *Pool) Allocate(dst []BlockID, n int) ([]BlockID, bool) {
 		qh++
 		if b == NoBlock {
 			// Anonymous: any block without content.
-			b, m := p.takeBlank()
-			m.ref = 1
-			meta = p.meta // takeBlank may have grown it
-			dst = append(dst, b)
+			dst = append(dst, p.takeHeld())
+			meta = p.meta // takeHeld may have grown it
 			n--
 			continue
 		}
@@ -728,6 +750,27 @@ func (p *Pool) Free(blocks []BlockID) {
 	p.numFree += len(q) - n0
 }
 
+// FreeBlank is Free for blocks the caller alone holds (one reference each) and that never held
+// content in this holding: no lookup can reach them, so under ReuseHot each is interchangeable
+// with any other block without content. Their places in the free queue are anonymous entries, in
+// Free's order, and the blocks go to the blank stack without their metadata being read or
+// written: a request's blocks were last touched when it allocated them, and in a fleet that is
+// long out of the caches. Without ReuseHot it is Free.
+func (p *Pool) FreeBlank(blocks []BlockID) {
+	if !p.ReuseHot {
+		p.Free(blocks)
+		return
+	}
+	if len(p.q)+len(blocks) > cap(p.q) {
+		p.compact(len(blocks))
+	}
+	for i := len(blocks) - 1; i >= 0; i-- {
+		p.q = append(p.q, NoBlock)
+		p.blank = append(p.blank, blocks[i])
+	}
+	p.numFree += len(blocks)
+}
+
 // CacheDetached stores content h in a block that no request holds: the least recently used free
 // block is overwritten and rejoins the queue as most recently used. This is how a recurrent-state
 // checkpoint at a block boundary stays in the prefix cache after the request moves on. When h is
@@ -797,8 +840,8 @@ func (p *Pool) Ref(b BlockID) int {
 func (p *Pool) CheckInvariants() {
 	n := p.head // blocks never handed out
 	queued, anonymous := 0, 0
-	if !p.ReuseHot && (p.head != p.numBlocks-p.used || len(p.spare) > 0) {
-		panic(fmt.Sprintf("kvcache: head %d, %d blocks never handed out, %d spare without hot reuse", p.head, p.numBlocks-p.used, len(p.spare)))
+	if !p.ReuseHot && (p.head != p.numBlocks-p.used || len(p.spare)+len(p.blank) > 0) {
+		panic(fmt.Sprintf("kvcache: head %d, %d blocks never handed out, %d spare without hot reuse", p.head, p.numBlocks-p.used, len(p.spare)+len(p.blank)))
 	}
 	for i, b := range p.q[p.qh:] {
 		if b == NoBlock {
@@ -832,8 +875,15 @@ func (p *Pool) CheckInvariants() {
 	if spare != len(p.spare) {
 		panic(fmt.Sprintf("kvcache: %d blocks marked spare, %d on the spare stack", spare, len(p.spare)))
 	}
-	if anonymous != len(p.spare)+(p.numBlocks-p.used)-p.head {
-		panic(fmt.Sprintf("kvcache: %d anonymous entries for %d spare blocks and %d never handed out beyond the head's %d", anonymous, len(p.spare), p.numBlocks-p.used, p.head))
+	onBlank := make(map[BlockID]bool, len(p.blank))
+	for _, b := range p.blank {
+		if m := p.m(b); onBlank[b] || m.ref != 1 || m.qs != 0 || m.hash != 0 || m.list != 0 || m.src != 0 {
+			panic(fmt.Sprintf("kvcache: blank block %d twice on its stack, or holds ref %d, qs %d, hash %x", b, m.ref, m.qs, m.hash))
+		}
+		onBlank[b] = true
+	}
+	if anonymous != len(p.spare)+len(p.blank)+(p.numBlocks-p.used)-p.head {
+		panic(fmt.Sprintf("kvcache: %d anonymous entries for %d spare and %d blank blocks and %d never handed out beyond the head's %d", anonymous, len(p.spare), len(p.blank), p.numBlocks-p.used, p.head))
 	}
 	if queued != n-p.head-anonymous {
 		panic(fmt.Sprintf("kvcache: %d blocks marked free, %d on the free queue", queued, n-p.head-anonymous))

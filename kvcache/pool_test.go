@@ -329,6 +329,8 @@ func TestPoolPendingOffsetsWrap(t *testing.T) {
 // TestPoolHotReuseMatchesNaiveModel is TestPoolMatchesNaiveModel with Pool.ReuseHot: the pool may
 // hand out another block without content than the naive model's, so the two are compared through
 // a renaming (pool block -> model block) fixed whenever a block is handed out without content.
+// Blocks allocated and given no content since may be freed with FreeBlank, which the model frees
+// as Free.
 // Blocks with content, and so every lookup, eviction and reference count, must agree exactly;
 // the pool must never touch more blocks than it holds at its busiest.
 func TestPoolHotReuseMatchesNaiveModel(t *testing.T) {
@@ -339,6 +341,9 @@ func TestPoolHotReuseMatchesNaiveModel(t *testing.T) {
 		ref := newNaive(n)
 		name := map[BlockID]BlockID{} // pool block -> model block, for blocks held or holding content
 		var held [][]BlockID          // pool blocks
+		// blank[i] says held[i] was allocated and has had no content since: its blocks may be
+		// freed with FreeBlank.
+		var blank []bool
 		hashes := rapid.SampledFrom([]Hash{1, 2, 3, 4, 5, 6, 7, 8})
 		names := func(bs []BlockID) []BlockID {
 			out := make([]BlockID, len(bs))
@@ -370,6 +375,7 @@ func TestPoolHotReuseMatchesNaiveModel(t *testing.T) {
 				}
 				if ok && k > 0 {
 					held = append(held, got)
+					blank = append(blank, true)
 				}
 			},
 			"free": func(t *rapid.T) {
@@ -380,6 +386,23 @@ func TestPoolHotReuseMatchesNaiveModel(t *testing.T) {
 				ref.freeBlocks(names(held[i]))
 				p.Free(held[i])
 				held = slices.Delete(held, i, i+1)
+				blank = slices.Delete(blank, i, i+1)
+			},
+			"freeBlank": func(t *rapid.T) {
+				var can []int
+				for i, ok := range blank {
+					if ok {
+						can = append(can, i)
+					}
+				}
+				if len(can) == 0 {
+					t.Skip("nothing held without content")
+				}
+				i := rapid.SampledFrom(can).Draw(t, "i")
+				ref.freeBlocks(names(held[i]))
+				p.FreeBlank(held[i])
+				held = slices.Delete(held, i, i+1)
+				blank = slices.Delete(blank, i, i+1)
 			},
 			"hashLazy": func(t *rapid.T) {
 				if len(held) == 0 {
@@ -390,6 +413,7 @@ func TestPoolHotReuseMatchesNaiveModel(t *testing.T) {
 				h := hashes.Draw(t, "h")
 				p.SetHashLazy(held[i][j], h, uint64(h%3))
 				ref.setHash(name[held[i][j]], h)
+				blank[i] = false
 			},
 			"hitAndTouch": func(t *rapid.T) {
 				h := hashes.Draw(t, "h")
@@ -403,6 +427,7 @@ func TestPoolHotReuseMatchesNaiveModel(t *testing.T) {
 					p.Touch(b)
 					ref.touch(wb)
 					held = append(held, []BlockID{b})
+					blank = append(blank, false)
 				}
 			},
 			"detached": func(t *rapid.T) {

@@ -45,9 +45,10 @@ func (g *segment) at(start int) cost.SeqSeconds {
 	return g.a.Add(g.b.Scale(float64(start)))
 }
 
-// lazyState is the lazy-mode part of a Request.
+// lazyState is the lazy-mode part of a Request. What a visit reads comes first (64 bytes); the
+// cost terms after it are read only when the request turns explicit or changes segment.
 type lazyState struct {
-	lazy    bool
+	req     *Request
 	tick    int64 // the scheduler's tick when Computed and Output were last exact
 	touchAt int64 // the step (tick + 1 at scheduling) at which it must be visited: min of the two
 	growAt  int64 // the step whose scheduling must grow its blocks (it stays lazy for that)
@@ -56,7 +57,7 @@ type lazyState struct {
 	wslot   int32 // slot in the touch queue's wheel, -1 outside
 	wpos    int32 // index in that slot
 	id      int32 // index in the scheduler's lazy states (touch heap slots name it)
-	req     *Request
+	lazy    bool
 	k0      cost.SeqSeconds
 	seg     segment
 }

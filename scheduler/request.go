@@ -38,20 +38,27 @@ const (
 	FinishedModelLen               // reached max_model_len
 )
 
-// Request is one generation request inside the engine.
+// Request is one generation request inside the engine. The fields the scheduler reads at every
+// visit of a running request come first, so a visit touches one or two cache lines of it: in a
+// fleet, a replica's requests are evicted from the caches between two of its steps.
 type Request struct {
-	ID        RequestID
-	Content   kvcache.Content
-	MaxTokens int
-
-	State  State
-	Reason FinishReason
+	// lz is the lazy mode's state, while running (lazy.go).
+	lz    *lazyState
+	table *kvcache.Table
+	// order is the admission sequence number (running order).
+	order int64
 	// Computed counts tokens whose KV is in the cache.
 	Computed int
 	// Output counts generated tokens.
-	Output int
+	Output    int
+	MaxTokens int
+	State     State
+	Reason    FinishReason
 	// Drafts is the number of draft tokens waiting to be verified in the next step.
 	Drafts int
+
+	ID      RequestID
+	Content kvcache.Content
 	// Admitted counts admissions (1 + preemptions).
 	Admitted int
 	// Preemptions counts recompute preemptions.
@@ -68,11 +75,6 @@ type Request struct {
 	// Owner is the caller's handle for the request (sim keeps its Record here), so outputs lead
 	// back to it without a map lookup.
 	Owner any
-
-	table *kvcache.Table
-	// order is the admission sequence number (running order).
-	order int64
-	lz    *lazyState // lazy mode, while running (lazy.go)
 }
 
 // PromptTokens is the prompt length.
