@@ -65,7 +65,9 @@
 // entered in the cache were allocated for it and never held content: they are freed with
 // Pool.FreeBlank, which leaves their metadata as Allocate left it and hands them out again
 // without reading it (in a fleet, a request's metadata is long out of the processor's caches
-// when it finishes).
+// when it finishes). When the front of the free queue holds no content, Pool.TakeAnonymous hands
+// out a block without naming it, for a decoder crossing a block boundary (Manager.OweBlock): the
+// caller names it later (TakeOwed) or gives it back (ReturnOwed).
 //
 // # Prefix cache
 //

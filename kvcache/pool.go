@@ -113,6 +113,9 @@ type Pool struct {
 	// what Allocate leaves (one reference, not queued, no content), so Allocate hands them out
 	// without touching it either. Under ReuseHot only.
 	blank []BlockID
+	// owed counts blocks handed out by TakeAnonymous and not yet named (TakeOwed) or given back
+	// (ReturnOwed): each stands for one of the spare, blank or never handed out blocks.
+	owed int
 	// q[qh:] is the part of the free queue after the fresh blocks, least recently used first,
 	// with stale entries (blocks taken off the queue by Touch) left in place and skipped: popping
 	// reads the queue in order instead of chasing links from block to block. Entry i is live
@@ -750,6 +753,66 @@ func (p *Pool) Free(blocks []BlockID) {
 	p.numFree += len(q) - n0
 }
 
+// TakeAnonymous hands out one block as Allocate(nil, 1) would, if doing so touches no block: the
+// block at the front of the free queue has no content (an anonymous entry, or one never handed
+// out), so which block it is does not matter. The block is not named: the caller owes it, and
+// later names it with TakeOwed or gives it back with ReturnOwed. It returns false (and hands out
+// nothing) when the front of the queue holds content or nothing is free, or without ReuseHot.
+func (p *Pool) TakeAnonymous() bool {
+	if !p.ReuseHot || p.numFree == 0 {
+		return false
+	}
+	if p.head > 0 {
+		p.head--
+	} else {
+		for {
+			b := p.q[p.qh]
+			if b != NoBlock && p.m(b).qs == uint32(p.qh+1) {
+				return false // a free block that may hold content: Allocate would evict it
+			}
+			p.qh++ // anonymous, or stale (taken off the queue since): Allocate skips it too
+			if b == NoBlock {
+				break
+			}
+		}
+		if p.qh == len(p.q) {
+			p.q, p.qh = p.q[:0], 0
+		}
+	}
+	p.numFree--
+	p.owed++
+	return true
+}
+
+// TakeOwed names n blocks handed out by TakeAnonymous, appending them to dst: blocks without
+// content, with one reference.
+func (p *Pool) TakeOwed(dst []BlockID, n int) []BlockID {
+	if n > p.owed {
+		panic(fmt.Sprintf("kvcache: %d blocks named, %d owed", n, p.owed))
+	}
+	p.owed -= n
+	for range n {
+		dst = append(dst, p.takeHeld())
+	}
+	return dst
+}
+
+// ReturnOwed frees n blocks handed out by TakeAnonymous and never named, as FreeBlank frees
+// blocks without content: n anonymous entries at the tail of the free queue.
+func (p *Pool) ReturnOwed(n int) {
+	if n > p.owed {
+		panic(fmt.Sprintf("kvcache: %d owed blocks returned, %d owed", n, p.owed))
+	}
+	if len(p.q)+n > cap(p.q) {
+		p.compact(n)
+	}
+	for range n {
+		p.q = append(p.q, NoBlock)
+	}
+	p.owed -= n
+	p.numFree += n
+}
+
 // FreeBlank is Free for blocks the caller alone holds (one reference each) and that never held
 // content in this holding: no lookup can reach them, so under ReuseHot each is interchangeable
 // with any other block without content. Their places in the free queue are anonymous entries, in
@@ -882,8 +945,8 @@ func (p *Pool) CheckInvariants() {
 		}
 		onBlank[b] = true
 	}
-	if anonymous != len(p.spare)+len(p.blank)+(p.numBlocks-p.used)-p.head {
-		panic(fmt.Sprintf("kvcache: %d anonymous entries for %d spare and %d blank blocks and %d never handed out beyond the head's %d", anonymous, len(p.spare), len(p.blank), p.numBlocks-p.used, p.head))
+	if anonymous != len(p.spare)+len(p.blank)+(p.numBlocks-p.used)-p.head-p.owed {
+		panic(fmt.Sprintf("kvcache: %d anonymous entries for %d spare and %d blank blocks and %d never handed out beyond the head's %d, %d owed", anonymous, len(p.spare), len(p.blank), p.numBlocks-p.used, p.head, p.owed))
 	}
 	if queued != n-p.head-anonymous {
 		panic(fmt.Sprintf("kvcache: %d blocks marked free, %d on the free queue", queued, n-p.head-anonymous))

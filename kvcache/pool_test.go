@@ -330,7 +330,8 @@ func TestPoolPendingOffsetsWrap(t *testing.T) {
 // hand out another block without content than the naive model's, so the two are compared through
 // a renaming (pool block -> model block) fixed whenever a block is handed out without content.
 // Blocks allocated and given no content since may be freed with FreeBlank, which the model frees
-// as Free.
+// as Free; TakeAnonymous must hand out a block exactly when the model's next free block has no
+// content, and the blocks it owes are named (TakeOwed) or given back (ReturnOwed) later.
 // Blocks with content, and so every lookup, eviction and reference count, must agree exactly;
 // the pool must never touch more blocks than it holds at its busiest.
 func TestPoolHotReuseMatchesNaiveModel(t *testing.T) {
@@ -344,6 +345,9 @@ func TestPoolHotReuseMatchesNaiveModel(t *testing.T) {
 		// blank[i] says held[i] was allocated and has had no content since: its blocks may be
 		// freed with FreeBlank.
 		var blank []bool
+		// owed holds the model's blocks for those the pool handed out without naming them
+		// (TakeAnonymous), not yet named (TakeOwed) or given back (ReturnOwed).
+		var owed []BlockID
 		hashes := rapid.SampledFrom([]Hash{1, 2, 3, 4, 5, 6, 7, 8})
 		names := func(bs []BlockID) []BlockID {
 			out := make([]BlockID, len(bs))
@@ -404,6 +408,51 @@ func TestPoolHotReuseMatchesNaiveModel(t *testing.T) {
 				held = slices.Delete(held, i, i+1)
 				blank = slices.Delete(blank, i, i+1)
 			},
+			"takeAnonymous": func(t *rapid.T) {
+				var front Hash
+				if len(ref.free) > 0 {
+					front = ref.hashOf[ref.free[0]]
+				}
+				if !p.TakeAnonymous() {
+					if len(ref.free) > 0 && front == 0 {
+						t.Fatalf("TakeAnonymous refused with the model's next free block %d without content", ref.free[0])
+					}
+					return
+				}
+				if front != 0 {
+					t.Fatalf("TakeAnonymous handed out a block where the model's next free one holds %x", front)
+				}
+				w, _ := ref.allocate(1)
+				owed = append(owed, w[0])
+			},
+			"takeOwed": func(t *rapid.T) {
+				if len(owed) == 0 {
+					t.Skip("nothing owed")
+				}
+				k := rapid.IntRange(1, len(owed)).Draw(t, "k")
+				got := p.TakeOwed(nil, k)
+				if len(got) != k {
+					t.Fatalf("TakeOwed(%d) named %d blocks", k, len(got))
+				}
+				for i, b := range got {
+					if p.Ref(b) != 1 || p.hashOf(b) != 0 {
+						t.Fatalf("owed block %d named with ref %d, hash %x", b, p.Ref(b), p.hashOf(b))
+					}
+					name[b] = owed[len(owed)-k+i]
+				}
+				owed = owed[:len(owed)-k]
+				held = append(held, got)
+				blank = append(blank, true)
+			},
+			"returnOwed": func(t *rapid.T) {
+				if len(owed) == 0 {
+					t.Skip("nothing owed")
+				}
+				k := rapid.IntRange(1, len(owed)).Draw(t, "k")
+				ref.freeBlocks(owed[len(owed)-k:])
+				p.ReturnOwed(k)
+				owed = owed[:len(owed)-k]
+			},
 			"hashLazy": func(t *rapid.T) {
 				if len(held) == 0 {
 					t.Skip("nothing held")
@@ -457,6 +506,7 @@ func TestPoolHotReuseMatchesNaiveModel(t *testing.T) {
 		for _, h := range held {
 			p.Free(h)
 		}
+		p.ReturnOwed(len(owed))
 		if p.NumFree() != n {
 			t.Fatalf("after freeing everything NumFree = %d, want %d", p.NumFree(), n)
 		}

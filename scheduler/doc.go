@@ -59,7 +59,10 @@
 // now). Its touch steps are where Grow or Commit has work (kvcache.Table.GrowLimit,
 // CommitLimit), where it finishes, and where its cost segment ends; a touch for growing only is
 // served in place (the request grows its blocks, preempting the newest requests while the pool is
-// short, and keeps its implicit token), any other makes it explicit for the step. Touch steps are
+// short, and keeps its implicit token), any other makes it explicit for the step. In a layout of
+// one full-attention group, a growing touch whose block the pool can hand out without evicting
+// anything takes it unnamed (kvcache.Manager.OweBlock) and leaves the request's table alone: the
+// request owes the block, names it when it turns explicit and gives it back if it leaves first. Touch steps are
 // in a heap keyed by (step, admission order), the explicit requests in running order, and the
 // lazy decoders between two visited requests take one token of the budget each: the step's
 // entries, admissions and preemptions are Schedule's. The lazy decoders' per-request seconds (for

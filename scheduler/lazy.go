@@ -53,13 +53,16 @@ type lazyState struct {
 	touchAt int64 // the step (tick + 1 at scheduling) at which it must be visited: min of the two
 	growAt  int64 // the step whose scheduling must grow its blocks (it stays lazy for that)
 	otherAt int64 // the step at which it must be explicit again
-	hidx    int   // index in the touch queue's far heap, -1 outside
+	hidx    int32 // index in the touch queue's far heap, -1 outside
 	wslot   int32 // slot in the touch queue's wheel, -1 outside
 	wpos    int32 // index in that slot
 	id      int32 // index in the scheduler's lazy states (touch heap slots name it)
-	lazy    bool
-	k0      cost.SeqSeconds
-	seg     segment
+	// owed counts the blocks grown for it while lazy and not yet in its table
+	// (kvcache.Manager.OweBlock): named when it turns explicit, given back when it leaves.
+	owed int32
+	lazy bool
+	k0   cost.SeqSeconds
+	seg  segment
 }
 
 // getLZ gives r a lazy state (kept while it runs, reused after).
@@ -85,8 +88,8 @@ func (s *Scheduler) putLZ(r *Request) {
 	if r.lz == nil {
 		return
 	}
-	if r.lz.lazy {
-		panic("scheduler: lazy state released while lazy: " + r.String())
+	if r.lz.lazy || r.lz.owed != 0 {
+		panic("scheduler: lazy state released while lazy or owing blocks: " + r.String())
 	}
 	r.lz.req = nil
 	s.lzFree = append(s.lzFree, r.lz)
@@ -105,6 +108,11 @@ func (s *Scheduler) EnableLazy(c SeqCoster) {
 	s.coster = c
 	s.kv.DeferUnique = true
 	s.kv.Pool.ReuseHot = true
+	if s.cfg.SpecTokens == 0 {
+		// A lazy decoder then crosses a block boundary every block's worth of steps, one block
+		// at a time: growLazy hands it out without touching the request's table.
+		s.oweBT = s.kv.OweBlockTokens()
+	}
 }
 
 // Lazy reports whether lazy mode is on.
@@ -289,6 +297,16 @@ func (s *Scheduler) growIn(r *Request, start int) int64 {
 // would (preempting the newest running requests while the pool is short), without making it
 // explicit: it keeps its implicit token. It returns false when the request preempted itself.
 func (s *Scheduler) growLazy(r *Request, b *Batch) bool {
+	if bt := s.oweBT; bt > 0 && r.lz.growAt == s.tick+1 && s.kv.OweBlock() {
+		// The one block it needs at this boundary, handed out without touching its table; the
+		// next boundary is a block further.
+		r.lz.owed++
+		r.lz.growAt += int64(bt)
+		r.lz.touchAt = min(r.lz.growAt, r.lz.otherAt)
+		s.touch.push(r)
+		return true
+	}
+	s.nameOwed(r)
 	start := r.Computed + int(s.tick-r.lz.tick)
 	for !s.kv.Grow(r.table, start+1) {
 		if victim := s.preemptLast(b); victim == r {
@@ -301,8 +319,17 @@ func (s *Scheduler) growLazy(r *Request, b *Batch) bool {
 	return true
 }
 
+// nameOwed puts the blocks grown for a lazy request without touching its table into it.
+func (s *Scheduler) nameOwed(r *Request) {
+	if n := r.lz.owed; n > 0 {
+		s.kv.NameOwed(r.table, int(n))
+		r.lz.owed = 0
+	}
+}
+
 // unlazy brings a lazy request's counts up to the current tick and makes it explicit.
 func (s *Scheduler) unlazy(r *Request) {
+	s.nameOwed(r)
 	adv := int(s.tick - r.lz.tick)
 	r.Computed += adv
 	r.Output += adv

@@ -87,6 +87,7 @@ type Scheduler struct {
 
 	// Lazy mode (lazy.go).
 	lazyOn   bool
+	oweBT    int     // block tokens when growLazy may hand out blocks without the table (0: never)
 	runOrder []int64 // the running requests' admission orders (lazy mode), for binary search
 	coster   SeqCoster
 	tick     int64      // steps applied
@@ -181,6 +182,10 @@ func remove(list []*Request, r *Request) []*Request {
 
 // release returns a request's blocks and its table when it leaves the engine.
 func (s *Scheduler) release(r *Request) {
+	if r.lz != nil && r.lz.owed > 0 {
+		s.kv.ReturnOwed(int(r.lz.owed)) // its last blocks: freed first
+		r.lz.owed = 0
+	}
 	if r.table != nil {
 		s.kv.ReleaseDone(r.table, &r.Content)
 		r.table = nil

@@ -62,7 +62,7 @@ func (q *touchQueue) remove(r *Request) {
 		}
 		lz.wslot = -1
 	case lz.hidx >= 0:
-		q.far.remove(lz.hidx)
+		q.far.remove(int(lz.hidx))
 	default:
 		return
 	}
@@ -154,7 +154,7 @@ func (h *touchHeap) less(i, j int) bool {
 func (h *touchHeap) swap(i, j int) {
 	h.s[i], h.s[j] = h.s[j], h.s[i]
 	lz := *h.lz
-	lz[h.s[i].id].hidx, lz[h.s[j].id].hidx = i, j
+	lz[h.s[i].id].hidx, lz[h.s[j].id].hidx = int32(i), int32(j)
 }
 
 func (h *touchHeap) up(j int) {
@@ -188,7 +188,7 @@ func (h *touchHeap) down(i int) bool {
 }
 
 func (h *touchHeap) push(lz *lazyState, at, order int64) {
-	lz.hidx = len(h.s)
+	lz.hidx = int32(len(h.s))
 	h.s = append(h.s, touchSlot{at: at, order: order, id: lz.id})
 	h.up(len(h.s) - 1)
 }
