@@ -45,8 +45,8 @@ func provenanceLines(out string) string {
 // same output, byte for byte, as on what it was written from, with the same parameter
 // provenance and interval widths).
 func TestWrittenScenariosRoundTrip(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs matrices and a fit")
+	if testing.Short() || raceEnabled {
+		t.Skip("runs matrices and a fit (half a minute under the race detector; files, not concurrency)")
 	}
 	dir := t.TempDir()
 	t.Chdir(dir)
