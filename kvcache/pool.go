@@ -252,16 +252,12 @@ const spareQS = math.MaxUint32
 // freed spare block, else the first never handed out. Its metadata says it is not queued; the
 // caller sets its references.
 func (p *Pool) takeBlank() (BlockID, *blockMeta) {
-	if k := len(p.spare); k > 0 {
-		b := p.spare[k-1]
-		p.spare = p.spare[:k-1]
+	if b, ok := pop(&p.spare); ok {
 		m := &p.meta[b]
 		m.qs = 0
 		return b, m
 	}
-	if k := len(p.blank); k > 0 {
-		b := p.blank[k-1]
-		p.blank = p.blank[:k-1]
+	if b, ok := pop(&p.blank); ok {
 		m := &p.meta[b]
 		m.ref = 0
 		return b, m
@@ -273,14 +269,23 @@ func (p *Pool) takeBlank() (BlockID, *blockMeta) {
 // as Allocate wants it: one freed by FreeBlank if there is one (its metadata already says so, and
 // is not touched), else takeBlank's.
 func (p *Pool) takeHeld() BlockID {
-	if k := len(p.blank); k > 0 {
-		b := p.blank[k-1]
-		p.blank = p.blank[:k-1]
+	if b, ok := pop(&p.blank); ok {
 		return b
 	}
 	b, m := p.takeBlank()
 	m.ref = 1
 	return b
+}
+
+// pop takes the last block of stack s, if it has one.
+func pop(s *[]BlockID) (BlockID, bool) {
+	k := len(*s)
+	if k == 0 {
+		return NoBlock, false
+	}
+	b := (*s)[k-1]
+	*s = (*s)[:k-1]
+	return b, true
 }
 
 // growMeta makes room for more block metadata: twice as much, from 256 blocks, or the whole
