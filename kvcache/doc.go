@@ -67,7 +67,7 @@
 // without reading it (in a fleet, a request's metadata is long out of the processor's caches
 // when it finishes). When the front of the free queue holds no content, Pool.TakeAnonymous hands
 // out a block without naming it, for a decoder crossing a block boundary (Manager.OweBlock): the
-// caller names it later (TakeOwed) or gives it back (ReturnOwed).
+// caller names it later (TakeOwed).
 //
 // # Prefix cache
 //

@@ -622,8 +622,8 @@ func (m *Manager) OweBlockTokens() int {
 
 // OweBlock hands out the one block a table of a one-group layout (OweBlockTokens) needs to grow
 // past a block boundary, without naming it or touching the table (Pool.TakeAnonymous): the
-// caller counts it and, before the table is used again, names such blocks with NameOwed or frees
-// them with ReturnOwed. It returns false, handing out nothing, when the pool would have to evict
+// caller counts it and names such blocks with NameOwed before the table is used again (freeing
+// it included). It returns false, handing out nothing, when the pool would have to evict
 // or is short: then NameOwed and Grow.
 func (m *Manager) OweBlock() bool {
 	return m.Pool.TakeAnonymous()
@@ -633,12 +633,6 @@ func (m *Manager) OweBlock() bool {
 func (m *Manager) NameOwed(t *Table, n int) {
 	t.Blocks[0] = m.Pool.TakeOwed(t.Blocks[0], n)
 	t.fits = (t.base[0] + len(t.Blocks[0])) * m.L.Groups[0].BlockTokens
-}
-
-// ReturnOwed frees n blocks handed out by OweBlock for a table about to be freed, before it: they
-// are its last blocks, and Free frees a table from its end.
-func (m *Manager) ReturnOwed(n int) {
-	m.Pool.ReturnOwed(n)
 }
 
 // CommitAll is Commit with every full block entered in the cache, the request's generated ones

@@ -113,8 +113,8 @@ type Pool struct {
 	// what Allocate leaves (one reference, not queued, no content), so Allocate hands them out
 	// without touching it either. Under ReuseHot only.
 	blank []BlockID
-	// owed counts blocks handed out by TakeAnonymous and not yet named (TakeOwed) or given back
-	// (ReturnOwed): each stands for one of the spare, blank or never handed out blocks.
+	// owed counts blocks handed out by TakeAnonymous and not yet named (TakeOwed): each stands
+	// for one of the spare, blank or never handed out blocks.
 	owed int
 	// q[qh:] is the part of the free queue after the fresh blocks, least recently used first,
 	// with stale entries (blocks taken off the queue by Touch) left in place and skipped: popping
@@ -761,8 +761,8 @@ func (p *Pool) Free(blocks []BlockID) {
 // TakeAnonymous hands out one block as Allocate(nil, 1) would, if doing so touches no block: the
 // block at the front of the free queue has no content (an anonymous entry, or one never handed
 // out), so which block it is does not matter. The block is not named: the caller owes it, and
-// later names it with TakeOwed or gives it back with ReturnOwed. It returns false (and hands out
-// nothing) when the front of the queue holds content or nothing is free, or without ReuseHot.
+// names it with TakeOwed before it uses or frees the blocks it holds. It returns false (and hands
+// out nothing) when the front of the queue holds content or nothing is free, or without ReuseHot.
 func (p *Pool) TakeAnonymous() bool {
 	if !p.ReuseHot || p.numFree == 0 {
 		return false
@@ -800,22 +800,6 @@ func (p *Pool) TakeOwed(dst []BlockID, n int) []BlockID {
 		dst = append(dst, p.takeHeld())
 	}
 	return dst
-}
-
-// ReturnOwed frees n blocks handed out by TakeAnonymous and never named, as FreeBlank frees
-// blocks without content: n anonymous entries at the tail of the free queue.
-func (p *Pool) ReturnOwed(n int) {
-	if n > p.owed {
-		panic(fmt.Sprintf("kvcache: %d owed blocks returned, %d owed", n, p.owed))
-	}
-	if len(p.q)+n > cap(p.q) {
-		p.compact(n)
-	}
-	for range n {
-		p.q = append(p.q, NoBlock)
-	}
-	p.owed -= n
-	p.numFree += n
 }
 
 // FreeBlank is Free for blocks the caller alone holds (one reference each) and that never held

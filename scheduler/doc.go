@@ -62,9 +62,10 @@
 // short, and keeps its implicit token), any other makes it explicit for the step. In a layout of
 // one full-attention group, a growing touch whose block the pool can hand out without evicting
 // anything takes it unnamed (kvcache.Manager.OweBlock) and leaves the request's table alone: the
-// request owes the block, names it when it turns explicit and gives it back if it leaves first. Touch steps are
-// in a heap keyed by (step, admission order), the explicit requests in running order, and the
-// lazy decoders between two visited requests take one token of the budget each: the step's
+// request owes the block and names it when it turns explicit, which it does before it finishes,
+// is aborted or preempted. Touch steps are in a heap keyed by (step, admission order), the
+// explicit requests in running order, and the lazy decoders between two visited requests take
+// one token of the budget each: the step's
 // entries, admissions and preemptions are Schedule's. The lazy decoders' per-request seconds (for
 // package cost's StepSum) are kept summed as k0 + k1 x tick, each request's from an affine fit of
 // its decode-entry seconds in the start (fit: checked at three interior points within 1e-6,

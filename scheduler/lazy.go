@@ -58,7 +58,7 @@ type lazyState struct {
 	wpos    int32 // index in that slot
 	id      int32 // index in the scheduler's lazy states (touch heap slots name it)
 	// owed counts the blocks grown for it while lazy and not yet in its table
-	// (kvcache.Manager.OweBlock): named when it turns explicit, given back when it leaves.
+	// (kvcache.Manager.OweBlock): named when it turns explicit, as it does before it leaves.
 	owed int32
 	lazy bool
 	k0   cost.SeqSeconds

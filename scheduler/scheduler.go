@@ -182,10 +182,6 @@ func remove(list []*Request, r *Request) []*Request {
 
 // release returns a request's blocks and its table when it leaves the engine.
 func (s *Scheduler) release(r *Request) {
-	if r.lz != nil && r.lz.owed > 0 {
-		s.kv.ReturnOwed(int(r.lz.owed)) // its last blocks: freed first
-		r.lz.owed = 0
-	}
 	if r.table != nil {
 		s.kv.ReleaseDone(r.table, &r.Content)
 		r.table = nil
