@@ -137,18 +137,28 @@ func (c *Config) Validate() error {
 
 // replica is one engine behind the router.
 type replica struct {
-	id, group   int
-	name        string
-	srv         *sim.Server
-	eng         *sim.Engine
-	rep         *workload.Replica
-	outstanding int
-	// The router's view with a refresh interval: outstanding requests at the last refresh plus
-	// those sent since, and KV-cache usage at the last refresh.
-	viewOut int
-	viewKV  float64
-	seqCap  int
-	index   *prefixIndex
+	// What a routing decision reads and writes: with a hundred replicas the rest of a replica's
+	// state is out of the processor's caches between two of its events.
+	ld     *load
+	routed int64
+	// holdUntil: the engine runs a step at least until then, with its KV sample armed, so a
+	// request sent before only joins its waiting queue: the router holds it (held), and the
+	// engine is given it at its time when it next runs (release). -1: send at once.
+	holdUntil vtime.Time
+	held      []heldReq
+	maxLen    int // max_model_len: a longer request is refused at once
+	// Routing ahead exactly (ahead.go): the running step's end and the requests it will finish
+	// (pendAt vtime.Never: idle), and the last window the replica was put in (mark).
+	pendAt    vtime.Time
+	pendFin   int
+	mark      int64
+	index     *prefixIndex
+	id, group int
+	name      string
+	srv       *sim.Server
+	eng       *sim.Engine
+	rep       *workload.Replica
+	seqCap    int
 	// KV sample pending at sampleAt with fleet sequence sampleSeq (sampleSeq 0: none).
 	sampleAt  vtime.Time
 	sampleSeq uint64
@@ -156,7 +166,6 @@ type replica struct {
 	start, up, down vtime.Time
 	draining        bool
 	idleSince       vtime.Time
-	routed          int64
 	// Prefix cache as vLLM counts it: prompt tokens looked up and found, per finished request.
 	queries, hits int64
 	busyAtStart   vtime.Duration
@@ -171,6 +180,30 @@ type replica struct {
 }
 
 func (r *replica) kvUsage() float64 { return r.eng.Scheduler().KV().Pool.Usage() }
+
+// load is what the router reads of a replica, kept beside the other replicas' (run.loads): a
+// decision that reads every replica touches a few cache lines, not a hundred replica structures.
+type load struct {
+	out  int32 // requests sent and not finished
+	view int32 // with a refresh interval: out at the last refresh plus those sent since
+	id   int32
+	// kv is the KV-cache usage as the engine last left it (only its events change it: the event
+	// loop notes it after each run, run.fix); viewKV the usage at the last refresh.
+	kv, viewKV float64
+}
+
+// loadSlab is the replicas' loads in blocks that never move (the fleet grows with an autoscaler).
+type loadSlab [][]load
+
+func (s *loadSlab) next(id int) *load {
+	const block = 64
+	if id%block == 0 {
+		*s = append(*s, make([]load, block))
+	}
+	l := &(*s)[id/block][id%block]
+	l.id = int32(id)
+	return l
+}
 
 func (r *replica) serving(now vtime.Time) bool { return r.down < 0 && !r.draining && r.up <= now }
 
@@ -291,9 +324,15 @@ func (h *engHeap) down(i int) {
 	}
 }
 
-// fix puts r at its engine's next event (adding it if absent).
-func (h *engHeap) fix(r *replica) {
-	t := r.eng.NextEvent()
+// heldReq is a request the router holds for a busy replica: sent at at, with tag.
+type heldReq struct {
+	q   workload.Request
+	tag int
+	at  vtime.Time
+}
+
+// fix puts r at t, its engine's next wake (adding it if absent).
+func (h *engHeap) fix(r *replica, t vtime.Time) {
 	for len(h.pos) <= r.id {
 		h.pos = append(h.pos, -1)
 	}
@@ -310,6 +349,24 @@ func (h *engHeap) fix(r *replica) {
 	h.key[i] = t
 	h.up(i)
 	h.down(int(h.pos[r.id]))
+}
+
+// remove takes r out of the heap (if in it).
+func (h *engHeap) remove(r *replica) {
+	if r.id >= len(h.pos) || h.pos[r.id] < 0 {
+		return
+	}
+	i, n := int(h.pos[r.id]), len(h.r)-1
+	if i != n {
+		h.swap(i, n)
+	}
+	h.r, h.key, h.id = h.r[:n], h.key[:n], h.id[:n]
+	h.pos[r.id] = -1
+	if i != n {
+		id := h.id[i]
+		h.up(i)
+		h.down(int(h.pos[id]))
+	}
 }
 
 func (h *engHeap) min() (vtime.Time, *replica) {

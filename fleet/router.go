@@ -76,8 +76,8 @@ func newRouter(p Policy, seed uint64, weight float64) *router {
 	return &router{policy: p, rng: rand.New(rand.NewPCG(seed, 0x726f75746572)), w: weight, sessions: map[uint64]int{}}
 }
 
-// pick chooses among up (replicas serving, in index order, never empty) for q.
-func (r *router) pick(up []*replica, q *workload.Request) *replica {
+// pick chooses among up (replicas serving, in index order, never empty; ld their loads) for q.
+func (r *router) pick(up []*replica, ld []*load, q *workload.Request) *replica {
 	switch r.policy {
 	case RoundRobin:
 		x := up[r.rr%len(up)]
@@ -86,59 +86,59 @@ func (r *router) pick(up []*replica, q *workload.Request) *replica {
 	case Random:
 		return up[r.rng.IntN(len(up))]
 	case LeastKV:
-		best := up[0]
-		for _, x := range up[1:] {
-			u, b := r.kv(x), r.kv(best)
-			if u < b || (u == b && r.out(x) < r.out(best)) {
-				best = x
+		best := 0
+		for i, l := range ld[1:] {
+			u, b := r.kv(l), r.kv(ld[best])
+			if u < b || (u == b && r.out(l) < r.out(ld[best])) {
+				best = i + 1
 			}
 		}
-		return best
+		return up[best]
 	case PrefixAware:
 		most := 1
-		for _, x := range up {
-			most = max(most, r.out(x))
+		for _, l := range ld {
+			most = max(most, r.out(l))
 		}
-		var best *replica
+		best := -1
 		var bestScore float64
-		for _, x := range up {
-			s := x.index.expected(q) - r.w*float64(r.out(x))/float64(most)
-			if best == nil || s > bestScore || (s == bestScore && r.out(x) < r.out(best)) {
-				best, bestScore = x, s
+		for i, x := range up {
+			s := x.index.expected(q) - r.w*float64(r.out(ld[i]))/float64(most)
+			if best < 0 || s > bestScore || (s == bestScore && r.out(ld[i]) < r.out(ld[best])) {
+				best, bestScore = i, s
 			}
 		}
-		return best
+		return up[best]
 	case Session:
 		if q.Session != 0 {
 			if id, ok := r.sessions[q.Session]; ok {
-				for _, x := range up {
-					if x.id == id {
-						return x
+				for i, l := range ld {
+					if int(l.id) == id {
+						return up[i]
 					}
 				}
 			}
-			x := r.least(up)
+			x := r.least(up, ld)
 			r.remember(q.Session, x.id)
 			return x
 		}
 	}
-	return r.least(up)
+	return r.least(up, ld)
 }
 
-// out is x's outstanding requests as the router sees them.
-func (r *router) out(x *replica) int {
+// out is a replica's outstanding requests as the router sees them.
+func (r *router) out(l *load) int {
 	if r.view {
-		return x.viewOut
+		return int(l.view)
 	}
-	return x.outstanding
+	return int(l.out)
 }
 
-// kv is x's KV-cache usage as the router sees it.
-func (r *router) kv(x *replica) float64 {
+// kv is a replica's KV-cache usage as the router sees it.
+func (r *router) kv(l *load) float64 {
 	if r.view {
-		return x.viewKV
+		return l.viewKV
 	}
-	return x.kvUsage()
+	return l.kv
 }
 
 func (r *router) remember(s uint64, id int) {
@@ -154,14 +154,14 @@ func (r *router) remember(s uint64, id int) {
 
 // least is the replica with the fewest outstanding requests as the router sees them (ties: the
 // first).
-func (r *router) least(up []*replica) *replica {
-	best := up[0]
-	for _, x := range up[1:] {
-		if r.out(x) < r.out(best) {
-			best = x
+func (r *router) least(up []*replica, ld []*load) *replica {
+	best, bo := 0, r.out(ld[0])
+	for i, l := range ld[1:] {
+		if o := r.out(l); o < bo {
+			best, bo = i+1, o
 		}
 	}
-	return best
+	return up[best]
 }
 
 // prefixIndex is the router's view of one replica's prefix cache: the chained hashes of the

@@ -89,7 +89,9 @@ type run struct {
 	cfg      *Config
 	spec     *workload.Spec
 	reps     []*replica
+	loads    loadSlab
 	up       []*replica
+	upLoad   []*load // up's loads
 	upDirty  bool
 	eh       engHeap
 	fh       feventHeap
@@ -112,12 +114,17 @@ type run struct {
 	// dispatching: the router is sending from its queue (a finish it causes does not start
 	// another pass; the running one sees the room it makes).
 	dispatching bool
-	// windowed: the router routes ahead of the engines (window.go).
+	// windowed: the router routes ahead of the engines (window.go); ahead: with an exact view,
+	// foreseeing their finishes (ahead.go).
 	windowed bool
+	ahead    bool
 	// refresh is the router's refresh interval (0: it sees the replicas exactly).
 	refresh vtime.Duration
-	// busy holds the replicas a window runs (window.go).
-	busy []*replica
+	// busy holds the replicas a window runs (window.go); pend those whose foreseen finishes the
+	// window's routing takes off (ahead.go).
+	busy, pend []*replica
+	// crew runs the windows' replicas when routing ahead exactly (crew.go).
+	crew *crew
 }
 
 // Run simulates the fleet on the requests of stream, in arrival order. The result depends only
@@ -149,6 +156,9 @@ func Run(cfg Config, stream workload.Stream) (*Result, error) {
 		r.progStep = max(vtime.Duration(int64(cfg.LastArrival)/100), 1)
 	}
 	r.windowed = cfg.canRouteAhead()
+	if cfg.canForesee() {
+		r.windowed, r.ahead = true, true
+	}
 	for gi, g := range cfg.Groups {
 		for range g.Count * max(g.Server.Replicas, 1) {
 			r.addReplica(gi, 0, 0)
@@ -160,7 +170,10 @@ func Run(cfg Config, stream workload.Stream) (*Result, error) {
 		}
 	}
 	loop := r.loop
-	if r.windowed {
+	switch {
+	case r.ahead:
+		loop = r.loopAhead
+	case r.windowed:
 		loop = r.loopWindowed
 	}
 	if err := loop(); err != nil {
@@ -178,7 +191,9 @@ func (r *run) addReplica(gi int, start, up vtime.Time) *replica {
 		seed ^= uint64(id) * 0x9e3779b97f4a7c15
 	}
 	x := &replica{id: id, group: gi, srv: g.Server, eng: g.Server.NewEngine(seed), start: start, up: up, down: -1,
-		idleSince: up, seqCap: max(g.Server.Deployment.Engine.MaxNumSeqs, 1)}
+		idleSince: up, seqCap: max(g.Server.Deployment.Engine.MaxNumSeqs, 1), holdUntil: -1, maxLen: g.Server.Deployment.Engine.MaxModelLen, pendAt: vtime.Never}
+	x.ld = r.loads.next(id)
+	x.ld.kv = x.kvUsage()
 	x.name = fmt.Sprintf("r%d", id)
 	if r.cfg.Policy == PrefixAware {
 		l := g.Server.Layout
@@ -251,6 +266,10 @@ func (r *run) loop() error {
 	}
 	// Nothing is left for the router; the engines finish what they hold.
 	for _, x := range r.reps {
+		r.release(x)
+		if r.err != nil {
+			return r.err
+		}
 		if err := x.eng.RunUntilIdle(); err != nil {
 			return err
 		}
@@ -280,12 +299,43 @@ func (r *run) advance(t vtime.Time) {
 		if r.qhead < len(r.queue) {
 			until = nt
 		}
+		r.release(x)
+		if r.err != nil {
+			return
+		}
 		if err := x.eng.RunUntil(until); err != nil {
 			r.err = fmt.Errorf("replica %s: %w", x.name, err)
 			return
 		}
-		r.eh.fix(x)
+		r.fix(x)
 	}
+}
+
+// fix puts x in the engine heap at its engine's next wake, and notes until when the router may
+// hold requests for it (replica.holdUntil).
+func (r *run) fix(x *replica) {
+	t := x.eng.NextWake()
+	x.ld.kv = x.kvUsage()
+	x.holdUntil = -1
+	if x.eng.Busy() && x.rep.Armed() {
+		x.holdUntil = t
+	}
+	r.eh.fix(x, t)
+}
+
+// release gives x's engine the requests held for it, each at its time: the engine, busy
+// throughout, only queues them, as it would have when they were sent.
+func (r *run) release(x *replica) {
+	if len(x.held) == 0 {
+		return
+	}
+	for i := range x.held {
+		h := &x.held[i]
+		r.catchUp(x, h.at)
+		x.rep.Submit(&h.q, h.tag)
+	}
+	clear(x.held)
+	x.held = x.held[:0]
 }
 
 // progress reports the requests routed once the arrivals at t are.
@@ -320,7 +370,7 @@ func (r *run) handle(ev fevent) {
 		p := r.point(ev.at)
 		p.waitSum += float64(s.NumWaiting() + x.eng.Pending())
 		p.waitN++
-		r.eh.fix(x)
+		r.fix(x)
 	case evScale:
 		r.autoscale(ev.at)
 	case evUp:
@@ -339,7 +389,7 @@ func (r *run) handle(ev fevent) {
 // refreshView sets the router's view of every replica to its state now.
 func (r *run) refreshView() {
 	for _, x := range r.reps {
-		x.viewOut, x.viewKV = x.outstanding, x.kvUsage()
+		x.ld.view, x.ld.viewKV = x.ld.out, x.kvUsage()
 	}
 }
 
@@ -359,8 +409,15 @@ func (r *run) nextRefresh(t vtime.Time) vtime.Time {
 	return next
 }
 
-// clock sets x's engine to time t (it has no event before).
+// clock sets x's engine to time t (it has no event before that changes more than its waiting
+// queue), after giving it the requests held for it.
 func (r *run) clock(x *replica, t vtime.Time) {
+	r.release(x)
+	r.catchUp(x, t)
+}
+
+// catchUp runs x's engine up to t if it is before.
+func (r *run) catchUp(x *replica, t vtime.Time) {
 	if x.eng.Now() < t {
 		if err := x.eng.RunUntil(t); err != nil && r.err == nil {
 			r.err = fmt.Errorf("replica %s: %w", x.name, err)
@@ -371,10 +428,11 @@ func (r *run) clock(x *replica, t vtime.Time) {
 // serving lists the replicas taking requests, in index order.
 func (r *run) serving() []*replica {
 	if r.upDirty {
-		r.up = r.up[:0]
+		r.up, r.upLoad = r.up[:0], r.upLoad[:0]
 		for _, x := range r.reps {
 			if x.serving(r.now) {
 				r.up = append(r.up, x)
+				r.upLoad = append(r.upLoad, x.ld)
 			}
 		}
 		r.upDirty = false
@@ -412,27 +470,41 @@ func (r *run) trySend(q *workload.Request, tag int) bool {
 	if len(up) == 0 {
 		return false
 	}
+	ld := r.upLoad
 	if c := r.cfg.ReplicaCap; c > 0 {
 		var room []*replica
-		for _, x := range up {
-			if x.outstanding < c {
-				room = append(room, x)
+		var roomLd []*load
+		for i, l := range ld {
+			if int(l.out) < c {
+				room = append(room, up[i])
+				roomLd = append(roomLd, l)
 			}
 		}
 		if len(room) == 0 {
 			return false
 		}
-		up = room
+		up, ld = room, roomLd
 	}
-	x := r.rt.pick(up, q)
+	x := r.rt.pick(up, ld, q)
+	x.routed++
+	if r.now < x.holdUntil {
+		// The engine only queues q before it wakes: sent then (release), it touches no engine
+		// state now.
+		x.held = append(x.held, heldReq{q: *q, tag: tag, at: r.now})
+		if q.Fits(x.maxLen) {
+			x.ld.out++
+			x.ld.view++
+			x.index.add(q)
+		}
+		return true
+	}
 	r.clock(x, r.now)
 	if rec := x.rep.Submit(q, tag); rec != nil {
-		x.outstanding++
-		x.viewOut++
+		x.ld.out++
+		x.ld.view++
 		x.index.add(q)
 	}
-	x.routed++
-	r.eh.fix(x)
+	r.fix(x)
 	return true
 }
 
@@ -462,7 +534,7 @@ func (r *run) dispatch(now vtime.Time) {
 
 func (r *run) finish(x *replica, rec *sim.Record) {
 	now := x.eng.Now()
-	x.outstanding--
+	x.ld.out--
 	x.rep.Finished(rec)
 	x.queries += int64(rec.Spec.PromptTokens)
 	x.hits += int64(rec.CachedTokens)
@@ -472,7 +544,7 @@ func (r *run) finish(x *replica, rec *sim.Record) {
 		if rec.FirstToken >= 0 {
 			x.share.at(rec.FirstToken).ttft.add(rec.FirstToken.Sub(rec.Send).Seconds() * 1e3)
 		}
-		if x.outstanding == 0 {
+		if x.ld.out == 0 {
 			x.idleSince = now
 		}
 		return
@@ -486,7 +558,7 @@ func (r *run) finish(x *replica, rec *sim.Record) {
 			r.scaleTT.add(ms)
 		}
 	}
-	if x.outstanding == 0 {
+	if x.ld.out == 0 {
 		x.idleSince = now
 		if x.draining {
 			x.down = now
@@ -494,6 +566,8 @@ func (r *run) finish(x *replica, rec *sim.Record) {
 		}
 	}
 	if r.qhead < len(r.queue) {
+		// The router decides in the middle of x's run: it reads x's KV usage as it is now.
+		x.ld.kv = x.kvUsage()
 		r.dispatch(now)
 	}
 }
@@ -548,7 +622,7 @@ func (r *run) autoscale(t vtime.Time) {
 		idle := vtime.FromSeconds(a.IdleS)
 		for i := len(r.reps) - 1; i >= 0; i-- {
 			x := r.reps[i]
-			if x.group == 0 && x.serving(t) && x.outstanding == 0 && t.Sub(x.idleSince) >= idle {
+			if x.group == 0 && x.serving(t) && x.ld.out == 0 && t.Sub(x.idleSince) >= idle {
 				x.down = t
 				r.upDirty = true
 				break
@@ -559,7 +633,7 @@ func (r *run) autoscale(t vtime.Time) {
 	p.Replicas = max(p.Replicas, total)
 	live := r.haveNext || r.qhead < len(r.queue)
 	for _, x := range r.reps {
-		live = live || x.outstanding > 0
+		live = live || x.ld.out > 0
 	}
 	if live {
 		r.push(t.Add(r.scaleInterval()), evScale, nil)

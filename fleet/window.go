@@ -173,13 +173,13 @@ func (r *run) loopWindowed() error {
 func (r *run) routeAhead(q *workload.Request, t vtime.Time, k int64) {
 	r.routed++
 	r.point(t).Arrivals++
-	x := r.rt.pick(r.serving(), q)
+	x := r.rt.pick(r.serving(), r.upLoad, q)
 	x.ops = append(x.ops, routedReq{q: *q, tag: int(r.routed - 1), at: t, k: k})
 	if x.rep.Fits(q) {
 		// What the loop's send does for a request the replica takes (it refuses one longer
 		// than max_model_len at once).
 		x.index.add(q)
-		x.viewOut++
+		x.ld.view++
 	}
 	x.routed++
 }
@@ -195,9 +195,17 @@ func (r *run) replayAll(w *window) error {
 		}
 	}
 	r.busy = busy
-	if len(busy) == 1 {
+	return r.runWindow(busy, w)
+}
+
+// runWindow replays the replicas of busy through window w and merges their shares of the series.
+func (r *run) runWindow(busy []*replica, w *window) error {
+	switch {
+	case len(busy) == 1:
 		r.replay(busy[0], w)
-	} else {
+	case r.crew != nil:
+		r.crew.run(busy, func(x *replica) { r.replay(x, w) })
+	default:
 		workpool.Run(len(busy), r.cfg.Workers, func(i int) { r.replay(busy[i], w) }, nil)
 	}
 	for _, x := range busy {
@@ -235,7 +243,7 @@ func (r *run) replay(x *replica, w *window) {
 				}
 				x.armIdx = o.k + 1
 				if rec := x.rep.Submit(&o.q, o.tag); rec != nil {
-					x.outstanding++
+					x.ld.out++
 				}
 				x.last = max(x.last, o.at)
 				i++
@@ -258,9 +266,11 @@ func (r *run) replay(x *replica, w *window) {
 	}
 	clear(ops)
 	x.ops = ops[:0]
-	if r.refresh > 0 && w.end != vtime.Never && x.err == nil && x.eng.NextEvent() <= w.end {
+	if (r.refresh > 0 || r.ahead) && w.end != vtime.Never && x.err == nil && x.eng.NextWake() <= w.end {
 		// The loop's refresh at w.end: the engine runs up to it after every arrival event
 		// before it is handled and the next is set (a sample set now comes after that one).
+		// Routing ahead exactly (ahead.go), every step ending in the window is applied and the
+		// one running after it foreseen.
 		x.armIdx = w.base + int64(len(w.at)) + 1
 		r.runTo(x, w.end)
 	}

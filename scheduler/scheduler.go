@@ -386,6 +386,29 @@ func (s *Scheduler) Update(b *Batch) []Output {
 	return s.outs
 }
 
+// Finishing is the number of requests step b, built and not yet applied, finishes when Update or
+// UpdateLazy applies it: the emitting entries of requests still running as scheduled whose one
+// token reaches max_tokens or max_model_len. -1 when an entry carries drafts (how many are
+// accepted is drawn when the step is applied). A request aborted while the step runs is not
+// applied, so the count then overstates.
+func (s *Scheduler) Finishing(b *Batch) int {
+	n := 0
+	for i := range b.Entries {
+		e := &b.Entries[i]
+		r := e.Req
+		if !e.Emits || r.State != Running || r.Computed != e.Start {
+			continue
+		}
+		if e.Drafts > 0 {
+			return -1
+		}
+		if r.Output+1 >= r.MaxTokens || r.NumTokens()+1 >= s.cfg.MaxModelLen {
+			n++
+		}
+	}
+	return n
+}
+
 // apply applies one entry of a finished step: prompt tokens computed, or tokens sampled (accepted
 // drafts plus one), the request finished at max_tokens or max_model_len. It returns false for
 // the entry of a request aborted while the step ran. A finished request has left the running

@@ -171,6 +171,15 @@ type Engine struct {
 	// the step ran, or after such arrivals).
 	stepStart vtime.Time
 	pending   []*Record
+	// stepEnd is when the running step (or span) ends, while busy; timers counts the queued
+	// client timers (NextWake).
+	stepEnd vtime.Time
+	timers  int
+	// Finish foresight (Foresee): finishing is what the running step will finish (-1: cannot
+	// tell), floor the shortest a step can last, finished the finishes of the step being applied.
+	foresee   bool
+	finishing int
+	floor     vtime.Duration
 
 	// src is the acceptance draws' source (Reseed restarts it).
 	src *rand.PCG
@@ -268,6 +277,9 @@ func (e *Engine) Cancel(r *Record) {
 	if !r.Live() {
 		return
 	}
+	if e.foresee {
+		e.fail(fmt.Errorf("internal error: request %d cancelled at %v while the engine foresees its finishes", r.ID, e.now))
+	}
 	e.noteRunning()
 	r.Cancelled = true
 	r.End = e.now
@@ -284,6 +296,7 @@ func (e *Engine) At(t vtime.Time, fn func(*Engine)) {
 	if t < e.now {
 		panic(fmt.Sprintf("sim: timer at %v before now %v", t, e.now))
 	}
+	e.timers++
 	e.push(event{at: t, class: classTimer, fn: fn})
 }
 
@@ -376,7 +389,11 @@ func (e *Engine) maybeStep() {
 	e.stepStart = e.now
 	e.Steps++
 	e.BusyTime += d
-	e.push(event{at: e.now.Add(d), class: classStep})
+	e.stepEnd = e.now.Add(d)
+	if e.foresee {
+		e.foreseeStep(d)
+	}
+	e.push(event{at: e.stepEnd, class: classStep})
 }
 
 // noteAdmitted stamps the first admission of the requests the batch admitted.
@@ -469,6 +486,13 @@ func (e *Engine) maybeSpan() {
 	e.stepStart = e.now
 	e.Steps += int64(len(e.spanDur))
 	e.BusyTime += end.Sub(e.now)
+	e.stepEnd = end
+	if e.foresee {
+		for _, dj := range e.spanDur[1:] {
+			e.foreseeStep(dj)
+		}
+		e.foreseeStep(e.spanDur[0])
+	}
 	e.push(event{at: end, class: classStep})
 }
 
@@ -497,6 +521,7 @@ func (e *Engine) handle(ev event) {
 	case classStep:
 		e.busy = false
 		e.lastEnd = e.now
+		finished := 0
 		var outs []scheduler.Output
 		if e.fast {
 			outs = e.sched.UpdateLazy(&e.batch)
@@ -540,6 +565,7 @@ func (e *Engine) handle(ev event) {
 				rec.Chunks = append(rec.Chunks, Chunk{At: e.now, Tokens: o.Tokens})
 			}
 			if o.Finished {
+				finished++
 				rec.Finished = true
 				rec.End = e.now
 				o.Req.Owner = nil
@@ -550,6 +576,9 @@ func (e *Engine) handle(ev event) {
 			}
 		}
 		e.noteRunning()
+		if e.foresee && finished != e.finishing {
+			e.fail(fmt.Errorf("internal error: the step ending at %v finished %d requests where %d were foreseen", e.now, finished, e.finishing))
+		}
 	case classArrival:
 		rec := ev.rec
 		if !rec.Live() {
@@ -564,6 +593,7 @@ func (e *Engine) handle(ev event) {
 		}
 		e.enqueue(rec)
 	case classTimer:
+		e.timers--
 		ev.fn(e)
 	}
 }
@@ -634,6 +664,73 @@ func (e *Engine) NextEvent() vtime.Time {
 	}
 	return e.q.peekAt()
 }
+
+// NextWake is the time of the earliest queued event that changes more than the engine's waiting
+// queue: while a step runs, a request reaching the engine before the step ends only joins the
+// waiting queue (or, with async scheduling, the pending arrivals), which nothing reads before the
+// step's end schedules the next one. So the step's end, unless a client timer comes first;
+// NextEvent when idle. A caller that runs the engine up to NextWake processes the same events, in
+// the same order, as one that runs it up to every event: a run stopped at an arrival only queues
+// it. What a caller reads before then (Scheduler().NumWaiting, Pending) may lag: it runs the
+// engine up to its time first.
+func (e *Engine) NextWake() vtime.Time {
+	if e.busy && e.timers == 0 {
+		return e.stepEnd
+	}
+	return e.NextEvent()
+}
+
+// Foresee makes the engine foresee, whenever it schedules a step, how many requests the step will
+// finish (Finishing), and hold every step to at least StepFloor. A caller that routes requests
+// ahead of the engine by the outstanding requests it will have relies on both: no request
+// finishes other than at the running step's end before StepFloor after it. It is refused with
+// speculative decoding (how many drafts a step accepts is drawn when it is applied). A request
+// cancelled while foreseeing, a step shorter than the floor or a count that turns out otherwise
+// stops the run with an error: the caller's routing would no longer be what it saw.
+func (e *Engine) Foresee() error {
+	if e.cfg.Scheduler.SpecTokens > 0 {
+		return errors.New("sim: cannot foresee finishes with speculative decoding")
+	}
+	// The shortest step: one token, decoded or prefilled (a step's time grows with its tokens,
+	// its requests and their context), with a margin for the fast mode's pricing.
+	var sh cost.StepShape
+	floor := vtime.Never
+	for _, w := range []cost.SeqWork{{Start: 1, Tokens: 1, Decode: true, Emits: true}, {Tokens: 1, Emits: true}, {Tokens: 1}} {
+		sh.Reset()
+		sh.Add(w)
+		floor = min(floor, vtime.Time(vtime.FromSeconds(0.9*e.cost.Step(&sh).TotalSeconds)))
+	}
+	e.floor = max(vtime.Duration(floor), 1)
+	e.foresee = true
+	return nil
+}
+
+// StepFloor is the shortest a step lasts under Foresee.
+func (e *Engine) StepFloor() vtime.Duration { return e.floor }
+
+// Finishing is, under Foresee, the running step's end and how many requests it will finish
+// (vtime.Never and 0 when idle).
+func (e *Engine) Finishing() (vtime.Time, int) {
+	if !e.busy {
+		return vtime.Never, 0
+	}
+	return e.stepEnd, e.finishing
+}
+
+// foreseeStep checks a step of duration d against the floor and notes what the running step
+// will finish.
+func (e *Engine) foreseeStep(d vtime.Duration) {
+	if d < e.floor {
+		e.fail(fmt.Errorf("internal error: a step at %v lasts %v, under the engine's floor %v", e.now, d, e.floor))
+	}
+	e.finishing = e.sched.Finishing(&e.batch)
+	if e.finishing < 0 {
+		e.fail(fmt.Errorf("internal error: the step at %v cannot be foreseen", e.now))
+	}
+}
+
+// Busy reports whether a step is running (until NextWake when no client timer is queued).
+func (e *Engine) Busy() bool { return e.busy }
 
 // Events is the number of events processed.
 func (e *Engine) Events() int64 { return e.events }

@@ -177,7 +177,7 @@ func withRapidChecks(n int) func() {
 
 // layoutStats counts what the draws exercised (logged with -v).
 type layoutStats struct {
-	Runs, StepByStep, Steps, Spans, Preemptions, RunsPreempting, AtModelLen, Cancelled, Refused, Finished int
+	Runs, StepByStep, Steps, Spans, Preemptions, RunsPreempting, AtModelLen, Cancelled, Refused, Finished, Foreseen int
 }
 
 func layoutRun(t *rapid.T, lc layoutCase, st *layoutStats) {
@@ -206,6 +206,19 @@ func layoutRun(t *rapid.T, lc layoutCase, st *layoutStats) {
 		t.Fatalf("fast mode %v with step by step %v", eng.Fast(), stepByStep)
 	}
 	pool := eng.Scheduler().KV().Pool
+	// Foreseeing finishes: the engine then checks every step against its floor and every step's
+	// finishes against what it foresaw, and stops with an error otherwise.
+	foresee := rapid.Bool().Draw(t, "foresee")
+	if foresee {
+		err := eng.Foresee()
+		if lc.spec != (err != nil) {
+			t.Fatalf("Foresee with speculative decoding %v: error %v", lc.spec, err)
+		}
+		foresee = err == nil
+		if foresee {
+			st.Foreseen++
+		}
+	}
 
 	n := rapid.IntRange(1, 32).Draw(t, "n")
 	maxGap := rapid.SampledFrom([]int{0, 20, 500, 5000}).Draw(t, "max_gap_ms")
@@ -243,7 +256,11 @@ func layoutRun(t *rapid.T, lc layoutCase, st *layoutStats) {
 			s.rec = e.Submit(spec)
 		})
 	}
-	for i, c := 0, rapid.IntRange(0, 3).Draw(t, "cancels"); i < c; i++ {
+	cancels := rapid.IntRange(0, 3).Draw(t, "cancels")
+	if foresee {
+		cancels = 0 // a cancelled request would not finish as foreseen (TestForeseeRefusesCancel)
+	}
+	for i := 0; i < cancels; i++ {
 		j := rapid.IntRange(0, n-1).Draw(t, "cancel_req")
 		eng.At(vtime.Time(rapid.IntRange(0, 20_000).Draw(t, "cancel_ms"))*vtime.Time(vtime.Millisecond), func(e *Engine) {
 			if reqs[j].rec != nil {

@@ -78,3 +78,93 @@ func TestEngineConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestNextWake: while a step runs, NextWake is the step's end, not the arrivals queued before it;
+// an engine run from wake to wake gives what one run event by event gives (every record's times,
+// the steps, the events), arrivals while busy included; and an idle engine wakes at its next
+// arrival.
+func TestNextWake(t *testing.T) {
+	srv := smallServer(t, 1.3, 16, 2048, 0)
+	run := func(byWake bool) ([]*Record, *Engine) {
+		e := srv.NewEngine(3)
+		if e.NextWake() != vtime.Never {
+			t.Fatalf("idle engine: NextWake %v, want Never", e.NextWake())
+		}
+		var recs []*Record
+		sent := 0
+		submit := func() {
+			recs = append(recs, e.Submit(RequestSpec{PromptTokens: 200 + 37*sent, MaxTokens: 3 + sent%9, PromptID: uint64(sent + 1)}))
+			sent++
+		}
+		// Requests every 4 ms for 200 ms: many reach the engine while a step runs.
+		for at := vtime.Time(0); sent < 50; at = at.Add(4 * vtime.Millisecond) {
+			next := e.NextEvent()
+			if byWake {
+				next = e.NextWake()
+				if e.Busy() && next < e.NextEvent() {
+					t.Fatalf("busy: NextWake %v before the next event %v", next, e.NextEvent())
+				}
+			}
+			for next <= at {
+				if err := e.RunUntil(next); err != nil {
+					t.Fatal(err)
+				}
+				next = e.NextEvent()
+				if byWake {
+					next = e.NextWake()
+				}
+			}
+			if err := e.RunUntil(at); err != nil {
+				t.Fatal(err)
+			}
+			if !e.Busy() && e.NextWake() != e.NextEvent() {
+				t.Fatalf("idle: NextWake %v, NextEvent %v", e.NextWake(), e.NextEvent())
+			}
+			submit()
+		}
+		if err := e.RunUntilIdle(); err != nil {
+			t.Fatal(err)
+		}
+		return recs, e
+	}
+	byEvent, e1 := run(false)
+	byWake, e2 := run(true)
+	if e1.Events() != e2.Events() || e1.Steps != e2.Steps {
+		t.Errorf("events %d / %d, steps %d / %d: want equal", e1.Events(), e2.Events(), e1.Steps, e2.Steps)
+	}
+	for i := range byEvent {
+		a, b := *byEvent[i], *byWake[i]
+		a.req, b.req = nil, nil
+		if a.Arrive != b.Arrive || a.Admitted != b.Admitted || a.FirstToken != b.FirstToken || a.End != b.End || a.Tokens != b.Tokens {
+			t.Errorf("request %d: by event %+v, by wake %+v", i, a, b)
+		}
+	}
+}
+
+// TestForeseeRefusesCancel: a request cancelled while the engine foresees its finishes stops the
+// run with an error (a caller routing by the foreseen count would no longer see what happens).
+func TestForeseeRefusesCancel(t *testing.T) {
+	srv := smallServer(t, 1.3, 16, 2048, 0)
+	e := srv.NewEngine(1)
+	if err := e.Foresee(); err != nil {
+		t.Fatal(err)
+	}
+	if f := e.StepFloor(); f <= 0 {
+		t.Fatalf("step floor %v", f)
+	}
+	rec := e.Submit(RequestSpec{PromptTokens: 100, MaxTokens: 50, PromptID: 1})
+	if err := e.RunUntil(vtime.Time(20 * vtime.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	if at, n := e.Finishing(); !e.Busy() || at != e.NextWake() || n != 0 {
+		t.Fatalf("decoding: Finishing %v, %d, busy %v; want the step's end, 0", at, n, e.Busy())
+	}
+	e.Cancel(rec)
+	if err := e.RunUntilIdle(); err == nil {
+		t.Error("cancel while foreseeing: no error")
+	}
+	spec := smallServer(t, 1.3, 16, 2048, 2).NewEngine(1)
+	if err := spec.Foresee(); err == nil {
+		t.Error("Foresee with speculative decoding: no error")
+	}
+}

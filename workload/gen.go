@@ -29,6 +29,9 @@ type Request struct {
 	Line int
 }
 
+// Fits reports whether the request fits a max_model_len (vLLM's API server refuses it otherwise).
+func (q *Request) Fits(maxModelLen int) bool { return q.InputTokens+q.OutputTokens <= maxModelLen }
+
 // Content-id ranges: generated prompts, generated prefixes and trace prefixes (prefixHash) never
 // collide, and none collides with the small ids of the benchmark cell.
 const (

@@ -1,0 +1,186 @@
+package fleet
+
+import (
+	"github.com/servesim/servesim/internal/workpool"
+	"github.com/servesim/servesim/vtime"
+)
+
+// Routing ahead with an exact view. Least-outstanding, prefix-aware and session routing read, of
+// the replicas, only how many requests each has outstanding (the rest is the router's own). That
+// number changes by the router's sends and by finishes, and a replica finishes requests only at
+// the end of a step: when an engine schedules a step it can tell how many requests the step will
+// finish (sim.Engine.Foresee: without speculative decoding, a request's last token is known in
+// advance), and no step is shorter than the engine's floor. So from the earliest end e of the
+// steps running, no replica finishes a request it has not foreseen before e + floor: the step
+// after each running one ends later, and a request sent now to an idle replica finishes at the
+// earliest a floor after it is sent. The router routes every arrival before then with the counts
+// the loop would see (each running step's foreseen finishes taken off once its end has passed),
+// and the replicas run through the window on every CPU, as routing ahead without a view does
+// (window.go), before the next window's earliest step end is known. The engines check what was
+// foreseen: a step that finishes otherwise, or is shorter than the floor, stops the run with an
+// error rather than leave routing that the loop would not have done.
+//
+// The results are those of the event loop but for the engines' event counts (window.go). A
+// window holds few arrivals (a floor is a few milliseconds of a busy fleet's arrivals), so the
+// replicas' state is no more cached than in the loop; what it buys is the other CPUs.
+
+// canForesee reports whether the router can route ahead of the replicas exactly (see above).
+func (c *Config) canForesee() bool {
+	if c.eventByEvent || c.RefreshS > 0 || c.ReplicaCap > 0 || c.Autoscale != nil {
+		return false
+	}
+	switch c.Policy {
+	case LeastOutstanding, PrefixAware, Session:
+	default:
+		return false
+	}
+	n := 0
+	for _, g := range c.Groups {
+		if g.Server.Deployment.Engine.SpecTokens() > 0 {
+			return false
+		}
+		n += g.Count * max(g.Server.Replicas, 1)
+	}
+	// One replica: nothing to spread, and the loop's engine events are those of a run alone.
+	return n > 1
+}
+
+// loopAhead is loop when the router foresees the replicas' finishes.
+func (r *run) loopAhead() error {
+	floor := vtime.Duration(vtime.Never)
+	for _, x := range r.reps {
+		if err := x.eng.Foresee(); err != nil {
+			return err
+		}
+		floor = min(floor, x.eng.StepFloor())
+		x.share.width = r.width
+	}
+	r.crew = newCrew(workpool.Workers(r.cfg.Workers))
+	defer r.crew.stop()
+	size := windowRequests(len(r.reps))
+	if r.cfg.window > 0 {
+		size = r.cfg.window
+	}
+	var w window
+	var events int64
+	var cur vtime.Time
+	started := false
+	sampleMin := vtime.Time(0) // no replica has a KV sample before this
+	var epoch int64            // the window's number (replica.mark)
+	r.haveNext = r.read()
+	for {
+		// Until a floor after the earliest running step's end, no finish is unforeseen.
+		end := vtime.Never
+		if t, _ := r.eh.min(); t != vtime.Never {
+			end = t.Add(floor)
+		}
+		epoch++
+		busy, pend := r.busy[:0], r.pend[:0]
+		for {
+			t, x := r.eh.min()
+			if x == nil || t >= end {
+				break
+			}
+			r.eh.remove(x)
+			x.mark = epoch
+			busy = append(busy, x)
+			if x.pendFin > 0 {
+				pend = append(pend, x) // in the order of their steps' ends
+			}
+		}
+		due := 0 // pend[:due] have had their foreseen finishes taken off
+		w.base, w.at = events, w.at[:0]
+		n := 0
+		for r.haveNext && r.next.At < end {
+			if !started || r.next.At > cur {
+				if n >= size {
+					break
+				}
+				if started {
+					r.progress(cur)
+				}
+				cur, started = r.next.At, true
+				w.at = append(w.at, cur)
+				events++
+				for ; due < len(pend) && pend[due].pendAt <= cur; due++ {
+					pend[due].ld.out -= int32(pend[due].pendFin)
+				}
+			}
+			q := r.next
+			r.now = cur
+			r.routed++
+			r.point(cur).Arrivals++
+			x := r.rt.pick(r.serving(), r.upLoad, &q)
+			if x.mark != epoch {
+				x.mark = epoch
+				busy = append(busy, x)
+			}
+			x.ops = append(x.ops, routedReq{q: q, tag: int(r.routed - 1), at: cur, k: events - 1})
+			if q.Fits(x.maxLen) {
+				x.index.add(&q)
+				x.ld.out++
+			}
+			x.routed++
+			n++
+			if x.pendAt == vtime.Never {
+				// Idle: its first step starts once q reaches it, and ends a floor after at the
+				// earliest.
+				end = min(end, cur.Add(floor))
+			}
+			r.haveNext = r.read()
+		}
+		w.end = end
+		if r.haveNext {
+			w.end = min(end, r.next.At)
+		} else {
+			if err := r.stream.Err(); err != nil {
+				return err
+			}
+			w.end = vtime.Never
+			if started {
+				r.progress(cur)
+			}
+		}
+		if w.end > sampleMin {
+			// KV samples due in the window (their grid is coarse: a scan now and then).
+			sampleMin = vtime.Never
+			for _, x := range r.reps {
+				if x.sampleSeq == 0 {
+					continue
+				}
+				if x.sampleAt < w.end || w.end == vtime.Never {
+					if x.mark != epoch {
+						x.mark = epoch
+						busy = append(busy, x)
+					}
+				} else {
+					sampleMin = min(sampleMin, x.sampleAt)
+				}
+			}
+		}
+		if w.end == vtime.Never {
+			for _, x := range r.reps {
+				if x.mark != epoch {
+					x.mark = epoch
+					busy = append(busy, x)
+				}
+			}
+		}
+		r.busy, r.pend = busy, pend
+		if err := r.runWindow(busy, &w); err != nil {
+			return err
+		}
+		for _, x := range busy {
+			// The count the engine has, which it foresaw; its next step and what it finishes.
+			x.ld.out = int32(x.rep.Live())
+			x.pendAt, x.pendFin = x.eng.Finishing()
+			if x.sampleSeq != 0 {
+				sampleMin = min(sampleMin, x.sampleAt)
+			}
+			r.eh.fix(x, x.eng.NextWake())
+		}
+		if !r.haveNext {
+			return nil
+		}
+	}
+}

@@ -1,0 +1,101 @@
+package fleet
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/servesim/servesim/workload"
+)
+
+// aheadCases are the sources the routing-ahead tests replay, and a source of Poisson arrivals
+// of long prompts that overloads three replicas (preemptions, requests waiting in the engines,
+// steps of every size).
+func aheadCases(t *testing.T) []aheadSource {
+	sources := aheadSources(t)
+	spec := openSpec(t, 12, 500, 0, 6000, 900)
+	st, err := spec.Stream(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reqs []workload.Request
+	for {
+		q, ok := st.Next()
+		if !ok {
+			break
+		}
+		reqs = append(reqs, q)
+	}
+	return append(sources, aheadSource{"overload", spec, func() workload.Stream { return &sliceStream{reqs: reqs} }, reqs[len(reqs)-1].At})
+}
+
+// TestForeseeingIsTheEventLoop: least-outstanding, prefix-aware and session routing with an
+// exact view, routed ahead of the engines by their foreseen finishes and each replica replayed
+// alone, give what the event loop gives, byte for byte but for the engines' event counts (every
+// replica's metrics, KV samples, the series, the fleet), on trace excerpts, arrivals tied with
+// the KV samples and an overloaded Poisson stream, with windows capped at one and seven requests
+// and uncapped; and the same bytes, engine events included, on one, two or three workers.
+func TestForeseeingIsTheEventLoop(t *testing.T) {
+	srv := llama8B(t)
+	if !(&Config{Groups: []Group{{Server: srv, Count: 3}}, Policy: LeastOutstanding}).canForesee() {
+		t.Fatal("three replicas of Llama-3.1-8B under least-outstanding: want routing ahead by foresight")
+	}
+	preempted := false
+	for _, s := range aheadCases(t) {
+		for _, p := range []Policy{LeastOutstanding, PrefixAware, Session} {
+			if raceEnabled && (p != LeastOutstanding || s.name != "overload") {
+				// The race detector checks the workers' hand-over; one case is enough for it.
+				continue
+			}
+			run := s.runner(t, srv, p)
+			loop := run(Config{eventByEvent: true})
+			want := withoutEvents(t, loop)
+			preempted = preempted || loop.Fleet.Preemptions > 0
+			for _, window := range []int{0, 1, 7} {
+				var first []byte
+				for workers := 1; workers <= 3; workers++ {
+					if raceEnabled && window != 7 && workers != 2 {
+						continue
+					}
+					res := run(Config{Workers: workers, window: window})
+					all := mustJSON(t, res)
+					if first == nil {
+						first = all
+					} else if !bytes.Equal(all, first) {
+						t.Errorf("%s, %s, window %d: %d workers differ from fewer", s.name, p, window, workers)
+					}
+					if got := withoutEvents(t, res); !bytes.Equal(got, want) {
+						t.Errorf("%s, %s, window %d, %d workers: routing ahead differs from the event loop:\nahead %s\nloop  %s", s.name, p, window, workers, firstDiff(got, want), firstDiff(want, got))
+					}
+				}
+			}
+		}
+	}
+	if !preempted && !raceEnabled {
+		t.Error("no source preempted a request: the overloaded stream should")
+	}
+}
+
+// TestForeseeingNeedsAnExactCount: routing ahead by foresight is not used where the router reads
+// more than outstanding counts, or where they are not foreseeable: least-kv (usage changes at
+// every step), a replica cap (its queue sends on finishes), an autoscaler, a refreshed view
+// (routed ahead on the view instead), speculative decoding (acceptance drawn at each step's
+// end) and a fleet of one.
+func TestForeseeingNeedsAnExactCount(t *testing.T) {
+	srv := llama8B(t)
+	g := []Group{{Server: srv, Count: 3}}
+	for _, c := range []struct {
+		name string
+		cfg  Config
+	}{
+		{"least-kv", Config{Groups: g, Policy: LeastKV}},
+		{"replica cap", Config{Groups: g, Policy: LeastOutstanding, ReplicaCap: 4}},
+		{"autoscaler", Config{Groups: g, Policy: LeastOutstanding, Autoscale: &Autoscale{Max: 4}}},
+		{"refreshed view", Config{Groups: g, Policy: LeastOutstanding, RefreshS: 0.05}},
+		{"one replica", Config{Groups: []Group{{Server: srv, Count: 1}}, Policy: LeastOutstanding}},
+		{"speculative decoding", Config{Groups: []Group{{Server: vllmServer(t, `vllm serve meta-llama/Llama-3.1-8B-Instruct --speculative-config '{"method":"ngram","num_speculative_tokens":3,"prompt_lookup_max":4}'`, "H100-SXM"), Count: 3}}, Policy: LeastOutstanding}},
+	} {
+		if c.cfg.canForesee() {
+			t.Errorf("%s: routed ahead by foresight, want the event loop", c.name)
+		}
+	}
+}
