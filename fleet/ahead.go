@@ -55,7 +55,7 @@ func (r *run) loopAhead() error {
 		floor = min(floor, x.eng.StepFloor())
 		x.share.width = r.width
 	}
-	r.crew = newCrew(workpool.Workers(r.cfg.Workers))
+	r.crew = newCrew(workpool.Workers(r.cfg.Workers), len(r.reps))
 	defer r.crew.stop()
 	size := windowRequests(len(r.reps))
 	if r.cfg.window > 0 {
@@ -111,7 +111,11 @@ func (r *run) loopAhead() error {
 			r.routed++
 			r.point(cur).Arrivals++
 			x := r.rt.pick(r.serving(), r.upLoad, &q)
-			if x.mark != epoch {
+			if x.mark != epoch && (x.pendAt == vtime.Never || x.pendAt < end || x.sampleSeq == 0) {
+				// (A replica busy past the window with its KV sample armed only queues q: it is
+				// given q when it next runs, at q's time, as the event loop holds requests for a
+				// busy replica. Unarmed, q arms it: the sample must be known here, to be taken in
+				// its window.)
 				x.mark = epoch
 				busy = append(busy, x)
 			}

@@ -7,14 +7,16 @@ import (
 )
 
 // crew runs a window's replicas on Config.Workers goroutines that last as long as the run: the
-// caller's and helpers'. A replica runs on the same one (its index modulo their number), so its
-// state stays in one processor's caches from window to window instead of following whichever
-// worker is free, unless that one is still busy when another has run its own: then the idle one
+// caller's and helpers'. A replica runs on the same one (the replicas split in blocks of
+// consecutive indices, whose state was allocated side by side: two workers writing one cache
+// line would pass it back and forth), so its state stays in one processor's caches from window
+// to window instead of following whichever worker is free, unless that one is still busy when another has run its own: then the idle one
 // takes the busy one's next replicas too. Windows are short (tens of microseconds of work), so a helper waits
 // for the next one spinning for a while before it sleeps: waking a sleeping goroutine costs
 // about as much as a window.
 type crew struct {
 	n       int
+	reps    int            // the fleet's replicas
 	lists   [][]*replica   // by worker: the window's replicas it runs
 	next    []atomic.Int32 // by worker: its list's next replica to take
 	fn      func(*replica)
@@ -32,8 +34,8 @@ type helper struct {
 // spinFor is how long a goroutine spins for a window or its end before it sleeps.
 const spinFor = 200 * time.Microsecond
 
-func newCrew(workers int) *crew {
-	c := &crew{n: max(workers, 1)}
+func newCrew(workers, replicas int) *crew {
+	c := &crew{n: max(workers, 1), reps: max(replicas, 1)}
 	c.lists = make([][]*replica, c.n)
 	c.next = make([]atomic.Int32, c.n)
 	c.help = make([]helper, c.n-1)
@@ -84,7 +86,7 @@ func (c *crew) run(busy []*replica, fn func(*replica)) {
 		c.next[i].Store(0)
 	}
 	for _, x := range busy {
-		k := x.id % c.n
+		k := min(x.id*c.n/c.reps, c.n-1)
 		c.lists[k] = append(c.lists[k], x)
 	}
 	c.fn = fn

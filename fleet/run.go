@@ -389,7 +389,13 @@ func (r *run) handle(ev fevent) {
 // refreshView sets the router's view of every replica to its state now.
 func (r *run) refreshView() {
 	for _, x := range r.reps {
-		x.ld.view, x.ld.viewKV = x.ld.out, x.kvUsage()
+		out := x.ld.out
+		if r.windowed {
+			// Replays count a replica's outstanding requests in its own state only (the
+			// slab's lines are shared with replicas on other workers).
+			out = int32(x.rep.Live())
+		}
+		x.ld.view, x.ld.viewKV = out, x.kvUsage()
 	}
 }
 
@@ -534,7 +540,6 @@ func (r *run) dispatch(now vtime.Time) {
 
 func (r *run) finish(x *replica, rec *sim.Record) {
 	now := x.eng.Now()
-	x.ld.out--
 	x.rep.Finished(rec)
 	x.queries += int64(rec.Spec.PromptTokens)
 	x.hits += int64(rec.CachedTokens)
@@ -544,11 +549,12 @@ func (r *run) finish(x *replica, rec *sim.Record) {
 		if rec.FirstToken >= 0 {
 			x.share.at(rec.FirstToken).ttft.add(rec.FirstToken.Sub(rec.Send).Seconds() * 1e3)
 		}
-		if x.ld.out == 0 {
+		if x.rep.Live() == 0 {
 			x.idleSince = now
 		}
 		return
 	}
+	x.ld.out--
 	p := r.point(now)
 	p.Completed++
 	if rec.FirstToken >= 0 {

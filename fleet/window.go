@@ -242,9 +242,7 @@ func (r *run) replay(x *replica, w *window) {
 					prevK = o.k
 				}
 				x.armIdx = o.k + 1
-				if rec := x.rep.Submit(&o.q, o.tag); rec != nil {
-					x.ld.out++
-				}
+				x.rep.Submit(&o.q, o.tag)
 				x.last = max(x.last, o.at)
 				i++
 				continue
