@@ -4,18 +4,23 @@
 // stream (package workload: a trace read row by row, or an open loop generated as it goes) to
 // one of them.
 //
-// Reading order: fleet.go (Config, Group, Autoscale; the replica and the two heaps), router.go
-// (Policy, Policies, the policies and the router's prefix index), run.go (Run: the event loop,
-// the router queue, the autoscaler, Result), window.go (routing ahead).
+// Reading order: fleet.go (Config, Group, Autoscale; the replica, its load and the two heaps),
+// router.go (Policy, Policies, the policies and the router's prefix index), run.go (Run: the
+// event loop, the router queue, the autoscaler, Result), window.go (routing ahead), ahead.go
+// (routing ahead with an exact view), crew.go (the workers that replay the replicas).
 //
 // # The event loop
 //
 // Two kinds of time order the run. The engines' own events (steps, arrivals after the API
 // server) are each engine's; the fleet's events are the next arrival, each replica's KV sample,
 // the autoscaler's decisions and replicas coming up, in a heap ordered by (time, sequence of
-// setting). Before the fleet handles an event at t, every engine whose next event is at or before
-// t runs up to t (a heap of the engines' next-event times finds them), so the router sees every
-// replica as it is at t; engines with nothing to do before t are not touched. Engines are
+// setting). Before the fleet handles an event at t, every engine whose next wake is at or before
+// t runs up to t (a heap of the engines' next wakes finds them), so the router sees every replica
+// as it is at t; engines with nothing to do before t are not touched. A busy engine's next wake is
+// its step's end (sim.Engine.NextWake): a request reaching it before then only joins its waiting
+// queue, so the router holds requests sent to a busy replica and gives them, at their times, when
+// the engine next runs; the router reads every replica's outstanding requests and KV usage from
+// one slab (load), not from the replicas. Engines are
 // independent between the router's decisions, so they advance one after the other; only while
 // the router's queue holds requests can a finish on one engine send a request to another, and
 // then the engines advance one event time at a time, earliest first. Engine events at t come
@@ -31,6 +36,16 @@
 // order the event loop gives them (window_test.go compares the two byte for byte). A replica's
 // state stays in the processor's caches through the window, instead of being evicted by the
 // others' between two of its steps, and the replicas share the cores.
+//
+// Routing ahead with an exact view (ahead.go). Least-outstanding, prefix-aware and session read
+// only outstanding counts, which change by the router's sends and at the end of an engine's
+// step; an engine foresees, when it schedules a step, how many requests it will finish, and no
+// step is shorter than its floor (sim.Engine.Foresee, without speculative decoding). So from the
+// earliest running step's end no replica finishes a request unforeseen before a floor later: the
+// router routes the arrivals before then as the event loop would, and the replicas replay the
+// window on the workers (a replica busy past the window only receives its requests when it next
+// runs). The engines check both promises and stop the run with an error if one fails.
+// ahead_test.go compares the two byte for byte but for engine event counts.
 //
 // Memory: the stream holds one request ahead; a request's state lives in its engine from
 // submission to its last token and is then dropped; latencies go into the bounded distributions

@@ -83,8 +83,9 @@ type Config struct {
 	// requests routed so far.
 	Progress func(routed int64, now vtime.Time)
 	// Workers is how many goroutines simulate the replicas when the router can route ahead of
-	// them (round-robin and random routing without caps or autoscaling; 0: the CPUs the
-	// process may use). The result does not depend on it.
+	// them (without caps or autoscaling: round-robin and random; least-outstanding,
+	// prefix-aware and session without speculative decoding; any policy with a refreshed view;
+	// 0: the CPUs the process may use). The result does not depend on it.
 	Workers int
 	// eventByEvent turns routing ahead off, and window, if positive, sets the requests a
 	// window holds (tests compare).

@@ -109,6 +109,8 @@ func (r *run) loopWindowed() error {
 	for _, x := range r.reps {
 		x.share.width = r.width
 	}
+	r.crew = newCrew(workpool.Workers(r.cfg.Workers), len(r.reps))
+	defer r.crew.stop()
 	size := windowRequests(len(r.reps))
 	if r.cfg.window > 0 {
 		size = r.cfg.window
@@ -200,14 +202,7 @@ func (r *run) replayAll(w *window) error {
 
 // runWindow replays the replicas of busy through window w and merges their shares of the series.
 func (r *run) runWindow(busy []*replica, w *window) error {
-	switch {
-	case len(busy) == 1:
-		r.replay(busy[0], w)
-	case r.crew != nil:
-		r.crew.run(busy, func(x *replica) { r.replay(x, w) })
-	default:
-		workpool.Run(len(busy), r.cfg.Workers, func(i int) { r.replay(busy[i], w) }, nil)
-	}
+	r.crew.run(busy, func(x *replica) { r.replay(x, w) })
 	for _, x := range busy {
 		if x.err != nil {
 			return x.err
