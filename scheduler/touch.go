@@ -11,17 +11,25 @@ import (
 // (a decoder grows its blocks every block-size steps), so near ones sit in a timing wheel of
 // wheelSize slots, one per step, found through a bitmap; farther ones (a request's finish) wait in
 // a heap and move to the wheel as it turns. Pushing and removing are constant time; the requests
-// due at a step are sorted by admission order when they come out (a few per step).
+// due at a step are sorted by admission order when they come out (a few per step), by the order
+// kept in their wheel entries: with many engines interleaved a request's own state is out of the
+// processor's caches, and sorting by it would read each one more.
 type touchQueue struct {
 	lz    []*lazyState // by id: slots and the heap name lazy states by id, not by pointer
 	base  int64        // the wheel covers steps base .. base+wheelSize-1
-	wheel [wheelSize][]int32
+	wheel [wheelSize][]wheelEnt
 	full  [wheelSize / 64]uint64 // bit s: wheel[s] is not empty
 	far   touchHeap
 	n     int
 }
 
 const wheelSize = 256 // a power of two, larger than usual block sizes
+
+// wheelEnt is a lazy state in a wheel slot, by id, with its request's admission order.
+type wheelEnt struct {
+	order int64
+	id    int32
+}
 
 func (q *touchQueue) len() int { return q.n }
 
@@ -37,7 +45,7 @@ func (q *touchQueue) push(r *Request) {
 	}
 	s := int32(at & (wheelSize - 1))
 	lz.wslot, lz.wpos = s, int32(len(q.wheel[s]))
-	q.wheel[s] = append(q.wheel[s], lz.id)
+	q.wheel[s] = append(q.wheel[s], wheelEnt{order: r.order, id: lz.id})
 	q.full[s/64] |= 1 << (s % 64)
 }
 
@@ -54,7 +62,7 @@ func (q *touchQueue) remove(r *Request) {
 		last := len(w) - 1
 		if int(lz.wpos) != last {
 			w[lz.wpos] = w[last]
-			q.lz[w[last]].wpos = lz.wpos
+			q.lz[w[last].id].wpos = lz.wpos
 		}
 		q.wheel[s] = w[:last]
 		if last == 0 {
@@ -75,25 +83,25 @@ func (q *touchQueue) due(step int64, dst []*Request) []*Request {
 	for ; q.base <= step; q.base++ {
 		s := int32(q.base & (wheelSize - 1))
 		if w := q.wheel[s]; len(w) > 0 {
-			k := len(dst)
-			for _, id := range w {
-				lz := q.lz[id]
+			slices.SortFunc(w, func(a, b wheelEnt) int { return int(a.order - b.order) })
+			for _, e := range w {
+				lz := q.lz[e.id]
 				lz.wslot = -1
 				dst = append(dst, lz.req)
 			}
 			q.n -= len(w)
 			q.wheel[s] = w[:0]
 			q.full[s/64] &^= 1 << (s % 64)
-			slices.SortFunc(dst[k:], func(a, b *Request) int { return int(a.order - b.order) })
 		}
 		// The step leaving the wheel makes room for one more: bring in the far touches it
 		// covers now.
 		for q.far.len() > 0 && q.far.minAt() < q.base+1+wheelSize {
+			order := q.far.s[0].order
 			lz := q.far.popLZ()
 			at := max(lz.touchAt, q.base+1)
 			s := int32(at & (wheelSize - 1))
 			lz.wslot, lz.wpos = s, int32(len(q.wheel[s]))
-			q.wheel[s] = append(q.wheel[s], lz.id)
+			q.wheel[s] = append(q.wheel[s], wheelEnt{order: order, id: lz.id})
 			q.full[s/64] |= 1 << (s % 64)
 		}
 		if q.n == 0 {
