@@ -547,7 +547,8 @@ func (r *run) finish(x *replica, rec *sim.Record) {
 		// On the replica's replay: its own share of the series, merged after the window.
 		x.share.at(now).completed++
 		if rec.FirstToken >= 0 {
-			x.share.at(rec.FirstToken).ttft.add(rec.FirstToken.Sub(rec.Send).Seconds() * 1e3)
+			b := x.share.at(rec.FirstToken)
+			b.ttft = append(b.ttft, rec.FirstToken.Sub(rec.Send).Seconds()*1e3)
 		}
 		if x.rep.Live() == 0 {
 			x.idleSince = now
@@ -740,20 +741,7 @@ func (h *logHist) add(v float64) {
 	h.n++
 }
 
-// merge adds o's values to h.
-func (h *logHist) merge(o *logHist) {
-	if o.n == 0 {
-		return
-	}
-	if h.counts == nil {
-		h.counts = make(map[int32]uint32, len(o.counts))
-	}
-	for k, c := range o.counts {
-		h.counts[k] += c
-	}
-	h.n += o.n
-}
-
+// quantile is the q-quantile of the values added (NaN for none), within a bin's width.
 func (h *logHist) quantile(q float64) float64 {
 	if h.n == 0 {
 		return math.NaN()

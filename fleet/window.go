@@ -74,29 +74,36 @@ func (w *window) handledBefore(t vtime.Time, idx int64) int64 {
 	return n
 }
 
-// seriesShare is a replica's part of the series over one window, by bucket.
+// seriesShare is a replica's part of the series over one window, by bucket: the buckets it
+// touched (a window spans one or two), kept from window to window with their storage.
 type seriesShare struct {
 	width vtime.Duration
-	b     map[int]*shareBucket
+	b     []shareBucket
 }
 
+// shareBucket is bucket i's share: its TTFTs (ms) go into the series' distribution at the merge.
 type shareBucket struct {
+	i         int
 	completed int
-	ttft      logHist
+	ttft      []float64
 	waitSum   float64
 	waitN     int
 }
 
 func (s *seriesShare) at(t vtime.Time) *shareBucket {
 	i := int(int64(t) / int64(s.width))
-	b := s.b[i]
-	if b == nil {
-		if s.b == nil {
-			s.b = map[int]*shareBucket{}
+	for k := len(s.b) - 1; k >= 0; k-- {
+		if s.b[k].i == i {
+			return &s.b[k]
 		}
-		b = &shareBucket{}
-		s.b[i] = b
 	}
+	if len(s.b) < cap(s.b) {
+		s.b = s.b[:len(s.b)+1]
+	} else {
+		s.b = append(s.b, shareBucket{})
+	}
+	b := &s.b[len(s.b)-1]
+	*b = shareBucket{i: i, ttft: b.ttft[:0]}
 	return b
 }
 
@@ -208,14 +215,17 @@ func (r *run) runWindow(busy []*replica, w *window) error {
 			return x.err
 		}
 		r.now = max(r.now, x.last)
-		for i, b := range x.share.b {
-			p := r.point(vtime.Time(int64(i) * int64(r.width)))
+		for k := range x.share.b {
+			b := &x.share.b[k]
+			p := r.point(vtime.Time(int64(b.i) * int64(r.width)))
 			p.Completed += b.completed
-			p.ttft.merge(&b.ttft)
+			for _, v := range b.ttft {
+				p.ttft.add(v)
+			}
 			p.waitSum += b.waitSum
 			p.waitN += b.waitN
 		}
-		clear(x.share.b)
+		x.share.b = x.share.b[:0]
 	}
 	return nil
 }
