@@ -175,13 +175,13 @@ func (r *run) loopAhead() error {
 			return err
 		}
 		for _, x := range busy {
-			// The count the engine has, which it foresaw; its next step and what it finishes.
-			x.ld.out = int32(x.rep.Live())
-			x.pendAt, x.pendFin = x.eng.Finishing()
+			// The count the engine has, which it foresaw (its next step and what it finishes,
+			// noted by the replay).
+			x.ld.out = int32(x.live)
 			if x.sampleSeq != 0 {
 				sampleMin = min(sampleMin, x.sampleAt)
 			}
-			r.eh.fix(x, x.eng.NextWake())
+			r.eh.fix(x, x.wake)
 		}
 		if !r.haveNext {
 			return nil

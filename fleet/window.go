@@ -283,6 +283,13 @@ func (r *run) replay(x *replica, w *window) {
 		}
 		x.last = max(x.last, x.eng.Now())
 	}
+	if r.ahead {
+		// What the router reads next, noted here where the engine's state is in this worker's
+		// caches (ahead.go).
+		x.live = x.rep.Live()
+		x.pendAt, x.pendFin = x.eng.Finishing()
+		x.wake = x.eng.NextWake()
+	}
 }
 
 // runTo runs x's engine up to t.
