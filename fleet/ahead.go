@@ -1,7 +1,6 @@
 package fleet
 
 import (
-	"github.com/servesim/servesim/internal/workpool"
 	"github.com/servesim/servesim/vtime"
 )
 
@@ -53,18 +52,11 @@ func (r *run) loopAhead() error {
 			return err
 		}
 		floor = min(floor, x.eng.StepFloor())
-		x.share.width = r.width
 	}
-	r.crew = newCrew(workpool.Workers(r.cfg.Workers), len(r.reps))
+	size := r.startWindows()
 	defer r.crew.stop()
-	size := windowRequests(len(r.reps))
-	if r.cfg.window > 0 {
-		size = r.cfg.window
-	}
 	var w window
-	var events int64
-	var cur vtime.Time
-	started := false
+	var ec eventClock
 	sampleMin := vtime.Time(0) // no replica has a KV sample before this
 	var epoch int64            // the window's number (replica.mark)
 	r.haveNext = r.read()
@@ -89,27 +81,22 @@ func (r *run) loopAhead() error {
 			}
 		}
 		due := 0 // pend[:due] have had their foreseen finishes taken off
-		w.base, w.at = events, w.at[:0]
+		w.base, w.at = ec.n, w.at[:0]
 		n := 0
 		for r.haveNext && r.next.At < end {
-			if !started || r.next.At > cur {
+			if ec.isNew(r.next.At) {
 				if n >= size {
 					break
 				}
-				if started {
-					r.progress(cur)
-				}
-				cur, started = r.next.At, true
-				w.at = append(w.at, cur)
-				events++
-				for ; due < len(pend) && pend[due].pendAt <= cur; due++ {
+				r.openEvent(&ec, &w, r.next.At)
+				for ; due < len(pend) && pend[due].pendAt <= ec.cur; due++ {
 					pend[due].ld.out -= int32(pend[due].pendFin)
 				}
 			}
 			q := r.next
-			r.now = cur
+			r.now = ec.cur
 			r.routed++
-			r.point(cur).Arrivals++
+			r.point(ec.cur).Arrivals++
 			x := r.rt.pick(r.serving(), r.upLoad, &q)
 			if x.mark != epoch && (x.pendAt == vtime.Never || x.pendAt < end || x.sampleSeq == 0) {
 				// (A replica busy past the window with its KV sample armed only queues q: it is
@@ -119,7 +106,7 @@ func (r *run) loopAhead() error {
 				x.mark = epoch
 				busy = append(busy, x)
 			}
-			x.ops = append(x.ops, routedReq{q: q, tag: int(r.routed - 1), at: cur, k: events - 1})
+			x.ops = append(x.ops, routedReq{q: q, tag: int(r.routed - 1), at: ec.cur, k: ec.n - 1})
 			if q.Fits(x.maxLen) {
 				x.index.add(&q)
 				x.ld.out++
@@ -129,7 +116,7 @@ func (r *run) loopAhead() error {
 			if x.pendAt == vtime.Never {
 				// Idle: its first step starts once q reaches it, and ends a floor after at the
 				// earliest.
-				end = min(end, cur.Add(floor))
+				end = min(end, ec.cur.Add(floor))
 			}
 			r.haveNext = r.read()
 		}
@@ -141,8 +128,8 @@ func (r *run) loopAhead() error {
 				return err
 			}
 			w.end = vtime.Never
-			if started {
-				r.progress(cur)
+			if ec.started {
+				r.progress(ec.cur)
 			}
 		}
 		if w.end > sampleMin {

@@ -1,7 +1,6 @@
 package fleet
 
 import (
-	"bytes"
 	"testing"
 
 	"github.com/servesim/servesim/workload"
@@ -50,24 +49,9 @@ func TestForeseeingIsTheEventLoop(t *testing.T) {
 			loop := run(Config{eventByEvent: true})
 			want := withoutEvents(t, loop)
 			preempted = preempted || loop.Fleet.Preemptions > 0
-			for _, window := range []int{0, 1, 7} {
-				var first []byte
-				for workers := 1; workers <= 3; workers++ {
-					if raceEnabled && window != 7 && workers != 2 {
-						continue
-					}
-					res := run(Config{Workers: workers, window: window})
-					all := mustJSON(t, res)
-					if first == nil {
-						first = all
-					} else if !bytes.Equal(all, first) {
-						t.Errorf("%s, %s, window %d: %d workers differ from fewer", s.name, p, window, workers)
-					}
-					if got := withoutEvents(t, res); !bytes.Equal(got, want) {
-						t.Errorf("%s, %s, window %d, %d workers: routing ahead differs from the event loop:\nahead %s\nloop  %s", s.name, p, window, workers, firstDiff(got, want), firstDiff(want, got))
-					}
-				}
-			}
+			compareAhead(t, s.name, p, run, want, func(window, workers int) bool {
+				return !raceEnabled || (window == 7 && workers == 2)
+			})
 		}
 	}
 	if !preempted && !raceEnabled {

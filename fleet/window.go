@@ -111,25 +111,50 @@ func (s *seriesShare) at(t vtime.Time) *shareBucket {
 // stays cached), at least a few thousand.
 func windowRequests(replicas int) int { return max(4096, 256*replicas) }
 
-// loopWindowed is loop when routing ahead.
-func (r *run) loopWindowed() error {
+// eventClock numbers the arrival events routed ahead: one per distinct arrival time, as the event
+// loop sets them.
+type eventClock struct {
+	cur     vtime.Time // the last event's time
+	n       int64      // events so far
+	started bool
+}
+
+// isNew reports whether an arrival at t is a new arrival event.
+func (c *eventClock) isNew(t vtime.Time) bool { return !c.started || t > c.cur }
+
+// openEvent starts the arrival event at t in window w, reporting progress at the one before.
+func (r *run) openEvent(c *eventClock, w *window, t vtime.Time) {
+	if c.started {
+		r.progress(c.cur)
+	}
+	c.cur, c.started = t, true
+	w.at = append(w.at, t)
+	c.n++
+}
+
+// startWindows readies routing ahead (the replicas' shares of the series, the crew, which the
+// caller stops) and returns how many requests a window holds at most.
+func (r *run) startWindows() int {
 	for _, x := range r.reps {
 		x.share.width = r.width
 	}
 	r.crew = newCrew(workpool.Workers(r.cfg.Workers), len(r.reps))
-	defer r.crew.stop()
-	size := windowRequests(len(r.reps))
 	if r.cfg.window > 0 {
-		size = r.cfg.window
+		return r.cfg.window
 	}
+	return windowRequests(len(r.reps))
+}
+
+// loopWindowed is loop when routing ahead.
+func (r *run) loopWindowed() error {
+	size := r.startWindows()
+	defer r.crew.stop()
 	var w window
-	var events int64
-	var cur vtime.Time
-	started := false
+	var ec eventClock
 	r.haveNext = r.read()
 	slotEnd := vtime.Time(-1) // the end of the refresh interval being routed (-1: none yet)
 	for {
-		w.base, w.at = events, w.at[:0]
+		w.base, w.at = ec.n, w.at[:0]
 		n := 0
 		if r.refresh > 0 && r.haveNext && (slotEnd < 0 || r.next.At >= slotEnd) {
 			// Every replica is at the refresh before the window's first arrival.
@@ -137,20 +162,15 @@ func (r *run) loopWindowed() error {
 			slotEnd = r.slot(r.next.At) + vtime.Time(r.refresh)
 		}
 		for r.haveNext {
-			if !started || r.next.At > cur {
+			if ec.isNew(r.next.At) {
 				if n >= size || (r.refresh > 0 && r.next.At >= slotEnd) {
 					break
 				}
-				if started {
-					r.progress(cur)
-				}
-				cur, started = r.next.At, true
-				w.at = append(w.at, cur)
-				events++
+				r.openEvent(&ec, &w, r.next.At)
 			}
 			q := r.next
-			r.now = cur
-			r.routeAhead(&q, cur, events-1)
+			r.now = ec.cur
+			r.routeAhead(&q, ec.cur, ec.n-1)
 			n++
 			r.haveNext = r.read()
 		}
@@ -161,8 +181,8 @@ func (r *run) loopWindowed() error {
 				// The next window starts a refresh interval: the replicas run up to its refresh.
 				w.end = r.slot(r.next.At)
 			}
-		} else if started {
-			r.progress(cur)
+		} else if ec.started {
+			r.progress(ec.cur)
 		}
 		if !r.haveNext {
 			if err := r.stream.Err(); err != nil {
