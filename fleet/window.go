@@ -107,6 +107,9 @@ func (s *seriesShare) at(t vtime.Time) *shareBucket {
 	return b
 }
 
+// replicasPerWorker is the fewest replicas per worker when Config.Workers is 0.
+const replicasPerWorker = 16
+
 // windowRequests is how many requests a window holds: some hundreds per replica (their state
 // stays cached), at least a few thousand.
 func windowRequests(replicas int) int { return max(4096, 256*replicas) }
@@ -138,7 +141,13 @@ func (r *run) startWindows() int {
 	for _, x := range r.reps {
 		x.share.width = r.width
 	}
-	r.crew = newCrew(workpool.Workers(r.cfg.Workers), len(r.reps))
+	workers := r.cfg.Workers
+	if workers <= 0 {
+		// A worker for every replicasPerWorker replicas, up to the CPUs: a smaller fleet's
+		// windows hold too few replicas to share, and a second worker would spin for nothing.
+		workers = min(workpool.Workers(0), max(len(r.reps)/replicasPerWorker, 1))
+	}
+	r.crew = newCrew(workers, len(r.reps))
 	if r.cfg.window > 0 {
 		return r.cfg.window
 	}
