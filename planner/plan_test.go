@@ -133,6 +133,9 @@ func TestShardMergeEquivalence(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, n := range []int{2, 5} {
+		if raceEnabled && n > 2 {
+			break // the workers' races show with two shards; five are the plain run's check
+		}
 		var plans []*Plan
 		var names []string
 		for i := 0; i < n; i++ {

@@ -2,6 +2,7 @@
 
 package planner
 
-// raceEnabled keeps one of the fast search's two sweeps under the race detector (the same worker
-// pool runs both); the plain `go test ./...` run keeps both.
+// raceEnabled keeps, under the race detector, one of the fast search's two sweeps and the first of
+// the shard merge's splits (in two, not also in five): the same worker pool runs them all; the
+// plain `go test ./...` run keeps every one.
 const raceEnabled = true
