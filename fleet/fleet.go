@@ -85,8 +85,8 @@ type Config struct {
 	// Workers is how many goroutines simulate the replicas when the router can route ahead of
 	// them (without caps or autoscaling: round-robin and random; least-outstanding,
 	// prefix-aware and session without speculative decoding; any policy with a refreshed view;
-	// 0: the CPUs the process may use, one for every 16 replicas at most). The result does not
-	// depend on it.
+	// 0: the CPUs the process may use, and routing ahead by foresight one for every 16 replicas
+	// at most). The result does not depend on it.
 	Workers int
 	// eventByEvent turns routing ahead off, and window, if positive, sets the requests a
 	// window holds (tests compare).

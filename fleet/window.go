@@ -107,7 +107,8 @@ func (s *seriesShare) at(t vtime.Time) *shareBucket {
 	return b
 }
 
-// replicasPerWorker is the fewest replicas per worker when Config.Workers is 0.
+// replicasPerWorker is the fewest replicas per worker routing ahead by foresight when
+// Config.Workers is 0.
 const replicasPerWorker = 16
 
 // windowRequests is how many requests a window holds: some hundreds per replica (their state
@@ -141,11 +142,12 @@ func (r *run) startWindows() int {
 	for _, x := range r.reps {
 		x.share.width = r.width
 	}
-	workers := r.cfg.Workers
-	if workers <= 0 {
-		// A worker for every replicasPerWorker replicas, up to the CPUs: a smaller fleet's
-		// windows hold too few replicas to share, and a second worker would spin for nothing.
-		workers = min(workpool.Workers(0), max(len(r.reps)/replicasPerWorker, 1))
+	workers := workpool.Workers(r.cfg.Workers)
+	if r.ahead && r.cfg.Workers <= 0 {
+		// Routing ahead by foresight, a worker for every replicasPerWorker replicas at most:
+		// its windows are a floor long, and a smaller fleet's hold too few replicas to share (a
+		// second worker would spin for nothing).
+		workers = min(workers, max(len(r.reps)/replicasPerWorker, 1))
 	}
 	r.crew = newCrew(workers, len(r.reps))
 	if r.cfg.window > 0 {
