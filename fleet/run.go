@@ -217,6 +217,7 @@ func (r *run) addReplica(gi int, start, up vtime.Time) *replica {
 	x.eng.Hooks.OnTokens = func(e *sim.Engine, rec *sim.Record, n int, done bool) {
 		if done {
 			r.finish(x, rec)
+			e.Recycle(rec) // nothing in the fleet keeps a record past its finish
 		}
 	}
 	if start > 0 {

@@ -171,6 +171,8 @@ type Engine struct {
 	// the step ran, or after such arrivals).
 	stepStart vtime.Time
 	pending   []*Record
+	// spare holds records given back (Recycle) for Submit to reuse.
+	spare []*Record
 	// stepEnd is when the running step (or span) ends, while busy; timers counts the queued
 	// client timers (NextWake).
 	stepEnd vtime.Time
@@ -262,7 +264,14 @@ func (e *Engine) Err() error { return e.err }
 // Submit sends a request now; it reaches the engine after the frontend's processing time.
 func (e *Engine) Submit(spec RequestSpec) *Record {
 	e.nextID++
-	r := &Record{ID: e.nextID, Spec: spec, Send: e.now, Arrive: -1, Admitted: -1, FirstToken: -1, LastToken: -1, End: -1}
+	var r *Record
+	if n := len(e.spare); n > 0 {
+		r = e.spare[n-1]
+		e.spare = e.spare[:n-1]
+	} else {
+		r = new(Record)
+	}
+	*r = Record{ID: e.nextID, Spec: spec, Send: e.now, Arrive: -1, Admitted: -1, FirstToken: -1, LastToken: -1, End: -1}
 	// The API server processes prompts one at a time (tokenisation is CPU-bound in one process):
 	// a burst of long prompts reaches the engine staggered.
 	d := vtime.FromSeconds(e.cost.FrontendSeconds(spec.PromptTokens))
@@ -270,6 +279,16 @@ func (e *Engine) Submit(spec RequestSpec) *Record {
 	e.frontendFree = begin.Add(d)
 	e.push(event{at: e.frontendFree, class: classArrival, rec: r})
 	return r
+}
+
+// Recycle gives back the record of a request that has ended, which the caller no longer holds:
+// a later Submit reuses it. An engine of a fleet then writes its records into memory its
+// processor's caches hold, instead of memory the garbage collector has not seen for a while.
+func (e *Engine) Recycle(r *Record) {
+	if r.Live() {
+		panic(fmt.Sprintf("sim: recycling request %d, still live", r.ID))
+	}
+	e.spare = append(e.spare, r)
 }
 
 // Cancel aborts a request (the client closed its stream).

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/servesim/servesim/vtime"
@@ -167,4 +168,44 @@ func TestForeseeRefusesCancel(t *testing.T) {
 	if err := spec.Foresee(); err == nil {
 		t.Error("Foresee with speculative decoding: no error")
 	}
+}
+
+// TestRecycle: a record given back is reused by the next Submit, reset as a new one (every field
+// as a fresh record's: the first request's times, tokens and chunks are gone); a live record is
+// refused.
+func TestRecycle(t *testing.T) {
+	srv := smallServer(t, 1.3, 16, 2048, 0)
+	e := srv.NewEngine(1)
+	e.KeepChunks = true
+	first := e.Submit(RequestSpec{PromptTokens: 100, MaxTokens: 4, PromptID: 1})
+	if err := e.RunUntilIdle(); err != nil {
+		t.Fatal(err)
+	}
+	if !first.Finished || first.Tokens != 4 || len(first.Chunks) == 0 {
+		t.Fatalf("first request: finished %v, %d tokens, %d chunks", first.Finished, first.Tokens, len(first.Chunks))
+	}
+	e.Recycle(first)
+	second := e.Submit(RequestSpec{PromptTokens: 50, MaxTokens: 2, PromptID: 2})
+	if second != first {
+		t.Fatal("Submit after Recycle: a new record, want the one given back")
+	}
+	fresh := Record{ID: second.ID, Spec: second.Spec, Send: e.Now(), Arrive: -1, Admitted: -1, FirstToken: -1, LastToken: -1, End: -1}
+	got := *second
+	got.req = nil
+	if !reflect.DeepEqual(got, fresh) {
+		t.Errorf("reused record %+v, want %+v", got, fresh)
+	}
+	if err := e.RunUntilIdle(); err != nil {
+		t.Fatal(err)
+	}
+	if !second.Finished || second.Tokens != 2 {
+		t.Errorf("second request: finished %v, %d tokens", second.Finished, second.Tokens)
+	}
+	live := e.Submit(RequestSpec{PromptTokens: 50, MaxTokens: 2, PromptID: 3})
+	defer func() {
+		if recover() == nil {
+			t.Error("Recycle of a live record: no panic")
+		}
+	}()
+	e.Recycle(live)
 }
