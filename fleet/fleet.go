@@ -144,10 +144,10 @@ type replica struct {
 	ld     *load
 	routed int64
 	// holdUntil: the engine runs a step at least until then, with its KV sample armed, so a
-	// request sent before only joins its waiting queue: the router holds it (held), and the
-	// engine is given it at its time when it next runs (release). -1: send at once.
+	// request sent before only joins its waiting queue: in the event loop the router holds it
+	// (in ops), and the engine is given it at its time when it next runs (release). -1: send at
+	// once.
 	holdUntil vtime.Time
-	held      []heldReq
 	maxLen    int // max_model_len: a longer request is refused at once
 	// Routing ahead exactly (ahead.go): the running step's end and the requests it will finish
 	// (pendAt vtime.Never: idle), the engine's next wake and live requests after its last replay,
@@ -174,9 +174,10 @@ type replica struct {
 	// Prefix cache as vLLM counts it: prompt tokens looked up and found, per finished request.
 	queries, hits int64
 	busyAtStart   vtime.Duration
-	// Routing ahead (window.go): the requests routed to the replica in the current window, the
-	// arrival event before which its pending KV sample was set (sampleIdx) and the one the next
-	// setting counts from (armIdx), its share of the series, its last fleet event and error.
+	// Routing ahead (window.go): the requests routed to the replica and not yet given to its
+	// engine (in the event loop: those held), the arrival event before which its pending KV
+	// sample was set (sampleIdx) and the one the next setting counts from (armIdx), its share of
+	// the series, its last fleet event and error.
 	ops               []routedReq
 	sampleIdx, armIdx int64
 	share             seriesShare
@@ -327,13 +328,6 @@ func (h *engHeap) down(i int) {
 		h.swap(i, j)
 		i = j
 	}
-}
-
-// heldReq is a request the router holds for a busy replica: sent at at, with tag.
-type heldReq struct {
-	q   workload.Request
-	tag int
-	at  vtime.Time
 }
 
 // fix puts r at t, its engine's next wake (adding it if absent).

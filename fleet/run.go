@@ -123,7 +123,7 @@ type run struct {
 	// busy holds the replicas a window runs (window.go); pend those whose foreseen finishes the
 	// window's routing takes off (ahead.go).
 	busy, pend []*replica
-	// crew runs the windows' replicas when routing ahead exactly (crew.go).
+	// crew runs the windows' replicas when routing ahead (crew.go).
 	crew *crew
 }
 
@@ -327,16 +327,16 @@ func (r *run) fix(x *replica) {
 // release gives x's engine the requests held for it, each at its time: the engine, busy
 // throughout, only queues them, as it would have when they were sent.
 func (r *run) release(x *replica) {
-	if len(x.held) == 0 {
+	if len(x.ops) == 0 {
 		return
 	}
-	for i := range x.held {
-		h := &x.held[i]
+	for i := range x.ops {
+		h := &x.ops[i]
 		r.catchUp(x, h.at)
 		x.rep.Submit(&h.q, h.tag)
 	}
-	clear(x.held)
-	x.held = x.held[:0]
+	clear(x.ops)
+	x.ops = x.ops[:0]
 }
 
 // progress reports the requests routed once the arrivals at t are.
@@ -497,7 +497,7 @@ func (r *run) trySend(q *workload.Request, tag int) bool {
 	if r.now < x.holdUntil {
 		// The engine only queues q before it wakes: sent then (release), it touches no engine
 		// state now.
-		x.held = append(x.held, heldReq{q: *q, tag: tag, at: r.now})
+		x.ops = append(x.ops, routedReq{q: *q, tag: tag, at: r.now})
 		if q.Fits(x.maxLen) {
 			x.ld.out++
 			x.ld.view++

@@ -45,8 +45,8 @@ func (c *Config) canRouteAhead() bool {
 	return (c.Policy == RoundRobin || c.Policy == Random || c.RefreshS > 0) && c.ReplicaCap == 0 && c.Autoscale == nil && !c.eventByEvent
 }
 
-// routedReq is a request routed ahead: sent at at (its arrival event's time, arrival event k),
-// with tag as its record's tag.
+// routedReq is a request routed ahead, or held for a busy replica by the event loop: sent at at
+// (its arrival event's time, arrival event k when routed ahead), with tag as its record's tag.
 type routedReq struct {
 	q   workload.Request
 	tag int
