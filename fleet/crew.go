@@ -10,10 +10,10 @@ import (
 // caller's and helpers'. A replica runs on the same one (the replicas split in blocks of
 // consecutive indices, whose state was allocated side by side: two workers writing one cache
 // line would pass it back and forth), so its state stays in one processor's caches from window
-// to window instead of following whichever worker is free, unless that one is still busy when another has run its own: then the idle one
-// takes the busy one's next replicas too. Windows are short (tens of microseconds of work), so a helper waits
-// for the next one spinning for a while before it sleeps: waking a sleeping goroutine costs
-// about as much as a window.
+// to window instead of following whichever worker is free; a worker that has run its own list
+// while another is still busy takes the busy one's next replicas too. Windows are short (tens of
+// microseconds of work), so a helper waits for the next one spinning for a while before it
+// sleeps: waking a sleeping goroutine costs about as much as a window.
 type crew struct {
 	n       int
 	reps    int            // the fleet's replicas

@@ -177,8 +177,8 @@ type Engine struct {
 	// client timers (NextWake).
 	stepEnd vtime.Time
 	timers  int
-	// Finish foresight (Foresee): finishing is what the running step will finish (-1: cannot
-	// tell), floor the shortest a step can last, finished the finishes of the step being applied.
+	// Finish foresight (Foresee): finishing is how many requests the running step will finish,
+	// floor the shortest a step may last.
 	foresee   bool
 	finishing int
 	floor     vtime.Duration
@@ -507,10 +507,9 @@ func (e *Engine) maybeSpan() {
 	e.BusyTime += end.Sub(e.now)
 	e.stepEnd = end
 	if e.foresee {
-		for _, dj := range e.spanDur[1:] {
+		for _, dj := range e.spanDur {
 			e.foreseeStep(dj)
 		}
-		e.foreseeStep(e.spanDur[0])
 	}
 	e.push(event{at: end, class: classStep})
 }
