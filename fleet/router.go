@@ -101,8 +101,13 @@ func (r *router) pick(up []*replica, ld []*load, q *workload.Request) *replica {
 		}
 		best := -1
 		var bestScore float64
+		blocks := len(q.Blocks) > 0 // (without, nothing is expected anywhere: no replica is read)
 		for i, x := range up {
-			s := x.index.expected(q) - r.w*float64(r.out(ld[i]))/float64(most)
+			var hit float64
+			if blocks {
+				hit = x.index.expected(q)
+			}
+			s := hit - r.w*float64(r.out(ld[i]))/float64(most)
 			if best < 0 || s > bestScore || (s == bestScore && r.out(ld[i]) < r.out(ld[best])) {
 				best, bestScore = i, s
 			}
