@@ -318,7 +318,7 @@ func (r *run) fix(x *replica) {
 	t := x.eng.NextWake()
 	x.ld.kv = x.kvUsage()
 	x.holdUntil = -1
-	if x.eng.Busy() && x.rep.Armed() {
+	if x.eng.Busy() && x.sampleSeq != 0 { // busy, its KV sample armed
 		x.holdUntil = t
 	}
 	r.eh.fix(x, t)

@@ -60,9 +60,6 @@ func (p *Replica) Live() int { return p.r.live }
 // Fits reports whether a request fits max_model_len (vLLM's API server refuses it otherwise).
 func (p *Replica) Fits(q *Request) bool { return q.Fits(p.mml) }
 
-// Armed reports whether a KV sample is pending (a request sent now sets no timer).
-func (p *Replica) Armed() bool { return p.r.armed }
-
 // Submit sends q at the engine's time with tag as sim.RequestSpec.Tag, or counts it rejected
 // (nil) when it does not fit max_model_len.
 func (p *Replica) Submit(q *Request, tag int) *sim.Record {
