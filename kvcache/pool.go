@@ -122,9 +122,13 @@ type Pool struct {
 	// when its block's qs is i+1: an entry holds only the block, 4 bytes. The queue is compacted
 	// (its live entries renumbered) when stale entries fill it, and restarts at index 0 when
 	// popping empties it.
-	q       []BlockID
-	qh      int
-	numFree int // fresh blocks plus the live entries of q
+	q  []BlockID
+	qh int
+	// tail is how many anonymous entries end the free queue after q, kept as a count: a run
+	// whose freed blocks never hold content (FreeBlank, spare blocks) never writes or reads q.
+	// An entry with a block after them writes them out first (flushTail).
+	tail    int
+	numFree int // fresh blocks, the live entries of q and the tail
 	// cached maps a hash to the oldest block holding it; the others follow through dupNext.
 	cached    hashTable
 	numHashed int
@@ -203,18 +207,27 @@ func (p *Pool) Usage() float64 {
 
 // pushTail puts block b, which is not on the free queue, at its tail (most recently used).
 func (p *Pool) pushTail(b BlockID) {
-	if len(p.q) == cap(p.q) {
-		p.compact(1)
-	}
+	p.flushTail(1)
 	p.q = append(p.q, b)
 	p.m(b).qs = uint32(len(p.q))
 	p.numFree++
 }
 
+// flushTail writes the tail's anonymous entries into q, making room for extra more entries after
+// them: an entry with a block is about to follow.
+func (p *Pool) flushTail(extra int) {
+	if len(p.q)+p.tail+extra > cap(p.q) {
+		p.compact(p.tail + extra)
+	}
+	for ; p.tail > 0; p.tail-- {
+		p.q = append(p.q, NoBlock)
+	}
+}
+
 // compact drops the stale entries of the free queue, and makes room for extra more entries and
 // for at least as many again as are live (so compacting costs O(1) per entry pushed).
 func (p *Pool) compact(extra int) {
-	live := p.numFree - p.head
+	live := p.numFree - p.head - p.tail
 	q := p.q[:0]
 	if c := max(2*(live+extra), 64); cap(p.q) < c {
 		q = make([]BlockID, 0, c)
@@ -342,6 +355,12 @@ func (p *Pool) popFree() BlockID {
 		if m.hash != 0 {
 			p.evict(b)
 		}
+		return b
+	}
+	if p.tail > 0 {
+		p.tail--
+		p.numFree--
+		b, _ := p.takeBlank()
 		return b
 	}
 	panic("kvcache: popFree on an empty free queue")
@@ -669,6 +688,14 @@ func (p *Pool) Allocate(dst []BlockID, n int) ([]BlockID, bool) {
 	p.numFree -= n
 	q, qh, meta := p.q, p.qh, p.meta
 	for n > 0 {
+		if qh == len(q) {
+			// The rest from the tail's anonymous entries.
+			p.tail -= n
+			for ; n > 0; n-- {
+				dst = append(dst, p.takeHeld())
+			}
+			break
+		}
 		b := q[qh]
 		qh++
 		if b == NoBlock {
@@ -730,12 +757,10 @@ func (p *Pool) SetHash(b BlockID, h Hash) {
 // Free drops one reference on each block. Blocks whose count reaches zero join the free queue in
 // reverse order, so a request's tail blocks are evicted before its head (vLLM's free order).
 func (p *Pool) Free(blocks []BlockID) {
-	if len(p.q)+len(blocks) > cap(p.q) {
-		p.compact(len(blocks))
-	}
-	// pushTail for each block reaching zero, in one loop (the queue has room for them all).
-	q, meta := p.q, p.meta
-	n0 := len(q)
+	// pushTail for each block reaching zero, in one loop: anonymous entries join the tail, which
+	// is written out before the first entry with a block (making room in q for the rest).
+	q, meta, tail, roomy := p.q, p.meta, p.tail, false
+	n0 := len(q) + tail // entries numFree counts
 	for i := len(blocks) - 1; i >= 0; i-- {
 		b := blocks[i]
 		m := &meta[b]
@@ -745,17 +770,27 @@ func (p *Pool) Free(blocks []BlockID) {
 		m.ref--
 		if m.ref == 0 {
 			if m.hash == 0 && p.ReuseHot {
-				q = append(q, NoBlock)
+				tail++
 				m.qs = spareQS
 				p.spare = append(p.spare, b)
 				continue
+			}
+			if !roomy {
+				p.numFree += tail - p.tail
+				p.tail = tail
+				p.flushTail(i + 1)
+				q, tail, roomy = p.q, 0, true
+				n0 = len(q)
+			}
+			for ; tail > 0; tail-- {
+				q = append(q, NoBlock)
 			}
 			q = append(q, b)
 			m.qs = uint32(len(q))
 		}
 	}
-	p.q = q
-	p.numFree += len(q) - n0
+	p.q, p.tail = q, tail
+	p.numFree += len(q) + tail - n0
 }
 
 // TakeAnonymous hands out one block as Allocate(nil, 1) would, if doing so touches no block: the
@@ -771,6 +806,10 @@ func (p *Pool) TakeAnonymous() bool {
 		p.head--
 	} else {
 		for {
+			if p.qh == len(p.q) {
+				p.tail-- // numFree > 0: the tail holds the rest
+				break
+			}
 			b := p.q[p.qh]
 			if b != NoBlock && p.m(b).qs == uint32(p.qh+1) {
 				return false // a free block that may hold content: Allocate would evict it
@@ -813,13 +852,10 @@ func (p *Pool) FreeBlank(blocks []BlockID) {
 		p.Free(blocks)
 		return
 	}
-	if len(p.q)+len(blocks) > cap(p.q) {
-		p.compact(len(blocks))
-	}
 	for i := len(blocks) - 1; i >= 0; i-- {
-		p.q = append(p.q, NoBlock)
 		p.blank = append(p.blank, blocks[i])
 	}
+	p.tail += len(blocks)
 	p.numFree += len(blocks)
 }
 
@@ -868,6 +904,9 @@ func (p *Pool) freeQueue() []BlockID {
 			q = append(q, b)
 		}
 	}
+	for range p.tail {
+		q = append(q, NoBlock)
+	}
 	return q
 }
 
@@ -912,6 +951,8 @@ func (p *Pool) CheckInvariants() {
 			panic("kvcache: free queue holds a block twice")
 		}
 	}
+	anonymous += p.tail
+	n += p.tail
 	spare := 0
 	for b := BlockID(0); int(b) < p.used; b++ {
 		switch m := p.m(b); {
