@@ -44,8 +44,9 @@ func BenchmarkFleet16(b *testing.B) {
 
 // BenchmarkFleet100 is the scale target's fleet: 100 replicas at 100 times one replica's rate,
 // 2,000 requests per replica (so one iteration stays short), under least-outstanding routing
-// with an exact view (the event loop) and with a view refreshed every 50 ms, and round-robin
-// (both routed ahead, the replicas replayed on every CPU).
+// with an exact view (routed ahead by foresight) and with a view refreshed every 50 ms, round-robin
+// (all three routed ahead, the replicas replayed on every CPU), and least-kv (the event loop: a
+// replica's KV usage changes with what each step admits, which nothing foresees).
 func BenchmarkFleet100(b *testing.B) {
 	const n, per = 100, 2000
 	srv := llama8B(b)
@@ -54,7 +55,7 @@ func BenchmarkFleet100(b *testing.B) {
 		name    string
 		p       Policy
 		refresh float64
-	}{{"least-outstanding", LeastOutstanding, 0}, {"least-outstanding-refresh-50ms", LeastOutstanding, 0.05}, {"round-robin", RoundRobin, 0}} {
+	}{{"least-outstanding", LeastOutstanding, 0}, {"least-outstanding-refresh-50ms", LeastOutstanding, 0.05}, {"round-robin", RoundRobin, 0}, {"least-kv", LeastKV, 0}} {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for range b.N {

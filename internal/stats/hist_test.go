@@ -85,3 +85,46 @@ func TestHistQuantiles(t *testing.T) {
 		t.Errorf("merging three copies changed the quantiles or did not triple the count")
 	}
 }
+
+// TestLogHistOrderStats: every order statistic of a histogram filled in random order, over values
+// from 2^-40 to 2^40 (bins on both sides of zero, pages made below and above the first) and
+// zeros, and of one merged from two halves, is the midpoint of the exact order statistic's bin
+// (clamped to the exact extremes), as a sorted list of the values gives it.
+func TestLogHistOrderStats(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	b := LogBins{10}
+	var vals []float64
+	h, lo, hi := NewLogHist(10), NewLogHist(10), NewLogHist(10)
+	for k := 0; k < 5000; k++ {
+		v := math.Ldexp(1+r.Float64(), r.IntN(81)-40)
+		if k%97 == 0 {
+			v = 0
+		}
+		vals = append(vals, v)
+		h.Add(v, 1)
+		if k%2 == 0 {
+			lo.Add(v, 1)
+		} else {
+			hi.Add(v, 1)
+		}
+	}
+	m := NewLogHist(10)
+	m.Merge(hi, 1)
+	m.Merge(lo, 1)
+	sort.Float64s(vals)
+	for name, hh := range map[string]*LogHist{"filled": h, "merged": m} {
+		if hh.N() != uint64(len(vals)) || hh.Max() != vals[len(vals)-1] {
+			t.Fatalf("%s: n %d max %g, want %d and %g", name, hh.N(), hh.Max(), len(vals), vals[len(vals)-1])
+		}
+		s := hh.Sorted()
+		for i, v := range vals {
+			want := 0.0
+			if v > 0 {
+				want = math.Min(math.Max(b.Mid(b.Index(v)), vals[0]), vals[len(vals)-1])
+			}
+			if got := s.OrderStat(uint64(i)); got != want {
+				t.Fatalf("%s: order statistic %d = %g, want %g (value %g)", name, i, got, want, v)
+			}
+		}
+	}
+}

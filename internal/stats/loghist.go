@@ -34,20 +34,68 @@ func (b LogBins) Upper(i int64) float64 { return b.Lower(i) + b.Width(i) }
 // Mid is the midpoint of bin i: within 2^-(Sub+1) of every value in it, relatively.
 func (b LogBins) Mid(i int64) float64 { return b.Lower(i) + b.Width(i)/2 }
 
-// LogHist is a histogram of non-negative numbers on LogBins, sparse (only the bins in use are
-// kept): zeros have their own count; the count, sum, minimum and maximum are exact.
+// LogHist is a histogram of non-negative numbers on LogBins, sparse by pages (only the pages of
+// bins in use are kept, pageLen counts each, so an add touches one counter in a flat array
+// rather than a hash map's groups): zeros have their own count; the count, sum, minimum and
+// maximum are exact.
 type LogHist struct {
 	Bins     LogBins
-	counts   map[int64]uint64 // bin -> count
+	pages    []*logPage // pages[j] holds bins (first+j)<<pageBits onwards, nil if none in use
+	first    int64
 	zeros    uint64
 	n        uint64
 	sum      float64
 	min, max float64
 }
 
+// pageBits sets the bins per page, pageLen: 256 counters, 2 KiB.
+const (
+	pageBits = 8
+	pageLen  = 1 << pageBits
+)
+
+type logPage [pageLen]uint64
+
 // NewLogHist is an empty histogram of 2^sub bins per power of two.
 func NewLogHist(sub uint) *LogHist {
-	return &LogHist{Bins: LogBins{sub}, counts: map[int64]uint64{}}
+	return &LogHist{Bins: LogBins{sub}}
+}
+
+// counter is bin i's count, its page made if needed.
+func (h *LogHist) counter(i int64) *uint64 {
+	pg := i >> pageBits
+	switch {
+	case len(h.pages) == 0:
+		h.first = pg
+		h.pages = append(h.pages, nil)
+	case pg < h.first:
+		pages := make([]*logPage, h.first-pg+int64(len(h.pages)))
+		copy(pages[h.first-pg:], h.pages)
+		h.pages, h.first = pages, pg
+	case pg >= h.first+int64(len(h.pages)):
+		h.pages = append(h.pages, make([]*logPage, pg-h.first-int64(len(h.pages))+1)...)
+	}
+	p := h.pages[pg-h.first]
+	if p == nil {
+		p = new(logPage)
+		h.pages[pg-h.first] = p
+	}
+	return &p[i&(pageLen-1)]
+}
+
+// each calls f with every bin in use and its count, in ascending order.
+func (h *LogHist) each(f func(bin int64, c uint64)) {
+	for j, p := range h.pages {
+		if p == nil {
+			continue
+		}
+		base := (h.first + int64(j)) << pageBits
+		for k, c := range p {
+			if c != 0 {
+				f(base+int64(k), c)
+			}
+		}
+	}
 }
 
 // Add records k copies of v.
@@ -64,7 +112,7 @@ func (h *LogHist) Add(v float64, k uint64) {
 		h.zeros += k
 		return
 	}
-	h.counts[h.Bins.Index(v)] += k
+	*h.counter(h.Bins.Index(v)) += k
 }
 
 // Merge adds k copies of o (of the same bins).
@@ -72,9 +120,7 @@ func (h *LogHist) Merge(o *LogHist, k uint64) {
 	if o.n == 0 {
 		return
 	}
-	for i, c := range o.counts {
-		h.counts[i] += c * k
-	}
+	o.each(func(i int64, c uint64) { *h.counter(i) += c * k })
 	h.zeros += o.zeros * k
 	if h.n == 0 || o.min < h.min {
 		h.min = o.min
@@ -101,17 +147,14 @@ type Sorted struct {
 
 // Sorted orders the histogram's bins.
 func (h *LogHist) Sorted() *Sorted {
-	keys := make([]int64, 0, len(h.counts))
-	for k := range h.counts {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
-	cum := make([]uint64, len(keys))
+	var keys []int64
+	var cum []uint64
 	acc := h.zeros
-	for i, k := range keys {
-		acc += h.counts[k]
-		cum[i] = acc
-	}
+	h.each(func(i int64, c uint64) {
+		acc += c
+		keys = append(keys, i)
+		cum = append(cum, acc)
+	})
 	return &Sorted{h: h, keys: keys, cum: cum}
 }
 
