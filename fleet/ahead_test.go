@@ -59,6 +59,48 @@ func TestForeseeingIsTheEventLoop(t *testing.T) {
 	}
 }
 
+// TestKVAheadIsTheEventLoop: least-kv routing with an exact view, routed an arrival time at a
+// time and each replica replayed alone up to the next, gives what the event loop gives, byte for
+// byte but for the engines' event counts, on the trace excerpts, arrivals tied with the KV samples
+// and the overloaded stream (least-kv herds it: requests wait in the engines); and the same bytes
+// on one, two or three workers. Not used with a replica cap, an autoscaler, a view or one replica.
+func TestKVAheadIsTheEventLoop(t *testing.T) {
+	srv := llama8B(t)
+	g := []Group{{Server: srv, Count: 3}}
+	if !(&Config{Groups: g, Policy: LeastKV}).canRouteKV() {
+		t.Fatal("three replicas of Llama-3.1-8B under least-kv: want routing ahead")
+	}
+	for _, c := range []Config{
+		{Groups: g, Policy: LeastKV, ReplicaCap: 4},
+		{Groups: g, Policy: LeastKV, Autoscale: &Autoscale{Max: 4}},
+		{Groups: g, Policy: LeastKV, RefreshS: 0.05},
+		{Groups: []Group{{Server: srv, Count: 1}}, Policy: LeastKV},
+		{Groups: g, Policy: LeastOutstanding},
+	} {
+		if c.canRouteKV() {
+			t.Errorf("%+v: least-kv routed ahead, want another loop", c)
+		}
+	}
+	waited := false
+	for _, s := range aheadCases(t) {
+		if raceEnabled && s.name != "overload" {
+			continue
+		}
+		run := s.runner(t, srv, LeastKV)
+		loop := run(Config{eventByEvent: true})
+		want := withoutEvents(t, loop)
+		for _, x := range loop.Replicas {
+			waited = waited || x.Metrics.Queue.P99 > 0
+		}
+		compareAhead(t, s.name, LeastKV, run, want, func(window, workers int) bool {
+			return window == 0 && (!raceEnabled || workers == 2)
+		})
+	}
+	if !waited && !raceEnabled {
+		t.Error("no request waited in an engine: the overloaded stream should make them")
+	}
+}
+
 // TestForeseeingNeedsAnExactCount: routing ahead by foresight is not used where the router reads
 // more than outstanding counts, or where they are not foreseeable: least-kv (usage changes at
 // every step), a replica cap (its queue sends on finishes), an autoscaler, a refreshed view

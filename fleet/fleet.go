@@ -150,12 +150,13 @@ type replica struct {
 	holdUntil vtime.Time
 	maxLen    int // max_model_len: a longer request is refused at once
 	// Routing ahead exactly (ahead.go): the running step's end and the requests it will finish
-	// (pendAt vtime.Never: idle), the engine's next wake and live requests after its last replay,
-	// and the last window the replica was put in (mark).
+	// (pendAt vtime.Never: idle), the engine's next wake, live requests and KV-cache usage after
+	// its last replay, and the last window the replica was put in (mark).
 	pendAt    vtime.Time
 	pendFin   int
 	wake      vtime.Time
 	live      int
+	kv        float64
 	mark      int64
 	index     *prefixIndex
 	id, group int

@@ -156,7 +156,7 @@ func Run(cfg Config, stream workload.Stream) (*Result, error) {
 		r.progStep = max(vtime.Duration(int64(cfg.LastArrival)/100), 1)
 	}
 	r.windowed = cfg.canRouteAhead()
-	if cfg.canForesee() {
+	if cfg.canForesee() || cfg.canRouteKV() {
 		r.windowed, r.ahead = true, true
 	}
 	for gi, g := range cfg.Groups {
@@ -171,6 +171,8 @@ func Run(cfg Config, stream workload.Stream) (*Result, error) {
 	}
 	loop := r.loop
 	switch {
+	case r.ahead && cfg.Policy == LeastKV:
+		loop = r.loopKV
 	case r.ahead:
 		loop = r.loopAhead
 	case r.windowed:

@@ -320,6 +320,7 @@ func (r *run) replay(x *replica, w *window) {
 		x.live = x.rep.Live()
 		x.pendAt, x.pendFin = x.eng.Finishing()
 		x.wake = x.eng.NextWake()
+		x.kv = x.kvUsage()
 	}
 }
 
