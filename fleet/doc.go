@@ -47,6 +47,12 @@
 // runs). The engines check both promises and stop the run with an error if one fails.
 // ahead_test.go compares the two byte for byte but for engine event counts.
 //
+// Least-kv with an exact view (ahead.go) reads every replica's KV usage, which changes whenever an
+// engine schedules a step: nothing foresees it, but between two arrivals the replicas do not read
+// each other. The router routes the requests of one arrival time on the usage the replicas have
+// after their events up to it, then every replica with an event before the next arrival time (or
+// at it) runs up to it on the workers. ahead_test.go compares it with the event loop too.
+//
 // Memory: the stream holds one request ahead; a request's state lives in its engine from
 // submission to its last token and is then dropped; latencies go into the bounded distributions
 // of package workload; the series over the run has one point per bucket. So memory follows the

@@ -144,9 +144,9 @@ func (r *run) startWindows() int {
 	}
 	workers := workpool.Workers(r.cfg.Workers)
 	if r.ahead && r.cfg.Workers <= 0 {
-		// Routing ahead by foresight, a worker for every replicasPerWorker replicas at most:
-		// its windows are a floor long, and a smaller fleet's hold too few replicas to share (a
-		// second worker would spin for nothing).
+		// Routing ahead with an exact view, a worker for every replicasPerWorker replicas at
+		// most: its windows are a floor long or an arrival time (least-kv), and a smaller fleet's
+		// hold too few replicas to share (a second worker would spin for nothing).
 		workers = min(workers, max(len(r.reps)/replicasPerWorker, 1))
 	}
 	r.crew = newCrew(workers, len(r.reps))
