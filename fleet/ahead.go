@@ -132,43 +132,9 @@ func (r *run) loopAhead() error {
 				r.progress(ec.cur)
 			}
 		}
-		if w.end > sampleMin {
-			// KV samples due in the window (their grid is coarse: a scan now and then).
-			sampleMin = vtime.Never
-			for _, x := range r.reps {
-				if x.sampleSeq == 0 {
-					continue
-				}
-				if x.sampleAt < w.end || w.end == vtime.Never {
-					if x.mark != epoch {
-						x.mark = epoch
-						busy = append(busy, x)
-					}
-				} else {
-					sampleMin = min(sampleMin, x.sampleAt)
-				}
-			}
-		}
-		if w.end == vtime.Never {
-			for _, x := range r.reps {
-				if x.mark != epoch {
-					x.mark = epoch
-					busy = append(busy, x)
-				}
-			}
-		}
-		r.busy, r.pend = busy, pend
-		if err := r.runWindow(busy, &w); err != nil {
+		r.pend = pend
+		if err := r.runAhead(busy, &w, epoch, &sampleMin); err != nil {
 			return err
-		}
-		for _, x := range busy {
-			// The count the engine has, which it foresaw (its next step and what it finishes,
-			// noted by the replay).
-			x.ld.out = int32(x.live)
-			if x.sampleSeq != 0 {
-				sampleMin = min(sampleMin, x.sampleAt)
-			}
-			r.eh.fix(x, x.wake)
 		}
 		if !r.haveNext {
 			return nil
@@ -260,44 +226,56 @@ func (r *run) loopKV() error {
 				busy = append(busy, x)
 			}
 		}
-		if w.end > sampleMin {
-			// KV samples due before the next arrival time.
-			sampleMin = vtime.Never
-			for _, x := range r.reps {
-				if x.sampleSeq == 0 {
-					continue
-				}
-				if x.sampleAt < w.end {
-					if x.mark != epoch {
-						x.mark = epoch
-						busy = append(busy, x)
-					}
-				} else {
-					sampleMin = min(sampleMin, x.sampleAt)
-				}
-			}
-		}
-		if w.end == vtime.Never {
-			for _, x := range r.reps {
-				if x.mark != epoch {
-					x.mark = epoch
-					busy = append(busy, x)
-				}
-			}
-		}
-		r.busy = busy
-		if err := r.runWindow(busy, &w); err != nil {
+		if err := r.runAhead(busy, &w, epoch, &sampleMin); err != nil {
 			return err
-		}
-		for _, x := range busy {
-			x.ld.out, x.ld.kv = int32(x.live), x.kv
-			if x.sampleSeq != 0 {
-				sampleMin = min(sampleMin, x.sampleAt)
-			}
-			r.eh.fix(x, x.wake)
 		}
 		if !r.haveNext {
 			return nil
 		}
 	}
+}
+
+// runAhead runs window w, routed ahead with an exact view, on busy and the replicas with a KV
+// sample due before its end (every replica after the last window), marking them with the window's
+// epoch; it then notes what the router reads of each (what the replay left: its outstanding
+// requests, which it foresaw, and its KV usage), the earliest sample pending after the window
+// (sampleMin: no scan for samples before it) and the engines' next wakes.
+func (r *run) runAhead(busy []*replica, w *window, epoch int64, sampleMin *vtime.Time) error {
+	if w.end > *sampleMin {
+		// KV samples due in the window (their grid is coarse: a scan now and then).
+		*sampleMin = vtime.Never
+		for _, x := range r.reps {
+			if x.sampleSeq == 0 {
+				continue
+			}
+			if x.sampleAt < w.end || w.end == vtime.Never {
+				if x.mark != epoch {
+					x.mark = epoch
+					busy = append(busy, x)
+				}
+			} else {
+				*sampleMin = min(*sampleMin, x.sampleAt)
+			}
+		}
+	}
+	if w.end == vtime.Never {
+		for _, x := range r.reps {
+			if x.mark != epoch {
+				x.mark = epoch
+				busy = append(busy, x)
+			}
+		}
+	}
+	r.busy = busy
+	if err := r.runWindow(busy, w); err != nil {
+		return err
+	}
+	for _, x := range busy {
+		x.ld.out, x.ld.kv = int32(x.live), x.kv
+		if x.sampleSeq != 0 {
+			*sampleMin = min(*sampleMin, x.sampleAt)
+		}
+		r.eh.fix(x, x.wake)
+	}
+	return nil
 }
