@@ -63,7 +63,8 @@ func TestForeseeingIsTheEventLoop(t *testing.T) {
 // time and each replica replayed alone up to the next, gives what the event loop gives, byte for
 // byte but for the engines' event counts, on the trace excerpts, arrivals tied with the KV samples
 // and the overloaded stream (least-kv herds it: requests wait in the engines); and the same bytes
-// on one, two or three workers. Not used with a replica cap, an autoscaler, a view or one replica.
+// on one, two or three workers; with ngram speculative decoding too. Not used with a replica cap,
+// an autoscaler, a view or one replica.
 func TestKVAheadIsTheEventLoop(t *testing.T) {
 	srv := llama8B(t)
 	g := []Group{{Server: srv, Count: 3}}
@@ -99,6 +100,17 @@ func TestKVAheadIsTheEventLoop(t *testing.T) {
 	if !waited && !raceEnabled {
 		t.Error("no request waited in an engine: the overloaded stream should make them")
 	}
+	if raceEnabled {
+		return
+	}
+	// Speculative decoding: what a step accepts is drawn at its end, from the engine's own
+	// stream, so replaying a replica alone draws what the loop draws.
+	spec := vllmServer(t, `vllm serve meta-llama/Llama-3.1-8B-Instruct --speculative-config '{"method":"ngram","num_speculative_tokens":3,"prompt_lookup_max":4}'`, "H100-SXM")
+	s := aheadCases(t)[0]
+	run := s.runner(t, spec, LeastKV)
+	compareAhead(t, s.name+" (ngram)", LeastKV, run, withoutEvents(t, run(Config{eventByEvent: true})), func(window, workers int) bool {
+		return window == 0 && workers != 2
+	})
 }
 
 // TestForeseeingNeedsAnExactCount: routing ahead by foresight is not used where the router reads
