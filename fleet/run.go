@@ -123,8 +123,11 @@ type run struct {
 	// busy holds the replicas a window runs (window.go); pend those whose foreseen finishes the
 	// window's routing takes off (ahead.go).
 	busy, pend []*replica
-	// crew runs the windows' replicas when routing ahead (crew.go).
-	crew *crew
+	// crew runs the windows' replicas when routing ahead (crew.go), replayFn on each through the
+	// window win.
+	crew     *crew
+	replayFn func(*replica)
+	win      *window
 }
 
 // Run simulates the fleet on the requests of stream, in arrival order. The result depends only

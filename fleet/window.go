@@ -240,7 +240,13 @@ func (r *run) replayAll(w *window) error {
 
 // runWindow replays the replicas of busy through window w and merges their shares of the series.
 func (r *run) runWindow(busy []*replica, w *window) error {
-	r.crew.run(busy, func(x *replica) { r.replay(x, w) })
+	if r.replayFn == nil {
+		// One function for every window (a closure made per window is an allocation per
+		// arrival when windows are an arrival long).
+		r.replayFn = func(x *replica) { r.replay(x, r.win) }
+	}
+	r.win = w
+	r.crew.run(busy, r.replayFn)
 	for _, x := range busy {
 		if x.err != nil {
 			return x.err
