@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"github.com/servesim/servesim/vtime"
+	"github.com/servesim/servesim/workload"
 )
 
 // Routing ahead with an exact view. Least-outstanding, prefix-aware and session routing read, of
@@ -33,15 +34,13 @@ func (c *Config) canForesee() bool {
 	default:
 		return false
 	}
-	n := 0
 	for _, g := range c.Groups {
 		if g.Server.Deployment.Engine.SpecTokens() > 0 {
 			return false
 		}
-		n += g.Count * max(g.Server.Replicas, 1)
 	}
 	// One replica: nothing to spread, and the loop's engine events are those of a run alone.
-	return n > 1
+	return c.replicas() > 1
 }
 
 // loopAhead is loop when the router foresees the replicas' finishes.
@@ -94,10 +93,7 @@ func (r *run) loopAhead() error {
 				}
 			}
 			q := r.next
-			r.now = ec.cur
-			r.routed++
-			r.point(ec.cur).Arrivals++
-			x := r.rt.pick(r.serving(), r.upLoad, &q)
+			x := r.sendAhead(&q, ec)
 			if x.mark != epoch && (x.pendAt == vtime.Never || x.pendAt < end || x.sampleSeq == 0) {
 				// (A replica busy past the window with its KV sample armed only queues q: it is
 				// given q when it next runs, at q's time, as the event loop holds requests for a
@@ -106,12 +102,6 @@ func (r *run) loopAhead() error {
 				x.mark = epoch
 				busy = append(busy, x)
 			}
-			x.ops = append(x.ops, routedReq{q: q, tag: int(r.routed - 1), at: ec.cur, k: ec.n - 1})
-			if q.Fits(x.maxLen) {
-				x.index.add(&q)
-				x.ld.out++
-			}
-			x.routed++
 			n++
 			if x.pendAt == vtime.Never {
 				// Idle: its first step starts once q reaches it, and ends a floor after at the
@@ -159,11 +149,33 @@ func (c *Config) canRouteKV() bool {
 	if c.eventByEvent || c.RefreshS > 0 || c.ReplicaCap > 0 || c.Autoscale != nil || c.Policy != LeastKV {
 		return false
 	}
+	return c.replicas() > 1
+}
+
+// replicas is the fleet's replicas at the start.
+func (c *Config) replicas() int {
 	n := 0
 	for _, g := range c.Groups {
 		n += g.Count * max(g.Server.Replicas, 1)
 	}
-	return n > 1
+	return n
+}
+
+// sendAhead routes q, of the arrival event ec is at, to a replica's window, counting it
+// outstanding there as the loop's send does (a request longer than max_model_len is refused at
+// once), and returns the replica.
+func (r *run) sendAhead(q *workload.Request, ec eventClock) *replica {
+	r.now = ec.cur
+	r.routed++
+	r.point(ec.cur).Arrivals++
+	x := r.rt.pick(r.serving(), r.upLoad, q)
+	x.ops = append(x.ops, routedReq{q: *q, tag: int(r.routed - 1), at: ec.cur, k: ec.n - 1})
+	if q.Fits(x.maxLen) {
+		x.index.add(q)
+		x.ld.out++
+	}
+	x.routed++
+	return x
 }
 
 // loopKV is loop for least-kv routing ahead (see above).
@@ -185,21 +197,13 @@ func (r *run) loopKV() error {
 			r.openEvent(&ec, &w, r.next.At)
 			for r.haveNext && r.next.At == ec.cur {
 				q := r.next
-				r.now = ec.cur
-				r.routed++
-				r.point(ec.cur).Arrivals++
-				x := r.rt.pick(r.serving(), r.upLoad, &q)
+				x := r.sendAhead(&q, ec)
 				if x.mark != epoch && (x.pendAt == vtime.Never || x.sampleSeq == 0) {
 					// Idle, it starts a step at q; unarmed, q arms its KV sample. (Busy with its
 					// sample armed, it only queues q, and runs when its step ends.)
 					x.mark = epoch
 					busy = append(busy, x)
 				}
-				x.ops = append(x.ops, routedReq{q: q, tag: int(r.routed - 1), at: ec.cur, k: ec.n - 1})
-				if q.Fits(x.maxLen) {
-					x.ld.out++
-				}
-				x.routed++
 				r.haveNext = r.read()
 			}
 		}
