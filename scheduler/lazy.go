@@ -379,6 +379,22 @@ func (s *Scheduler) serveImplicit(from, count, budget int, b *Batch) int {
 	return budget - served
 }
 
+// budgetCovers reports whether budget tokens exceed what the running requests could take in a
+// step: a token for each lazy decoder, and for each explicit request all its known tokens and
+// drafts.
+func (s *Scheduler) budgetCovers(budget int) bool {
+	d := s.nLazy
+	for _, r := range s.active {
+		if r.State == Running {
+			d += r.NumTokens() - r.Computed + r.Drafts
+			if d >= budget {
+				return false
+			}
+		}
+	}
+	return d < budget
+}
+
 // ScheduleLazy builds the next step like Schedule, visiting only explicit requests (those not
 // lazy, and lazy ones due at this step); every other lazy decoder takes one token of the budget
 // in its place in the running order. b.Lazy says how many and what they cost.
@@ -408,7 +424,12 @@ func (s *Scheduler) ScheduleLazy(b *Batch) {
 		}
 	} else {
 		// The explicit requests and the lazy ones with blocks to grow, merged in running order;
-		// the other lazy decoders between them take one token each.
+		// the other lazy decoders between them take one token each. When the budget covers
+		// everything every running request could take (covers), no decoder is starved and no
+		// prefill chunk is cut by it, so where the implicit decoders stand does not matter: they
+		// are counted once at the end instead of found between the visits.
+		covers := s.budgetCovers(budget)
+		visited := 0 // running requests visited (covers only)
 		prev, stopped := -1, false
 		for i, g := 0, 0; i < len(s.active) || g < len(grow); {
 			var r *Request
@@ -423,15 +444,17 @@ func (s *Scheduler) ScheduleLazy(b *Batch) {
 			if r.State != Running {
 				continue // preempted in this pass
 			}
-			p := s.runningIndexFrom(r, prev+1)
-			budget = s.serveImplicit(prev+1, p-prev-1, budget, b)
-			prev = p
-			if budget <= 0 {
-				stopped = true
-				if lazy {
-					s.serveImplicit(p, 1, 0, b) // not reached: starved
+			if !covers {
+				p := s.runningIndexFrom(r, prev+1)
+				budget = s.serveImplicit(prev+1, p-prev-1, budget, b)
+				prev = p
+				if budget <= 0 {
+					stopped = true
+					if lazy {
+						s.serveImplicit(p, 1, 0, b) // not reached: starved
+					}
+					break
 				}
-				break
 			}
 			if lazy {
 				if !s.growLazy(r, b) {
@@ -439,6 +462,7 @@ func (s *Scheduler) ScheduleLazy(b *Batch) {
 					break
 				}
 				budget--
+				visited++
 				continue
 			}
 			n, ok := s.scheduleRunning(r, budget, b)
@@ -447,6 +471,7 @@ func (s *Scheduler) ScheduleLazy(b *Batch) {
 				break
 			}
 			budget -= n
+			visited++
 		}
 		// Lazy decoders popped for growing that the pass did not reach go back to the heap.
 		for _, r := range grow {
@@ -455,9 +480,13 @@ func (s *Scheduler) ScheduleLazy(b *Batch) {
 			}
 		}
 		// The lazy decoders after the last explicit request; with the pass stopped, none of
-		// them is reached.
+		// them is reached. (Covered, every running request not visited is an implicit decoder
+		// and took its token: a request visited stays running, as preemption takes the last
+		// running request, and a pass stops only when that was the one visited.)
 		rest := len(s.running) - prev - 1
-		if stopped {
+		if covers {
+			budget -= len(s.running) - visited
+		} else if stopped {
 			s.serveImplicit(prev+1, rest, 0, b)
 		} else {
 			budget = s.serveImplicit(prev+1, rest, budget, b)

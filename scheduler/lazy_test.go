@@ -1,0 +1,123 @@
+package scheduler
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"github.com/servesim/servesim/kvcache"
+	"github.com/servesim/servesim/model/arch"
+	"github.com/servesim/servesim/model/cost"
+)
+
+// linearSeq prices a request's share of a step in proportion to the tokens it reads and adds (an
+// affine function of its start, as the cost model's are).
+type linearSeq struct{}
+
+func (linearSeq) Seq(w cost.SeqWork) cost.SeqSeconds {
+	return cost.SeqSeconds{Attention: 1e-6 * float64(w.Start+w.Tokens)}
+}
+
+// TestLazyMatchesSchedule drives a scheduler in lazy mode and one in the plain mode with the same
+// requests, arriving at the same steps, on a dense layout with a small pool (preemptions) and a
+// token budget from a few tokens per running request to a few prompts' worth (decoders starved
+// when a prefill chunk takes the budget before them, chunks cut by the decoders before them), and
+// checks at every step that the lazy one schedules the same step: the same tokens and sequences,
+// the same preemptions, the same requests finishing with the same outputs, and afterwards the same
+// running and waiting queues, every request at the same computed and output tokens.
+func TestLazyMatchesSchedule(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		const block = 16
+		blocks := rapid.IntRange(8, 400).Draw(t, "blocks")
+		mml := rapid.SampledFrom([]int{512, 4096}).Draw(t, "max_model_len")
+		budget := rapid.SampledFrom([]int{16, 48, 64, 256, 2048}).Draw(t, "budget")
+		seqs := rapid.IntRange(1, 24).Draw(t, "max_num_seqs")
+		specs := []arch.KVSpec{{Name: "attn", Kind: arch.SpecFull, Layers: 1, BytesPerToken: 1, AlignTokens: block}}
+		l, err := kvcache.NewLayout(specs, float64(blocks*block), kvcache.Options{BlockSize: block, MaxModelLen: min(mml, blocks*block),
+			MaxNumBatchedTokens: budget, PrefixCaching: true})
+		if err != nil {
+			t.Skip(err)
+		}
+		l.MaxModelLen = mml
+		cfg := Config{MaxNumBatchedTokens: budget, MaxNumSeqs: seqs, MaxModelLen: mml, ChunkedPrefill: true}
+		plain := New(cfg, kvcache.NewManager(l, false), rand.New(rand.NewPCG(1, 2)))
+		lazy := New(cfg, kvcache.NewManager(l, false), rand.New(rand.NewPCG(1, 2)))
+		lazy.EnableLazy(linearSeq{})
+
+		type pair struct{ p, z *Request }
+		var reqs []pair
+		n := rapid.IntRange(1, 40).Draw(t, "requests")
+		arrive := make([]int, n)
+		for i := range arrive {
+			arrive[i] = rapid.IntRange(0, 200).Draw(t, "arrival_step")
+		}
+		slices.Sort(arrive)
+		var pb, zb Batch
+		next := 0
+		for step := 0; step < 20000; step++ {
+			for next < n && arrive[next] <= step {
+				// (Every request fits the pool alone: one that does not preempts itself forever.)
+				prompt := rapid.IntRange(1, min(mml-1, blocks*block-2*block)).Draw(t, "prompt")
+				out := rapid.IntRange(1, min(300, blocks*block-block-prompt)).Draw(t, "max_tokens")
+				pid := uint64(rapid.IntRange(1, 3).Draw(t, "prompt_id"))
+				mk := func() *Request {
+					return &Request{ID: RequestID(next), MaxTokens: out, Content: kvcache.Content{PromptID: pid, PromptTokens: prompt, UniqueID: 1<<40 + uint64(next)}}
+				}
+				q := pair{mk(), mk()}
+				reqs = append(reqs, q)
+				plain.Add(q.p)
+				lazy.Add(q.z)
+				next++
+			}
+			if next == n && !plain.HasWork() {
+				if lazy.HasWork() {
+					t.Fatalf("step %d: the plain scheduler is done, the lazy one has %d running, %d waiting", step, lazy.NumRunning(), lazy.NumWaiting())
+				}
+				return
+			}
+			plain.Schedule(&pb)
+			lazy.ScheduleLazy(&zb)
+			zb.Lazy.Steps = 1
+			fail := func(format string, a ...any) {
+				t.Fatalf("step %d (budget %d, max_num_seqs %d, %d blocks): %s", step, budget, seqs, blocks, fmt.Sprintf(format, a...))
+			}
+			if pb.NumTokens != zb.NumTokens || len(pb.Entries) != len(zb.Entries)+zb.Lazy.Implicit {
+				fail("plain schedules %d tokens for %d requests, lazy %d for %d (%d implicit)",
+					pb.NumTokens, len(pb.Entries), zb.NumTokens, len(zb.Entries)+zb.Lazy.Implicit, zb.Lazy.Implicit)
+			}
+			if a, b := ids(pb.Preempted), ids(zb.Preempted); a != b {
+				fail("plain preempts %s, lazy %s", a, b)
+			}
+			finished := func(outs []Output) string {
+				var s []string
+				for _, o := range outs {
+					if o.Finished {
+						s = append(s, fmt.Sprintf("%d@%d", o.Req.ID, o.Req.Output))
+					}
+				}
+				slices.Sort(s)
+				return fmt.Sprint(s)
+			}
+			if a, b := finished(plain.Update(&pb)), finished(lazy.UpdateLazy(&zb)); a != b {
+				fail("plain finishes %s, lazy %s", a, b)
+			}
+			if a, b := ids(plain.running), ids(lazy.running); a != b {
+				fail("running: plain %s, lazy %s", a, b)
+			}
+			if a, b := ids(plain.waiting.slice()), ids(lazy.waiting.slice()); a != b {
+				fail("waiting: plain %s, lazy %s", a, b)
+			}
+			for _, q := range reqs {
+				c, o := lazy.Current(q.z)
+				if q.p.State != q.z.State || c != q.p.Computed || o != q.p.Output {
+					fail("request %d: plain %v computed %d output %d, lazy %v computed %d output %d",
+						q.p.ID, q.p.State, q.p.Computed, q.p.Output, q.z.State, c, o)
+				}
+			}
+		}
+		t.Fatalf("not done after 20000 steps")
+	})
+}
