@@ -65,8 +65,10 @@
 // request owes the block and names it when it turns explicit, which it does before it finishes,
 // is aborted or preempted. Touch steps are in a heap keyed by (step, admission order), the
 // explicit requests in running order, and the lazy decoders between two visited requests take
-// one token of the budget each: the step's
-// entries, admissions and preemptions are Schedule's. The lazy decoders' per-request seconds (for
+// one token of the budget each (when the budget exceeds every token the running requests could
+// take, none is starved and no chunk cut, so they are counted once instead of found between the
+// visits): the step's entries, admissions and preemptions are Schedule's, which
+// TestLazyMatchesSchedule checks step by step. The lazy decoders' per-request seconds (for
 // package cost's StepSum) are kept summed as k0 + k1 x tick, each request's from an affine fit of
 // its decode-entry seconds in the start (fit: checked at three interior points within 1e-6,
 // halved until it holds). A step with nothing but lazy decoders reports how many steps after it
