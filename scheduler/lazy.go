@@ -483,12 +483,12 @@ func (s *Scheduler) ScheduleLazy(b *Batch) {
 		// them is reached. (Covered, every running request not visited is an implicit decoder
 		// and took its token: a request visited stays running, as preemption takes the last
 		// running request, and a pass stops only when that was the one visited.)
-		rest := len(s.running) - prev - 1
-		if covers {
+		switch rest := len(s.running) - prev - 1; {
+		case covers:
 			budget -= len(s.running) - visited
-		} else if stopped {
+		case stopped:
 			s.serveImplicit(prev+1, rest, 0, b)
-		} else {
+		default:
 			budget = s.serveImplicit(prev+1, rest, budget, b)
 		}
 	}
