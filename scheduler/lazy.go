@@ -45,22 +45,14 @@ func (g *segment) at(start int) cost.SeqSeconds {
 	return g.a.Add(g.b.Scale(float64(start)))
 }
 
-// lazyState is the lazy-mode part of a Request. What a visit reads comes first (64 bytes); the
-// cost terms after it are read only when the request turns explicit or changes segment.
+// lazyState is the lazy-mode part of a Request; what the touch queue and a growing visit read
+// of it (its touch steps, its place in the queue, the blocks it owes, whether it is lazy) is kept
+// apart, packed by id (touchHot). It is visited at the step min(growAt, otherAt) (the step is
+// tick + 1 at its scheduling).
 type lazyState struct {
-	req     *Request
-	tick    int64 // the scheduler's tick when Computed and Output were last exact
-	touchAt int64 // the step (tick + 1 at scheduling) at which it must be visited: min of the two
-	growAt  int64 // the step whose scheduling must grow its blocks (it stays lazy for that)
-	otherAt int64 // the step at which it must be explicit again
-	hidx    int32 // index in the touch queue's far heap, -1 outside
-	wslot   int32 // slot in the touch queue's wheel, -1 outside
-	wpos    int32 // index in that slot
-	id      int32 // index in the scheduler's lazy states (touch heap slots name it)
-	// owed counts the blocks grown for it while lazy and not yet in its table
-	// (kvcache.Manager.OweBlock): named when it turns explicit, as it does before it leaves.
-	owed int32
-	lazy bool
+	req  *Request
+	tick int64 // the scheduler's tick when Computed and Output were last exact
+	id   int32 // index in the scheduler's lazy states and the touch queue's packed states
 	k0   cost.SeqSeconds
 	seg  segment
 }
@@ -75,20 +67,26 @@ func (s *Scheduler) getLZ(r *Request) {
 		lz = s.lzFree[k-1]
 		s.lzFree = s.lzFree[:k-1]
 	} else {
-		lz = &lazyState{id: int32(len(s.touch.lz))}
-		s.touch.lz = append(s.touch.lz, lz)
-		s.touch.far.lz = &s.touch.lz
+		lz = &lazyState{}
+		lz.id = s.touch.add(lz)
 	}
-	*lz = lazyState{hidx: -1, wslot: -1, id: lz.id, req: r}
+	*lz = lazyState{id: lz.id, req: r}
+	s.touch.hot[lz.id] = touchHot{hidx: -1, wslot: -1}
 	r.lz = lz
 }
+
+// hot is r's packed lazy state.
+func (s *Scheduler) hot(r *Request) *touchHot { return &s.touch.hot[r.lz.id] }
+
+// isLazy reports whether r is a lazy decoder.
+func (s *Scheduler) isLazy(r *Request) bool { return r.lz != nil && s.hot(r).lazy }
 
 // putLZ takes back r's lazy state when it leaves the running queue (a waiting request needs none).
 func (s *Scheduler) putLZ(r *Request) {
 	if r.lz == nil {
 		return
 	}
-	if r.lz.lazy || r.lz.owed != 0 {
+	if h := s.hot(r); h.lazy || h.owed != 0 {
 		panic("scheduler: lazy state released while lazy or owing blocks: " + r.String())
 	}
 	r.lz.req = nil
@@ -126,7 +124,7 @@ func (s *Scheduler) canLazy() bool { return s.cfg.SpecTokens == 0 }
 // Current returns a request's computed and output tokens as of the last applied step (Computed
 // and Output lag behind while the request is lazy).
 func (s *Scheduler) Current(r *Request) (computed, output int) {
-	if r.lz == nil || !r.lz.lazy {
+	if !s.isLazy(r) {
 		return r.Computed, r.Output
 	}
 	adv := int(s.tick - r.lz.tick)
@@ -265,7 +263,8 @@ func (s *Scheduler) register(r *Request) {
 		r.lz.seg = s.fit(start, 1, s.horizon(r, 1))
 	}
 	// In the step scheduled at tick T its start is start + T - tick.
-	r.lz.lazy, r.lz.tick = true, s.tick
+	h := s.hot(r)
+	h.lazy, r.lz.tick = true, s.tick
 	r.lz.k0 = r.lz.seg.at(start).Sub(r.lz.seg.b.Scale(float64(s.tick)))
 	s.k0 = s.k0.Add(r.lz.k0)
 	s.k1 = s.k1.Add(r.lz.seg.b)
@@ -277,10 +276,9 @@ func (s *Scheduler) register(r *Request) {
 	}
 	j = min(j, int64(r.MaxTokens-r.Output), int64(s.cfg.MaxModelLen-r.NumTokens()))
 	j = min(j, int64(r.lz.seg.hi-start+1))
-	r.lz.otherAt = s.tick + max(j, 1)
-	r.lz.growAt = s.tick + s.growIn(r, start)
-	r.lz.touchAt = min(r.lz.growAt, r.lz.otherAt)
-	s.touch.push(r)
+	h.otherAt = s.tick + max(j, 1)
+	h.growAt = s.tick + s.growIn(r, start)
+	s.touch.push(r.lz.id, r.order)
 	s.noteChurn()
 }
 
@@ -293,19 +291,21 @@ func (s *Scheduler) growIn(r *Request, start int) int64 {
 	return 1
 }
 
-// growLazy grows a lazy decoder's blocks for the step being scheduled, exactly as scheduling it
-// would (preempting the newest running requests while the pool is short), without making it
-// explicit: it keeps its implicit token. It returns false when the request preempted itself.
-func (s *Scheduler) growLazy(r *Request, b *Batch) bool {
-	if bt := s.oweBT; bt > 0 && r.lz.growAt == s.tick+1 && s.kv.OweBlock() {
+// growLazy grows the blocks of lazy decoder id (of admission order order) for the step being
+// scheduled, exactly as scheduling it would (preempting the newest running requests while the
+// pool is short), without making it explicit: it keeps its implicit token. It returns false when
+// the request preempted itself. A block handed out unnamed reads only the decoder's packed state.
+func (s *Scheduler) growLazy(id int32, order int64, b *Batch) bool {
+	h := &s.touch.hot[id]
+	if bt := s.oweBT; bt > 0 && h.growAt == s.tick+1 && s.kv.OweBlock() {
 		// The one block it needs at this boundary, handed out without touching its table; the
 		// next boundary is a block further.
-		r.lz.owed++
-		r.lz.growAt += int64(bt)
-		r.lz.touchAt = min(r.lz.growAt, r.lz.otherAt)
-		s.touch.push(r)
+		h.owed++
+		h.growAt += int64(bt)
+		s.touch.push(id, order)
 		return true
 	}
+	r := s.touch.lz[id].req
 	s.nameOwed(r)
 	start := r.Computed + int(s.tick-r.lz.tick)
 	for !s.kv.Grow(r.table, start+1) {
@@ -313,17 +313,16 @@ func (s *Scheduler) growLazy(r *Request, b *Batch) bool {
 			return false
 		}
 	}
-	r.lz.growAt = s.tick + s.growIn(r, start)
-	r.lz.touchAt = min(r.lz.growAt, r.lz.otherAt)
-	s.touch.push(r)
+	s.hot(r).growAt = s.tick + s.growIn(r, start)
+	s.touch.push(id, order)
 	return true
 }
 
 // nameOwed puts the blocks grown for a lazy request without touching its table into it.
 func (s *Scheduler) nameOwed(r *Request) {
-	if n := r.lz.owed; n > 0 {
-		s.kv.NameOwed(r.table, int(n))
-		r.lz.owed = 0
+	if h := s.hot(r); h.owed > 0 {
+		s.kv.NameOwed(r.table, int(h.owed))
+		h.owed = 0
 	}
 }
 
@@ -333,12 +332,12 @@ func (s *Scheduler) unlazy(r *Request) {
 	adv := int(s.tick - r.lz.tick)
 	r.Computed += adv
 	r.Output += adv
-	r.lz.lazy = false
+	s.hot(r).lazy = false
 	r.lz.tick = s.tick
 	s.k0 = s.k0.Sub(r.lz.k0)
 	s.k1 = s.k1.Sub(r.lz.seg.b)
 	s.nLazy--
-	s.touch.remove(r)
+	s.touch.remove(r.lz.id)
 	s.noteChurn()
 	if s.OnMaterialise != nil && adv > 0 {
 		s.OnMaterialise(r, adv)
@@ -358,7 +357,7 @@ func (s *Scheduler) noteChurn() {
 		return
 	}
 	for _, r := range s.running {
-		if r.lz != nil && r.lz.lazy {
+		if s.isLazy(r) {
 			s.k0 = s.k0.Add(r.lz.k0)
 			s.k1 = s.k1.Add(r.lz.seg.b)
 		}
@@ -403,11 +402,12 @@ func (s *Scheduler) ScheduleLazy(b *Batch) {
 	step := s.tick + 1
 	grow := s.growScratch[:0] // lazy decoders that only have blocks to grow, in running order
 	s.dueScratch = s.touch.due(step, s.dueScratch[:0])
-	for _, r := range s.dueScratch {
-		if r.lz.otherAt > step {
-			grow = append(grow, r)
+	for _, e := range s.dueScratch {
+		if s.touch.hot[e.id].otherAt > step {
+			grow = append(grow, e)
 			continue
 		}
+		r := s.touch.lz[e.id].req
 		s.unlazy(r)
 		s.addActive(r)
 	}
@@ -432,19 +432,26 @@ func (s *Scheduler) ScheduleLazy(b *Batch) {
 		visited := 0 // running requests visited (covers only)
 		prev, stopped := -1, false
 		for i, g := 0, 0; i < len(s.active) || g < len(grow); {
-			var r *Request
+			var r *Request // nil for a lazy decoder served without reading it
+			var e wheelEnt
 			lazy := false
 			if g < len(grow) && (i == len(s.active) || grow[g].order < s.active[i].order) {
-				r, lazy = grow[g], true
+				e, lazy = grow[g], true
 				g++
+				if !s.touch.hot[e.id].lazy {
+					continue // preempted in this pass
+				}
 			} else {
 				r = s.active[i]
 				i++
-			}
-			if r.State != Running {
-				continue // preempted in this pass
+				if r.State != Running {
+					continue // preempted in this pass
+				}
 			}
 			if !covers {
+				if lazy {
+					r = s.touch.lz[e.id].req
+				}
 				p := s.runningIndexFrom(r, prev+1)
 				budget = s.serveImplicit(prev+1, p-prev-1, budget, b)
 				prev = p
@@ -457,7 +464,7 @@ func (s *Scheduler) ScheduleLazy(b *Batch) {
 				}
 			}
 			if lazy {
-				if !s.growLazy(r, b) {
+				if !s.growLazy(e.id, e.order, b) {
 					stopped = true
 					break
 				}
@@ -474,9 +481,9 @@ func (s *Scheduler) ScheduleLazy(b *Batch) {
 			visited++
 		}
 		// Lazy decoders popped for growing that the pass did not reach go back to the heap.
-		for _, r := range grow {
-			if r.State == Running && r.lz != nil && r.lz.lazy && !s.touch.queued(r) {
-				s.touch.push(r)
+		for _, e := range grow {
+			if s.touch.hot[e.id].lazy && !s.touch.queued(e.id) {
+				s.touch.push(e.id, e.order)
 			}
 		}
 		// The lazy decoders after the last explicit request; with the pass stopped, none of
@@ -546,7 +553,7 @@ func (s *Scheduler) UpdateLazy(b *Batch) []Output {
 		clear(s.active[j:])
 		s.active = s.active[:j]
 		for _, r := range b.Lazy.starved {
-			if r.State == Running && !r.lz.lazy {
+			if r.State == Running && !s.isLazy(r) {
 				s.register(r)
 			}
 		}

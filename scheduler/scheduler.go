@@ -99,8 +99,8 @@ type Scheduler struct {
 	churn  int
 	lzFree []*lazyState // lazy states of requests that left, for reuse
 	// growScratch holds the lazy decoders due only for growing, in a ScheduleLazy pass.
-	growScratch []*Request
-	dueScratch  []*Request
+	growScratch []wheelEnt
+	dueScratch  []wheelEnt
 	// OnMaterialise, if set, is called when a lazy request becomes explicit, with the steps it
 	// advanced (one token each) since it became lazy.
 	OnMaterialise func(r *Request, steps int)
@@ -154,7 +154,7 @@ func (s *Scheduler) Abort(r *Request) {
 	case Waiting:
 		s.waiting.remove(r)
 	case Running:
-		if r.lz != nil && r.lz.lazy {
+		if s.isLazy(r) {
 			s.unlazy(r)
 		}
 		if s.lazyOn {
@@ -198,7 +198,7 @@ func (s *Scheduler) preemptLast(b *Batch) *Request {
 		s.runOrder = s.runOrder[:len(s.running)]
 	}
 	if s.lazyOn {
-		if r.lz != nil && r.lz.lazy {
+		if s.isLazy(r) {
 			s.unlazy(r)
 		}
 		s.putLZ(r)

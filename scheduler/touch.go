@@ -12,15 +12,32 @@ import (
 // wheelSize slots, one per step, found through a bitmap; farther ones (a request's finish) wait in
 // a heap and move to the wheel as it turns. Pushing and removing are constant time; the requests
 // due at a step are sorted by admission order when they come out (a few per step), by the order
-// kept in their wheel entries: with many engines interleaved a request's own state is out of the
-// processor's caches, and sorting by it would read each one more.
+// kept in their wheel entries. The queue names lazy states by id, and keeps what it and a growing
+// visit read of each (touchHot) packed by id apart from the states: with many engines
+// interleaved a request's own state is out of the processor's caches, and a decoder that only
+// grows a block is served without reading it or its request.
 type touchQueue struct {
-	lz    []*lazyState // by id: slots and the heap name lazy states by id, not by pointer
+	lz    []*lazyState // by id
+	hot   []touchHot   // by id
 	base  int64        // the wheel covers steps base .. base+wheelSize-1
 	wheel [wheelSize][]wheelEnt
 	full  [wheelSize / 64]uint64 // bit s: wheel[s] is not empty
 	far   touchHeap
 	n     int
+}
+
+// touchHot is the part of a lazy state the touch queue and a growing visit read: its touch
+// steps, its place in the queue, the blocks it owes and whether it is lazy.
+type touchHot struct {
+	growAt  int64 // the step whose scheduling must grow its blocks (it stays lazy for that)
+	otherAt int64 // the step at which it must be explicit again
+	hidx    int32 // index in the far heap, -1 outside
+	wslot   int32 // slot in the wheel, -1 outside
+	wpos    int32 // index in that slot
+	// owed counts the blocks grown for it while lazy and not yet in its table
+	// (kvcache.Manager.OweBlock): named when it turns explicit, as it does before it leaves.
+	owed int32
+	lazy bool
 }
 
 const wheelSize = 256 // a power of two, larger than usual block sizes
@@ -33,62 +50,70 @@ type wheelEnt struct {
 
 func (q *touchQueue) len() int { return q.n }
 
-// push queues r at r.lz.touchAt (at the next step if that has passed).
-func (q *touchQueue) push(r *Request) {
-	lz := r.lz
-	at := max(lz.touchAt, q.base)
+// add makes room for lazy state lz (a new id) and returns its id.
+func (q *touchQueue) add(lz *lazyState) int32 {
+	q.lz = append(q.lz, lz)
+	q.hot = append(q.hot, touchHot{hidx: -1, wslot: -1})
+	q.far.hot = &q.hot
+	return int32(len(q.lz) - 1)
+}
+
+// push queues id, of a request of admission order order, at its touch step: the earlier of its
+// growAt and otherAt (the next step if that has passed).
+func (q *touchQueue) push(id int32, order int64) {
+	h := &q.hot[id]
+	at := max(min(h.growAt, h.otherAt), q.base)
 	q.n++
 	if at >= q.base+wheelSize {
-		lz.wslot = -1
-		q.far.push(lz, at, r.order)
+		h.wslot = -1
+		q.far.push(id, at, order)
 		return
 	}
 	s := int32(at & (wheelSize - 1))
-	lz.wslot, lz.wpos = s, int32(len(q.wheel[s]))
-	q.wheel[s] = append(q.wheel[s], wheelEnt{order: r.order, id: lz.id})
+	h.wslot, h.wpos = s, int32(len(q.wheel[s]))
+	q.wheel[s] = append(q.wheel[s], wheelEnt{order: order, id: id})
 	q.full[s/64] |= 1 << (s % 64)
 }
 
-// queued reports whether r is in the queue.
-func (q *touchQueue) queued(r *Request) bool { return r.lz.wslot >= 0 || r.lz.hidx >= 0 }
+// queued reports whether id is in the queue.
+func (q *touchQueue) queued(id int32) bool { return q.hot[id].wslot >= 0 || q.hot[id].hidx >= 0 }
 
-// remove takes r out of the queue.
-func (q *touchQueue) remove(r *Request) {
-	lz := r.lz
+// remove takes id out of the queue.
+func (q *touchQueue) remove(id int32) {
+	h := &q.hot[id]
 	switch {
-	case lz.wslot >= 0:
-		s := lz.wslot
+	case h.wslot >= 0:
+		s := h.wslot
 		w := q.wheel[s]
 		last := len(w) - 1
-		if int(lz.wpos) != last {
-			w[lz.wpos] = w[last]
-			q.lz[w[last].id].wpos = lz.wpos
+		if int(h.wpos) != last {
+			w[h.wpos] = w[last]
+			q.hot[w[last].id].wpos = h.wpos
 		}
 		q.wheel[s] = w[:last]
 		if last == 0 {
 			q.full[s/64] &^= 1 << (s % 64)
 		}
-		lz.wslot = -1
-	case lz.hidx >= 0:
-		q.far.remove(int(lz.hidx))
+		h.wslot = -1
+	case h.hidx >= 0:
+		q.far.remove(int(h.hidx))
 	default:
 		return
 	}
 	q.n--
 }
 
-// due appends to dst the requests due at or before step, in running order, and takes them out.
-// Steps before step that were skipped (a span) had none due.
-func (q *touchQueue) due(step int64, dst []*Request) []*Request {
+// due appends to dst the lazy states due at or before step, in running order, and takes them
+// out. Steps before step that were skipped (a span) had none due.
+func (q *touchQueue) due(step int64, dst []wheelEnt) []wheelEnt {
 	for ; q.base <= step; q.base++ {
 		s := int32(q.base & (wheelSize - 1))
 		if w := q.wheel[s]; len(w) > 0 {
 			slices.SortFunc(w, func(a, b wheelEnt) int { return int(a.order - b.order) })
 			for _, e := range w {
-				lz := q.lz[e.id]
-				lz.wslot = -1
-				dst = append(dst, lz.req)
+				q.hot[e.id].wslot = -1
 			}
+			dst = append(dst, w...)
 			q.n -= len(w)
 			q.wheel[s] = w[:0]
 			q.full[s/64] &^= 1 << (s % 64)
@@ -97,11 +122,12 @@ func (q *touchQueue) due(step int64, dst []*Request) []*Request {
 		// covers now.
 		for q.far.len() > 0 && q.far.minAt() < q.base+1+wheelSize {
 			order := q.far.s[0].order
-			lz := q.far.popLZ()
-			at := max(lz.touchAt, q.base+1)
+			id := q.far.pop()
+			h := &q.hot[id]
+			at := max(min(h.growAt, h.otherAt), q.base+1)
 			s := int32(at & (wheelSize - 1))
-			lz.wslot, lz.wpos = s, int32(len(q.wheel[s]))
-			q.wheel[s] = append(q.wheel[s], wheelEnt{order: order, id: lz.id})
+			h.wslot, h.wpos = s, int32(len(q.wheel[s]))
+			q.wheel[s] = append(q.wheel[s], wheelEnt{order: order, id: id})
 			q.full[s/64] |= 1 << (s % 64)
 		}
 		if q.n == 0 {
@@ -140,8 +166,8 @@ func (q *touchQueue) minAt() int64 {
 // of a lazy state, not a pointer: sifting neither visits the requests nor pays the garbage
 // collector's write barrier.
 type touchHeap struct {
-	s  []touchSlot
-	lz *[]*lazyState // the queue's lazy states, by id
+	s   []touchSlot
+	hot *[]touchHot // the queue's, by id
 }
 
 type touchSlot struct {
@@ -161,8 +187,8 @@ func (h *touchHeap) less(i, j int) bool {
 
 func (h *touchHeap) swap(i, j int) {
 	h.s[i], h.s[j] = h.s[j], h.s[i]
-	lz := *h.lz
-	lz[h.s[i].id].hidx, lz[h.s[j].id].hidx = int32(i), int32(j)
+	hot := *h.hot
+	hot[h.s[i].id].hidx, hot[h.s[j].id].hidx = int32(i), int32(j)
 }
 
 func (h *touchHeap) up(j int) {
@@ -195,19 +221,19 @@ func (h *touchHeap) down(i int) bool {
 	return i > i0
 }
 
-func (h *touchHeap) push(lz *lazyState, at, order int64) {
-	lz.hidx = int32(len(h.s))
-	h.s = append(h.s, touchSlot{at: at, order: order, id: lz.id})
+func (h *touchHeap) push(id int32, at, order int64) {
+	(*h.hot)[id].hidx = int32(len(h.s))
+	h.s = append(h.s, touchSlot{at: at, order: order, id: id})
 	h.up(len(h.s) - 1)
 }
 
-func (h *touchHeap) popLZ() *lazyState {
+func (h *touchHeap) pop() int32 {
 	return h.remove(0)
 }
 
-func (h *touchHeap) remove(i int) *lazyState {
+func (h *touchHeap) remove(i int) int32 {
 	n := len(h.s) - 1
-	lz := (*h.lz)[h.s[i].id]
+	id := h.s[i].id
 	if i != n {
 		h.swap(i, n)
 	}
@@ -215,6 +241,6 @@ func (h *touchHeap) remove(i int) *lazyState {
 	if i != n && !h.down(i) {
 		h.up(i)
 	}
-	lz.hidx = -1
-	return lz
+	(*h.hot)[id].hidx = -1
+	return id
 }
