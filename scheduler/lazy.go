@@ -161,13 +161,24 @@ func (s *Scheduler) runningIndexFrom(r *Request, from int) int {
 	return lo
 }
 
+// removeRunning takes r out of the running queue, moving whichever side of it is shorter (the
+// slices then start one entry further into their arrays; appending reallocates as usual).
 func (s *Scheduler) removeRunning(r *Request) {
 	i := s.runningIndex(r)
+	n := len(s.running)
+	if i < n/2 {
+		copy(s.running[1:i+1], s.running[:i])
+		s.running[0] = nil
+		s.running = s.running[1:]
+		copy(s.runOrder[1:i+1], s.runOrder[:i])
+		s.runOrder = s.runOrder[1:]
+		return
+	}
 	copy(s.running[i:], s.running[i+1:])
-	s.running[len(s.running)-1] = nil
-	s.running = s.running[:len(s.running)-1]
+	s.running[n-1] = nil
+	s.running = s.running[:n-1]
 	copy(s.runOrder[i:], s.runOrder[i+1:])
-	s.runOrder = s.runOrder[:len(s.running)]
+	s.runOrder = s.runOrder[:n-1]
 }
 
 func (s *Scheduler) removeActive(r *Request) {
