@@ -22,27 +22,42 @@ func (linearSeq) Seq(w cost.SeqWork) cost.SeqSeconds {
 }
 
 // TestLazyMatchesSchedule drives a scheduler in lazy mode and one in the plain mode with the same
-// requests, arriving at the same steps, on a dense layout with a small pool (preemptions) and a
-// token budget from a few tokens per running request to a few prompts' worth (decoders starved
-// when a prefill chunk takes the budget before them, chunks cut by the decoders before them), and
-// checks at every step that the lazy one schedules the same step: the same tokens and sequences,
-// the same preemptions, the same requests finishing with the same outputs, and afterwards the same
-// running and waiting queues, every request at the same computed and output tokens.
+// requests, arriving at the same steps, on a dense layout (where a growing decoder takes its block
+// unnamed), a full-attention group beside a sliding-window one and a hybrid one with a recurrent
+// state (where it names its blocks, and prompt chunks align to the block), with a pool of one to
+// three max-length requests (preemptions) and a token budget from a few tokens per running request
+// to a few prompts' worth, and checks at every step that the lazy one schedules the same step: the
+// same tokens and sequences, the same preemptions, the same requests finishing with the same
+// outputs, and afterwards the same running and waiting queues, every request at the same computed
+// and output tokens.
 func TestLazyMatchesSchedule(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		const block = 16
-		blocks := rapid.IntRange(8, 400).Draw(t, "blocks")
 		mml := rapid.SampledFrom([]int{512, 4096}).Draw(t, "max_model_len")
 		budget := rapid.SampledFrom([]int{16, 48, 64, 256, 2048}).Draw(t, "budget")
 		seqs := rapid.IntRange(1, 24).Draw(t, "max_num_seqs")
 		specs := []arch.KVSpec{{Name: "attn", Kind: arch.SpecFull, Layers: 1, BytesPerToken: 1, AlignTokens: block}}
-		l, err := kvcache.NewLayout(specs, float64(blocks*block), kvcache.Options{BlockSize: block, MaxModelLen: min(mml, blocks*block),
+		layout := rapid.SampledFrom([]string{"dense", "dense", "sliding", "hybrid"}).Draw(t, "layout")
+		switch layout {
+		case "sliding":
+			specs = append(specs, arch.KVSpec{Name: "local", Kind: arch.SpecSliding, Layers: 1, BytesPerToken: 1, AlignTokens: block,
+				Window: rapid.SampledFrom([]int{block, 3 * block, 100}).Draw(t, "window")})
+		case "hybrid":
+			specs = append(specs, arch.KVSpec{Name: "state", Kind: arch.SpecState, Layers: 1, StateBytes: float64(block)})
+		}
+		l, err := kvcache.NewLayout(specs, float64(8*mml*len(specs)), kvcache.Options{BlockSize: block, MaxModelLen: mml,
 			MaxNumBatchedTokens: budget, PrefixCaching: true})
 		if err != nil {
-			t.Skip(err)
+			t.Fatal(err)
 		}
-		l.MaxModelLen = mml
+		// A pool of one max-length request's blocks and up to two more: any request fits alone
+		// (one that did not would preempt itself forever), and a few at once preempt each other.
+		per := l.BlocksPerRequestMax
+		l.NumBlocks = per + rapid.IntRange(0, 2*per).Draw(t, "extra_blocks")
 		cfg := Config{MaxNumBatchedTokens: budget, MaxNumSeqs: seqs, MaxModelLen: mml, ChunkedPrefill: true}
+		if layout == "hybrid" {
+			cfg.AlignBlock = block
+		}
 		plain := New(cfg, kvcache.NewManager(l, false), rand.New(rand.NewPCG(1, 2)))
 		lazy := New(cfg, kvcache.NewManager(l, false), rand.New(rand.NewPCG(1, 2)))
 		lazy.EnableLazy(linearSeq{})
@@ -59,13 +74,12 @@ func TestLazyMatchesSchedule(t *testing.T) {
 		next := 0
 		for step := 0; step < 20000; step++ {
 			for next < n && arrive[next] <= step {
-				// (Every request fits the pool alone: one that does not preempts itself forever.)
-				longest := min(mml-1, blocks*block-2*block)
+				longest := mml - 1
 				if rapid.Bool().Draw(t, "short") {
-					longest = min(longest, 48) // many running at once: decoders alone can pass the budget
+					longest = 48 // many running at once: they fill the budget
 				}
 				prompt := rapid.IntRange(1, longest).Draw(t, "prompt")
-				out := rapid.IntRange(1, min(300, blocks*block-block-prompt)).Draw(t, "max_tokens")
+				out := rapid.IntRange(1, 300).Draw(t, "max_tokens")
 				pid := uint64(rapid.IntRange(1, 3).Draw(t, "prompt_id"))
 				mk := func() *Request {
 					return &Request{ID: RequestID(next), MaxTokens: out, Content: kvcache.Content{PromptID: pid, PromptTokens: prompt, UniqueID: 1<<40 + uint64(next)}}
@@ -86,7 +100,7 @@ func TestLazyMatchesSchedule(t *testing.T) {
 			lazy.ScheduleLazy(&zb)
 			zb.Lazy.Steps = 1
 			fail := func(format string, a ...any) {
-				t.Fatalf("step %d (budget %d, max_num_seqs %d, %d blocks): %s", step, budget, seqs, blocks, fmt.Sprintf(format, a...))
+				t.Fatalf("step %d (%s, budget %d, max_num_seqs %d, %d blocks): %s", step, layout, budget, seqs, l.NumBlocks, fmt.Sprintf(format, a...))
 			}
 			if pb.NumTokens != zb.NumTokens || len(pb.Entries) != len(zb.Entries)+zb.Lazy.Implicit {
 				fail("plain schedules %d tokens for %d requests, lazy %d for %d (%d implicit)",
