@@ -40,6 +40,9 @@ type touchHot struct {
 	lazy bool
 }
 
+// touchAt is the step at which the lazy state must be visited: the earlier of its two.
+func (h *touchHot) touchAt() int64 { return min(h.growAt, h.otherAt) }
+
 const wheelSize = 256 // a power of two, larger than usual block sizes
 
 // wheelEnt is a lazy state in a wheel slot, by id, with its request's admission order.
@@ -58,11 +61,11 @@ func (q *touchQueue) add(lz *lazyState) int32 {
 	return int32(len(q.lz) - 1)
 }
 
-// push queues id, of a request of admission order order, at its touch step: the earlier of its
-// growAt and otherAt (the next step if that has passed).
+// push queues id, of a request of admission order order, at its touch step (the next step if
+// that has passed).
 func (q *touchQueue) push(id int32, order int64) {
 	h := &q.hot[id]
-	at := max(min(h.growAt, h.otherAt), q.base)
+	at := max(h.touchAt(), q.base)
 	q.n++
 	if at >= q.base+wheelSize {
 		h.wslot = -1
@@ -124,7 +127,7 @@ func (q *touchQueue) due(step int64, dst []wheelEnt) []wheelEnt {
 			order := q.far.s[0].order
 			id := q.far.pop()
 			h := &q.hot[id]
-			at := max(min(h.growAt, h.otherAt), q.base+1)
+			at := max(h.touchAt(), q.base+1)
 			s := int32(at & (wheelSize - 1))
 			h.wslot, h.wpos = s, int32(len(q.wheel[s]))
 			q.wheel[s] = append(q.wheel[s], wheelEnt{order: order, id: id})
