@@ -93,7 +93,8 @@ func (r *run) loopAhead() error {
 				}
 			}
 			q := r.next
-			x := r.sendAhead(&q, ec)
+			x := r.rt.pick(r.serving(), r.upLoad, &q)
+			r.sendAhead(&q, ec, x)
 			if x.mark != epoch && (x.pendAt == vtime.Never || x.pendAt < end || x.sampleSeq == 0) {
 				// (A replica busy past the window with its KV sample armed only queues q: it is
 				// given q when it next runs, at q's time, as the event loop holds requests for a
@@ -132,15 +133,21 @@ func (r *run) loopAhead() error {
 	}
 }
 
-// Routing least-kv ahead, an arrival at a time. Least-kv reads every replica's KV-cache usage,
-// which changes when its engine schedules a step (at a step's end, or at an idle engine's
-// arrival), by what that step admits and grows: nothing foresees it. But between two arrivals the
-// replicas do not read each other: the router routes the requests of one arrival time on the
-// usage every replica has after its events up to that time, and then every replica with an event
-// before the next arrival time (or at it: the loop runs the engines before the arrival there)
-// runs up to it on its own, the replicas spread over the workers, as routing ahead does
-// (window.go). A window is one arrival time, so the gain is what the workers share of the steps
-// between two arrivals (at 2,000 req/s over 100 replicas, two or three).
+// Routing least-kv ahead. Least-kv reads every replica's KV-cache usage, which changes when its
+// engine schedules a step (at a step's end, or at an idle engine's arrival), by what that step
+// frees and admits and grows: nothing foresees it. But a replica's usage stays as it is until its
+// next wake, and the router needs the usage of the one it picks only: every other needs only to
+// be no lower. Under Foresee an engine bounds its usage from below until a floor after its
+// running step's end (sim.Engine.KVFloor: what that step's finishes leave, when nothing else can
+// free a block by then). So the router routes, arrival time after arrival time, on the usage of
+// every replica whose wake has not come, while the replicas whose wake has come (or that an
+// arrival woke from idle) count at their floor, as long as the pick is one with a known usage
+// strictly below every floor and no floor has expired; the first arrival time where that fails
+// ends the window. Every replica with an event up to the window's end (or at it: the loop runs
+// the engines before the arrival there) then runs up to it on its own, the replicas spread over
+// the workers, as routing ahead does (window.go). Without foresight (speculative decoding: what a
+// step accepts is drawn at its end) no floor is known, and a window ends at the first arrival
+// time after a replica's wake.
 
 // canRouteKV reports whether least-kv routes ahead an arrival at a time (see above): an exact
 // view, and none of what makes the router act between arrivals (a replica cap's queue sends on
@@ -161,52 +168,97 @@ func (c *Config) replicas() int {
 	return n
 }
 
-// sendAhead routes q, of the arrival event ec is at, to a replica's window, counting it
+// sendAhead routes q, of the arrival event ec is at, to replica x's window, counting it
 // outstanding there as the loop's send does (a request longer than max_model_len is refused at
-// once), and returns the replica.
-func (r *run) sendAhead(q *workload.Request, ec eventClock) *replica {
+// once).
+func (r *run) sendAhead(q *workload.Request, ec eventClock, x *replica) {
 	r.now = ec.cur
 	r.routed++
 	r.point(ec.cur).Arrivals++
-	x := r.rt.pick(r.serving(), r.upLoad, q)
 	x.ops = append(x.ops, routedReq{q: *q, tag: int(r.routed - 1), at: ec.cur, k: ec.n - 1})
 	if q.Fits(x.maxLen) {
 		x.index.add(q)
 		x.ld.out++
 	}
 	x.routed++
-	return x
 }
 
 // loopKV is loop for least-kv routing ahead (see above).
 func (r *run) loopKV() error {
-	r.startWindows()
+	floor := vtime.Duration(vtime.Never)
+	for _, x := range r.reps {
+		if r.cfg.noFloors || x.eng.Foresee() != nil {
+			// No floors (a busy replica's kvLow is 0): a window ends at the first arrival
+			// time after a replica's wake.
+			floor = 0
+			break
+		}
+		floor = min(floor, x.eng.StepFloor())
+	}
+	size := r.startWindows()
 	defer r.crew.stop()
 	var w window
 	var ec eventClock
 	sampleMin := vtime.Time(0) // no replica has a KV sample before this
-	var epoch int64            // the window's number (replica.mark)
+	var epoch int64            // the window's number (replica.mark, replica.bounded)
+	var woken []*replica       // the replicas an arrival time wakes from idle
 	r.haveNext = r.read()
 	for {
 		epoch++
-		busy := r.busy[:0]
 		w.base, w.at = ec.n, w.at[:0]
-		if r.haveNext {
-			// The requests of one arrival time, on the usage the replicas have after their
-			// events up to it (the last window ran them there).
-			r.openEvent(&ec, &w, r.next.At)
-			for r.haveNext && r.next.At == ec.cur {
-				q := r.next
-				x := r.sendAhead(&q, ec)
-				if x.mark != epoch && (x.pendAt == vtime.Never || x.sampleSeq == 0) {
-					// Idle, it starts a step at q; unarmed, q arms its KV sample. (Busy with its
-					// sample armed, it only queues q, and runs when its step ends.)
-					x.mark = epoch
-					busy = append(busy, x)
+		// The replicas counted at their floor: none yet (every replica has run up to the
+		// window's start).
+		fl := floors{low: 2, until: vtime.Never, epoch: epoch, busy: r.busy[:0]}
+		n := 0
+		for r.haveNext {
+			t := r.next.At
+			// A replica whose wake has come by t counts at its floor, which holds until a floor
+			// after its running step's end.
+			for {
+				tw, x := r.eh.min()
+				if x == nil || tw > t {
+					break
 				}
+				r.eh.remove(x)
+				fl.add(x, x.pendAt.Add(floor))
+			}
+			x := r.rt.pick(r.serving(), r.upLoad, &r.next)
+			if fl.n > 0 && (x.ld.kv >= fl.low || t >= fl.until) || n >= size {
+				// t needs the replicas run up to it: the pick may be beaten by a replica at its
+				// floor, or be one (its usage counted at its floor, no lower than low), or a
+				// floor has expired.
+				break
+			}
+			// The requests of one arrival time, each picked as the loop picks it: their
+			// usage is the same for all (a replica woken from idle by one schedules at t).
+			r.openEvent(&ec, &w, t)
+			woken = woken[:0]
+			for r.haveNext && r.next.At == t {
+				q := r.next
+				if x == nil {
+					x = r.rt.pick(r.serving(), r.upLoad, &q)
+				}
+				if x.pendAt == vtime.Never {
+					woken = append(woken, x)
+				}
+				r.sendAhead(&q, ec, x)
+				if x.mark != epoch && x.sampleSeq == 0 {
+					// Unarmed, q arms its KV sample, which must be known to be taken in its
+					// window. (Armed, it only queues q, and runs when its step ends.)
+					x.mark = epoch
+					fl.busy = append(fl.busy, x)
+				}
+				n++
+				x = nil
 				r.haveNext = r.read()
 			}
+			for _, y := range woken {
+				if y.bounded != epoch {
+					fl.add(y, t.Add(floor)) // its step starts at t, a floor long at least
+				}
+			}
 		}
+		busy := fl.busy
 		w.end = vtime.Never
 		if r.haveNext {
 			w.end = r.next.At
@@ -218,7 +270,7 @@ func (r *run) loopKV() error {
 				r.progress(ec.cur)
 			}
 		}
-		// Every replica with an event up to the next arrival time runs to it.
+		// Every replica with an event up to the window's end runs to it.
 		for {
 			t, x := r.eh.min()
 			if x == nil || t > w.end {
@@ -233,9 +285,33 @@ func (r *run) loopKV() error {
 		if err := r.runAhead(busy, &w, epoch, &sampleMin); err != nil {
 			return err
 		}
+
 		if !r.haveNext {
 			return nil
 		}
+	}
+}
+
+// floors is what a window of least-kv routing ahead counts at their floor (see above): how many
+// replicas, the lowest floor, when the first expires; and the window's replicas to run.
+type floors struct {
+	n     int
+	low   float64
+	until vtime.Time
+	epoch int64
+	busy  []*replica
+}
+
+// add counts x at its floor until until.
+func (f *floors) add(x *replica, until vtime.Time) {
+	x.bounded = f.epoch
+	x.ld.kv = x.kvLow
+	f.n++
+	f.low = min(f.low, x.kvLow)
+	f.until = min(f.until, until)
+	if x.mark != f.epoch {
+		x.mark = f.epoch
+		f.busy = append(f.busy, x)
 	}
 }
 

@@ -1,8 +1,11 @@
 package fleet
 
 import (
+	"bytes"
+	"strings"
 	"testing"
 
+	"github.com/servesim/servesim/vtime"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -59,12 +62,15 @@ func TestForeseeingIsTheEventLoop(t *testing.T) {
 	}
 }
 
-// TestKVAheadIsTheEventLoop: least-kv routing with an exact view, routed an arrival time at a
-// time and each replica replayed alone up to the next, gives what the event loop gives, byte for
-// byte but for the engines' event counts, on the trace excerpts, arrivals tied with the KV samples
-// and the overloaded stream (least-kv herds it: requests wait in the engines); and the same bytes
-// on one, two or three workers; with ngram speculative decoding too. Not used with a replica cap,
-// an autoscaler, a view or one replica.
+// TestKVAheadIsTheEventLoop: least-kv routing with an exact view, routed ahead of the replicas
+// whose wake has come on their KV floors and each replica replayed alone through the window,
+// gives what the event loop gives, byte for byte but for the engines' event counts, on the trace
+// excerpts, arrivals tied with the KV samples and the overloaded stream (least-kv herds it:
+// requests wait in the engines, and are preempted); with windows capped at one and seven requests
+// and uncapped, and the same bytes on one, two or three workers; with ngram speculative decoding
+// too (no foresight, no floors). The floors make windows longer: on the Azure excerpt and the
+// overloaded stream there are fewer windows than without them. Not used with a replica cap, an
+// autoscaler, a view or one replica.
 func TestKVAheadIsTheEventLoop(t *testing.T) {
 	srv := llama8B(t)
 	g := []Group{{Server: srv, Count: 3}}
@@ -82,7 +88,7 @@ func TestKVAheadIsTheEventLoop(t *testing.T) {
 			t.Errorf("%+v: least-kv routed ahead, want another loop", c)
 		}
 	}
-	waited := false
+	waited, preempted := false, false
 	for _, s := range aheadCases(t) {
 		if raceEnabled && s.name != "overload" {
 			continue
@@ -93,12 +99,51 @@ func TestKVAheadIsTheEventLoop(t *testing.T) {
 		for _, x := range loop.Replicas {
 			waited = waited || x.Metrics.Queue.P99 > 0
 		}
+		preempted = preempted || loop.Fleet.Preemptions > 0
 		compareAhead(t, s.name, LeastKV, run, want, func(window, workers int) bool {
-			return window == 0 && (!raceEnabled || workers == 2)
+			return !raceEnabled || (window == 7 && workers == 2)
 		})
+		if raceEnabled {
+			continue
+		}
+		// Without floors a window ends at the first arrival time after a replica's wake;
+		// with them, where the pick is known to beat every replica at its floor.
+		bare := run(Config{noFloors: true})
+		if got := withoutEvents(t, bare); !bytes.Equal(got, want) {
+			t.Errorf("%s, without floors: routing ahead differs from the event loop:\nahead %s\nloop  %s", s.name, firstDiff(got, want), firstDiff(want, got))
+		}
+		withFloors := run(Config{}).windows
+		t.Logf("%s: %d arrival times, %d windows without floors, %d with", s.name, arrivalTimes(t, s), bare.windows, withFloors)
+		if (s.name == "overload" || strings.HasPrefix(s.name, "azure")) && withFloors >= bare.windows {
+			t.Errorf("%s: %d windows with floors, %d without: want fewer", s.name, withFloors, bare.windows)
+		}
 	}
-	if !waited && !raceEnabled {
-		t.Error("no request waited in an engine: the overloaded stream should make them")
+	if !raceEnabled {
+		// A busy fleet, twenty replicas at 400 requests a second: a replica's wake comes
+		// between most two arrival times, and the floors route most of them ahead anyway.
+		open := openSpec(t, 400, 4000, 0, 1000, 200)
+		run := func(c Config) *Result {
+			st, err := open.Stream(1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.Groups, c.Policy, c.Seed, c.Spec = []Group{{Server: srv, Count: 20}}, LeastKV, 5, open
+			res, err := Run(c, st)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return res
+		}
+		want := withoutEvents(t, run(Config{eventByEvent: true}))
+		compareAhead(t, "twenty replicas", LeastKV, run, want, func(window, workers int) bool { return window == 0 && workers <= 2 })
+		bare, withFloors := run(Config{noFloors: true}).windows, run(Config{}).windows
+		t.Logf("twenty replicas: %d windows without floors, %d with", bare, withFloors)
+		if 2*withFloors > bare {
+			t.Errorf("twenty replicas: %d windows with floors, %d without: want under half", withFloors, bare)
+		}
+	}
+	if !raceEnabled && (!waited || !preempted) {
+		t.Errorf("requests waited in an engine %v, were preempted %v: the overloaded stream should do both", waited, preempted)
 	}
 	if raceEnabled {
 		return
@@ -111,6 +156,28 @@ func TestKVAheadIsTheEventLoop(t *testing.T) {
 	compareAhead(t, s.name+" (ngram)", LeastKV, run, withoutEvents(t, run(Config{eventByEvent: true})), func(window, workers int) bool {
 		return window == 0 && workers != 2
 	})
+}
+
+// arrivalTimes is the number of distinct arrival times of s.
+func arrivalTimes(t *testing.T, s aheadSource) int {
+	t.Helper()
+	st := s.stream()
+	n := 0
+	last := vtime.Time(-1)
+	for {
+		q, ok := st.Next()
+		if !ok {
+			break
+		}
+		if q.At != last {
+			n++
+			last = q.At
+		}
+	}
+	if err := st.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 // TestForeseeingNeedsAnExactCount: routing ahead by foresight is not used where the router reads

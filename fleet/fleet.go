@@ -88,10 +88,11 @@ type Config struct {
 	// 0: the CPUs the process may use, and routing ahead by foresight one for every 16 replicas
 	// at most). The result does not depend on it.
 	Workers int
-	// eventByEvent turns routing ahead off, and window, if positive, sets the requests a
-	// window holds (tests compare).
+	// eventByEvent turns routing ahead off, window, if positive, sets the requests a window
+	// holds, and noFloors routes least-kv ahead without the engines' KV floors (tests compare).
 	eventByEvent bool
 	window       int
+	noFloors     bool
 }
 
 // MaxRefreshS bounds Config.RefreshS (about 11.6 days: longer than any trace).
@@ -150,14 +151,16 @@ type replica struct {
 	holdUntil vtime.Time
 	maxLen    int // max_model_len: a longer request is refused at once
 	// Routing ahead exactly (ahead.go): the running step's end and the requests it will finish
-	// (pendAt vtime.Never: idle), the engine's next wake, live requests and KV-cache usage after
-	// its last replay, and the last window the replica was put in (mark).
+	// (pendAt vtime.Never: idle), the engine's next wake, live requests, KV-cache usage and its
+	// floor (sim.Engine.KVFloor) after its last replay, the last window the replica was put in
+	// (mark) and the last in which its usage was bounded instead of known (bounded).
 	pendAt    vtime.Time
 	pendFin   int
 	wake      vtime.Time
 	live      int
-	kv        float64
+	kv, kvLow float64
 	mark      int64
+	bounded   int64
 	index     *prefixIndex
 	id, group int
 	name      string

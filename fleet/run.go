@@ -41,6 +41,9 @@ type Result struct {
 	SeriesIntervalS  float64 `json:"series_interval_s"`
 	Series           []Point `json:"series"`
 	BalanceMaxToMean float64 `json:"balance_max_to_mean"` // most requests on one replica / the mean
+	// windows is how many windows the replicas ran through when routed ahead (how the run was
+	// done, not what it found: not reported).
+	windows int64
 }
 
 // ReplicaResult is one replica's share.
@@ -86,6 +89,7 @@ type queued struct {
 }
 
 type run struct {
+	windows  int64 // windows run when routing ahead (Result.windows)
 	cfg      *Config
 	spec     *workload.Spec
 	reps     []*replica
@@ -655,7 +659,7 @@ func (r *run) autoscale(t vtime.Time) {
 
 func (r *run) result() *Result {
 	res := &Result{Policy: r.cfg.Policy, RefreshS: r.cfg.RefreshS, Routed: r.routed, Rejected: r.rejected, EndS: r.now.Seconds(),
-		SeriesIntervalS: r.width.Seconds()}
+		SeriesIntervalS: r.width.Seconds(), windows: r.windows}
 	reps := make([]*workload.Replica, len(r.reps))
 	var cost, hours float64
 	var maxRouted int64

@@ -246,6 +246,7 @@ func (r *run) runWindow(busy []*replica, w *window) error {
 		r.replayFn = func(x *replica) { r.replay(x, r.win) }
 	}
 	r.win = w
+	r.windows++
 	r.crew.run(busy, r.replayFn)
 	for _, x := range busy {
 		if x.err != nil {
@@ -327,6 +328,7 @@ func (r *run) replay(x *replica, w *window) {
 		x.pendAt, x.pendFin = x.eng.Finishing()
 		x.wake = x.eng.NextWake()
 		x.kv = x.kvUsage()
+		x.kvLow = x.eng.KVFloor()
 	}
 }
 

@@ -611,11 +611,21 @@ func (m *Manager) enteredTokens(c *Content) int {
 	return c.PromptTokens
 }
 
+// FullBlockTokens is the block size in tokens of a layout of one full-attention group, else 0.
+// In such a layout a request's blocks are freed only when it leaves the running queue (finished,
+// aborted or preempted): no window slides past them, no state replaces them.
+func (m *Manager) FullBlockTokens() int {
+	if gs := m.L.Groups; len(gs) == 1 && gs[0].Kind == arch.SpecFull {
+		return gs[0].BlockTokens
+	}
+	return 0
+}
+
 // OweBlockTokens is the block size in tokens when OweBlock can hand out blocks for this layout
 // (one full-attention group, under the pool's hot reuse), else 0.
 func (m *Manager) OweBlockTokens() int {
-	if gs := m.L.Groups; len(gs) == 1 && gs[0].Kind == arch.SpecFull && m.Pool.ReuseHot {
-		return gs[0].BlockTokens
+	if m.Pool.ReuseHot {
+		return m.FullBlockTokens()
 	}
 	return 0
 }

@@ -394,19 +394,67 @@ func (s *Scheduler) Update(b *Batch) []Output {
 func (s *Scheduler) Finishing(b *Batch) int {
 	n := 0
 	for i := range b.Entries {
-		e := &b.Entries[i]
-		r := e.Req
-		if !e.Emits || r.State != Running || r.Computed != e.Start {
-			continue
-		}
-		if e.Drafts > 0 {
-			return -1
-		}
-		if r.Output+1 >= r.MaxTokens || r.NumTokens()+1 >= s.cfg.MaxModelLen {
+		switch s.finishes(&b.Entries[i]) {
+		case finishesNo:
+		case finishesYes:
 			n++
+		default:
+			return -1
 		}
 	}
 	return n
+}
+
+const (
+	finishesNo = iota
+	finishesYes
+	finishesUnknown
+)
+
+// finishes tells whether applying entry e finishes its request (Finishing).
+func (s *Scheduler) finishes(e *Entry) int {
+	r := e.Req
+	switch {
+	case !e.Emits || r.State != Running || r.Computed != e.Start:
+		return finishesNo
+	case e.Drafts > 0:
+		return finishesUnknown
+	case r.Output+1 >= r.MaxTokens || r.NumTokens()+1 >= s.cfg.MaxModelLen:
+		return finishesYes
+	}
+	return finishesNo
+}
+
+// UsedFloor is, for step b built and not yet applied, the fewest KV blocks the pool can have in
+// use from now until the step scheduled at b's end ends: the blocks in use less those the requests
+// b finishes hold (a finish frees at most those: a block another request shares stays), or -1
+// when something else could free blocks by then. In a layout of one full-attention group
+// (kvcache.Manager.FullBlockTokens) only finishes and preemptions free blocks, and the pass at
+// b's end grows each running request by the blocks of its tokens plus one at most: with a block
+// free for every running request beyond the token budget's blocks, it preempts none (admission
+// never does). Drafts (their acceptance drawn at b's end) give -1.
+func (s *Scheduler) UsedFloor(b *Batch) int {
+	bt := s.kv.FullBlockTokens()
+	p := s.kv.Pool
+	if bt == 0 || s.cfg.SpecTokens > 0 || p.NumFree() < s.cfg.MaxNumBatchedTokens/bt+1+len(s.running) {
+		return -1
+	}
+	used := p.NumBlocks() - p.NumFree()
+	for i := range b.Entries {
+		e := &b.Entries[i]
+		switch s.finishes(e) {
+		case finishesNo:
+		case finishesYes:
+			r := e.Req
+			used -= r.table.HeldBlocks()
+			if r.lz != nil {
+				used -= int(s.hot(r).owed)
+			}
+		default:
+			return -1
+		}
+	}
+	return max(used, 0)
 }
 
 // apply applies one entry of a finished step: prompt tokens computed, or tokens sampled (accepted

@@ -182,6 +182,9 @@ type Engine struct {
 	foresee   bool
 	finishing int
 	floor     vtime.Duration
+	// usedFloor is the fewest KV blocks in use until the step after the running one ends, or -1
+	// (scheduler.Scheduler.UsedFloor).
+	usedFloor int
 
 	// src is the acceptance draws' source (Reseed restarts it).
 	src *rand.PCG
@@ -735,13 +738,41 @@ func (e *Engine) Finishing() (vtime.Time, int) {
 	return e.stepEnd, e.finishing
 }
 
+// KVFloor is, under Foresee, the lowest KV-cache usage (the share of blocks in use, as
+// kvcache.Pool.Usage) the engine can have from now until a StepFloor after its running step's
+// end, and at most its usage now: what that step's finishes leave, when nothing else can free
+// blocks by then (scheduler.Scheduler.UsedFloor); else 0. Idle, its usage now, which only an
+// admission changes. A caller that routes by KV usage bounds with it a replica it has not run
+// past the running step's end.
+func (e *Engine) KVFloor() float64 {
+	p := e.sched.KV().Pool
+	if !e.busy {
+		return p.Usage()
+	}
+	if !e.foresee || e.usedFloor < 0 || p.NumBlocks() == 0 {
+		return 0
+	}
+	// Usage's own arithmetic, so that the floor is at most the usage it bounds.
+	return 1 - float64(p.NumBlocks()-e.usedFloor)/float64(p.NumBlocks())
+}
+
+// usedBlocks is the number of KV blocks in use.
+func (e *Engine) usedBlocks() int {
+	p := e.sched.KV().Pool
+	return p.NumBlocks() - p.NumFree()
+}
+
 // foreseeStep checks a step of duration d against the floor and notes what the running step
 // will finish.
 func (e *Engine) foreseeStep(d vtime.Duration) {
 	if d < e.floor {
 		e.fail(fmt.Errorf("internal error: a step at %v lasts %v, under the engine's floor %v", e.now, d, e.floor))
 	}
+	if used := e.usedBlocks(); e.usedFloor >= 0 && used < e.usedFloor {
+		e.fail(fmt.Errorf("internal error: %d KV blocks in use at %v, under the floor of %d foreseen", used, e.now, e.usedFloor))
+	}
 	e.finishing = e.sched.Finishing(&e.batch)
+	e.usedFloor = e.sched.UsedFloor(&e.batch)
 	if e.finishing < 0 {
 		e.fail(fmt.Errorf("internal error: the step at %v cannot be foreseen", e.now))
 	}
