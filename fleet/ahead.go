@@ -142,14 +142,16 @@ func (r *run) loopAhead() error {
 // free a block by then). So the router routes, arrival time after arrival time, on the usage of
 // every replica whose wake has not come, while the replicas whose wake has come (or that an
 // arrival woke from idle) count at their floor, as long as the pick is one with a known usage
-// strictly below every floor and no floor has expired; the first arrival time where that fails
-// ends the window. Every replica with an event up to the window's end (or at it: the loop runs
+// strictly below every floor and no floor has expired. When the pick is itself at its floor, it
+// alone runs up to the arrival time, on the router's goroutine (its requests so far are all
+// routed), and is known again; the first arrival time where another replica's floor may beat the
+// pick, or a floor expires, ends the window. Every replica with an event up to the window's end (or at it: the loop runs
 // the engines before the arrival there) then runs up to it on its own, the replicas spread over
 // the workers, as routing ahead does (window.go). Without foresight (speculative decoding: what a
 // step accepts is drawn at its end) no floor is known, and a window ends at the first arrival
 // time after a replica's wake.
 
-// canRouteKV reports whether least-kv routes ahead an arrival at a time (see above): an exact
+// canRouteKV reports whether least-kv routes ahead (see above): an exact
 // view, and none of what makes the router act between arrivals (a replica cap's queue sends on
 // finishes, an autoscaler adds and drains replicas).
 func (c *Config) canRouteKV() bool {
@@ -202,13 +204,14 @@ func (r *run) loopKV() error {
 	sampleMin := vtime.Time(0) // no replica has a KV sample before this
 	var epoch int64            // the window's number (replica.mark, replica.bounded)
 	var woken []*replica       // the replicas an arrival time wakes from idle
+	var fl floors
 	r.haveNext = r.read()
 	for {
 		epoch++
 		w.base, w.at = ec.n, w.at[:0]
 		// The replicas counted at their floor: none yet (every replica has run up to the
 		// window's start).
-		fl := floors{low: 2, until: vtime.Never, epoch: epoch, busy: r.busy[:0]}
+		fl = floors{list: fl.list[:0], low: 2, until: vtime.Never, epoch: epoch, busy: r.busy[:0]}
 		n := 0
 		for r.haveNext {
 			t := r.next.At
@@ -223,7 +226,15 @@ func (r *run) loopKV() error {
 				fl.add(x, x.pendAt.Add(floor))
 			}
 			x := r.rt.pick(r.serving(), r.upLoad, &r.next)
-			if fl.n > 0 && (x.ld.kv >= fl.low || t >= fl.until) || n >= size {
+			if x.bounded == epoch && t < fl.until && n < size {
+				// The pick is at its floor: it alone runs up to t, here, and is known again.
+				r.replay(x, &window{base: w.base, at: w.at, end: t})
+				fl.drop(x)
+				x.ld.out, x.ld.kv = int32(x.live), x.kv
+				r.eh.fix(x, x.wake)
+				continue
+			}
+			if len(fl.list) > 0 && (x.ld.kv >= fl.low || t >= fl.until) || n >= size {
 				// t needs the replicas run up to it: the pick may be beaten by a replica at its
 				// floor, or be one (its usage counted at its floor, no lower than low), or a
 				// floor has expired.
@@ -292,27 +303,45 @@ func (r *run) loopKV() error {
 	}
 }
 
-// floors is what a window of least-kv routing ahead counts at their floor (see above): how many
+// floors is what a window of least-kv routing ahead counts at their floor (see above): the
 // replicas, the lowest floor, when the first expires; and the window's replicas to run.
 type floors struct {
-	n     int
+	list  []*replica
 	low   float64
 	until vtime.Time
 	epoch int64
 	busy  []*replica
 }
 
-// add counts x at its floor until until.
+// add counts x at its floor until until (replica.kvUntil).
 func (f *floors) add(x *replica, until vtime.Time) {
 	x.bounded = f.epoch
+	x.kvUntil = until
 	x.ld.kv = x.kvLow
-	f.n++
+	f.list = append(f.list, x)
 	f.low = min(f.low, x.kvLow)
 	f.until = min(f.until, until)
 	if x.mark != f.epoch {
 		x.mark = f.epoch
 		f.busy = append(f.busy, x)
 	}
+}
+
+// drop stops counting x at its floor.
+func (f *floors) drop(x *replica) {
+	x.bounded = 0
+	f.low, f.until = 2, vtime.Never
+	j := 0
+	for _, y := range f.list {
+		if y != x {
+			f.list[j] = y
+			j++
+			f.low = min(f.low, y.kvLow)
+			f.until = min(f.until, y.kvUntil)
+		}
+	}
+	clear(f.list[j:])
+	f.list = f.list[:j]
 }
 
 // runAhead runs window w, routed ahead with an exact view, on busy and the replicas with a KV

@@ -45,8 +45,7 @@ func BenchmarkFleet16(b *testing.B) {
 // BenchmarkFleet100 is the scale target's fleet: 100 replicas at 100 times one replica's rate,
 // 2,000 requests per replica (so one iteration stays short), under least-outstanding routing
 // with an exact view (routed ahead by foresight) and with a view refreshed every 50 ms, round-robin
-// (all three routed ahead, the replicas replayed on every CPU), and least-kv (the event loop: a
-// replica's KV usage changes with what each step admits, which nothing foresees).
+// and least-kv (routed ahead on the engines' KV floors), the replicas replayed on every CPU.
 func BenchmarkFleet100(b *testing.B) {
 	const n, per = 100, 2000
 	srv := llama8B(b)

@@ -159,6 +159,7 @@ type replica struct {
 	wake      vtime.Time
 	live      int
 	kv, kvLow float64
+	kvUntil   vtime.Time // when the floor counted in the window bounded expires
 	mark      int64
 	bounded   int64
 	index     *prefixIndex
