@@ -83,10 +83,10 @@ type Config struct {
 	// requests routed so far.
 	Progress func(routed int64, now vtime.Time)
 	// Workers is how many goroutines simulate the replicas when the router can route ahead of
-	// them (without caps or autoscaling: round-robin and random; least-outstanding,
+	// them (without caps or autoscaling: round-robin, random and least-kv; least-outstanding,
 	// prefix-aware and session without speculative decoding; any policy with a refreshed view;
-	// 0: the CPUs the process may use, and routing ahead by foresight one for every 16 replicas
-	// at most). The result does not depend on it.
+	// 0: the CPUs the process may use, and routing ahead with an exact view one for every 16
+	// replicas at most). The result does not depend on it.
 	Workers int
 	// eventByEvent turns routing ahead off, window, if positive, sets the requests a window
 	// holds, and noFloors routes least-kv ahead without the engines' KV floors (tests compare).

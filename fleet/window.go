@@ -145,8 +145,8 @@ func (r *run) startWindows() int {
 	workers := workpool.Workers(r.cfg.Workers)
 	if r.ahead && r.cfg.Workers <= 0 {
 		// Routing ahead with an exact view, a worker for every replicasPerWorker replicas at
-		// most: its windows are a floor long or an arrival time (least-kv), and a smaller fleet's
-		// hold too few replicas to share (a second worker would spin for nothing).
+		// most: its windows are a step floor long at most, and a smaller fleet's hold too few
+		// replicas to share (a second worker would spin for nothing).
 		workers = min(workers, max(len(r.reps)/replicasPerWorker, 1))
 	}
 	r.crew = newCrew(workers, len(r.reps))
