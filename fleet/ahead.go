@@ -40,7 +40,7 @@ func (c *Config) canForesee() bool {
 		}
 	}
 	// One replica: nothing to spread, and the loop's engine events are those of a run alone.
-	return c.replicas() > 1
+	return c.Replicas() > 1
 }
 
 // loopAhead is loop when the router foresees the replicas' finishes.
@@ -158,11 +158,12 @@ func (c *Config) canRouteKV() bool {
 	if c.eventByEvent || c.RefreshS > 0 || c.ReplicaCap > 0 || c.Autoscale != nil || c.Policy != LeastKV {
 		return false
 	}
-	return c.replicas() > 1
+	return c.Replicas() > 1
 }
 
-// replicas is the fleet's replicas at the start.
-func (c *Config) replicas() int {
+// Replicas is the number of replicas the fleet starts with (each group's count times its
+// deployment's data-parallel replicas).
+func (c *Config) Replicas() int {
 	n := 0
 	for _, g := range c.Groups {
 		n += g.Count * max(g.Server.Replicas, 1)
@@ -175,8 +176,7 @@ func (c *Config) replicas() int {
 // once).
 func (r *run) sendAhead(q *workload.Request, ec eventClock, x *replica) {
 	r.now = ec.cur
-	r.routed++
-	r.point(ec.cur).Arrivals++
+	r.arrival(ec.cur)
 	x.ops = append(x.ops, routedReq{q: *q, tag: int(r.routed - 1), at: ec.cur, k: ec.n - 1})
 	if q.Fits(x.maxLen) {
 		x.index.add(q)

@@ -464,10 +464,16 @@ func (r *run) point(t vtime.Time) *Point {
 	return &r.series[i]
 }
 
-func (r *run) route(q *workload.Request) {
+// arrival counts a request reaching the router at t, and returns t's point of the series.
+func (r *run) arrival(t vtime.Time) *Point {
 	r.routed++
-	p := r.point(r.now)
+	p := r.point(t)
 	p.Arrivals++
+	return p
+}
+
+func (r *run) route(q *workload.Request) {
+	p := r.arrival(r.now)
 	tag := int(r.routed - 1)
 	if r.qhead < len(r.queue) || !r.trySend(q, tag) {
 		if r.cfg.QueueCap > 0 && len(r.queue)-r.qhead >= r.cfg.QueueCap {

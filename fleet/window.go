@@ -211,8 +211,7 @@ func (r *run) loopWindowed() error {
 
 // routeAhead routes q, of arrival event k at t, to a replica's window.
 func (r *run) routeAhead(q *workload.Request, t vtime.Time, k int64) {
-	r.routed++
-	r.point(t).Arrivals++
+	r.arrival(t)
 	x := r.rt.pick(r.serving(), r.upLoad, q)
 	x.ops = append(x.ops, routedReq{q: *q, tag: int(r.routed - 1), at: t, k: k})
 	if x.rep.Fits(q) {
