@@ -296,7 +296,6 @@ func (r *run) loopKV() error {
 		if err := r.runAhead(busy, &w, epoch, &sampleMin); err != nil {
 			return err
 		}
-
 		if !r.haveNext {
 			return nil
 		}
