@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"strings"
 
+	"github.com/servesim/servesim/internal/editdist"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -51,6 +52,9 @@ func ParsePolicy(s string) (Policy, error) {
 	names := make([]string, 0, 6)
 	for _, p := range Policies() {
 		names = append(names, string(p))
+	}
+	if n := editdist.Nearest(s, names); n != "" {
+		return "", fmt.Errorf("routing policy %q: did you mean %q? (want one of %s)", s, n, strings.Join(names, ", "))
 	}
 	return "", fmt.Errorf("routing policy %q: want one of %s", s, strings.Join(names, ", "))
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/servesim/servesim/sim"
@@ -160,5 +161,23 @@ func TestLeastOutstandingUnderBursts(t *testing.T) {
 	t.Logf("TTFT p99: least-outstanding %.1f ms, random %.1f ms (p50 %.1f, %.1f)", lo.Fleet.TTFT.P99, rnd.Fleet.TTFT.P99, lo.Fleet.TTFT.P50, rnd.Fleet.TTFT.P50)
 	if lo.Fleet.TTFT.P99 >= 0.95*rnd.Fleet.TTFT.P99 {
 		t.Errorf("least-outstanding TTFT p99 %.1f ms, random %.1f ms: want at least 5 %% lower", lo.Fleet.TTFT.P99, rnd.Fleet.TTFT.P99)
+	}
+}
+
+// TestParsePolicy: every policy reads back from its name; a near miss is refused naming the
+// policy it nearly spells, any other name listing them all.
+func TestParsePolicy(t *testing.T) {
+	for _, p := range Policies() {
+		if got, err := ParsePolicy(string(p)); err != nil || got != p {
+			t.Errorf("ParsePolicy(%q) = %q, %v", p, got, err)
+		}
+	}
+	_, err := ParsePolicy("least-kvv")
+	if err == nil || !strings.Contains(err.Error(), `did you mean "least-kv"?`) {
+		t.Errorf("least-kvv: %v, want did you mean least-kv", err)
+	}
+	_, err = ParsePolicy("fastest")
+	if err == nil || strings.Contains(err.Error(), "did you mean") || !strings.Contains(err.Error(), "round-robin, random, least-outstanding, least-kv, prefix-aware, session") {
+		t.Errorf("fastest: %v, want the policies listed and no guess", err)
 	}
 }

@@ -25,18 +25,7 @@ func Suggest(flag string) string {
 		}
 	}
 	sort.Strings(names) // a tie goes to the first name, whatever the map's order
-	best, bestD := "", 0
-	for _, n := range names {
-		d := editdist.Distance(name, n)
-		if best == "" || d < bestD {
-			best, bestD = n, d
-		}
-	}
-	// A near miss: at most 2 edits, or a fifth of the name for long ones.
-	if bestD == 0 || bestD > max(2, len(best)/5) {
-		return ""
-	}
-	return best
+	return editdist.Nearest(name, names)
 }
 
 // UnknownError refuses the command's unknown flags and words as `vllm serve` refuses

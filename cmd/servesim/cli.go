@@ -201,16 +201,9 @@ func nearestCommand(name string) string {
 // nearestFlag is the command's flag a mistyped name nearly spells, "" when none is near.
 func nearestFlag(fs *pflag.FlagSet, name string) string {
 	name, _, _ = strings.Cut(name, "=")
-	best, bestD := "", 0
-	fs.VisitAll(func(f *pflag.Flag) {
-		if d := editdist.Distance(name, f.Name); best == "" || d < bestD {
-			best, bestD = f.Name, d
-		}
-	})
-	if bestD > max(2, len(best)/5) {
-		return ""
-	}
-	return best
+	var names []string
+	fs.VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) }) // (in lexical order)
+	return editdist.Nearest(name, names)
 }
 
 func newFlagSet(c *command, out io.Writer) *pflag.FlagSet {

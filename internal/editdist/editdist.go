@@ -27,3 +27,19 @@ func Distance(a, b string) int {
 	}
 	return d[len(ra)][len(rb)]
 }
+
+// Nearest is the name of names that name nearly spells (at most two edits, or a fifth of the
+// name's letters for a long one), the first of the nearest; "" when none is near or name is one
+// of them.
+func Nearest(name string, names []string) string {
+	best, bestD := "", 0
+	for _, n := range names {
+		if d := Distance(name, n); best == "" || d < bestD {
+			best, bestD = n, d
+		}
+	}
+	if bestD == 0 || bestD > max(2, len([]rune(best))/5) {
+		return ""
+	}
+	return best
+}

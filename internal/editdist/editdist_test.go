@@ -17,3 +17,21 @@ func TestDistance(t *testing.T) {
 		}
 	}
 }
+
+// TestNearest: a near miss names its nearest (the first of equals), an exact name or a far one
+// nothing; a long name allows a fifth of its letters.
+func TestNearest(t *testing.T) {
+	names := []string{"round-robin", "random", "least-outstanding", "least-kv", "prefix-aware", "session"}
+	for _, c := range []struct{ name, want string }{
+		{"least-kvv", "least-kv"}, {"leastkv", "least-kv"}, {"rnadom", "random"}, {"prefix_awre", "prefix-aware"},
+		{"least-outstandnig", "least-outstanding"}, {"least-ustandin", "least-outstanding"}, {"least-stand", ""},
+		{"session", ""}, {"fastest", ""}, {"", ""},
+	} {
+		if got := Nearest(c.name, names); got != c.want {
+			t.Errorf("Nearest(%q) = %q, want %q", c.name, got, c.want)
+		}
+	}
+	if got := Nearest("ab", []string{"ax", "ay"}); got != "ax" {
+		t.Errorf("Nearest(ab, [ax ay]) = %q, want the first of equals, ax", got)
+	}
+}
