@@ -357,7 +357,7 @@ func (s *Spec) validate(maxOpen int) error {
 		switch t.Format {
 		case "", "csv", "jsonl":
 		default:
-			return fmt.Errorf("trace.format = %q: want csv or jsonl", t.Format)
+			return fmt.Errorf("trace.format = %q: %s", t.Format, wantFormat(t.Format))
 		}
 		if _, err := unitScale(t.TimeUnit); err != nil {
 			return fmt.Errorf("trace.time_unit: %w", err)

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/servesim/servesim/internal/editdist"
 	"github.com/servesim/servesim/internal/fsutil"
 )
 
@@ -105,7 +106,20 @@ func unitScale(u string) (float64, error) {
 	case "us":
 		return 1e3, nil
 	}
-	return 0, fmt.Errorf("time unit %q: want s, ms or us", u)
+	return 0, fmt.Errorf("time unit %q: %swant s, ms or us", u, didYouMean(u, "s", "ms", "us"))
+}
+
+// wantFormat says what a trace's format may be, with the one a near miss spells.
+func wantFormat(f string) string {
+	return didYouMean(f, "csv", "jsonl") + "want csv or jsonl"
+}
+
+// didYouMean is "did you mean X? " for the name of names that s nearly spells, else "".
+func didYouMean(s string, names ...string) string {
+	if n := editdist.Nearest(s, names); n != "" {
+		return fmt.Sprintf("did you mean %q? ", n)
+	}
+	return ""
 }
 
 // maxArrivalNS bounds arrival times (about 3 years) so that differences stay inside int64.

@@ -115,8 +115,11 @@ func TestTraceErrors(t *testing.T) {
 			t.Errorf("ParseJSONL(%q): error %v, want it to contain %q", c.in, err, c.want)
 		}
 	}
-	if _, err := ParseCSV(strings.NewReader("a"), "t.csv", TraceOptions{TimeUnit: "h"}); err == nil || !strings.Contains(err.Error(), `time unit "h"`) {
+	if _, err := ParseCSV(strings.NewReader("a"), "t.csv", TraceOptions{TimeUnit: "h"}); err == nil || !strings.Contains(err.Error(), `time unit "h"`) || strings.Contains(err.Error(), "did you mean") {
 		t.Errorf("bad time unit: %v", err)
+	}
+	if _, err := ParseCSV(strings.NewReader("a"), "t.csv", TraceOptions{TimeUnit: "mss"}); err == nil || !strings.Contains(err.Error(), `time unit "mss": did you mean "ms"?`) {
+		t.Errorf("near-miss time unit: %v", err)
 	}
 }
 

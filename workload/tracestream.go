@@ -140,7 +140,7 @@ func OpenTrace(path string, opt StreamOptions) (*TraceStream, error) {
 		s.sc = bufio.NewScanner(f)
 		s.sc.Buffer(make([]byte, 0, 64*1024), maxLineBytes)
 	default:
-		err = fmt.Errorf("%s: format %q: want csv or jsonl", path, format)
+		err = fmt.Errorf("%s: format %q: %s", path, format, wantFormat(format))
 	}
 	if err != nil {
 		f.Close()

@@ -29,8 +29,8 @@ func Distance(a, b string) int {
 }
 
 // Nearest is the name of names that name nearly spells (at most two edits, or a fifth of the
-// name's letters for a long one), the first of the nearest; "" when none is near or name is one
-// of them.
+// name's letters for a long one, and fewer than its letters: "h" spells no "s"), the first of
+// the nearest; "" when none is near or name is one of them.
 func Nearest(name string, names []string) string {
 	best, bestD := "", 0
 	for _, n := range names {
@@ -38,7 +38,7 @@ func Nearest(name string, names []string) string {
 			best, bestD = n, d
 		}
 	}
-	if bestD == 0 || bestD > max(2, len([]rune(best))/5) {
+	if l := len([]rune(best)); bestD == 0 || bestD > max(2, l/5) || bestD >= l {
 		return ""
 	}
 	return best

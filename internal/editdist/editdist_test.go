@@ -31,6 +31,20 @@ func TestNearest(t *testing.T) {
 			t.Errorf("Nearest(%q) = %q, want %q", c.name, got, c.want)
 		}
 	}
+	// Short names: a suggestion takes fewer edits than its letters.
+	units := []string{"s", "ms", "us"}
+	for _, c := range []struct{ name, want string }{{"h", ""}, {"sec", ""}, {"mss", "ms"}, {"m", ""}, {"uss", "us"}} {
+		if got := Nearest(c.name, units); got != c.want {
+			t.Errorf("Nearest(%q, units) = %q, want %q", c.name, got, c.want)
+		}
+	}
+	for _, c := range []struct{ name, want string }{
+		{"json", "jsonl"}, {"cvs", "csv"}, {"parquet", ""},
+	} {
+		if got := Nearest(c.name, []string{"csv", "jsonl"}); got != c.want {
+			t.Errorf("Nearest(%q) = %q, want %q", c.name, got, c.want)
+		}
+	}
 	if got := Nearest("ab", []string{"ax", "ay"}); got != "ax" {
 		t.Errorf("Nearest(ab, [ax ay]) = %q, want the first of equals, ax", got)
 	}
