@@ -48,10 +48,12 @@
 // ahead_test.go compares the two byte for byte but for engine event counts.
 //
 // Least-kv with an exact view (ahead.go) reads every replica's KV usage, which changes whenever an
-// engine schedules a step: nothing foresees it, but between two arrivals the replicas do not read
-// each other. The router routes the requests of one arrival time on the usage the replicas have
-// after their events up to it, then every replica with an event before the next arrival time (or
-// at it) runs up to it on the workers. ahead_test.go compares it with the event loop too.
+// engine schedules a step: nothing foresees it, but a replica's usage stays as it is until its
+// next wake, and under foresight an engine bounds it from below until a step floor after its
+// running step's end (sim.Engine.KVFloor). The router routes on the usage of the replicas whose
+// wake has not come and on the floors of those whose wake has, as long as its pick is strictly
+// below every floor; then every replica with an event up to the window's end runs up to it on the
+// workers. ahead_test.go compares it with the event loop too.
 //
 // Memory: the stream holds one request ahead; a request's state lives in its engine from
 // submission to its last token and is then dropped; latencies go into the bounded distributions
