@@ -183,8 +183,9 @@ type Engine struct {
 	finishing int
 	floor     vtime.Duration
 	// usedFloor is the fewest KV blocks in use until the step after the running one ends, or -1
-	// (scheduler.Scheduler.UsedFloor).
+	// (scheduler.Scheduler.UsedFloor); floorEnd is the running step's end, when it was given.
 	usedFloor int
+	floorEnd  vtime.Time
 
 	// src is the acceptance draws' source (Reseed restarts it).
 	src *rand.PCG
@@ -413,7 +414,8 @@ func (e *Engine) maybeStep() {
 	e.BusyTime += d
 	e.stepEnd = e.now.Add(d)
 	if e.foresee {
-		e.foreseeStep(d)
+		e.checkStep(d)
+		e.foreseeStep()
 	}
 	e.push(event{at: e.stepEnd, class: classStep})
 }
@@ -511,8 +513,9 @@ func (e *Engine) maybeSpan() {
 	e.stepEnd = end
 	if e.foresee {
 		for _, dj := range e.spanDur {
-			e.foreseeStep(dj)
+			e.checkStep(dj)
 		}
+		e.foreseeStep()
 	}
 	e.push(event{at: end, class: classStep})
 }
@@ -762,17 +765,23 @@ func (e *Engine) usedBlocks() int {
 	return p.NumBlocks() - p.NumFree()
 }
 
-// foreseeStep checks a step of duration d against the floor and notes what the running step
-// will finish.
-func (e *Engine) foreseeStep(d vtime.Duration) {
+// checkStep checks a step of duration d against the floor.
+func (e *Engine) checkStep(d vtime.Duration) {
 	if d < e.floor {
 		e.fail(fmt.Errorf("internal error: a step at %v lasts %v, under the engine's floor %v", e.now, d, e.floor))
 	}
-	if used := e.usedBlocks(); e.usedFloor >= 0 && used < e.usedFloor {
+}
+
+// foreseeStep notes what the step (or span) just scheduled will finish and the fewest KV blocks
+// in use until the one after it ends, checking, when it starts at the end of the step before,
+// the blocks in use against that step's floor. (An engine that idled between the two freed
+// every block: the floor held until then.)
+func (e *Engine) foreseeStep() {
+	if used := e.usedBlocks(); e.usedFloor >= 0 && e.now == e.floorEnd && used < e.usedFloor {
 		e.fail(fmt.Errorf("internal error: %d KV blocks in use at %v, under the floor of %d foreseen", used, e.now, e.usedFloor))
 	}
 	e.finishing = e.sched.Finishing(&e.batch)
-	e.usedFloor = e.sched.UsedFloor(&e.batch)
+	e.usedFloor, e.floorEnd = e.sched.UsedFloor(&e.batch), e.stepEnd
 	if e.finishing < 0 {
 		e.fail(fmt.Errorf("internal error: the step at %v cannot be foreseen", e.now))
 	}
