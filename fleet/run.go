@@ -89,7 +89,6 @@ type queued struct {
 }
 
 type run struct {
-	windows  int64 // windows run when routing ahead (Result.windows)
 	cfg      *Config
 	spec     *workload.Spec
 	reps     []*replica
@@ -108,6 +107,7 @@ type run struct {
 	haveNext bool
 	routed   int64
 	rejected int64
+	windows  int64 // windows run when routing ahead (Result.windows)
 	series   []Point
 	width    vtime.Duration
 	now      vtime.Time

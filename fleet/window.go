@@ -145,7 +145,7 @@ func (r *run) startWindows() int {
 	workers := workpool.Workers(r.cfg.Workers)
 	if r.ahead && r.cfg.Workers <= 0 {
 		// Routing ahead with an exact view, a worker for every replicasPerWorker replicas at
-		// most: its windows are a step floor long at most, and a smaller fleet's hold too few
+		// most: its windows are about a step floor long, and a smaller fleet's hold too few
 		// replicas to share (a second worker would spin for nothing).
 		workers = min(workers, max(len(r.reps)/replicasPerWorker, 1))
 	}

@@ -159,7 +159,8 @@ func fleetCmd() *command {
 
 // A fleet of hugeFleet replicas or more has the heap reserve heapPerReplica bytes a replica in
 // transparent huge pages (package hugepages) before it runs: 100 replicas of an 8B model on one
-// GPU each hold some 200 MB, and take a tenth less CPU time so.
+// GPU each hold some 200 MB, and a long run of them takes about a tenth less CPU time in huge
+// pages.
 const (
 	hugeFleet      = 16
 	heapPerReplica = 2 << 20
