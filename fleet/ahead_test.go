@@ -68,9 +68,10 @@ func TestForeseeingIsTheEventLoop(t *testing.T) {
 // excerpts, arrivals tied with the KV samples and the overloaded stream (least-kv herds it:
 // requests wait in the engines, and are preempted); with windows capped at one and seven requests
 // and uncapped, and the same bytes on one, two or three workers; with ngram speculative decoding
-// too (no foresight, no floors). The floors make windows longer: on the Azure excerpt and the
-// overloaded stream there are fewer windows than without them. Not used with a replica cap, an
-// autoscaler, a view or one replica.
+// too (no foresight, no floors); and on a busy fleet of twenty replicas. The floors make windows
+// longer: on the Azure excerpt and the overloaded stream there are fewer windows than without
+// them, on the busy fleet under half as many. Not used with a replica cap, an autoscaler, a view
+// or one replica.
 func TestKVAheadIsTheEventLoop(t *testing.T) {
 	srv := llama8B(t)
 	g := []Group{{Server: srv, Count: 3}}
