@@ -14,6 +14,8 @@
 // happens at all. Outside Linux Reserve does nothing.
 package hugepages
 
+import "runtime"
+
 // maxReserve caps the stretch Reserve maps: enough for the state of a few hundred replicas, far
 // from what a machine would refuse to map.
 const maxReserve = 256 << 20
@@ -25,5 +27,5 @@ const maxReserve = 256 << 20
 func Reserve(n int) {
 	b := make([]byte, min(max(n, 0), maxReserve))
 	advise()
-	keep(b)
+	runtime.KeepAlive(b) // (the allocation is not dropped before advise)
 }

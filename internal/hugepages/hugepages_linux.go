@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"os"
-	"runtime"
 	"strconv"
 	"syscall"
 )
@@ -29,9 +28,6 @@ func advise() {
 		}
 	}
 }
-
-// keep keeps b alive until here, so the allocation is not optimised away before advise.
-func keep(b []byte) { runtime.KeepAlive(b) }
 
 // largeAnonymous parses a line of /proc/self/maps ("start-end perms offset dev inode [path]")
 // and reports the range of a private read-write anonymous mapping (no path) of a huge page or

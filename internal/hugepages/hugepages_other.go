@@ -2,8 +2,4 @@
 
 package hugepages
 
-import "runtime"
-
 func advise() {}
-
-func keep(b []byte) { runtime.KeepAlive(b) }
