@@ -107,7 +107,8 @@ func (q *touchQueue) remove(id int32) {
 }
 
 // due appends to dst the lazy states due at or before step, in running order, and takes them
-// out. Steps before step that were skipped (a span) had none due.
+// out. Steps before step that were skipped (a span) had none due. An empty dst's array may be
+// traded for a slot's: the caller keeps only the slice returned.
 func (q *touchQueue) due(step int64, dst []wheelEnt) []wheelEnt {
 	for ; q.base <= step; q.base++ {
 		s := int32(q.base & (wheelSize - 1))
@@ -116,9 +117,15 @@ func (q *touchQueue) due(step int64, dst []wheelEnt) []wheelEnt {
 			for _, e := range w {
 				q.hot[e.id].wslot = -1
 			}
-			dst = append(dst, w...)
 			q.n -= len(w)
-			q.wheel[s] = w[:0]
+			if len(dst) == 0 {
+				// The slot's array becomes dst and dst's the slot's: no copy, and the entries
+				// just sorted are those the caller reads.
+				dst, q.wheel[s] = w, dst[:0]
+			} else {
+				dst = append(dst, w...)
+				q.wheel[s] = w[:0]
+			}
 			q.full[s/64] &^= 1 << (s % 64)
 		}
 		// The step leaving the wheel makes room for one more: bring in the far touches it
