@@ -377,12 +377,17 @@ func (s *Scheduler) noteChurn() {
 
 // serveImplicit accounts for the count lazy decoders at running indices from .. from+count-1,
 // one token each while the budget lasts; those the budget does not reach are starved: made
-// explicit, without an entry in this step. It returns the budget left.
+// explicit, without an entry in this step. It returns the budget left. With no budget the range
+// may also hold explicit requests the pass did not reach (it stopped): they are just not
+// scheduled, as in Schedule.
 func (s *Scheduler) serveImplicit(from, count, budget int, b *Batch) int {
 	count = max(count, 0)
 	served := min(count, max(budget, 0))
 	for i := from + served; i < from+count; i++ {
 		r := s.running[i]
+		if !s.isLazy(r) {
+			continue
+		}
 		s.unlazy(r)
 		b.Lazy.starved = append(b.Lazy.starved, r)
 	}
