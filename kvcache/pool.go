@@ -828,6 +828,25 @@ func (p *Pool) TakeAnonymous() bool {
 	return true
 }
 
+// AnonymousAhead reports whether the next n blocks the pool hands out, by Allocate or
+// TakeAnonymous in any order, are all blocks without content: then n calls of TakeAnonymous
+// succeed, and interleaving them with allocations of the rest changes nothing.
+func (p *Pool) AnonymousAhead(n int) bool {
+	if !p.ReuseHot || n > p.numFree {
+		return false
+	}
+	n -= p.head
+	for i := p.qh; n > 0 && i < len(p.q); i++ {
+		switch b := p.q[i]; {
+		case b == NoBlock:
+			n--
+		case p.m(b).qs == uint32(i+1):
+			return false // a free block that may hold content
+		}
+	}
+	return n <= p.tail
+}
+
 // TakeOwed names n blocks handed out by TakeAnonymous, appending them to dst: blocks without
 // content, with one reference.
 func (p *Pool) TakeOwed(dst []BlockID, n int) []BlockID {

@@ -63,7 +63,14 @@
 // one full-attention group, a growing touch whose block the pool can hand out without evicting
 // anything takes it unnamed (kvcache.Manager.OweBlock) and leaves the request's table alone: the
 // request owes the block and names it when it turns explicit, which it does before it finishes,
-// is aborted or preempted. Touch steps are in a heap keyed by (step, admission order), the
+// is aborted or preempted. Such a decoder, its next boundary a block or less away, also joins the
+// phase list of its boundary step modulo the block size and leaves the touch queue's growing
+// touches: at a step whose budget covers every running request and whose pool hands out, first,
+// more blocks without content than the phase's decoders and the explicit requests can take, the
+// phase's decoders take their blocks together without a visit (the order of the takes changes
+// nothing then), and each counts the boundaries passed when it is next visited; at any other
+// step they are visited in running order as due touches are. Touch steps are in a heap keyed by
+// (step, admission order), the
 // explicit requests in running order, and the lazy decoders between two visited requests take
 // one token of the budget each (when the budget exceeds every token the running requests could
 // take, none is starved and no chunk cut, so they are counted once instead of found between the

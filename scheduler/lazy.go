@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"math"
+	"slices"
 
 	"github.com/servesim/servesim/model/cost"
 )
@@ -71,7 +72,7 @@ func (s *Scheduler) getLZ(r *Request) {
 		lz.id = s.touch.add(lz)
 	}
 	*lz = lazyState{id: lz.id, req: r}
-	s.touch.hot[lz.id] = touchHot{hidx: -1, wslot: -1}
+	s.touch.hot[lz.id] = touchHot{hidx: -1, wslot: -1, ppos: -1}
 	r.lz = lz
 }
 
@@ -110,6 +111,9 @@ func (s *Scheduler) EnableLazy(c SeqCoster) {
 		// A lazy decoder then crosses a block boundary every block's worth of steps, one block
 		// at a time: growLazy hands it out without touching the request's table.
 		s.oweBT = s.kv.OweBlockTokens()
+		if s.oweBT > 0 {
+			s.touch.phase = make([][]wheelEnt, s.oweBT)
+		}
 	}
 }
 
@@ -289,6 +293,7 @@ func (s *Scheduler) register(r *Request) {
 	j = min(j, int64(r.lz.seg.hi-start+1))
 	h.otherAt = s.tick + max(j, 1)
 	h.growAt = s.tick + s.growIn(r, start)
+	s.joinPhase(r.lz.id, r.order)
 	s.touch.push(r.lz.id, r.order)
 	s.noteChurn()
 }
@@ -308,13 +313,22 @@ func (s *Scheduler) growIn(r *Request, start int) int64 {
 // the request preempted itself. A block handed out unnamed reads only the decoder's packed state.
 func (s *Scheduler) growLazy(id int32, order int64, b *Batch) bool {
 	h := &s.touch.hot[id]
+	phased := h.ppos >= 0
+	s.settle(h)
 	if bt := s.oweBT; bt > 0 && h.growAt == s.tick+1 && s.kv.OweBlock() {
 		// The one block it needs at this boundary, handed out without touching its table; the
-		// next boundary is a block further.
+		// next boundary is a block further (on a phase list, queued at its other touch still).
 		h.owed++
 		h.growAt += int64(bt)
-		s.touch.push(id, order)
+		if !phased {
+			s.touch.push(id, order)
+		}
 		return true
+	}
+	if phased {
+		// Its blocks grow through its table: it leaves its list, and is queued again below.
+		s.touch.leavePhase(id)
+		s.touch.remove(id)
 	}
 	r := s.touch.lz[id].req
 	s.nameOwed(r)
@@ -325,13 +339,64 @@ func (s *Scheduler) growLazy(id int32, order int64, b *Batch) bool {
 		}
 	}
 	s.hot(r).growAt = s.tick + s.growIn(r, start)
+	s.joinPhase(id, order)
 	s.touch.push(id, order)
 	return true
 }
 
+// joinPhase puts lazy decoder id, of admission order order, on the phase list of its growAt when
+// its blocks grow a block at a time without its table (oweBT) and its next boundary is at most a
+// block away: from then on it grows with its phase's decoders, at every block's worth of steps,
+// without a visit (ScheduleLazy), as long as the pool hands out blocks without content.
+func (s *Scheduler) joinPhase(id int32, order int64) {
+	if bt := int64(s.oweBT); bt > 0 && s.touch.hot[id].growAt-s.tick <= bt {
+		s.touch.joinPhase(id, order)
+	}
+}
+
+// phaseSteps is how many of its phase's boundaries the lazy decoder of packed state h has grown
+// at since its growAt and owed were written: on a phase list, every boundary up to s.grown, the
+// last step scheduled.
+func (s *Scheduler) phaseSteps(h *touchHot) int64 {
+	if h.ppos < 0 || s.grown < h.growAt {
+		return 0
+	}
+	return (s.grown-h.growAt)/int64(s.oweBT) + 1
+}
+
+// settle brings h's growAt and owed up to date (on a phase list, they lag).
+func (s *Scheduler) settle(h *touchHot) {
+	if k := s.phaseSteps(h); k > 0 {
+		h.owed += int32(k)
+		h.growAt += k * int64(s.oweBT)
+	}
+}
+
+// owedBlocks is how many blocks lazy request r has been handed out without its table.
+func (s *Scheduler) owedBlocks(r *Request) int {
+	h := s.hot(r)
+	return int(h.owed) + int(s.phaseSteps(h))
+}
+
+// blocksBound bounds the blocks the step being scheduled can take for its explicit running
+// requests and for grows lazy decoders growing through their tables: each request the blocks of
+// the tokens it has left, or of its share of the token budget, and one more for the boundary.
+func (s *Scheduler) blocksBound(grows int) int {
+	left, n := 0, 0
+	for _, r := range s.active {
+		if r.State == Running {
+			left += (r.NumTokens()-r.Computed+r.Drafts)/s.oweBT + 2
+			n++
+		}
+	}
+	return 2*grows + min(left, s.cfg.MaxNumBatchedTokens/s.oweBT+2*n)
+}
+
 // nameOwed puts the blocks grown for a lazy request without touching its table into it.
 func (s *Scheduler) nameOwed(r *Request) {
-	if h := s.hot(r); h.owed > 0 {
+	h := s.hot(r)
+	s.settle(h)
+	if h.owed > 0 {
 		s.kv.NameOwed(r.table, int(h.owed))
 		h.owed = 0
 	}
@@ -349,6 +414,7 @@ func (s *Scheduler) unlazy(r *Request) {
 	s.k1 = s.k1.Sub(r.lz.seg.b)
 	s.nLazy--
 	s.touch.remove(r.lz.id)
+	s.touch.leavePhase(r.lz.id)
 	s.noteChurn()
 	if s.OnMaterialise != nil && adv > 0 {
 		s.OnMaterialise(r, adv)
@@ -427,7 +493,6 @@ func (s *Scheduler) ScheduleLazy(b *Batch) {
 		s.unlazy(r)
 		s.addActive(r)
 	}
-	s.growScratch = grow
 	budget := s.cfg.MaxNumBatchedTokens
 	if s.nLazy == 0 {
 		// Every running request is explicit: Schedule's loop.
@@ -445,6 +510,24 @@ func (s *Scheduler) ScheduleLazy(b *Batch) {
 		// prefill chunk is cut by it, so where the implicit decoders stand does not matter: they
 		// are counted once at the end instead of found between the visits.
 		covers := s.budgetCovers(budget)
+		if s.touch.phase != nil {
+			if ph := s.touch.phase[step%int64(s.oweBT)]; len(ph) > 0 {
+				if covers && s.kv.Pool.AnonymousAhead(len(ph)+s.blocksBound(len(grow))) {
+					// Every decoder of the phase takes its block without a visit, as its
+					// visit would (no other allocation of the pass can make one fail): it
+					// counts as grown once s.grown reaches step.
+					for range ph {
+						if !s.kv.OweBlock() {
+							panic("scheduler: a phase's block not handed out as foreseen")
+						}
+					}
+				} else {
+					// Visited in running order, as a due touch would be.
+					grow = append(grow, ph...)
+					slices.SortFunc(grow, func(a, b wheelEnt) int { return int(a.order - b.order) })
+				}
+			}
+		}
 		visited := 0 // running requests visited (covers only)
 		prev, stopped := -1, false
 		for i, g := 0, 0; i < len(s.active) || g < len(grow); {
@@ -515,6 +598,8 @@ func (s *Scheduler) ScheduleLazy(b *Batch) {
 			budget = s.serveImplicit(prev+1, rest, budget, b)
 		}
 	}
+	s.growScratch = grow
+	s.grown = step
 	s.admit(budget, b)
 	b.Lazy.Implicit = s.nLazy
 	b.NumTokens += s.nLazy
@@ -529,6 +614,9 @@ func (s *Scheduler) ScheduleLazy(b *Batch) {
 		b.Lazy.Span = math.MaxInt64
 		if s.touch.len() > 0 {
 			b.Lazy.Span = s.touch.minAt() - step
+		}
+		if s.touch.phase != nil {
+			b.Lazy.Span = min(b.Lazy.Span, s.touch.nextPhase(step)-step)
 		}
 		b.Lazy.Slope = s.k1
 	}

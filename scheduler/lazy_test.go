@@ -50,13 +50,17 @@ func TestLazyMatchesSchedule(t *testing.T) {
 			arrive[i] = rapid.IntRange(0, 200).Draw(t, "arrival_step")
 		}
 		slices.Sort(arrive)
-		for _, a := range arrive {
+		for i, a := range arrive {
 			longest := c.mml - 1
 			if rapid.Bool().Draw(t, "short") {
 				longest = 48 // many running at once: they fill the budget
 			}
 			c.reqs = append(c.reqs, lazyReq{arrive: a, prompt: rapid.IntRange(1, longest).Draw(t, "prompt"),
-				out: rapid.IntRange(1, 300).Draw(t, "max_tokens"), pid: uint64(rapid.IntRange(1, 3).Draw(t, "prompt_id"))})
+				out: rapid.IntRange(1, 300).Draw(t, "max_tokens"), pid: uint64(rapid.IntRange(1, 3).Draw(t, "prompt_id")),
+				unique: rapid.Bool().Draw(t, "unique")})
+			if q := &c.reqs[i]; q.unique {
+				q.pid = 1000 + uint64(i) // no other request has its prompt
+			}
 		}
 		checkLazy(t, c)
 	})
@@ -67,7 +71,7 @@ func TestLazyMatchesSchedule(t *testing.T) {
 // Schedule does, not count it among the lazy decoders it starves.
 func TestLazyPassStoppedLeavesExplicitAlone(t *testing.T) {
 	checkLazy(t, lazyCase{layout: "hybrid", mml: 4096, budget: 48, seqs: 24, reqs: []lazyReq{
-		{0, 1, 4, 1}, {0, 176, 1, 1}, {0, 17, 1, 1}, {0, 15, 3, 1}, {0, 1, 2, 1}, {0, 1, 3, 1}}})
+		{0, 1, 4, 1, false}, {0, 176, 1, 1, false}, {0, 17, 1, 1, false}, {0, 15, 3, 1, false}, {0, 1, 2, 1, false}, {0, 1, 3, 1, false}}})
 }
 
 // lazyBlock is the block size of TestLazyMatchesSchedule's layouts.
@@ -82,10 +86,12 @@ type lazyCase struct {
 	reqs              []lazyReq
 }
 
-// lazyReq is a request arriving at step arrive, with content id pid.
+// lazyReq is a request arriving at step arrive, with content id pid; unique says no other
+// request shares its prompt (kvcache.Content.PromptUnique: its blocks are freed without content).
 type lazyReq struct {
 	arrive, prompt, out int
 	pid                 uint64
+	unique              bool
 }
 
 type fataler interface {
@@ -132,7 +138,7 @@ func checkLazy(t fataler, c lazyCase) {
 		for next < n && c.reqs[next].arrive <= step {
 			q := c.reqs[next]
 			mk := func() *Request {
-				return &Request{ID: RequestID(next), MaxTokens: q.out, Content: kvcache.Content{PromptID: q.pid, PromptTokens: q.prompt, UniqueID: 1<<40 + uint64(next)}}
+				return &Request{ID: RequestID(next), MaxTokens: q.out, Content: kvcache.Content{PromptID: q.pid, PromptTokens: q.prompt, PromptUnique: q.unique, UniqueID: 1<<40 + uint64(next)}}
 			}
 			p := pair{mk(), mk()}
 			reqs = append(reqs, p)
@@ -188,7 +194,7 @@ func checkLazy(t fataler, c lazyCase) {
 				// A lazy decoder's blocks: those in its table and those grown for it without.
 				held := q.z.table.HeldBlocks()
 				if lazy.isLazy(q.z) {
-					held += int(lazy.hot(q.z).owed)
+					held += lazy.owedBlocks(q.z)
 				}
 				if want := q.p.table.HeldBlocks(); held != want {
 					fail("request %d holds %d blocks, lazy %d", q.p.ID, want, held)

@@ -91,6 +91,7 @@ type Scheduler struct {
 	runOrder []int64 // the running requests' admission orders (lazy mode), for binary search
 	coster   SeqCoster
 	tick     int64      // steps applied
+	grown    int64      // the last step scheduled: the phase lists have grown up to it
 	active   []*Request // running requests that are not lazy, in running order
 	touch    touchQueue // lazy requests by the step at which they are due
 	nLazy    int
@@ -448,7 +449,7 @@ func (s *Scheduler) UsedFloor(b *Batch) int {
 			r := e.Req
 			used -= r.table.HeldBlocks()
 			if r.lz != nil {
-				used -= int(s.hot(r).owed)
+				used -= s.owedBlocks(r)
 			}
 		default:
 			return -1

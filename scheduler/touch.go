@@ -24,6 +24,10 @@ type touchQueue struct {
 	full  [wheelSize / 64]uint64 // bit s: wheel[s] is not empty
 	far   touchHeap
 	n     int
+	// phase[p] lists, under block tokens bt (Scheduler.oweBT), the lazy decoders whose blocks
+	// grow at every step s with s mod bt == p, a block at a time without their tables
+	// (Scheduler.growPhase): they are queued at their other touch only.
+	phase [][]wheelEnt
 }
 
 // touchHot is the part of a lazy state the touch queue and a growing visit read: its touch
@@ -37,11 +41,20 @@ type touchHot struct {
 	// owed counts the blocks grown for it while lazy and not yet in its table
 	// (kvcache.Manager.OweBlock): named when it turns explicit, as it does before it leaves.
 	owed int32
+	// ppos is its index in the phase list of growAt, -1 outside: then growAt and owed are as of
+	// the first boundary (Scheduler.phaseSteps).
+	ppos int32
 	lazy bool
 }
 
-// touchAt is the step at which the lazy state must be visited: the earlier of its two.
-func (h *touchHot) touchAt() int64 { return min(h.growAt, h.otherAt) }
+// touchAt is the step at which the lazy state must be visited: the earlier of its two, or its
+// other touch for a decoder on a phase list (it grows without a visit).
+func (h *touchHot) touchAt() int64 {
+	if h.ppos >= 0 {
+		return h.otherAt
+	}
+	return min(h.growAt, h.otherAt)
+}
 
 const wheelSize = 256 // a power of two, larger than usual block sizes
 
@@ -56,7 +69,7 @@ func (q *touchQueue) len() int { return q.n }
 // add makes room for lazy state lz (a new id) and returns its id.
 func (q *touchQueue) add(lz *lazyState) int32 {
 	q.lz = append(q.lz, lz)
-	q.hot = append(q.hot, touchHot{hidx: -1, wslot: -1})
+	q.hot = append(q.hot, touchHot{hidx: -1, wslot: -1, ppos: -1})
 	q.far.hot = &q.hot
 	return int32(len(q.lz) - 1)
 }
@@ -253,4 +266,40 @@ func (h *touchHeap) remove(i int) int32 {
 	}
 	(*h.hot)[id].hidx = -1
 	return id
+}
+
+// joinPhase puts id, of admission order order, on the phase list of its growAt.
+func (q *touchQueue) joinPhase(id int32, order int64) {
+	h := &q.hot[id]
+	l := &q.phase[h.growAt%int64(len(q.phase))]
+	h.ppos = int32(len(*l))
+	*l = append(*l, wheelEnt{order: order, id: id})
+}
+
+// leavePhase takes id off its phase list (if on one); growAt is still the list's step then.
+func (q *touchQueue) leavePhase(id int32) {
+	h := &q.hot[id]
+	if h.ppos < 0 {
+		return
+	}
+	l := &q.phase[h.growAt%int64(len(q.phase))]
+	last := len(*l) - 1
+	if int(h.ppos) != last {
+		(*l)[h.ppos] = (*l)[last]
+		q.hot[(*l)[last].id].ppos = h.ppos
+	}
+	*l = (*l)[:last]
+	h.ppos = -1
+}
+
+// nextPhase is the first step after step at which a phase list's decoders grow (math.MaxInt64
+// if none is listed).
+func (q *touchQueue) nextPhase(step int64) int64 {
+	bt := int64(len(q.phase))
+	for k := int64(1); k <= bt; k++ {
+		if len(q.phase[(step+k)%bt]) > 0 {
+			return step + k
+		}
+	}
+	return math.MaxInt64
 }
