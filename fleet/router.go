@@ -164,10 +164,21 @@ func (r *router) remember(s uint64, id int) {
 // least is the replica with the fewest outstanding requests as the router sees them (ties: the
 // first).
 func (r *router) least(up []*replica, ld []*load) *replica {
-	best, bo := 0, r.out(ld[0])
-	for i, l := range ld[1:] {
-		if o := r.out(l); o < bo {
-			best, bo = i+1, o
+	// (A loop per view: this one runs at every arrival over every replica.)
+	best := 0
+	if r.view {
+		bo := ld[0].view
+		for i, l := range ld[1:] {
+			if l.view < bo {
+				best, bo = i+1, l.view
+			}
+		}
+	} else {
+		bo := ld[0].out
+		for i, l := range ld[1:] {
+			if l.out < bo {
+				best, bo = i+1, l.out
+			}
 		}
 	}
 	return up[best]
