@@ -48,8 +48,8 @@ func (g *segment) at(start int) cost.SeqSeconds {
 
 // lazyState is the lazy-mode part of a Request; what the touch queue and a growing visit read
 // of it (its touch steps, its place in the queue, the blocks it owes, whether it is lazy) is kept
-// apart, packed by id (touchHot). It is visited at the step min(growAt, otherAt) (the step is
-// tick + 1 at its scheduling).
+// apart, packed by id (touchHot). It is visited at the step min(growAt, otherAt), or otherAt on a
+// phase list (the step is tick + 1 at its scheduling).
 type lazyState struct {
 	req  *Request
 	tick int64 // the scheduler's tick when Computed and Output were last exact
