@@ -379,17 +379,17 @@ func (s *Scheduler) owedBlocks(r *Request) int {
 }
 
 // blocksBound bounds the blocks the step being scheduled can take for its explicit running
-// requests and for grows lazy decoders growing through their tables: each request the blocks of
-// the tokens it has left, or of its share of the token budget, and one more for the boundary.
+// requests and for grows lazy decoders growing through their tables (a token each): those of
+// the tokens each has left, or of the token budget between them (growBlocks).
 func (s *Scheduler) blocksBound(grows int) int {
-	left, n := 0, 0
+	bt, left, n := s.oweBT, growBlocks(s.oweBT, grows, grows), grows
 	for _, r := range s.active {
 		if r.State == Running {
-			left += (r.NumTokens()-r.Computed+r.Drafts)/s.oweBT + 2
+			left += growBlocks(bt, r.NumTokens()-r.Computed+r.Drafts, 1)
 			n++
 		}
 	}
-	return 2*grows + min(left, s.cfg.MaxNumBatchedTokens/s.oweBT+2*n)
+	return min(left, growBlocks(bt, s.cfg.MaxNumBatchedTokens, n))
 }
 
 // nameOwed puts the blocks grown for a lazy request without touching its table into it.

@@ -426,18 +426,24 @@ func (s *Scheduler) finishes(e *Entry) int {
 	return finishesNo
 }
 
+// growBlocks bounds the blocks a pass hands out, in a layout of one full-attention group of bt
+// tokens a block, to requests scheduled tokens tokens between them: a request's tokens take the
+// blocks they fill, rounded up, so at most the blocks of all the tokens, rounded up, and one more
+// for each request whose tokens straddle a boundary.
+func growBlocks(bt, tokens, requests int) int { return tokens/bt + 1 + requests }
+
 // UsedFloor is, for step b built and not yet applied, the fewest KV blocks the pool can have in
 // use from now until the step scheduled at b's end ends: the blocks in use less those the requests
 // b finishes hold (a finish frees at most those: a block another request shares stays), or -1
 // when something else could free blocks by then. In a layout of one full-attention group
 // (kvcache.Manager.FullBlockTokens) only finishes and preemptions free blocks, and the pass at
 // b's end grows each running request by the blocks of its tokens plus one at most: with a block
-// free for every running request beyond the token budget's blocks, it preempts none (admission
-// never does). Drafts (their acceptance drawn at b's end) give -1.
+// free for every running request beyond the token budget's blocks (growBlocks), it preempts
+// none (admission never does). Drafts (their acceptance drawn at b's end) give -1.
 func (s *Scheduler) UsedFloor(b *Batch) int {
 	bt := s.kv.FullBlockTokens()
 	p := s.kv.Pool
-	if bt == 0 || s.cfg.SpecTokens > 0 || p.NumFree() < s.cfg.MaxNumBatchedTokens/bt+1+len(s.running) {
+	if bt == 0 || s.cfg.SpecTokens > 0 || p.NumFree() < growBlocks(bt, s.cfg.MaxNumBatchedTokens, len(s.running)) {
 		return -1
 	}
 	used := p.NumBlocks() - p.NumFree()
