@@ -156,6 +156,68 @@ type collector struct {
 	status                 string
 	windowInputTokens      int64
 	watch                  *overloadWatch // open loop: the queue over the arrivals (overload.go)
+	// The latest finished requests' latencies, up to pendLen requests, wait in pend (by metric,
+	// in the order of sets, NaNs left out; npend of each) and go into the distributions together:
+	// a fleet's replicas take turns in the caches, and the distributions' counters, out of them at
+	// a replica's turn, are then fetched side by side instead of one at a time (LogHist.AddEach).
+	pend  [4][pendLen]float64
+	npend [4]int
+	held  int
+	// Inter-token gaps wait likewise for the ITL histogram: gaps[:ngaps], n tokens each.
+	gaps  [pendLen]itlGap
+	ngaps int
+}
+
+// itlGap is n tokens delivered gap nanoseconds after their previous ones.
+type itlGap struct {
+	gap int64
+	n   uint64
+}
+
+// holdGap records n inter-token gaps of gap nanoseconds, adding them with the gaps held before
+// once pendLen are held.
+func (c *collector) holdGap(gap int64, n uint64) {
+	c.gaps[c.ngaps] = itlGap{gap, n}
+	if c.ngaps++; c.ngaps == pendLen {
+		c.flushGaps()
+	}
+}
+
+func (c *collector) flushGaps() {
+	for _, g := range c.gaps[:c.ngaps] {
+		c.itl.Add(g.gap, g.n)
+	}
+	c.ngaps = 0
+}
+
+// pendLen is how many finished requests' latencies a collector holds before adding them.
+const pendLen = 32
+
+// sets are the latency distributions, in pend's order.
+func (c *collector) sets() [4]*sampleSet { return [4]*sampleSet{&c.ttft, &c.tpot, &c.e2e, &c.queue} }
+
+// hold records a finished request's latencies, adding them with the requests held before once
+// pendLen are held.
+func (c *collector) hold(s *reqSample) {
+	for m, v := range [4]float64{s.ttft, s.tpot, s.e2e, s.queue} {
+		if !math.IsNaN(v) {
+			c.pend[m][c.npend[m]] = v
+			c.npend[m]++
+		}
+	}
+	if c.held++; c.held == pendLen {
+		c.flush()
+	}
+}
+
+// flush adds the latencies and gaps held to the distributions; summarise calls it first.
+func (c *collector) flush() {
+	c.flushGaps()
+	for m, set := range c.sets() {
+		set.addEach(c.pend[m][:c.npend[m]])
+		c.npend[m] = 0
+	}
+	c.held = 0
 }
 
 // part is a replica's collector and how many replicas behaved identically.
@@ -175,6 +237,7 @@ func summarise(s *Spec, seed uint64, parts []part, replicas int) *Metrics {
 	var series *kvSampler
 	for _, p := range parts {
 		c := p.c
+		c.flush()
 		k := p.mult
 		m.Requests += k * c.submitted
 		m.Completed += k * c.completed

@@ -46,6 +46,17 @@ func (s *sampleSet) add(v float64) {
 	}
 }
 
+// addEach records every value of vs (none NaN), in order.
+func (s *sampleSet) addEach(vs []float64) {
+	for len(vs) > 0 && s.hist == nil {
+		s.add(vs[0])
+		vs = vs[1:]
+	}
+	if len(vs) > 0 {
+		s.hist.AddEach(vs)
+	}
+}
+
 func (s *sampleSet) toHist() {
 	h := newFineHist()
 	for _, v := range s.exact {

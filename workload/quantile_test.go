@@ -69,3 +69,53 @@ func TestSampleSetExactThenBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestCollectorHoldsInOrder checks that a collector's held latencies and gaps give the same
+// distributions as adding each as it comes: exact sets, sets turned into histograms part-way
+// (a fleet replica's share of the exact budget), NaNs left out, and flushing at any point.
+func TestCollectorHoldsInOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	val := func() float64 {
+		switch rng.IntN(20) {
+		case 0:
+			return math.NaN()
+		case 1:
+			return 0
+		}
+		return math.Exp(rng.NormFloat64() + 4)
+	}
+	for _, limit := range []int{0, 1, 50, 1000} {
+		var held collector
+		direct := collector{itl: newITLHist()}
+		held.itl = newITLHist()
+		for _, c := range []*collector{&held, &direct} {
+			for _, s := range c.sets() {
+				s.limit = limit
+			}
+		}
+		for i := range 3*pendLen + 5 {
+			s := reqSample{ttft: val(), tpot: val(), e2e: val(), queue: val()}
+			held.hold(&s)
+			for m, v := range [4]float64{s.ttft, s.tpot, s.e2e, s.queue} {
+				direct.sets()[m].add(v)
+			}
+			gap, n := int64(rng.IntN(1e8)), uint64(rng.IntN(3))
+			held.holdGap(gap, n)
+			direct.itl.Add(gap, n)
+			if i == pendLen+3 {
+				held.flush() // a summary part-way
+			}
+		}
+		held.flush()
+		held.flush() // twice: nothing more
+		for m, s := range held.sets() {
+			got, want := s.summary().dist(), direct.sets()[m].summary().dist()
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("limit %d, metric %d: held %+v, added one by one %+v", limit, m, got, want)
+			}
+		}
+		if got, want := intDist(&held.itl), intDist(&direct.itl); !reflect.DeepEqual(got, want) {
+			t.Fatalf("limit %d, ITL: held %+v, added one by one %+v", limit, got, want)
+		}
+	}
+}

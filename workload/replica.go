@@ -43,7 +43,7 @@ func NewReplica(srv *sim.Server, eng *sim.Engine, every vtime.Duration, slo *SLO
 // long as the whole fleet's requests fit one run's budget.
 func (p *Replica) ShareExact(n int) {
 	c := p.r.col
-	for _, s := range []*sampleSet{&c.ttft, &c.tpot, &c.e2e, &c.queue} {
+	for _, s := range c.sets() {
 		s.limit = max(n, 1)
 	}
 }

@@ -229,7 +229,7 @@ func newRunnerOn(srv *sim.Server, eng *sim.Engine, every vtime.Duration, slo *SL
 	r.sampleF = r.sample
 	r.eng.Hooks.OnGap = func(gap vtime.Duration, n int) {
 		if r.measuring {
-			r.col.itl.Add(int64(gap), uint64(n))
+			r.col.holdGap(int64(gap), uint64(n))
 		}
 	}
 	return r
@@ -309,10 +309,7 @@ func (r *runner) record(rec *sim.Record) {
 	if rec.Admitted >= 0 && rec.Arrive >= 0 {
 		s.queue = rec.Admitted.Sub(rec.Arrive).Seconds() * 1e3
 	}
-	c.ttft.add(s.ttft)
-	c.tpot.add(s.tpot)
-	c.e2e.add(s.e2e)
-	c.queue.add(s.queue)
+	c.hold(&s)
 	c.requests++
 	c.allOut += int64(s.output)
 	if c.slo != nil && c.slo.Any() && meets(&s, c.slo) {

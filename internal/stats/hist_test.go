@@ -3,6 +3,7 @@ package stats
 import (
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"sort"
 	"testing"
 )
@@ -124,6 +125,42 @@ func TestLogHistOrderStats(t *testing.T) {
 			}
 			if got := s.OrderStat(uint64(i)); got != want {
 				t.Fatalf("%s: order statistic %d = %g, want %g (value %g)", name, i, got, want, v)
+			}
+		}
+	}
+}
+
+// TestLogHistAddEach checks that adding values in a batch leaves the histogram exactly as adding
+// them one by one: counts, zeros, sum (same order of additions), minimum and maximum, over
+// batches shorter and longer than the bins AddEach finds at once.
+func TestLogHistAddEach(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, n := range []int{0, 1, 63, 64, 65, 1000} {
+		vs := make([]float64, n)
+		for i := range vs {
+			switch rng.IntN(10) {
+			case 0:
+				vs[i] = 0
+			case 1:
+				vs[i] = 1e-7 // far below the others: pages before the first
+			default:
+				vs[i] = math.Exp(rng.NormFloat64()*3 + 4)
+			}
+		}
+		for _, before := range []bool{false, true} {
+			one, batch := NewLogHist(10), NewLogHist(10)
+			if before { // not empty before the batch
+				one.Add(42, 1)
+				batch.Add(42, 1)
+			}
+			for _, v := range vs {
+				one.Add(v, 1)
+			}
+			batch.AddEach(vs[:n/2])
+			batch.AddEach(vs[n/2:])
+			if !reflect.DeepEqual(one, batch) {
+				t.Fatalf("n=%d: AddEach left n %d sum %v min %v max %v zeros %d, Add n %d sum %v min %v max %v zeros %d (or counts differ)",
+					n, batch.n, batch.sum, batch.min, batch.max, batch.zeros, one.n, one.sum, one.min, one.max, one.zeros)
 			}
 		}
 	}

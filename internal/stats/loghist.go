@@ -115,6 +115,38 @@ func (h *LogHist) Add(v float64, k uint64) {
 	*h.counter(h.Bins.Index(v)) += k
 }
 
+// AddEach records each of vs once, as Add(v, 1) on each in turn would. The counters are
+// incremented after every bin is found, in a loop of independent increments, so a processor
+// waiting for one counter's cache line goes on to the next: a histogram whose counters are out
+// of the caches (one of many, in turn) pays for its misses together rather than one by one.
+func (h *LogHist) AddEach(vs []float64) {
+	var bins [64]int64
+	for len(vs) > 0 {
+		chunk := vs[:min(len(vs), len(bins))]
+		vs = vs[len(chunk):]
+		n := 0
+		for _, v := range chunk {
+			if h.n == 0 || v < h.min {
+				h.min = v
+			}
+			if h.n == 0 || v > h.max {
+				h.max = v
+			}
+			h.n++
+			h.sum += v
+			if v <= 0 {
+				h.zeros++
+				continue
+			}
+			bins[n] = h.Bins.Index(v)
+			n++
+		}
+		for _, i := range bins[:n] {
+			*h.counter(i)++
+		}
+	}
+}
+
 // Merge adds k copies of o (of the same bins).
 func (h *LogHist) Merge(o *LogHist, k uint64) {
 	if o.n == 0 {
