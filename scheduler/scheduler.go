@@ -93,7 +93,6 @@ type Scheduler struct {
 	tick     int64      // steps applied
 	grown    int64      // the last step scheduled: the phase lists have grown up to it
 	active   []*Request // running requests that are not lazy, in running order
-	touch    touchQueue // lazy requests by the step at which they are due
 	nLazy    int
 	// The lazy decoders' seconds in the step scheduled at tick T add up to k0 + k1 T.
 	k0, k1 cost.SeqSeconds
@@ -105,6 +104,9 @@ type Scheduler struct {
 	// OnMaterialise, if set, is called when a lazy request becomes explicit, with the steps it
 	// advanced (one token each) since it became lazy.
 	OnMaterialise func(r *Request, steps int)
+	// touch is lazy requests by the step at which they are due. Last: its wheel spans kilobytes
+	// of which a step reads one slot, and the fields above share a few cache lines.
+	touch touchQueue
 }
 
 // New returns a scheduler over a KV-cache manager, drawing acceptance from rng.

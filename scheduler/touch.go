@@ -17,17 +17,17 @@ import (
 // interleaved a request's own state is out of the processor's caches, and a decoder that only
 // grows a block is served without reading it or its request.
 type touchQueue struct {
-	lz    []*lazyState // by id
-	hot   []touchHot   // by id
-	base  int64        // the wheel covers steps base .. base+wheelSize-1
-	wheel [wheelSize][]wheelEnt
-	full  [wheelSize / 64]uint64 // bit s: wheel[s] is not empty
-	far   touchHeap
-	n     int
+	lz   []*lazyState           // by id
+	hot  []touchHot             // by id
+	base int64                  // the wheel covers steps base .. base+wheelSize-1
+	full [wheelSize / 64]uint64 // bit s: wheel[s] is not empty
+	far  touchHeap
+	n    int
 	// phase[p] lists, under block tokens bt (Scheduler.oweBT), the lazy decoders whose blocks
 	// grow at every step s with s mod bt == p, a block at a time without their tables
 	// (Scheduler.growPhase): they are queued at their other touch only.
 	phase [][]wheelEnt
+	wheel [wheelSize][]wheelEnt // last: a step reads one slot of it
 }
 
 // touchHot is the part of a lazy state the touch queue and a growing visit read: its touch

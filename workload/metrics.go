@@ -134,38 +134,40 @@ type reqSample struct {
 // collector accumulates one replica's raw observations. Per-request latencies go into bounded
 // distributions as they come; whether a request meets the objectives is decided then too.
 type collector struct {
+	// What every request changes comes first, in a few cache lines: a fleet's replicas take turns
+	// in the caches, and a replica's turn reads these from beyond them.
+	requests        int // recorded requests
+	slo             *SLO
+	good            int   // recorded requests meeting every objective
+	goodOut, allOut int64 // their output tokens, and every recorded request's
+	inputTokens     int64 // completed requests
+	outputTokens    int64 // completed requests (bench: window tokens)
+	submitted       int
+	completed       int
+	preemptions     int
+	preempted       int
+	watch           *overloadWatch // open loop: the queue over the arrivals (overload.go)
+	// The latest finished requests' latencies, up to pendLen requests, wait in pend (by metric,
+	// in the order of sets, NaNs left out; npend of each) and go into the distributions together:
+	// the distributions' counters, out of the caches at a replica's turn, are then fetched side
+	// by side instead of one at a time (LogHist.AddEach). Inter-token gaps wait likewise for the
+	// ITL histogram: gaps[:ngaps], n tokens each.
+	npend                  [4]int
+	held                   int
+	ngaps                  int
 	ttft, tpot, e2e, queue sampleSet
-	requests               int // recorded requests
-	slo                    *SLO
-	good                   int   // recorded requests meeting every objective
-	goodOut, allOut        int64 // their output tokens, and every recorded request's
 	itl                    stats.IntHist
-	inputTokens            int64 // completed requests
-	outputTokens           int64 // completed requests (bench: window tokens)
 	verifierSteps          int64 // their verifier steps (bench: the window's)
-	submitted              int
-	completed              int
 	rejected               int
 	cancelled              int
-	preemptions            int
-	preempted              int
 	durationS              float64
 	kv                     kvSampler
 	steps                  int64
 	simEnd                 vtime.Time
 	status                 string
 	windowInputTokens      int64
-	watch                  *overloadWatch // open loop: the queue over the arrivals (overload.go)
-	// The latest finished requests' latencies, up to pendLen requests, wait in pend (by metric,
-	// in the order of sets, NaNs left out; npend of each) and go into the distributions together:
-	// a fleet's replicas take turns in the caches, and the distributions' counters, out of them at
-	// a replica's turn, are then fetched side by side instead of one at a time (LogHist.AddEach).
-	pend  [4][pendLen]float64
-	npend [4]int
-	held  int
-	// Inter-token gaps wait likewise for the ITL histogram: gaps[:ngaps], n tokens each.
-	gaps  [pendLen]itlGap
-	ngaps int
+	pend                   [4][pendLen]float64
+	gaps                   [pendLen]itlGap
 }
 
 // itlGap is n tokens delivered gap nanoseconds after their previous ones.
