@@ -132,7 +132,8 @@ type reqSample struct {
 }
 
 // collector accumulates one replica's raw observations. Per-request latencies go into bounded
-// distributions as they come; whether a request meets the objectives is decided then too.
+// distributions, pendLen requests at a time (hold); whether a request meets the objectives is
+// decided as it comes.
 type collector struct {
 	// What every request changes comes first, in a few cache lines: a fleet's replicas take turns
 	// in the caches, and a replica's turn reads these from beyond them.
